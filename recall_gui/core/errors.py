@@ -1,0 +1,84 @@
+"""One hierarchy for every failure the core reports to a user.
+
+Each error carries a message (what is wrong, in cosh's wording where cosh has one) and, separately,
+a hint (what to do). Front ends decide how to show both; the agent-facing texts stay exact because the
+hint never leaks into ``str(error)``.
+"""
+
+from __future__ import annotations
+
+
+class RecallError(Exception):
+    """Base class: an expected failure with a message fit for a user."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+    def full_text(self) -> str:
+        """Message and hint on separate lines, for places that show both."""
+        return self.message if not self.hint else f"{self.message}\n{self.hint}"
+
+
+class InvalidInputError(RecallError):
+    """Tool arguments that cannot be used (missing `db_name`, missing `query`, ...)."""
+
+
+class DatabaseNotFoundError(RecallError):
+    """A database name that the registry does not list among the active databases."""
+
+
+class ConnectError(RecallError):
+    """The database or its table cannot be opened; messages start with cosh's prefix."""
+
+    PREFIX = "failed to connect to vector db: "
+
+    def __init__(self, detail: str, *, hint: str | None = None, kind: str = "storage") -> None:
+        super().__init__(self.PREFIX + detail, hint=hint)
+        self.detail = detail
+        #: What is missing: "path" (the database folder), "table", or "storage" (anything else).
+        self.kind = kind
+
+
+class DimensionMismatchError(RecallError):
+    """The query vector and the table's vector column have different widths."""
+
+    def __init__(self, input_dim: int, table_dim: int, *, hint: str | None = None) -> None:
+        super().__init__(
+            f"vector dimension mismatch: input has {input_dim}, but table schema has {table_dim}",
+            hint=hint,
+        )
+        self.input_dim = input_dim
+        self.table_dim = table_dim
+
+
+class ColumnError(RecallError):
+    """The id, content or vector column of a table cannot be found."""
+
+
+class StorageError(RecallError):
+    """Reading the table failed after it was opened (remote storage gone, corrupt files, ...)."""
+
+
+class RegistryError(RecallError):
+    """A registry file cannot be read, or a change cannot be saved safely."""
+
+
+class EmbedderError(RecallError):
+    """A query could not be embedded."""
+
+
+class ModelUnavailableError(EmbedderError):
+    """A local model is not installed and cannot be fetched."""
+
+
+class ProviderError(EmbedderError):
+    """A cloud embedding provider refused or failed a request."""
+
+
+class DemoBuildCancelled(RecallError):
+    """The user cancelled building the demo knowledge base."""

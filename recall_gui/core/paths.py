@@ -1,0 +1,80 @@
+"""Where things live on disk: cosh's registry, this app's config, data and cache.
+
+Every location can be overridden by an environment variable, so tests and scripts never touch a user's
+real files, and users can keep the app's state wherever they like.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "recall-gui"
+REGISTRY_ENV = "RECALL_REGISTRY_DIR"
+CONFIG_ENV = "RECALL_GUI_CONFIG_DIR"
+DATA_ENV = "RECALL_GUI_DATA_DIR"
+CACHE_ENV = "RECALL_GUI_CACHE_DIR"
+DBS_FILE = "rag_dbs.json"
+ACTIVE_FILE = "rag_active.json"
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def cosh_registry_dir() -> Path:
+    """cosh's own registry: the platform data dir + ``/cosh`` (Rust's ``dirs::data_dir``, roaming)."""
+    return Path(platformdirs.user_data_dir("cosh", appauthor=False, roaming=True))
+
+
+def app_config_dir() -> Path:
+    """Where the app keeps its own settings (the saved description suffix)."""
+    return _env_path(CONFIG_ENV) or Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def app_data_dir() -> Path:
+    """Where the app keeps its own registry and the demo knowledge base."""
+    return _env_path(DATA_ENV) or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def app_cache_dir() -> Path:
+    """Disposable files (the staged offline model folder)."""
+    return _env_path(CACHE_ENV) or Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def app_registry_dir() -> Path:
+    """The app's own registry, used when the user has no cosh registry (it lists the demo)."""
+    return app_data_dir() / "registry"
+
+
+def demo_db_dir() -> Path:
+    return app_data_dir() / "demo"
+
+
+@dataclass(frozen=True)
+class RegistryLocation:
+    """A resolved registry directory and why it was chosen (shown to the user)."""
+
+    directory: Path
+    source: str
+
+    @property
+    def is_app_registry(self) -> bool:
+        return self.source == "app"
+
+
+def resolve_registry_dir(explicit: str | os.PathLike[str] | None = None) -> RegistryLocation:
+    """Pick the registry: ``--registry``, then ``$RECALL_REGISTRY_DIR``, then cosh's, then the app's own."""
+    if explicit:
+        return RegistryLocation(Path(explicit).expanduser(), "--registry")
+    from_env = _env_path(REGISTRY_ENV)
+    if from_env is not None:
+        return RegistryLocation(from_env, REGISTRY_ENV)
+    cosh = cosh_registry_dir()
+    if (cosh / DBS_FILE).exists():
+        return RegistryLocation(cosh, "cosh")
+    return RegistryLocation(app_registry_dir(), "app")

@@ -1,0 +1,362 @@
+"""cosh's database registry (``rag_dbs.json`` + ``rag_active.json``), read tolerantly and saved safely.
+
+Reading never fails as a whole: every problem (a file that does not parse, an entry with a wrong type, a
+duplicate name) becomes a :class:`RegistryProblem` naming the file and position, and the rest is used.
+Saving re-reads the file from disk, changes only the one field asked for, keeps every key this app does not
+know, and replaces the file atomically. A file that does not parse is never written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from recall_gui.core.atomic import write_text_atomic
+from recall_gui.core.columns import ColumnOverrides
+from recall_gui.core.errors import RegistryError
+from recall_gui.core.models import cloud_dim, cloud_label, local_model
+from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+
+EmbedderKind = Literal["local", "cloud", "unknown"]
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """The registry's ``embedder`` value: ``{"Local": {"model"}}`` or ``{"Cloud": {"provider", "model"}}``."""
+
+    kind: EmbedderKind
+    model: str
+    provider: str | None = None
+
+    @property
+    def label(self) -> str:
+        """cosh's label, as its tool suffix prints it."""
+        if self.kind == "cloud":
+            return cloud_label(self.provider or "", self.model)
+        known = local_model(self.model) if self.kind == "local" else None
+        return known.label if known else self.model
+
+    @property
+    def dim(self) -> int | None:
+        """The model's vector width if known (cloud models cosh does not know: ``None``)."""
+        if self.kind == "cloud":
+            return cloud_dim(self.provider or "", self.model)
+        known = local_model(self.model) if self.kind == "local" else None
+        return known.dim if known else None
+
+    @classmethod
+    def from_json(cls, value: Any) -> EmbedderSpec:
+        """Parse cosh's serde form; raises ``ValueError`` with a readable reason."""
+        if not isinstance(value, dict) or len(value) != 1:
+            raise ValueError('"embedder" must be {"Local": {...}} or {"Cloud": {...}}')
+        ((variant, body),) = value.items()
+        if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+            raise ValueError(f'"embedder.{variant}.model" must be a string')
+        if variant == "Local":
+            return cls("local", body["model"])
+        if variant == "Cloud":
+            provider = body.get("provider")
+            if not isinstance(provider, str):
+                raise ValueError('"embedder.Cloud.provider" must be a string')
+            return cls("cloud", body["model"], provider.lower())
+        raise ValueError(f'unknown embedder kind "{variant}" (expected Local or Cloud)')
+
+
+@dataclass(frozen=True)
+class DatabaseEntry:
+    """One database as the registry describes it, plus whether it is active."""
+
+    name: str
+    uri: str
+    description: str
+    embedder: EmbedderSpec
+    active: bool = False
+    created_at: int | None = None
+    #: Optional keys cosh ignores: a table name other than the database name, column names, metric.
+    table: str | None = None
+    columns: ColumnOverrides = field(default_factory=ColumnOverrides)
+    metric: str | None = None
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def table_name(self) -> str:
+        return self.table or self.name
+
+
+@dataclass(frozen=True)
+class RegistryProblem:
+    """Something in a registry file that could not be used, with where it is."""
+
+    file: Path
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """Enough of a file's state to notice that another program changed it."""
+
+    exists: bool
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileStamp:
+        try:
+            stat = path.stat()
+        except OSError:
+            return cls(False, 0, 0)
+        return cls(True, stat.st_size, stat.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """A snapshot of the registry directory."""
+
+    directory: Path
+    databases: tuple[DatabaseEntry, ...] = ()
+    problems: tuple[RegistryProblem, ...] = ()
+    stamps: tuple[FileStamp, FileStamp] = (FileStamp(False, 0, 0), FileStamp(False, 0, 0))
+
+    @property
+    def dbs_path(self) -> Path:
+        return self.directory / DBS_FILE
+
+    @property
+    def active_path(self) -> Path:
+        return self.directory / ACTIVE_FILE
+
+    @property
+    def active(self) -> tuple[DatabaseEntry, ...]:
+        return tuple(db for db in self.databases if db.active)
+
+    def get(self, name: str) -> DatabaseEntry | None:
+        return next((db for db in self.databases if db.name == name), None)
+
+    def changed_on_disk(self) -> bool:
+        """True when either file differs from what this snapshot read."""
+        return (FileStamp.of(self.dbs_path), FileStamp.of(self.active_path)) != self.stamps
+
+
+# --- reading -----------------------------------------------------------------------------------------
+
+
+class _ParseFailure(Exception):
+    pass
+
+
+def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
+    """The parsed file, ``None`` when it does not exist; raises ``_ParseFailure`` after recording why."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(RegistryProblem(path, f"cannot be read: {error}"))
+        raise _ParseFailure from error
+    if not text.strip():
+        problems.append(RegistryProblem(path, "is empty (expected JSON); fix or delete the file"))
+        raise _ParseFailure
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        problems.append(
+            RegistryProblem(
+                path, f"is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+            )
+        )
+        raise _ParseFailure from error
+
+
+def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f'"{key}" must be a string')
+    return value
+
+
+def _parse_entry(raw: Any, active_names: set[str]) -> DatabaseEntry:
+    if not isinstance(raw, dict):
+        raise ValueError("is not a JSON object")
+    name, uri = raw.get("name"), raw.get("uri")
+    if not isinstance(name, str) or not name:
+        raise ValueError('"name" must be a non-empty string')
+    if not isinstance(uri, str) or not uri:
+        raise ValueError(f'database "{name}": "uri" must be a non-empty string')
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        raise ValueError(f'database "{name}": "description" must be a string')
+    try:
+        embedder = EmbedderSpec.from_json(raw.get("embedder"))
+    except ValueError as error:
+        raise ValueError(f'database "{name}": {error}') from None
+    created_at = raw.get("created_at")
+    if not isinstance(created_at, int) or isinstance(created_at, bool):
+        created_at = None
+    storage = raw.get("storage_options") or {}
+    if not isinstance(storage, dict) or not all(isinstance(v, str) for v in storage.values()):
+        raise ValueError(f'database "{name}": "storage_options" must map names to strings')
+    try:
+        columns = ColumnOverrides(
+            id=_optional_str(raw, "id_column"),
+            content=_optional_str(raw, "content_column"),
+            vector=_optional_str(raw, "vector_column"),
+        )
+        table, metric = _optional_str(raw, "table"), _optional_str(raw, "metric")
+    except ValueError as error:
+        raise ValueError(f'database "{name}": {error}') from None
+    return DatabaseEntry(
+        name=name,
+        uri=uri,
+        description=description,
+        embedder=embedder,
+        active=name in active_names,
+        created_at=created_at,
+        table=table,
+        columns=columns,
+        metric=metric.lower() if metric else None,
+        storage_options=dict(storage),
+    )
+
+
+def _read_active(path: Path, problems: list[RegistryProblem]) -> list[str]:
+    try:
+        data = _read_json(path, problems)
+    except _ParseFailure:
+        return []
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        problems.append(RegistryProblem(path, "must be a JSON array of database names"))
+        return []
+    names = [item for item in data if isinstance(item, str)]
+    if len(names) != len(data):
+        problems.append(RegistryProblem(path, "entries that are not strings were ignored"))
+    return names
+
+
+def load_registry(directory: Path) -> Registry:
+    """Read both files; never raises for bad content (see :attr:`Registry.problems`)."""
+    directory = Path(directory)
+    dbs_path, active_path = directory / DBS_FILE, directory / ACTIVE_FILE
+    stamps = (FileStamp.of(dbs_path), FileStamp.of(active_path))
+    problems: list[RegistryProblem] = []
+    active_names = _read_active(active_path, problems)
+    try:
+        data = _read_json(dbs_path, problems)
+    except _ParseFailure:
+        data = None
+    raw_entries: list[Any] = []
+    if isinstance(data, dict) and isinstance(data.get("dbs"), list):
+        raw_entries = data["dbs"]
+    elif data is not None:
+        problems.append(RegistryProblem(dbs_path, 'must be a JSON object with a "dbs" array'))
+    databases: list[DatabaseEntry] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_entries, start=1):
+        try:
+            entry = _parse_entry(raw, set(active_names))
+        except ValueError as error:
+            problems.append(RegistryProblem(dbs_path, f"entry {index} skipped: {error}"))
+            continue
+        if entry.name in seen:
+            problems.append(
+                RegistryProblem(dbs_path, f'entry {index} skipped: duplicate name "{entry.name}"')
+            )
+            continue
+        seen.add(entry.name)
+        databases.append(entry)
+    for name in active_names:
+        if name not in seen:
+            problems.append(RegistryProblem(active_path, f'active database "{name}" is not in {DBS_FILE}'))
+    return Registry(directory, tuple(databases), tuple(problems), stamps)
+
+
+# --- saving ------------------------------------------------------------------------------------------
+
+
+def _read_for_update(path: Path) -> tuple[Any, bool]:
+    """The file's current JSON and whether it ended with a newline; refuses a file that does not parse."""
+    problems: list[RegistryProblem] = []
+    try:
+        data = _read_json(path, problems)
+    except _ParseFailure:
+        raise RegistryError(
+            f"not saved: {problems[0]}",
+            hint="The file was left untouched. Fix it by hand (or delete it), then try again.",
+        ) from None
+    ends_with_newline = path.exists() and path.read_bytes().endswith(b"\n")
+    return data, ends_with_newline
+
+
+def _write_json(path: Path, data: Any, trailing_newline: bool) -> None:
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    write_text_atomic(path, text + ("\n" if trailing_newline else ""))
+
+
+def _update_dbs(directory: Path, change: Callable[[list[dict[str, Any]]], None]) -> None:
+    path = Path(directory) / DBS_FILE
+    data, newline = _read_for_update(path)
+    if not isinstance(data, dict) or not isinstance(data.get("dbs"), list):
+        raise RegistryError(
+            f'not saved: {path} does not hold a "dbs" array',
+            hint="The file was left untouched. Fix it by hand, then try again.",
+        )
+    change(data["dbs"])
+    _write_json(path, data, newline)
+
+
+def set_description(directory: Path, name: str, description: str) -> None:
+    """Change one database's description, keeping every other key and entry exactly as found on disk."""
+
+    def change(entries: list[dict[str, Any]]) -> None:
+        for raw in entries:
+            if isinstance(raw, dict) and raw.get("name") == name:
+                raw["description"] = description
+                return
+        raise RegistryError(
+            f'not saved: database "{name}" is no longer in {DBS_FILE}',
+            hint="Another program changed the registry; it has been reloaded.",
+        )
+
+    _update_dbs(directory, change)
+
+
+def set_active(directory: Path, name: str, active: bool) -> None:
+    """Add ``name`` to (or remove it from) ``rag_active.json``, keeping the order of the others."""
+    path = Path(directory) / ACTIVE_FILE
+    data, newline = _read_for_update(path)
+    if data is None:
+        data, newline = [], False
+    if not isinstance(data, list):
+        raise RegistryError(
+            f"not saved: {path} is not a JSON array",
+            hint="The file was left untouched. Fix it by hand, then try again.",
+        )
+    names = [item for item in data if item != name]
+    if active:
+        names.append(name)
+    _write_json(path, names, newline)
+
+
+def register_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool = True) -> None:
+    """Add (or replace, by name) a database entry; used for the app's own registry (the demo)."""
+    directory = Path(directory)
+    path = directory / DBS_FILE
+    data, newline = _read_for_update(path)
+    if data is None:
+        data = {"dbs": []}
+    if not isinstance(data, dict) or not isinstance(data.get("dbs"), list):
+        raise RegistryError(f'not saved: {path} does not hold a "dbs" array')
+    entries = [e for e in data["dbs"] if not (isinstance(e, dict) and e.get("name") == raw_entry["name"])]
+    entries.append(dict(raw_entry))
+    data["dbs"] = entries
+    _write_json(path, data, newline)
+    set_active(directory, str(raw_entry["name"]), active)

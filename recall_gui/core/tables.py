@@ -1,0 +1,227 @@
+"""Opening a LanceDB table for reading, and nothing else.
+
+``lancedb.connect_async`` creates a local directory that does not exist, so a local URI is checked first:
+a mistyped path must be reported, not silently created. Connections and open tables are cached (they
+are cheap to keep and costly to reopen on object storage); each open table checks for a newer version on
+every read, so rows another program adds are seen by the next search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlparse
+
+from recall_gui.core.columns import ColumnMapping, ColumnOverrides, detect_columns
+from recall_gui.core.errors import ConnectError, RecallError, StorageError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from lancedb.db import AsyncConnection
+    from lancedb.table import AsyncTable
+
+T = TypeVar("T")
+
+#: Bounds on every remote read: a storage server that stopped answering fails the operation, not the app.
+REMOTE_STORAGE_DEFAULTS = {"connect_timeout": "5s", "timeout": "20s"}
+#: Upper bound on one table operation, whatever the storage; object stores retry internally.
+OPERATION_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """How to read one table: storage credentials, column names and metric from the registry entry."""
+
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+    columns: ColumnOverrides = field(default_factory=ColumnOverrides)
+    metric: str | None = None
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    """A vector index on a table column and the metric it was built for."""
+
+    name: str
+    index_type: str
+    column: str
+    metric: str
+
+
+def is_local_uri(uri: str) -> bool:
+    scheme = urlparse(uri).scheme
+    return scheme in ("", "file") or (len(scheme) == 1 and uri[1:3] in (":\\", ":/"))  # Windows drive
+
+
+def local_path(uri: str) -> Path:
+    return Path(uri[len("file://") :] if uri.startswith("file://") else uri).expanduser()
+
+
+def describe_lance_error(error: BaseException) -> str:
+    """A one-line reason from a LanceDB/object-store exception (they can be long and nested)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+async def bounded(operation: Awaitable[T], what: str, limit_s: float = OPERATION_TIMEOUT_S) -> T:
+    """Await a LanceDB call, turning a hang or a storage failure into a :class:`StorageError`."""
+    try:
+        return await asyncio.wait_for(operation, limit_s)
+    except TimeoutError:
+        raise StorageError(
+            f"{what} timed out after {limit_s:.0f} s",
+            hint="The storage did not answer. Check that the server or network is up, then search again.",
+        ) from None
+    except RecallError:
+        raise
+    except (OSError, RuntimeError, ValueError) as error:
+        raise StorageError(
+            f"{what} failed: {describe_lance_error(error)}",
+            hint="Check that the storage is reachable and the table is intact, then try again.",
+        ) from error
+
+
+StorageKey = tuple[tuple[str, str], ...]
+_connections: dict[tuple[str, StorageKey], AsyncConnection] = {}
+
+
+def _storage_options(uri: str, options: Mapping[str, str]) -> dict[str, str]:
+    if is_local_uri(uri):
+        return dict(options)
+    return {**REMOTE_STORAGE_DEFAULTS, **options}
+
+
+async def connect(uri: str, storage_options: Mapping[str, str] | None = None) -> AsyncConnection:
+    """A cached read connection; refuses a local directory that does not exist instead of creating it."""
+    import lancedb
+
+    storage = _storage_options(uri, storage_options or {})
+    target = uri
+    if is_local_uri(uri):
+        path = local_path(uri)
+        if not path.is_dir():
+            raise ConnectError(
+                f"database folder {path} does not exist",
+                hint='Check the "uri" of this database in the registry (or build it with cosh first).',
+                kind="path",
+            )
+        target = str(path)
+    key = (uri, tuple(sorted(storage.items())))
+    cached = _connections.get(key)
+    if cached is not None:
+        return cached
+    try:
+        connection = await asyncio.wait_for(
+            lancedb.connect_async(
+                target, read_consistency_interval=dt.timedelta(0), storage_options=storage or None
+            ),
+            OPERATION_TIMEOUT_S,
+        )
+    except TimeoutError:
+        raise ConnectError(f"{uri} did not answer within {OPERATION_TIMEOUT_S:.0f} s") from None
+    except (OSError, RuntimeError, ValueError) as error:
+        raise ConnectError(
+            f"{uri}: {describe_lance_error(error)}",
+            hint="Check the URI and the storage credentials (storage_options or the environment).",
+        ) from error
+    _connections[key] = connection
+    return connection
+
+
+@dataclass
+class OpenTable:
+    """An open table with its resolved columns; refreshed cheaply when the table's version moves."""
+
+    uri: str
+    name: str
+    table: AsyncTable
+    schema: pa.Schema
+    columns: ColumnMapping
+    indexes: tuple[VectorIndex, ...]
+    version: int
+
+    def vector_index(self) -> VectorIndex | None:
+        return next((ix for ix in self.indexes if ix.column == self.columns.vector), None)
+
+    def default_metric(self) -> str:
+        """The index's metric when there is a vector index (so the index is used), else cosh's L2."""
+        index = self.vector_index()
+        return index.metric if index else "l2"
+
+
+TableKey = tuple[str, str, StorageKey, ColumnOverrides]
+_tables: dict[TableKey, OpenTable] = {}
+
+
+async def _list_tables(connection: AsyncConnection) -> list[str]:
+    listed: Any = await connection.list_tables()
+    names = listed.tables if hasattr(listed, "tables") else listed
+    return [str(name) for name in names]
+
+
+async def _vector_indexes(table: AsyncTable) -> tuple[VectorIndex, ...]:
+    found: list[VectorIndex] = []
+    for config in await table.list_indices():
+        stats = await table.index_stats(config.name)
+        metric = getattr(stats, "distance_type", None) if stats is not None else None
+        if metric and config.columns:
+            found.append(VectorIndex(config.name, str(config.index_type), config.columns[0], str(metric)))
+    return tuple(found)
+
+
+async def open_table(uri: str, table_name: str, options: TableOptions | None = None) -> OpenTable:
+    """Open ``table_name`` in ``uri`` read-only; raises :class:`ConnectError` naming what is missing."""
+    options = options or TableOptions()
+    storage_key = tuple(sorted(options.storage_options.items()))
+    key = (uri, table_name, storage_key, options.columns)
+    cached = _tables.get(key)
+    if cached is not None:
+        version = await bounded(cached.table.version(), f'reading table "{table_name}"')
+        if version == cached.version:
+            return cached
+        return await _describe(cached.uri, cached.table, options, key)
+    connection = await connect(uri, options.storage_options)
+    try:
+        table = await asyncio.wait_for(connection.open_table(table_name), OPERATION_TIMEOUT_S)
+    except TimeoutError:
+        raise ConnectError(f'opening table "{table_name}" in {uri} timed out') from None
+    except (ValueError, OSError, RuntimeError) as error:
+        try:
+            names = await bounded(_list_tables(connection), f"listing tables of {uri}", 10)
+        except RecallError:
+            names = None
+        if names is not None and table_name not in names:
+            listing = ", ".join(names) if names else "none"
+            raise ConnectError(
+                f'table "{table_name}" not found in {uri} (tables there: {listing})',
+                hint='Check the database name, or set "table" in its registry entry.',
+                kind="table",
+            ) from None
+        raise ConnectError(
+            f'cannot open table "{table_name}" in {uri}: {describe_lance_error(error)}',
+            hint="Check that the storage is reachable and the table files are intact.",
+        ) from error
+    return await _describe(uri, table, options, key)
+
+
+async def _describe(uri: str, table: AsyncTable, options: TableOptions, key: TableKey) -> OpenTable:
+    what = f'reading table "{table.name}"'
+    version = await bounded(table.version(), what)
+    schema = await bounded(table.schema(), what)
+    indexes = await bounded(_vector_indexes(table), what)
+    opened = OpenTable(
+        uri, table.name, table, schema, detect_columns(schema, options.columns), indexes, version
+    )
+    _tables[key] = opened
+    return opened
+
+
+def forget(uri: str | None = None) -> None:
+    """Drop cached connections and tables (all, or those of one URI), e.g. after a storage failure."""
+    for connection_key in [k for k in _connections if uri is None or k[0] == uri]:
+        del _connections[connection_key]
+    for table_key in [k for k in _tables if uri is None or k[0] == uri]:
+        del _tables[table_key]

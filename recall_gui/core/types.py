@@ -1,0 +1,153 @@
+"""The typed input and output of a recall search (cosh's `recall::types`).
+
+The JSON shapes are a contract with agents: an output serialises to exactly
+``{"query": ..., "results": [{"id": ..., "content": ...}]}`` and nothing else. The richer data the window
+needs (distances, timings, other columns) lives in :class:`SearchHit` and :class:`SearchResult`, which
+convert down to :class:`RecallOutput` without losing the order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+DEFAULT_LIMIT = 5
+
+
+@dataclass(frozen=True)
+class RecallSearchInput:
+    """Everything the low-level search needs; the harness fills it from the registry and the embedder."""
+
+    db_uri: str
+    table_name: str
+    vector_dim: int
+    query: str
+    #: A list of floats, or a NumPy array (what embedders return; it is used without copying).
+    query_vector: Sequence[float] | npt.NDArray[np.floating[Any]]
+    limit: int | None = None
+
+    @property
+    def effective_limit(self) -> int:
+        """The number of results asked for: a missing limit means 5, as in cosh."""
+        return DEFAULT_LIMIT if self.limit is None else self.limit
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "db_uri": self.db_uri,
+            "table_name": self.table_name,
+            "vector_dim": self.vector_dim,
+            "query": self.query,
+            "query_vector": [float(x) for x in self.query_vector],
+            "limit": self.limit,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RecallSearchInput:
+        """Build an input from its JSON object, rejecting wrong types with a clear message."""
+        try:
+            db_uri = _require(data, "db_uri", str)
+            table_name = _require(data, "table_name", str)
+            vector_dim = _require(data, "vector_dim", int)
+            query = _require(data, "query", str)
+            raw_vector = data["query_vector"]
+        except KeyError as missing:
+            raise InvalidInputError(f"missing {missing.args[0]!r}") from None
+        if not isinstance(raw_vector, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in raw_vector
+        ):
+            raise InvalidInputError("'query_vector' must be a list of numbers")
+        limit = data.get("limit")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+            raise InvalidInputError("'limit' must be an integer or null")
+        return cls(db_uri, table_name, vector_dim, query, [float(x) for x in raw_vector], limit)
+
+    @classmethod
+    def from_json(cls, text: str) -> RecallSearchInput:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise InvalidInputError("a search input must be a JSON object")
+        return cls.from_dict(data)
+
+
+def _require(data: Mapping[str, Any], key: str, kind: type) -> Any:
+    value = data[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise InvalidInputError(f"{key!r} must be of type {kind.__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class RecallEntry:
+    """One result as the agent sees it."""
+
+    id: str
+    content: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "content": self.content}
+
+
+@dataclass(frozen=True)
+class RecallOutput:
+    """The agent-facing result: the query and its entries, nearest first."""
+
+    query: str
+    results: tuple[RecallEntry, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "results": [entry.to_dict() for entry in self.results]}
+
+    def to_json(self) -> str:
+        """Compact JSON, byte-for-byte what the agent receives."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> RecallOutput:
+        data = json.loads(text)
+        return cls(
+            data["query"], tuple(RecallEntry(str(r["id"]), str(r["content"])) for r in data["results"])
+        )
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One result with what the window shows besides id and content."""
+
+    id: str
+    content: str
+    distance: float
+    row_id: int | None = None
+    #: Every other non-vector column of the row, by name (metadata).
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    vector: tuple[float, ...] | None = None
+
+    def to_entry(self) -> RecallEntry:
+        return RecallEntry(self.id, self.content)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A low-level search's full answer: hits with distances and how they were found."""
+
+    query: str
+    hits: tuple[SearchHit, ...]
+    #: The distance metric of ``SearchHit.distance`` ("l2" is squared L2, LanceDB's convention).
+    metric: str
+    #: How the hits were found: "exact" (in-memory scan), "flat" (LanceDB scan) or "index:<type>".
+    method: str
+    search_ms: float
+    table_version: int | None = None
+
+    def to_output(self) -> RecallOutput:
+        return RecallOutput(self.query, tuple(hit.to_entry() for hit in self.hits))

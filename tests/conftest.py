@@ -1,0 +1,85 @@
+"""Shared fixtures: isolated app directories, the real packaged model, real LanceDB knowledge bases.
+
+Nothing here fakes an embedding: knowledge bases are embedded with the packaged all-MiniLM-L6-v2 model,
+exactly as the app embeds queries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Never reach for the network: a model that is not cached must fail fast (and here it does).
+os.environ["RECALL_GUI_DOWNLOAD_MODELS"] = "0"
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+
+@pytest.fixture(autouse=True)
+def isolated_app_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own config and data dirs, and never sees a real cosh registry."""
+    root = tmp_path_factory.mktemp("app")
+    monkeypatch.setenv("RECALL_GUI_CONFIG_DIR", str(root / "config"))
+    monkeypatch.setenv("RECALL_GUI_DATA_DIR", str(root / "data"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(root / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "xdg-config"))
+    monkeypatch.delenv("RECALL_REGISTRY_DIR", raising=False)
+    for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY", "OLLAMA_HOST"):
+        monkeypatch.delenv(key, raising=False)
+    return root
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One staged offline-model folder for the whole run (staging is cheap, but once is enough)."""
+    cache = tmp_path_factory.mktemp("cache")
+    previous = os.environ.get("RECALL_GUI_CACHE_DIR")
+    os.environ["RECALL_GUI_CACHE_DIR"] = str(cache)
+    os.environ.setdefault("FASTEMBED_CACHE_PATH", str(cache / "fastembed"))
+    yield cache
+    if previous is None:
+        os.environ.pop("RECALL_GUI_CACHE_DIR", None)
+    else:
+        os.environ["RECALL_GUI_CACHE_DIR"] = previous
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    """The real packaged model, loaded once per run."""
+    from recall_gui.core.embedders import load_offline_model
+
+    return load_offline_model()
+
+
+@pytest.fixture(scope="session")
+def passage_vectors(embedder: Any) -> Any:
+    import numpy as np
+
+    return np.vstack(embedder.embed_many(list(PASSAGES.values())))
+
+
+@pytest.fixture
+def make_kb(tmp_path: Path, passage_vectors: Any) -> Callable[..., KnowledgeBase]:
+    """Build a cosh-style knowledge base of :data:`PASSAGES` (embedded once per run) in ``tmp_path``."""
+    counter = iter(range(1_000_000))
+
+    def build(name: str = "notes", description: str = "", **table_kwargs: Any) -> KnowledgeBase:
+        base = tmp_path / f"kb{next(counter)}"
+        db_dir = base / "lancedb"
+        ids, contents = tuple(PASSAGES), tuple(PASSAGES.values())
+        write_lance_table(db_dir, name, ids, contents, passage_vectors, **table_kwargs)
+        registry_dir = write_registry(base / "registry", [cosh_entry(name, db_dir, description)])
+        return KnowledgeBase(name, db_dir, registry_dir, ids, contents, passage_vectors)
+
+    return build
+
+
+@pytest.fixture
+def kb(make_kb: Callable[..., KnowledgeBase]) -> KnowledgeBase:
+    return make_kb()

@@ -1,0 +1,94 @@
+"""The headless command line, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from recall_gui import __version__
+from recall_gui.core.tool import DEFAULT_DESCRIPTION
+from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "recall_gui", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+    )
+
+
+def test_version() -> None:
+    done = cli("--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"recall-gui {__version__}"
+
+
+def test_search_prints_exactly_the_harness_json(kb: KnowledgeBase) -> None:
+    done = cli(
+        "search", "--registry", str(kb.registry_dir), "--db", kb.name, "--limit", "2", "capital of France"
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["query"] == "capital of France"
+    assert data["results"][0]["id"] == "paris"
+    assert done.stdout == json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def test_search_error_goes_to_stderr_with_status_1(kb: KnowledgeBase) -> None:
+    done = cli("search", "--registry", str(kb.registry_dir), "--db", "nope", "x")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert f"Database 'nope' not found. Active databases: {kb.name}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_search_with_a_bad_limit_uses_five_and_says_so(kb: KnowledgeBase) -> None:
+    done = cli("search", "--registry", str(kb.registry_dir), "--db", kb.name, "--limit", "-3", "x")
+    assert done.returncode == 0
+    assert len(json.loads(done.stdout)["results"]) == 5
+    assert "using 5" in done.stderr
+
+
+def test_tool_prints_the_generated_then_the_saved_suffix(kb: KnowledgeBase, tmp_path: Path) -> None:
+    tool = json.loads(cli("tool", "--registry", str(kb.registry_dir)).stdout)
+    assert tool["name"] == "recall_search"
+    assert tool["description"].startswith(DEFAULT_DESCRIPTION + "\n\nAvailable databases:\n\n- Name: notes\n")
+    (Path(os.environ["RECALL_GUI_CONFIG_DIR"])).mkdir(parents=True, exist_ok=True)
+    (Path(os.environ["RECALL_GUI_CONFIG_DIR"]) / "tool_suffix.txt").write_text(
+        "Saved words.", encoding="utf-8"
+    )
+    tool = json.loads(cli("tool", "--registry", str(kb.registry_dir)).stdout)
+    assert tool["description"] == DEFAULT_DESCRIPTION + "\n\nSaved words."
+
+
+def test_list_shows_health_of_every_database(kb: KnowledgeBase, tmp_path: Path) -> None:
+    write_registry(
+        kb.registry_dir,
+        [
+            cosh_entry(kb.name, kb.db_dir),
+            cosh_entry("gone", tmp_path / "deleted"),
+            {**cosh_entry("wrongtable", kb.db_dir), "table": "missing"},
+            cosh_entry("wide", kb.db_dir, model="BGEBaseENV15") | {"table": kb.name},
+        ],
+        active=[kb.name],
+    )
+    done = cli("list", "--registry", str(kb.registry_dir), "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows[kb.name]["health"] == {"path": "ok", "table": "ok", "model": "ok", "dimension": "ok"}
+    assert rows[kb.name]["rows"] == len(kb.ids) and rows[kb.name]["active"] is True
+    assert rows["gone"]["health"]["path"] == "failed"
+    assert rows["wrongtable"]["health"]["table"] == "failed"
+    assert rows["wide"]["health"]["dimension"] == "failed"
+    table = cli("list", "--registry", str(kb.registry_dir)).stdout
+    assert "FAILED path" in table and "does not exist" in table

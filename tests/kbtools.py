@@ -1,0 +1,101 @@
+"""Helpers for tests: real LanceDB tables in cosh's schema, registry files, file-tree snapshots."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Passages spanning distinct topics, so a query has one clearly right answer.
+PASSAGES: dict[str, str] = {
+    "pw-reset": "To reset your password, open Settings, choose Account, then Change password.",
+    "pw-rules": "Passwords must be at least twelve characters long and include a number.",
+    "paris": "The capital of France is Paris, a city on the Seine.",
+    "berlin": "Berlin is the capital and largest city of Germany.",
+    "generators": "A generator function uses yield to produce a sequence of values lazily.",
+    "asyncio": "asyncio runs coroutines on an event loop; await suspends until a result is ready.",
+    "lancedb": "LanceDB stores vectors in Lance files and answers nearest-neighbour queries.",
+    "coffee": "Espresso is brewed by forcing hot water through finely ground coffee beans.",
+    "tides": "Ocean tides are caused mainly by the gravitational pull of the Moon.",
+    "photosynthesis": "Plants turn sunlight, water and carbon dioxide into sugar by photosynthesis.",
+    "git-rebase": "git rebase moves a branch onto a new base commit, rewriting its history.",
+    "unicode": "Unicode assigns a code point to every character, including emoji like 🚀 and Arabic ش.",
+}
+
+
+def write_lance_table(
+    db_dir: Path,
+    table: str,
+    ids: Sequence[str],
+    contents: Sequence[str],
+    vectors: Any,
+    *,
+    column_names: tuple[str, str, str] = ("id", "content", "vector"),
+    extra: dict[str, Sequence[Any]] | None = None,
+) -> None:
+    """Write a table the way cosh does (utf8 id and content, fixed-size float32 vectors)."""
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+
+    matrix = np.asarray(vectors, dtype=np.float32)
+    id_name, content_name, vector_name = column_names
+    columns: dict[str, Any] = {
+        id_name: pa.array(list(ids), pa.utf8()),
+        content_name: pa.array(list(contents), pa.utf8()),
+        vector_name: pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1]),
+    }
+    for name, values in (extra or {}).items():
+        columns[name] = pa.array(list(values))
+    lancedb.connect(str(db_dir)).create_table(table, pa.table(columns))
+
+
+def write_registry(
+    registry_dir: Path, entries: Sequence[dict[str, Any]], active: Sequence[str] | None = None
+) -> Path:
+    registry_dir.mkdir(parents=True, exist_ok=True)
+    (registry_dir / "rag_dbs.json").write_text(json.dumps({"dbs": list(entries)}, indent=2), encoding="utf-8")
+    names = [e["name"] for e in entries] if active is None else list(active)
+    (registry_dir / "rag_active.json").write_text(json.dumps(names), encoding="utf-8")
+    return registry_dir
+
+
+def cosh_entry(
+    name: str, uri: Path | str, description: str = "", model: str = "AllMiniLML6V2"
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "uri": str(uri),
+        "description": description or f"{name} knowledge base",
+        "embedder": {"Local": {"model": model}},
+        "created_at": 1_760_000_000_000,
+    }
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    """A real LanceDB knowledge base registered in its own registry directory."""
+
+    name: str
+    db_dir: Path
+    registry_dir: Path
+    ids: tuple[str, ...]
+    contents: tuple[str, ...]
+    vectors: Any
+
+
+def snapshot_tree(root: Path) -> dict[str, tuple[int, int, str]]:
+    """Size, mtime and sha256 of every file under ``root``: equal snapshots mean nothing was written."""
+    import hashlib
+
+    state: dict[str, tuple[int, int, str]] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            stat = path.stat()
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            state[str(path.relative_to(root))] = (stat.st_size, stat.st_mtime_ns, digest)
+        elif path.is_dir():
+            state[str(path.relative_to(root)) + "/"] = (0, 0, "")
+    return state
