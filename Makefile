@@ -22,9 +22,11 @@ install: $(APP_STAMP)
 run: $(APP_STAMP)
 	$(BIN)/recall-gui
 
+PY_DIRS := $(wildcard recall_gui tests bench)
+
 lint: $(TEST_STAMP)
-	$(BIN)/python -m ruff check recall_gui tests bench
-	$(BIN)/python -m ruff format --check recall_gui tests bench
+	$(BIN)/python -m ruff check $(PY_DIRS)
+	$(BIN)/python -m ruff format --check $(PY_DIRS)
 	$(BIN)/lint-imports
 
 typecheck: $(TEST_STAMP)
