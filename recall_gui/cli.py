@@ -184,7 +184,7 @@ def _demo(args: argparse.Namespace) -> str:
 def _open_window(args: argparse.Namespace) -> int:
     from recall_gui.qt.app import run_app
 
-    return run_app(registry_dir=args.registry)
+    return int(run_app(registry_dir=args.registry))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
