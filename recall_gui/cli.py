@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="register the demo here instead of in the app's own registry (never in cosh's)",
     )
+
+    mcp = commands.add_parser("mcp", help="serve recall_search to MCP clients over stdio")
+    _registry_option(mcp)
     return parser
 
 
@@ -187,11 +190,22 @@ def _open_window(args: argparse.Namespace) -> int:
     return int(run_app(registry_dir=args.registry))
 
 
+def _serve_mcp(args: argparse.Namespace) -> int:
+    from recall_gui import mcp_server
+
+    location = _location(args)
+    _warn_problems(location)
+    mcp_server.run(location.directory, source=location.source)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command is None:
             return _open_window(args)
+        if args.command == "mcp":
+            return _serve_mcp(args)
         if args.command == "search":
             output = asyncio.run(_search(args))
         elif args.command == "tool":

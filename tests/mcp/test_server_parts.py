@@ -1,0 +1,211 @@
+"""The server's parts in-process: the tool it lists, how calls and failures become results, the watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from recall_gui.core.harness import Harness
+from recall_gui.core.registry import load_registry, set_active, set_description
+from recall_gui.core.suffix import SuffixStore, current_tool
+from recall_gui.core.tool import Recall
+from recall_gui.mcp_server import (
+    ListChangedAnnouncer,
+    RecallMcpServer,
+    ToolSource,
+    ToolWatcher,
+    call_recall_search,
+    mcp_tool,
+)
+from tests.kbtools import KnowledgeBase
+
+
+def call(kb: KnowledgeBase, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def go() -> types.CallToolResult:
+        harness = Harness(kb.registry_dir)
+        try:
+            return await call_recall_search(harness, arguments)
+        finally:
+            await harness.aclose()
+
+    return asyncio.run(go())
+
+
+def text_of(result: types.CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def test_the_listed_tool_is_the_core_tool_in_wire_form() -> None:
+    recall = Recall().with_description("Available databases:\n\n(none active)\n")
+    wire = mcp_tool(recall).model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert wire == recall.to_mcp()
+
+
+def test_a_call_answers_with_the_harness_json_as_its_only_text(kb: KnowledgeBase) -> None:
+    result = call(kb, {"db_name": kb.name, "query": "how do tides work", "limit": 1})
+    assert result.is_error is False
+    assert json.loads(text_of(result)) == {
+        "query": "how do tides work",
+        "results": [{"id": "tides", "content": kb.contents[kb.ids.index("tides")]}],
+    }
+
+
+def test_a_failure_sends_the_message_and_logs_the_hint(
+    kb: KnowledgeBase, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="recall_gui.mcp"):
+        result = call(kb, {"db_name": "gone", "query": "x"})
+    assert result.is_error is True
+    assert text_of(result) == f"Database 'gone' not found. Active databases: {kb.name}"
+    assert "Activate it in recall-gui's description panel" in caplog.text
+
+
+def test_an_unexpected_failure_is_a_tool_error_not_a_crash(
+    kb: KnowledgeBase, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken(Harness):
+        async def recall_search(self, args: Any) -> str:
+            raise RuntimeError("disk on fire")
+
+    async def go() -> types.CallToolResult:
+        return await call_recall_search(Broken(kb.registry_dir), {"db_name": kb.name, "query": "x"})
+
+    with caplog.at_level("ERROR", logger="recall_gui.mcp"):
+        result = asyncio.run(go())
+    assert result.is_error is True
+    assert text_of(result) == "recall_search failed unexpectedly: RuntimeError: disk on fire"
+    assert "Traceback" in caplog.text
+
+
+# --- the watcher --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def watcher(kb: KnowledgeBase, tmp_path: Path) -> ToolWatcher:
+    async def announce() -> None:  # the tests call check(), which decides; announcing is tested over stdio
+        raise AssertionError("not used here")
+
+    return ToolWatcher(ToolSource(kb.registry_dir, SuffixStore(tmp_path / "config")), announce)
+
+
+def test_the_source_reads_the_tool_the_cli_prints(kb: KnowledgeBase, tmp_path: Path) -> None:
+    store = SuffixStore(tmp_path / "config")
+    assert ToolSource(kb.registry_dir, store).current() == current_tool(load_registry(kb.registry_dir), store)
+
+
+def test_nothing_changed_means_nothing_to_announce(watcher: ToolWatcher) -> None:
+    assert watcher.check() is False
+    assert watcher.check() is False
+
+
+def test_a_saved_suffix_is_a_change_and_only_once(watcher: ToolWatcher) -> None:
+    watcher.source.suffix_store.save("Only notes here.")
+    assert watcher.check() is True
+    assert watcher.check() is False
+    watcher.source.suffix_store.reset()
+    assert watcher.check() is True
+
+
+def test_a_registry_rewrite_that_keeps_the_tool_is_not_a_change(
+    watcher: ToolWatcher, kb: KnowledgeBase
+) -> None:
+    dbs = kb.registry_dir / "rag_dbs.json"
+    data = json.loads(dbs.read_text(encoding="utf-8"))
+    data["dbs"][0]["created_at"] += 1  # a field the description does not show
+    dbs.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    os.utime(dbs, ns=(1, 1))  # the stamps differ even if the rewrite landed in the same mtime tick
+    assert watcher.source.stamps() != watcher._stamps
+    assert watcher.check() is False
+
+
+def test_a_changed_description_or_activation_is_a_change(watcher: ToolWatcher, kb: KnowledgeBase) -> None:
+    set_description(kb.registry_dir, kb.name, "A new description")
+    assert watcher.check() is True
+    set_active(kb.registry_dir, kb.name, False)
+    assert watcher.check() is True
+    assert "(none active)" in watcher.source.current().description
+
+
+def test_registry_changes_hidden_by_a_saved_suffix_are_not_a_change(
+    watcher: ToolWatcher, kb: KnowledgeBase
+) -> None:
+    watcher.source.suffix_store.save("Fixed words.")
+    assert watcher.check() is True
+    set_description(kb.registry_dir, kb.name, "Another description")
+    assert watcher.check() is False
+
+
+def test_an_edit_of_the_same_size_in_the_same_tick_is_still_seen(watcher: ToolWatcher) -> None:
+    store = watcher.source.suffix_store
+    store.save("words A")
+    assert watcher.check() is True
+    stat = store.path.stat()
+    store.save("words B")  # same size; an atomic save is a new file (a new inode)
+    os.utime(store.path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert watcher.check() is True
+
+
+def test_the_watcher_announces_what_it_notices(kb: KnowledgeBase, tmp_path: Path) -> None:
+    announced: list[str | None] = []
+    store = SuffixStore(tmp_path / "config")
+
+    async def go() -> None:
+        heard = asyncio.Event()
+
+        async def announce() -> None:
+            announced.append(store.load())
+            heard.set()
+
+        watcher = ToolWatcher(ToolSource(kb.registry_dir, store), announce, interval=0.01)
+        task = asyncio.create_task(watcher.run())
+        store.save("First.")
+        async with asyncio.timeout(10):
+            await heard.wait()
+        task.cancel()
+
+    asyncio.run(go())
+    assert announced == ["First."]
+
+
+def test_the_announcer_publishes_to_listen_streams() -> None:
+    from mcp.server.subscriptions import ToolsListChanged
+
+    async def go() -> list[object]:
+        announcer = ListChangedAnnouncer()
+        events: list[object] = []
+        unsubscribe = announcer.bus.subscribe(events.append)
+        await announcer.announce()
+        unsubscribe()
+        return events
+
+    assert asyncio.run(go()) == [ToolsListChanged()]
+
+
+def test_an_unreadable_suffix_is_a_clear_listing_error_and_not_a_crash(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    store = SuffixStore(tmp_path / "config")
+    store.directory.mkdir(parents=True)
+    store.path.write_bytes(b"\xff\xfe not UTF-8")
+    app = RecallMcpServer(kb.registry_dir, suffix_store=store)  # starts all the same
+
+    async def list_tools() -> MCPError:
+        async with Client(app.server, mode="legacy") as client:
+            with pytest.raises(MCPError) as caught:
+                await client.list_tools()
+            return caught.value
+
+    error = asyncio.run(list_tools())
+    assert error.message.startswith(f"cannot read the saved description suffix {store.path}: ")
+    store.save("Readable again.")
+    assert app.watcher.check() is True  # fixing the file is a change the clients hear about
