@@ -81,8 +81,14 @@ def _warn_problems(location: RegistryLocation) -> None:
 
 
 def _limit_from_text(text: str) -> int:
-    if re.fullmatch(r"\s*\+?\d+\s*", text):
-        return int(text)
+    """cosh's rule on the command line: a non-negative integer (below 2**64) is used, anything else means 5
+    (with a warning, since a person typed it)."""
+    from recall_gui.core.harness import parse_limit
+
+    if re.fullmatch(r"\s*\+?\d{1,30}\s*", text):
+        value = int(text)
+        if parse_limit(value) == value:
+            return value
     print(f"warning: --limit {text!r} is not a non-negative integer; using {DEFAULT_LIMIT}", file=sys.stderr)
     return DEFAULT_LIMIT
 
@@ -221,8 +227,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if error.hint:
             print(f"hint: {error.hint}", file=sys.stderr)
         return 1
+    except OSError as error:  # a folder that cannot be written (demo), a full disk: no traceback
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
-    sys.stdout.write(output + "\n")
-    sys.stdout.flush()
+    _write_stdout(output + "\n")
     return 0
+
+
+def _write_stdout(text: str) -> None:
+    """The output as UTF-8 whatever the terminal's encoding: agents and scripts read UTF-8 JSON."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+    else:
+        buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()

@@ -39,7 +39,21 @@ def parse_arguments(args: Mapping[str, Any]) -> tuple[str, str, int]:
     query = args.get("query")
     if not isinstance(query, str):
         raise InvalidInputError("missing 'query'")
+    if not _is_unicode(query):
+        raise InvalidInputError(
+            "'query' is not valid Unicode text (it holds an unpaired surrogate)",
+            hint="Send the query as UTF-8 text; cosh's JSON parser refuses such a string too.",
+        )
     return db_name, query, parse_limit(args.get("limit"))
+
+
+def _is_unicode(text: str) -> bool:
+    """False for strings no UTF-8 encoder (tokenizer, JSON output) can take: lone surrogates."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def table_options(entry: DatabaseEntry) -> TableOptions:

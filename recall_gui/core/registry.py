@@ -104,6 +104,9 @@ class FileStamp:
     exists: bool
     size: int
     mtime_ns: int
+    #: A file replaced by rename (as this app and careful editors save) gets a new inode even when its
+    #: size and time happen to match.
+    inode: int = 0
 
     @classmethod
     def of(cls, path: Path) -> FileStamp:
@@ -111,7 +114,7 @@ class FileStamp:
             stat = path.stat()
         except OSError:
             return cls(False, 0, 0)
-        return cls(True, stat.st_size, stat.st_mtime_ns)
+        return cls(True, stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,9 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
                 path, f"is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
             )
         )
+        raise _ParseFailure from error
+    except RecursionError as error:
+        problems.append(RegistryProblem(path, "is not a registry: its JSON is nested too deeply"))
         raise _ParseFailure from error
 
 
@@ -242,9 +248,26 @@ def _read_active(path: Path, problems: list[RegistryProblem]) -> list[str]:
     return names
 
 
+#: How often a registry that another program is rewriting while it is read is read again.
+READ_ATTEMPTS = 3
+
+
 def load_registry(directory: Path) -> Registry:
-    """Read both files; never raises for bad content (see :attr:`Registry.problems`)."""
+    """Read both files; never raises for bad content (see :attr:`Registry.problems`).
+
+    When another program rewrites a file while it is being read, it is read again (a few times), so a
+    half-written file is not reported as broken when a moment later it is whole.
+    """
     directory = Path(directory)
+    registry = _load_once(directory)
+    for _ in range(READ_ATTEMPTS - 1):
+        if not registry.problems or not registry.changed_on_disk():
+            break
+        registry = _load_once(directory)
+    return registry
+
+
+def _load_once(directory: Path) -> Registry:
     dbs_path, active_path = directory / DBS_FILE, directory / ACTIVE_FILE
     stamps = (FileStamp.of(dbs_path), FileStamp.of(active_path))
     problems: list[RegistryProblem] = []
@@ -281,82 +304,122 @@ def load_registry(directory: Path) -> Registry:
 
 # --- saving ------------------------------------------------------------------------------------------
 
+#: How often a save is recomputed when another program changes the file between reading and renaming.
+SAVE_ATTEMPTS = 5
+_KEEP_HINT = "The file was left untouched. Fix it by hand (or delete it), then try again."
 
-def _read_for_update(path: Path) -> tuple[Any, bool]:
-    """The file's current JSON and whether it ended with a newline; refuses a file that does not parse."""
+
+class _ChangedMeanwhile(Exception):
+    pass
+
+
+def _read_for_update(path: Path) -> tuple[Any, bool, FileStamp]:
+    """The file's JSON, whether it ended with a newline and its stamp; refuses a file that does not parse."""
     problems: list[RegistryProblem] = []
+    stamp = FileStamp.of(path)
     try:
         data = _read_json(path, problems)
     except _ParseFailure:
+        raise RegistryError(f"not saved: {problems[0]}", hint=_KEEP_HINT) from None
+    try:
+        ends_with_newline = path.exists() and path.read_bytes().endswith(b"\n")
+    except OSError:
+        ends_with_newline = False
+    return data, ends_with_newline, stamp
+
+
+def _write_json(path: Path, data: Any, trailing_newline: bool, stamp: FileStamp) -> None:
+    """Replace ``path`` atomically, unless it changed since ``stamp`` was taken (then the caller redoes
+    its read-modify-write on the new content, so another program's edit is kept, not clobbered)."""
+    text = json.dumps(data, ensure_ascii=False, indent=2) + ("\n" if trailing_newline else "")
+    try:
+        written = write_text_atomic(path, text, precondition=lambda: FileStamp.of(path) == stamp)
+    except OSError as error:
         raise RegistryError(
-            f"not saved: {problems[0]}",
-            hint="The file was left untouched. Fix it by hand (or delete it), then try again.",
-        ) from None
-    ends_with_newline = path.exists() and path.read_bytes().endswith(b"\n")
-    return data, ends_with_newline
+            f"not saved: cannot write {path}: {error.strerror or error}",
+            hint="Check that the registry folder is writable. Nothing was changed.",
+        ) from error
+    if not written:
+        raise _ChangedMeanwhile
 
 
-def _write_json(path: Path, data: Any, trailing_newline: bool) -> None:
-    text = json.dumps(data, ensure_ascii=False, indent=2)
-    write_text_atomic(path, text + ("\n" if trailing_newline else ""))
+def _rewrite(path: Path, change: Callable[[Any], Any]) -> None:
+    """Read ``path``, apply ``change`` to its JSON (``None`` when the file is missing), write the result.
+
+    Retries when the file changes underneath; gives up with a clear error if it keeps changing.
+    """
+    for _ in range(SAVE_ATTEMPTS):
+        data, newline, stamp = _read_for_update(path)
+        updated = change(data)
+        try:
+            _write_json(path, updated, newline, stamp)
+            return
+        except _ChangedMeanwhile:
+            continue
+    raise RegistryError(
+        f"not saved: {path} kept changing while saving (another program is writing it)",
+        hint="Try again in a moment.",
+    )
 
 
-def _update_dbs(directory: Path, change: Callable[[list[dict[str, Any]]], None]) -> None:
-    path = Path(directory) / DBS_FILE
-    data, newline = _read_for_update(path)
+def _dbs_array(path: Path, data: Any) -> list[Any]:
     if not isinstance(data, dict) or not isinstance(data.get("dbs"), list):
-        raise RegistryError(
-            f'not saved: {path} does not hold a "dbs" array',
-            hint="The file was left untouched. Fix it by hand, then try again.",
-        )
-    change(data["dbs"])
-    _write_json(path, data, newline)
+        raise RegistryError(f'not saved: {path} does not hold a "dbs" array', hint=_KEEP_HINT)
+    dbs: list[Any] = data["dbs"]
+    return dbs
 
 
 def set_description(directory: Path, name: str, description: str) -> None:
     """Change one database's description, keeping every other key and entry exactly as found on disk."""
+    path = Path(directory) / DBS_FILE
 
-    def change(entries: list[dict[str, Any]]) -> None:
-        for raw in entries:
+    def change(data: Any) -> Any:
+        for raw in _dbs_array(path, data):
             if isinstance(raw, dict) and raw.get("name") == name:
                 raw["description"] = description
-                return
+                return data
         raise RegistryError(
             f'not saved: database "{name}" is no longer in {DBS_FILE}',
             hint="Another program changed the registry; it has been reloaded.",
         )
 
-    _update_dbs(directory, change)
+    _rewrite(path, change)
 
 
 def set_active(directory: Path, name: str, active: bool) -> None:
     """Add ``name`` to (or remove it from) ``rag_active.json``, keeping the order of the others."""
     path = Path(directory) / ACTIVE_FILE
-    data, newline = _read_for_update(path)
-    if data is None:
-        data, newline = [], False
-    if not isinstance(data, list):
-        raise RegistryError(
-            f"not saved: {path} is not a JSON array",
-            hint="The file was left untouched. Fix it by hand, then try again.",
-        )
-    names = [item for item in data if item != name]
-    if active:
-        names.append(name)
-    _write_json(path, names, newline)
+
+    def change(data: Any) -> Any:
+        if data is None:
+            data = []
+        if not isinstance(data, list):
+            raise RegistryError(f"not saved: {path} is not a JSON array", hint=_KEEP_HINT)
+        names = [item for item in data if item != name]
+        if active:
+            names.append(name)
+        return names
+
+    _rewrite(path, change)
 
 
 def register_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool = True) -> None:
     """Add (or replace, by name) a database entry; used for the app's own registry (the demo)."""
     directory = Path(directory)
     path = directory / DBS_FILE
-    data, newline = _read_for_update(path)
-    if data is None:
-        data = {"dbs": []}
-    if not isinstance(data, dict) or not isinstance(data.get("dbs"), list):
-        raise RegistryError(f'not saved: {path} does not hold a "dbs" array')
-    entries = [e for e in data["dbs"] if not (isinstance(e, dict) and e.get("name") == raw_entry["name"])]
-    entries.append(dict(raw_entry))
-    data["dbs"] = entries
-    _write_json(path, data, newline)
+    _read_for_update(directory / ACTIVE_FILE)  # refuse before writing anything if it does not parse
+
+    def change(data: Any) -> Any:
+        if data is None:
+            data = {"dbs": []}
+        entries = [
+            e
+            for e in _dbs_array(path, data)
+            if not (isinstance(e, dict) and e.get("name") == raw_entry["name"])
+        ]
+        entries.append(dict(raw_entry))
+        data["dbs"] = entries
+        return data
+
+    _rewrite(path, change)
     set_active(directory, str(raw_entry["name"]), active)

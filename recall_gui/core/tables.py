@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,9 +61,34 @@ def local_path(uri: str) -> Path:
     return Path(uri[len("file://") :] if uri.startswith("file://") else uri).expanduser()
 
 
+#: Phrases of object-store errors that mean "the storage server did not answer", in the order tried.
+_UNREACHABLE = (
+    "connection refused",
+    "error sending request",
+    "dns error",
+    "connection reset",
+    "operation timed out",
+    "timed out",
+)
+_SOURCE_LOCATION = re.compile(r",?\s*/\S+\.rs:\d+:\d+")
+_URL = re.compile(r"https?://[^/\s?]+")
+
+
 def describe_lance_error(error: BaseException) -> str:
-    """A one-line reason from a LanceDB/object-store exception (they can be long and nested)."""
-    text = " ".join(str(error).split()) or type(error).__name__
+    """A one-line reason from a LanceDB/object-store exception (they can be long and nested).
+
+    A storage server that does not answer is said in plain words, with the server's address; Rust source
+    locations are dropped. Other errors keep their text, shortened.
+    """
+    text = _SOURCE_LOCATION.sub("", " ".join(str(error).split())) or type(error).__name__
+    lowered = text.lower()
+    phrase = next((p for p in _UNREACHABLE if p in lowered), None)
+    if phrase is not None:
+        url = _URL.search(text)
+        where = f" at {url.group(0)}" if url else ""
+        retries = re.search(r"after (\d+) retries", text)
+        tried = f", {retries.group(1)} retries" if retries else ""
+        return f"the storage server{where} did not answer ({phrase}{tried})"
     return text if len(text) <= 400 else text[:397] + "..."
 
 
@@ -179,10 +205,16 @@ async def open_table(uri: str, table_name: str, options: TableOptions | None = N
     key = (uri, table_name, storage_key, options.columns)
     cached = _tables.get(key)
     if cached is not None:
-        version = await bounded(cached.table.version(), f'reading table "{table_name}"')
-        if version == cached.version:
-            return cached
-        return await _describe(cached.uri, cached.table, options, key)
+        try:
+            version = await bounded(cached.table.version(), f'reading table "{table_name}"')
+            if version == cached.version:
+                return cached
+            return await _describe(cached.uri, cached.table, options, key)
+        except RecallError:
+            # Storage gone or table replaced: start afresh next time, so a server that comes back (or a
+            # table rebuilt by another program) is picked up without a restart.
+            forget(uri)
+            raise
     connection = await connect(uri, options.storage_options)
     try:
         table = await asyncio.wait_for(connection.open_table(table_name), OPERATION_TIMEOUT_S)

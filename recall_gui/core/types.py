@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 DEFAULT_LIMIT = 5
+#: The most results one search returns. LanceDB takes a 32-bit limit; a larger one (cosh accepts any
+#: u64) asks for "every row" just the same on any table this app can open.
+MAX_LIMIT = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,11 @@ class RecallSearchInput:
 
     @property
     def effective_limit(self) -> int:
-        """The number of results asked for: a missing limit means 5, as in cosh."""
-        return DEFAULT_LIMIT if self.limit is None else self.limit
+        """The number of results asked for: a missing (or negative) limit means 5, as in cosh's harness;
+        a limit beyond :data:`MAX_LIMIT` means every row, as it does in cosh."""
+        if self.limit is None or self.limit < 0:
+            return DEFAULT_LIMIT
+        return min(self.limit, MAX_LIMIT)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,8 +74,8 @@ class RecallSearchInput:
         ):
             raise InvalidInputError("'query_vector' must be a list of numbers")
         limit = data.get("limit")
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-            raise InvalidInputError("'limit' must be an integer or null")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+            raise InvalidInputError("'limit' must be a non-negative integer or null")
         return cls(db_uri, table_name, vector_dim, query, [float(x) for x in raw_vector], limit)
 
     @classmethod

@@ -35,7 +35,8 @@ def test_explicit_limit_is_kept() -> None:
     [
         ({"vector_dim": "3"}, "'vector_dim' must be of type int"),
         ({"query_vector": "abc"}, "'query_vector' must be a list of numbers"),
-        ({"limit": 2.5}, "'limit' must be an integer or null"),
+        ({"limit": 2.5}, "'limit' must be a non-negative integer or null"),
+        ({"limit": -1}, "'limit' must be a non-negative integer or null"),
         ({"query": None}, "'query' must be of type str"),
     ],
 )

@@ -111,7 +111,9 @@ class EmbedderPool:
             with self._lock:
                 embedder = self._embedders.get(key)
                 if embedder is None:
-                    embedder = CloudEmbedder(spec.provider or "", spec.model, dim=key[1])
+                    embedder = CloudEmbedder(
+                        spec.provider or "", spec.model, dim=key[1], dim_from_table=spec.dim is None
+                    )
                     self._embedders[key] = embedder
             return embedder
         raise ModelUnavailableError(

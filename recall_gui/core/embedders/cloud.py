@@ -108,12 +108,15 @@ class CloudEmbedder:
         model: str,
         *,
         dim: int | None = None,
+        dim_from_table: bool = False,
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.provider = provider.lower()
         self.model = model
         self.dim = dim
+        #: Whether ``dim`` is the table's width (the model's own width is unknown), for error messages.
+        self.dim_from_table = dim_from_table
         self.used = f"{self.provider} / {model}"
         self._env = env if env is not None else os.environ
         self._timeout = timeout if timeout is not None else _timeout_from_env(self._env)
@@ -132,6 +135,12 @@ class CloudEmbedder:
         where = httpx.URL(endpoint.url).host or endpoint.url
         try:
             response = await self._http().post(endpoint.url, headers=endpoint.headers, json=endpoint.body)
+        except UnicodeEncodeError:
+            # Never show the error itself: it quotes the header, which holds the key.
+            raise ProviderError(
+                f"{self.provider}: the API key holds characters an HTTP header cannot carry",
+                hint="Check the key in the environment for stray characters (quotes, spaces, accents).",
+            ) from None
         except httpx.TimeoutException:
             raise ProviderError(
                 f"{self.provider}: no answer from {where} within {self._timeout:g} s",
@@ -163,11 +172,20 @@ class CloudEmbedder:
                 hint="Check that the base URL points at the provider's API.",
             ) from None
         if vector.ndim != 1 or vector.size == 0:
-            raise ProviderError(f"{self.provider}: the response holds no vector")
-        if self.dim is not None and vector.size != self.dim:
             raise ProviderError(
-                f"{self.provider}: returned a vector of length {vector.size}, "
-                f"but {self.model} has {self.dim} dimensions",
+                f"{self.provider}: the response holds no vector",
+                hint="Check that the base URL points at the provider's API.",
+            )
+        if not np.all(np.isfinite(vector)):
+            raise ProviderError(f"{self.provider}: the returned vector holds NaN or infinite values")
+        if self.dim is not None and vector.size != self.dim:
+            expected = (
+                f"the table holds {self.dim}-dimensional vectors"
+                if self.dim_from_table
+                else f"{self.model} has {self.dim} dimensions"
+            )
+            raise ProviderError(
+                f"{self.provider}: returned a vector of length {vector.size}, but {expected}",
                 hint="Check the model name in the registry against the one that built the table.",
             )
         return vector

