@@ -83,3 +83,45 @@ def make_kb(tmp_path: Path, passage_vectors: Any) -> Callable[..., KnowledgeBase
 @pytest.fixture
 def kb(make_kb: Callable[..., KnowledgeBase]) -> KnowledgeBase:
     return make_kb()
+
+
+# --- fixtures for fault and trust tests (reusable by window tests) --------------------------------------
+
+
+@pytest.fixture
+def fake_provider(embedder: Any) -> Iterator[Any]:
+    """A local OpenAI/Gemini/Ollama stand-in on 127.0.0.1 that embeds with the real packaged model."""
+    from tests.providers import FakeProvider
+
+    server = FakeProvider(embed=embedder.embed_sync)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[Any]:
+    """One moto S3 server on 127.0.0.1 for the run (skipped when moto[server] is not installed)."""
+    pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
+    pytest.importorskip("boto3", reason="boto3 is in the test extra")
+    from tests.s3server import MotoServer
+
+    server = MotoServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def s3(moto_server: Any) -> Iterator[Any]:
+    """A fresh bucket on the moto server, reached through a proxy the test can stop and start."""
+    from recall_gui.core import tables
+    from tests.s3server import S3Location, StoppableProxy
+
+    bucket = f"kb-{next(_buckets)}"
+    moto_server.client().create_bucket(Bucket=bucket)
+    proxy = StoppableProxy(moto_server.port)
+    yield S3Location(bucket, proxy)
+    proxy.stop()
+    tables.forget()
+
+
+_buckets = iter(range(1_000_000))
