@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,58 @@ def s3(moto_server: Any) -> Iterator[Any]:
 
 
 _buckets = iter(range(1_000_000))
+
+
+@dataclass(frozen=True)
+class DemoBuild:
+    """The demo knowledge base, built once per run by `recall-gui demo` in a throwaway home."""
+
+    env: dict[str, str]
+    data_dir: Path
+    db_dir: Path
+    registry_dir: Path
+    cosh_dir: Path
+    cosh_before: dict[str, tuple[int, int, str]]
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory: pytest.TempPathFactory, shared_model_cache: Path) -> DemoBuild:
+    """Runs `recall-gui demo` once (about half a minute) with a cosh registry present, which it must not
+    touch. ``env`` runs further commands against the app's own registry (no cosh registry in sight)."""
+    import subprocess
+    import sys
+
+    from tests.kbtools import snapshot_tree
+
+    root = tmp_path_factory.mktemp("demo-home")
+    cosh_dir = write_registry(root / "xdg-with-cosh" / "cosh", [cosh_entry("agent-notes", root / "nowhere")])
+    base = {k: v for k, v in os.environ.items() if k not in ("RECALL_REGISTRY_DIR",)}
+    env = base | {
+        "RECALL_GUI_DATA_DIR": str(root / "data"),
+        "RECALL_GUI_CONFIG_DIR": str(root / "config"),
+        "RECALL_GUI_CACHE_DIR": str(shared_model_cache),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    cosh_before = snapshot_tree(cosh_dir)
+    done = subprocess.run(
+        [sys.executable, "-m", "recall_gui", "demo"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env | {"XDG_DATA_HOME": str(root / "xdg-with-cosh")},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    (root / "xdg-empty").mkdir()
+    return DemoBuild(
+        env=env | {"XDG_DATA_HOME": str(root / "xdg-empty")},
+        data_dir=root / "data",
+        db_dir=root / "data" / "demo",
+        registry_dir=root / "data" / "registry",
+        cosh_dir=cosh_dir,
+        cosh_before=cosh_before,
+        stdout=done.stdout,
+        stderr=done.stderr,
+    )

@@ -1,0 +1,54 @@
+"""The core is Qt-free and cheap to import: checked in a fresh interpreter, where nothing else loaded Qt."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json, sys
+import recall_gui.core
+from recall_gui.core import Recall, RecallEntry, RecallOutput, RecallSearchInput
+from recall_gui.core import registry, suffix, paths, errors, columns
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_modules(code: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    return set(json.loads(done.stdout))
+
+
+def test_importing_the_core_loads_no_qt_module() -> None:
+    modules = loaded_modules(PROBE)
+    assert "recall_gui.core.registry" in modules  # the probe really imported the core
+    qt = sorted(m for m in modules if m.split(".")[0] in ("PySide6", "shiboken6", "qasync", "PyQt5", "PyQt6"))
+    assert qt == []
+    assert not any(m.startswith("recall_gui.qt") for m in modules)
+
+
+def test_importing_the_core_defers_heavy_libraries() -> None:
+    modules = loaded_modules(PROBE)
+    heavy = {"lancedb", "fastembed", "onnxruntime", "pyarrow", "numpy", "httpx", "tokenizers"}
+    assert sorted(heavy & {m.split(".")[0] for m in modules}) == []
+
+
+def test_a_full_core_search_path_still_loads_no_qt_module() -> None:
+    code = PROBE.replace(
+        "print(", "import recall_gui.core.harness, recall_gui.core.browse, recall_gui.core.health\nprint(", 1
+    )
+    modules = loaded_modules(code)
+    assert {"recall_gui.core.nearest", "numpy"} <= modules
+    assert not any(m.split(".")[0] in ("PySide6", "shiboken6", "qasync") for m in modules)
