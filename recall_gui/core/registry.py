@@ -166,7 +166,7 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
         problems.append(RegistryProblem(path, "is empty (expected JSON); fix or delete the file"))
         raise _ParseFailure
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as error:
         problems.append(
             RegistryProblem(
@@ -177,6 +177,10 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
     except RecursionError as error:
         problems.append(RegistryProblem(path, "is not a registry: its JSON is nested too deeply"))
         raise _ParseFailure from error
+    if data is None:  # ``null`` is JSON, but no registry: treat it like a file that does not parse
+        problems.append(RegistryProblem(path, "holds only JSON null (expected a registry); fix or delete it"))
+        raise _ParseFailure
+    return data
 
 
 def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:
