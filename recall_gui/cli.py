@@ -85,7 +85,7 @@ def _limit_from_text(text: str) -> int:
     (with a warning, since a person typed it)."""
     from recall_gui.core.harness import parse_limit
 
-    if re.fullmatch(r"\s*\+?\d{1,30}\s*", text):
+    if re.fullmatch(r"\s*\+?[0-9]{1,30}\s*", text):
         value = int(text)
         if parse_limit(value) == value:
             return value
