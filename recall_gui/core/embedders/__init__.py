@@ -30,6 +30,7 @@ __all__ = [
     "LocalEmbedder",
     "Vector",
     "embedding_executor",
+    "forget_local_models",
     "load_local_model",
     "load_offline_model",
     "model_problem",
@@ -76,6 +77,29 @@ def is_cached_locally(spec: EmbedderSpec) -> bool:
     return cache.is_dir() and any(needle in child.name.lower() for child in cache.iterdir())
 
 
+_local_lock = threading.Lock()
+#: Local models by cosh name, shared by every pool of the process: a model is loaded once (about 0.3 s and
+#: 100 MB each time), however many harnesses the window or a test creates.
+_local_models: dict[str, LocalEmbedder] = {}
+
+
+def _shared_local_model(cosh_name: str) -> LocalEmbedder:
+    """Blocking; runs on the embedding thread, so two callers never load the same model twice."""
+    with _local_lock:
+        cached = _local_models.get(cosh_name)
+    if cached is not None:
+        return cached
+    model = load_local_model(cosh_name)
+    with _local_lock:
+        return _local_models.setdefault(cosh_name, model)
+
+
+def forget_local_models() -> None:
+    """Drop the loaded local models (a model file was replaced; tests that damage one)."""
+    with _local_lock:
+        _local_models.clear()
+
+
 class EmbedderPool:
     """Loaded embedders by spec; thread-safe, usable from any event loop."""
 
@@ -91,7 +115,7 @@ class EmbedderPool:
         cached = self._cached(key)
         if cached is not None:
             return cached
-        embedder = load_local_model(key[0].model)
+        embedder = _shared_local_model(key[0].model)
         with self._lock:
             self._embedders[key] = embedder
         return embedder
