@@ -98,6 +98,8 @@ class StoppableProxy:
         self._sockets: set[socket.socket] = set()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        #: When set, connections are accepted and then never answered (a server that hangs).
+        self.hanging = threading.Event()
         self.start()
 
     @property
@@ -117,6 +119,19 @@ class StoppableProxy:
         self._stop.clear()
         self._thread = threading.Thread(target=self._serve, args=(listener,), daemon=True)
         self._thread.start()
+
+    def hang(self) -> None:
+        """Cut open connections; accept new ones but never answer them."""
+        self.stop()
+        self.hanging.set()
+        self.start()
+
+    def resume(self) -> None:
+        """Answer again (after :meth:`hang` or :meth:`stop`)."""
+        if self.running:
+            self.stop()
+        self.hanging.clear()
+        self.start()
 
     def stop(self) -> None:
         """Refuse new connections and cut every open one, as a server that went down does."""
@@ -147,6 +162,8 @@ class StoppableProxy:
                         if not data or peer is None:
                             self._drop(sock, selector, pairs)
                             continue
+                        if peer is sock:  # a hanging connection
+                            continue
                         try:
                             peer.sendall(data)
                         except OSError:
@@ -166,6 +183,11 @@ class StoppableProxy:
         try:
             client, _ = listener.accept()
         except BlockingIOError:
+            return
+        if self.hanging.is_set():
+            client.setblocking(True)
+            pairs[client] = client  # read and drop whatever it sends; never answer
+            selector.register(client, selectors.EVENT_READ)
             return
         try:
             upstream = socket.create_connection((HOST, self.target_port), 5)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
 import re
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,17 @@ T = TypeVar("T")
 REMOTE_STORAGE_DEFAULTS = {"connect_timeout": "5s", "timeout": "20s"}
 #: Upper bound on one table operation, whatever the storage; object stores retry internally.
 OPERATION_TIMEOUT_S = 30.0
+#: Overrides :data:`OPERATION_TIMEOUT_S` (seconds), e.g. for slow links or impatient scripts.
+TIMEOUT_ENV = "RECALL_GUI_STORAGE_TIMEOUT"
+
+
+def operation_timeout() -> float:
+    """The bound on one table operation: ``$RECALL_GUI_STORAGE_TIMEOUT`` if it is a positive number."""
+    try:
+        value = float(os.environ.get(TIMEOUT_ENV, "") or OPERATION_TIMEOUT_S)
+    except ValueError:
+        return OPERATION_TIMEOUT_S
+    return value if value > 0 else OPERATION_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -92,13 +104,14 @@ def describe_lance_error(error: BaseException) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
-async def bounded(operation: Awaitable[T], what: str, limit_s: float = OPERATION_TIMEOUT_S) -> T:
+async def bounded(operation: Awaitable[T], what: str, limit_s: float | None = None) -> T:
     """Await a LanceDB call, turning a hang or a storage failure into a :class:`StorageError`."""
+    limit_s = operation_timeout() if limit_s is None else limit_s
     try:
         return await asyncio.wait_for(operation, limit_s)
     except TimeoutError:
         raise StorageError(
-            f"{what} timed out after {limit_s:.0f} s",
+            f"{what} timed out after {limit_s:g} s",
             hint="The storage did not answer. Check that the server or network is up, then search again.",
         ) from None
     except RecallError:
@@ -144,10 +157,13 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
             lancedb.connect_async(
                 target, read_consistency_interval=dt.timedelta(0), storage_options=storage or None
             ),
-            OPERATION_TIMEOUT_S,
+            operation_timeout(),
         )
     except TimeoutError:
-        raise ConnectError(f"{uri} did not answer within {OPERATION_TIMEOUT_S:.0f} s") from None
+        raise ConnectError(
+            f"{uri} did not answer within {operation_timeout():g} s",
+            hint="The storage did not answer. Check that the server or network is up, then search again.",
+        ) from None
     except (OSError, RuntimeError, ValueError) as error:
         raise ConnectError(
             f"{uri}: {describe_lance_error(error)}",
@@ -217,7 +233,7 @@ async def open_table(uri: str, table_name: str, options: TableOptions | None = N
             raise
     connection = await connect(uri, options.storage_options)
     try:
-        table = await asyncio.wait_for(connection.open_table(table_name), OPERATION_TIMEOUT_S)
+        table = await asyncio.wait_for(connection.open_table(table_name), operation_timeout())
     except TimeoutError:
         raise ConnectError(f'opening table "{table_name}" in {uri} timed out') from None
     except (ValueError, OSError, RuntimeError) as error:
