@@ -181,3 +181,42 @@ def demo_build(tmp_path_factory: pytest.TempPathFactory, shared_model_cache: Pat
         stdout=done.stdout,
         stderr=done.stderr,
     )
+
+
+@pytest.fixture(scope="session")
+def kb_100k(demo_build: DemoBuild, tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+    """100,000 rows from the demo's real passages and vectors (perturbed copies, IVF index), registered
+    active as "python-docs-100k" in its own registry. Built once per run (about 15 s)."""
+    import lancedb
+    import numpy as np
+
+    from recall_gui.core.demo import DEMO_NAME
+    from tests.kbtools import write_perturbed_table
+
+    demo = lancedb.connect(str(demo_build.db_dir)).open_table(DEMO_NAME).to_arrow()
+    vectors = np.vstack(demo.column("vector").to_numpy(zero_copy_only=False)).astype(np.float32)
+    ids, contents = demo.column("id").to_pylist(), demo.column("content").to_pylist()
+    root = tmp_path_factory.mktemp("kb-100k")
+    name = "python-docs-100k"
+    write_perturbed_table(root / "db", name, ids, contents, vectors, rows=100_000)
+    registry = write_registry(root / "registry", [cosh_entry(name, root / "db")])
+    return KnowledgeBase(name, root / "db", registry, tuple(ids), tuple(contents), vectors)
+
+
+@pytest.fixture
+def world_readable_kb(passage_vectors: Any) -> Iterator[KnowledgeBase]:
+    """The 12-passage knowledge base in a folder any user can read (pytest's tmp dirs are private to
+    root), for sessions run as another user; see tests/readonly.py."""
+    import shutil
+    import tempfile
+
+    from tests.readonly import make_writable
+
+    base = Path(tempfile.mkdtemp(prefix="recall-ro-"))
+    base.chmod(0o755)
+    ids, contents = tuple(PASSAGES), tuple(PASSAGES.values())
+    write_lance_table(base / "kb", "notes", ids, contents, passage_vectors)
+    registry = write_registry(base / "registry", [cosh_entry("notes", base / "kb")])
+    yield KnowledgeBase("notes", base / "kb", registry, ids, contents, passage_vectors)
+    make_writable(base)
+    shutil.rmtree(base)

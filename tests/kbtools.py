@@ -99,3 +99,42 @@ def snapshot_tree(root: Path) -> dict[str, tuple[int, int, str]]:
         elif path.is_dir():
             state[str(path.relative_to(root)) + "/"] = (0, 0, "")
     return state
+
+
+def write_perturbed_table(
+    db_dir: Path,
+    table: str,
+    ids: Sequence[str],
+    contents: Sequence[str],
+    vectors: Any,
+    *,
+    rows: int,
+    noise: float = 0.01,
+    seed: int = 2024,
+    ivf_partitions: int | None = 256,
+) -> None:
+    """A large table from real passages: row ``i`` is passage ``i % n`` (id ``{id}~{i}``) with its real
+    vector plus a small random perturbation, renormalised as the model's vectors are. Every query still
+    finds the passages it should. With ``ivf_partitions``, an IVF index (L2, cosh's metric) is built, as a
+    knowledge base of that size would have."""
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+
+    base = np.asarray(vectors, dtype=np.float32)
+    source = np.arange(rows) % len(ids)
+    rng = np.random.default_rng(seed)
+    matrix = base[source] + rng.normal(0.0, noise, (rows, base.shape[1])).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    data = pa.table(
+        {
+            "id": pa.array([f"{ids[s]}~{i}" for i, s in enumerate(source)], pa.utf8()),
+            "content": pa.array([contents[s] for s in source], pa.utf8()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), base.shape[1]),
+        }
+    )
+    created = lancedb.connect(str(db_dir)).create_table(table, data)
+    if ivf_partitions:
+        from lancedb.index import IvfFlat
+
+        created.create_index("vector", config=IvfFlat(distance_type="l2", num_partitions=ivf_partitions))

@@ -13,16 +13,10 @@ import statistics
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pytest
-
 from recall_gui.core import Harness
-from recall_gui.core.demo import DEMO_NAME
-from tests.conftest import DemoBuild
-from tests.kbtools import cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase
 
 ROWS = 100_000
 SEARCHES = 1_000
@@ -74,40 +68,13 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def big_kb(demo_build: DemoBuild, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 100k-row knowledge base built from the demo's passages and vectors; returns its registry."""
-    import lancedb
-    import pyarrow as pa
-    from lancedb.index import IvfFlat
-
-    demo = lancedb.connect(str(demo_build.db_dir)).open_table(DEMO_NAME).to_arrow()
-    base = np.vstack(demo.column("vector").to_numpy(zero_copy_only=False)).astype(np.float32)
-    ids, contents = demo.column("id").to_pylist(), demo.column("content").to_pylist()
-    source = np.arange(ROWS) % len(ids)
-    rng = np.random.default_rng(2024)
-    vectors = base[source] + rng.normal(0.0, 0.01, (ROWS, base.shape[1])).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    root = tmp_path_factory.mktemp("load")
-    table = pa.table(
-        {
-            "id": pa.array([f"{ids[s]}~{i}" for i, s in enumerate(source)], pa.utf8()),
-            "content": pa.array([contents[s] for s in source], pa.utf8()),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), base.shape[1]),
-        }
-    )
-    created = lancedb.connect(str(root / "db")).create_table("python-docs-100k", table)
-    created.create_index("vector", config=IvfFlat(distance_type="l2", num_partitions=256))
-    return write_registry(root / "registry", [cosh_entry("python-docs-100k", root / "db")])
-
-
-def test_a_thousand_searches_in_a_row(big_kb: Path) -> None:
+def test_a_thousand_searches_in_a_row(kb_100k: KnowledgeBase) -> None:
     import psutil
 
     process = psutil.Process()
 
     async def session() -> dict[str, Any]:
-        harness = Harness(big_kb)
+        harness = Harness(kb_100k.registry_dir)
         latencies: list[float] = []
         marks: dict[str, Any] = {}
         tops: dict[str, str] = {}
@@ -117,7 +84,7 @@ def test_a_thousand_searches_in_a_row(big_kb: Path) -> None:
                     marks[n] = Resources.now(process)
                 query = QUERIES[n % len(QUERIES)]
                 started = time.perf_counter()
-                report = await harness.run({"db_name": "python-docs-100k", "query": query, "limit": 5})
+                report = await harness.run({"db_name": kb_100k.name, "query": query, "limit": 5})
                 latencies.append((time.perf_counter() - started) * 1000)
                 assert len(report.result.hits) == 5
                 tops.setdefault(query, report.result.hits[0].id)

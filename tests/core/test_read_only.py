@@ -7,21 +7,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_lance_table, write_registry
+from tests.kbtools import KnowledgeBase, snapshot_tree
+from tests.readonly import THROWAWAY_UID, make_read_only, read_only_mount_prefix, throwaway_user_prefix
 from tests.readonly_session import run_session
 
 ROOT = Path(__file__).resolve().parents[2]
-THROWAWAY_UID = 54_321
 
 
 def check_summary(summary: dict[str, Any], kb: KnowledgeBase) -> None:
@@ -36,32 +34,6 @@ def check_summary(summary: dict[str, Any], kb: KnowledgeBase) -> None:
     assert all(run["code"] == 0 for run in cli.values()), cli
     assert json.loads(cli["search"]["out"])["results"][0]["id"] == "paris"
     assert json.loads(cli["list_json"]["out"])[0]["rows"] == len(kb.ids)
-
-
-@pytest.fixture
-def shared_kb(passage_vectors: Any) -> Iterator[KnowledgeBase]:
-    """A knowledge base in a world-readable folder (pytest's own tmp dirs are private to root)."""
-    from tests.kbtools import PASSAGES
-
-    base = Path(tempfile.mkdtemp(prefix="recall-ro-"))
-    base.chmod(0o755)
-    ids, contents = tuple(PASSAGES), tuple(PASSAGES.values())
-    write_lance_table(base / "kb", "notes", ids, contents, passage_vectors)
-    registry = write_registry(base / "registry", [cosh_entry("notes", base / "kb")])
-    yield KnowledgeBase("notes", base / "kb", registry, ids, contents, passage_vectors)
-    make_writable(base)
-    shutil.rmtree(base)
-
-
-def make_read_only(root: Path) -> None:
-    for path in [root, *root.rglob("*")]:
-        mode = path.stat().st_mode
-        path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-
-
-def make_writable(root: Path) -> None:
-    for path in [root, *root.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
 def session_env(home: Path) -> dict[str, str]:
@@ -111,62 +83,35 @@ def test_the_snapshot_notices_a_write(kb: KnowledgeBase) -> None:
     assert snapshot_tree(kb.db_dir) != before
 
 
-def test_a_session_works_on_files_without_write_permission(shared_kb: KnowledgeBase) -> None:
-    make_read_only(shared_kb.db_dir)
-    before = snapshot_tree(shared_kb.db_dir)
-    check_summary(run_session(shared_kb.registry_dir, shared_kb.name), shared_kb)
-    assert snapshot_tree(shared_kb.db_dir) == before
+def test_a_session_works_on_files_without_write_permission(world_readable_kb: KnowledgeBase) -> None:
+    make_read_only(world_readable_kb.db_dir)
+    before = snapshot_tree(world_readable_kb.db_dir)
+    check_summary(run_session(world_readable_kb.registry_dir, world_readable_kb.name), world_readable_kb)
+    assert snapshot_tree(world_readable_kb.db_dir) == before
 
 
-def test_a_session_works_for_a_user_who_may_not_write(shared_kb: KnowledgeBase, tmp_path: Path) -> None:
-    """Run as a throwaway non-root uid that can read everything (CAP_DAC_READ_SEARCH, so it reaches the
-    interpreter under /root) but write nothing it does not own."""
-    if os.geteuid() != 0:
-        pytest.skip("already not root: the permission test above is the non-root run")
-    if shutil.which("setpriv") is None:
-        pytest.skip("setpriv (util-linux) is needed to run as another user")
-    make_read_only(shared_kb.db_dir)
+def test_a_session_works_for_a_user_who_may_not_write(world_readable_kb: KnowledgeBase) -> None:
+    """A throwaway non-root uid that can read everything but write nothing it does not own."""
+    kb = world_readable_kb
+    make_read_only(kb.db_dir)
+    prefix, why_not = throwaway_user_prefix(kb.db_dir)
+    if prefix is None:
+        pytest.skip(why_not)
     home = Path(tempfile.mkdtemp(prefix="recall-user-"))
     try:
         os.chown(home, THROWAWAY_UID, THROWAWAY_UID)
-        prefix = [
-            "setpriv",
-            f"--reuid={THROWAWAY_UID}",
-            f"--regid={THROWAWAY_UID}",
-            "--clear-groups",
-            "--inh-caps=+dac_read_search",
-            "--ambient-caps=+dac_read_search",
-        ]
-        probe = subprocess.run(
-            [*prefix, sys.executable, "-c", f"open({str(shared_kb.db_dir / 'probe')!r}, 'w')"],
-            check=False,
-            capture_output=True,
-            text=True,
-        )
-        if "Operation not permitted" in probe.stderr and "setpriv" in probe.stderr:
-            pytest.skip(f"cannot switch user here: {probe.stderr.strip()}")
-        assert "Permission denied" in probe.stderr  # that user really may not write there
-        before = snapshot_tree(shared_kb.db_dir)
-        check_summary(run_child(prefix, shared_kb, home), shared_kb)
-        assert snapshot_tree(shared_kb.db_dir) == before
+        before = snapshot_tree(kb.db_dir)
+        check_summary(run_child(prefix, kb, home), kb)
+        assert snapshot_tree(kb.db_dir) == before
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_a_session_works_on_a_read_only_mount(shared_kb: KnowledgeBase, tmp_path: Path) -> None:
-    if shutil.which("unshare") is None:
-        pytest.skip("unshare (util-linux) is needed for a private read-only bind mount")
-    folder = str(shared_kb.db_dir)
-    mount = f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder}"
-    check = subprocess.run(
-        ["unshare", "-m", "sh", "-c", f"{mount} && touch {folder}/probe"],
-        check=False,
-        capture_output=True,
-        text=True,
-    )
-    if "Read-only file system" not in check.stderr:
-        pytest.skip(f"cannot make a read-only bind mount here: {check.stderr.strip()}")
-    before = snapshot_tree(shared_kb.db_dir)
-    prefix = ["unshare", "-m", "sh", "-c", f'{mount} && exec "$@"', "sh"]
-    check_summary(run_child(prefix, shared_kb, tmp_path / "home"), shared_kb)
-    assert snapshot_tree(shared_kb.db_dir) == before
+def test_a_session_works_on_a_read_only_mount(world_readable_kb: KnowledgeBase, tmp_path: Path) -> None:
+    kb = world_readable_kb
+    prefix, why_not = read_only_mount_prefix(kb.db_dir)
+    if prefix is None:
+        pytest.skip(why_not)
+    before = snapshot_tree(kb.db_dir)
+    check_summary(run_child(prefix, kb, tmp_path / "home"), kb)
+    assert snapshot_tree(kb.db_dir) == before
