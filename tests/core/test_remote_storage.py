@@ -25,7 +25,7 @@ from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_regist
 from tests.s3server import SECRET_KEY, S3Location, environment, upload_tree
 
 #: The core's own bound on one storage operation, lowered so a hanging server costs the test little.
-STORAGE_TIMEOUT_S = 2.0
+STORAGE_TIMEOUT_S = 3.0
 POOL = EmbedderPool()
 
 
