@@ -61,11 +61,16 @@ def test_a_cloud_database_is_searched_through_the_provider_api(
     assert report.model_used == f"{provider} / {MODELS[provider]}"
     (request,) = fake_provider.requests
     assert "What is the capital of France?" in str(request.body)
-    assert request.path in (
-        "/v1/embeddings",
-        "/v1beta/models/text-embedding-local:embedContent",
-        "/api/embed",
+    assert (
+        request.path
+        == {
+            "openai": "/v1/embeddings",
+            "gemini": "/v1beta/models/text-embedding-local:embedContent",
+            "ollama": "/api/embed",
+        }[provider]
     )
+    sent = {k.lower(): v for k, v in request.headers.items()}
+    assert (sent.get("x-goog-api-key") or sent["authorization"].removeprefix("Bearer ")) == SECRET_KEY
 
 
 @pytest.mark.parametrize("case", [(p, f) for p in sorted(MODELS) for f in FAULTS], ids="-".join)
