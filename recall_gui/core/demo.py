@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall_gui.core.errors import DemoBuildCancelled
-from recall_gui.core.paths import demo_db_dir
-from recall_gui.core.registry import register_database
+from recall_gui.core.paths import RegistryLocation, demo_db_dir
+from recall_gui.core.registry import Registry, register_database
 
 DEMO_NAME = "python-docs"
 DEMO_DESCRIPTION = (
@@ -153,3 +153,9 @@ def build_demo(
 def demo_exists(target: Path | None = None) -> bool:
     target = Path(target) if target is not None else demo_db_dir()
     return (target / f"{DEMO_NAME}.lance").is_dir()
+
+
+def demo_wanted(location: RegistryLocation, registry: Registry) -> bool:
+    """Whether to offer building the demo at start-up: only in the app's own registry, and only while it
+    lists no database at all (a user with a cosh registry, or who chose one, never gets it unasked)."""
+    return location.is_app_registry and not registry.databases and not registry.problems

@@ -9,6 +9,7 @@ convert down to :class:`RecallOutput` without losing the order.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -140,6 +141,15 @@ class SearchHit:
 
     def to_entry(self) -> RecallEntry:
         return RecallEntry(self.id, self.content)
+
+    @property
+    def vector_norm(self) -> float | None:
+        """The stored vector's Euclidean length (about 1.0 for normalised embeddings); ``None`` without one.
+
+        A norm far from 1 on a table built with a normalising model points at a corrupt or foreign row."""
+        if self.vector is None:
+            return None
+        return math.sqrt(math.fsum(x * x for x in self.vector))
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,32 @@
-"""The window: everything that imports PySide6 or qasync lives here."""
+"""The window: everything that imports PySide6 or qasync lives here.
+
+``create_window`` is the entry point for tests and scripts: it builds the main window in-process, while
+the caller owns the ``QApplication`` and the qasync event loop (``recall_gui.qt.app.run_app`` does both
+for the ``recall-gui`` command).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recall_gui.qt.main_window import MainWindow
+
+
+def create_window(
+    registry_dir: str | os.PathLike[str] | None = None, config_dir: str | os.PathLike[str] | None = None
+) -> MainWindow:
+    """The main window for ``registry_dir`` (default: ``--registry`` rules: $RECALL_REGISTRY_DIR, cosh's,
+    else the app's own) keeping its settings in ``config_dir`` (default: the app's config dir).
+
+    Nothing runs until the caller starts it: ``window.begin()`` (or ``await window.start()``) loads the
+    libraries, checks the databases and opens one; with the app's own empty registry it builds the demo.
+    """
+    from recall_gui.core.paths import app_config_dir, resolve_registry_dir
+    from recall_gui.qt.main_window import MainWindow
+
+    location = resolve_registry_dir(registry_dir)
+    config = Path(config_dir).expanduser() if config_dir is not None else app_config_dir()
+    return MainWindow(location, config)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
 from recall_gui.core import RecallEntry, RecallOutput, RecallSearchInput, SearchHit, SearchResult
 from recall_gui.core.errors import InvalidInputError
+from tests.kbtools import KnowledgeBase
 
 
 def test_input_round_trips_through_json_with_all_six_fields() -> None:
@@ -75,3 +77,17 @@ def test_search_result_converts_to_output_in_order_without_scores() -> None:
     output = result.to_output()
     assert [entry.id for entry in output.results] == ["near", "far"]
     assert "distance" not in output.to_json()
+
+
+def test_vector_norm_is_the_euclidean_length_and_none_without_a_vector() -> None:
+    assert SearchHit("a", "x", 0.0, vector=(3.0, 4.0)).vector_norm == pytest.approx(5.0)
+    assert SearchHit("a", "x", 0.0).vector_norm is None
+
+
+def test_a_stored_embedding_has_unit_norm(kb: KnowledgeBase) -> None:
+    from recall_gui.core.browse import fetch_row
+
+    hit = asyncio.run(fetch_row(str(kb.db_dir), kb.name, 0))
+    assert hit is not None and hit.vector is not None
+    assert len(hit.vector) == 384
+    assert hit.vector_norm == pytest.approx(1.0, abs=1e-3)

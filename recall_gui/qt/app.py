@@ -1,0 +1,70 @@
+"""``recall-gui`` without arguments: the window, shown at once, with the slow libraries loading behind it.
+
+Start-up order matters for how fast the window is usable: only PySide6, qasync and the light part of the
+core are imported before the window is shown; LanceDB, PyArrow, NumPy, httpx and fastembed load on a
+worker thread afterwards (:mod:`recall_gui.qt.warmup`), while the user can already type.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Mapping
+
+DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+
+
+def display_problem(environ: Mapping[str, str] | None = None, platform: str | None = None) -> str | None:
+    """Why no window can be opened here (Qt would abort with a core dump instead), or ``None``."""
+    environ = os.environ if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    if not platform.startswith("linux") or any(environ.get(name) for name in DISPLAY_VARIABLES):
+        return None
+    return (
+        "error: no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set).\n"
+        "hint: run recall-gui inside a desktop session (or ssh -X), or use the command line without a "
+        "window: `recall-gui search`, `recall-gui list`, `recall-gui tool` (see `recall-gui --help`)."
+    )
+
+
+def run_app(registry_dir: str | None = None) -> int:
+    """Open the window on ``registry_dir`` (or the default registry) and run until it is closed."""
+    problem = display_problem()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
+
+    import qasync
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from recall_gui.qt import create_window
+    from recall_gui.qt.icons import app_icon
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("recall-gui")
+    app.setDesktopFileName("recall-gui")
+    app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)  # the loop below ends the app, after cleaning up
+    window = create_window(registry_dir)
+
+    async def main() -> None:
+        closed = asyncio.Event()
+        app.lastWindowClosed.connect(closed.set)
+        window.show()
+        window.focus_query()
+        window.begin()
+        await closed.wait()
+        window.tasks.cancel_all()
+        await window.aclose()
+
+    # Ctrl+C in the terminal closes the window; the timer lets Python see the signal while Qt runs.
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    tick = QTimer()
+    tick.start(250)
+    tick.timeout.connect(lambda: None)
+    qasync.run(main())
+    return 0

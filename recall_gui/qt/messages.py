@@ -1,0 +1,63 @@
+"""The one place where failures become what the user reads: a message, what to do, and how serious.
+
+Core errors already carry both texts (:class:`~recall_gui.core.errors.RecallError`); anything else is a
+bug, reported as such with its details in the log rather than as a traceback dialog.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from recall_gui.core.errors import DemoBuildCancelled, RecallError
+
+log = logging.getLogger(__name__)
+
+Level = Literal["error", "warning", "info"]
+
+#: Short names for failed health checks, shown beside a database in the dropdown.
+HEALTH_LABELS = {
+    "path": "missing folder",
+    "table": "missing table",
+    "model": "model unavailable",
+    "dimension": "dimension mismatch",
+    "columns": "columns not found",
+    "storage": "storage error",
+}
+
+
+@dataclass(frozen=True)
+class UserMessage:
+    """What the banner shows: ``text`` (what happened) and ``hint`` (what to do)."""
+
+    text: str
+    hint: str | None = None
+    level: Level = "error"
+
+
+def user_message(error: BaseException) -> UserMessage:
+    """Turn any failure of an operation into a message for the banner."""
+    if isinstance(error, DemoBuildCancelled):
+        return UserMessage(
+            "The demo knowledge base was not built.",
+            "Build it any time with File ▸ Build demo knowledge base, or run `recall-gui demo`.",
+            "info",
+        )
+    if isinstance(error, RecallError):
+        return UserMessage(_sentence(error.message), error.hint, "error")
+    log.error("unexpected error", exc_info=(type(error), error, error.__traceback__))
+    return UserMessage(
+        f"Unexpected error: {type(error).__name__}: {error}",
+        "This is a bug in recall-gui; the details are in the log. Nothing you typed was lost.",
+        "error",
+    )
+
+
+def health_label(kind: str) -> str:
+    return HEALTH_LABELS.get(kind, kind)
+
+
+def _sentence(text: str) -> str:
+    """Core messages are lowercase, as cosh's are (agents read them); the window starts them capitalised."""
+    return text[:1].upper() + text[1:] if text else text

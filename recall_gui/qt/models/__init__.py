@@ -1,0 +1,1 @@
+"""Table models: they turn core results into rows and cells, and nothing else."""

@@ -1,0 +1,86 @@
+"""The search results table: rank, id, a one-line preview of the content, and the distance."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+from recall_gui.core.types import SearchHit, SearchResult
+from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, one_line
+
+#: How each metric's distances are named in the column header ("l2" is squared L2, as LanceDB reports).
+METRIC_NAMES = {"l2": "squared L2", "cosine": "cosine", "dot": "dot"}
+
+RANK, ID, CONTENT, DISTANCE = range(4)
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class ResultsModel(QAbstractTableModel):
+    """Rows of one :class:`SearchResult`, nearest first; formats cells and does nothing else."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._result: SearchResult | None = None
+
+    @property
+    def result(self) -> SearchResult | None:
+        return self._result
+
+    def set_result(self, result: SearchResult | None) -> None:
+        self.beginResetModel()
+        self._result = result
+        self.endResetModel()
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, DISTANCE, DISTANCE)
+
+    def hit(self, row: int) -> SearchHit:
+        assert self._result is not None
+        return self._result.hits[row]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's own signature
+        return 0 if parent.isValid() or self._result is None else len(self._result.hits)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else 4
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            if section == DISTANCE:
+                metric = self._result.metric if self._result else "l2"
+                return f"Distance ({METRIC_NAMES.get(metric, metric)})"
+            return ("Rank", "ID", "Content", "")[section]
+        if role == Qt.ItemDataRole.ToolTipRole and section == DISTANCE:
+            return "Smaller is nearer. The metric is the one the search used (the index's, or cosh's L2)."
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if section in (RANK, DISTANCE) else _LEFT
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or self._result is None:
+            return None
+        row, column = index.row(), index.column()
+        hit = self._result.hits[row]
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == RANK:
+                return str(row + 1)
+            if column == ID:
+                return hit.id
+            if column == CONTENT:
+                return one_line(hit.content)
+            return f"{hit.distance:.4f}"
+        if role == VALUE_ROLE:
+            return (row + 1, hit.id, hit.content, hit.distance)[column]
+        if role == ITEM_ROLE:
+            return hit
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if column in (RANK, DISTANCE) else _LEFT
+        if role == Qt.ItemDataRole.ToolTipRole and column in (ID, CONTENT):
+            return hit.id if column == ID else one_line(hit.content, 600)
+        return None

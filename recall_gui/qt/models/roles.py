@@ -1,0 +1,43 @@
+"""Item data roles shared by the table models and the code that sorts, copies and exports their rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+#: The cell's full value (int, float or full text), for sorting, copying and export; the display text may
+#: be shortened (one line, rounded) but this never is.
+VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
+#: The whole row's core object (a SearchHit or a BrowseRow), for the detail panel.
+ITEM_ROLE = Qt.ItemDataRole.UserRole + 2
+
+#: Longest text a one-line preview shows; views elide what does not fit anyway.
+PREVIEW_CHARS = 400
+
+
+def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """The first ``limit`` characters of ``text`` on one line (runs of whitespace become one space)."""
+    head = " ".join(text[: limit * 2].split())
+    return head if len(head) <= limit else head[: limit - 1] + "…"
+
+
+def plain_value(value: Any) -> Any:
+    """A metadata value as JSON can hold it: scalars as they are, anything else as readable text."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def cell_text(value: Any) -> str:
+    """A metadata value on one line, for a table cell."""
+    plain = plain_value(value)
+    if plain is None:
+        return ""
+    return one_line(plain if isinstance(plain, str) else json.dumps(plain))

@@ -1,0 +1,173 @@
+"""The database dropdown and the facts about the chosen database.
+
+Active databases (the ones agents can search) come first, inactive ones after a separator. Each item shows
+its health as a coloured dot and, when a check failed, what failed — no dialog needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
+
+from recall_gui.core.registry import DatabaseEntry, Registry
+from recall_gui.qt.icons import status_dot
+from recall_gui.qt.messages import health_label
+
+if TYPE_CHECKING:
+    from recall_gui.core.health import DatabaseHealth
+
+NAME_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def item_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
+    text = entry.name if entry.active else f"{entry.name} (inactive)"
+    if health is not None and health.problems:
+        text += " — " + ", ".join(dict.fromkeys(health_label(p.kind) for p in health.problems))
+    return text
+
+
+def info_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
+    """One line of facts: rows, dimension, model, index, version (what is known so far)."""
+    parts: list[str] = []
+    info = health.info if health else None
+    if info is not None:
+        parts.append(f"{info.row_count:,} rows")
+        parts.append(f"{info.columns.vector_dim}-d vectors")
+    parts.append(entry.embedder.label)
+    if info is not None:
+        vector_indexes = [ix for ix in info.indexes if info.columns.vector in ix.columns]
+        if vector_indexes:
+            index = vector_indexes[0]
+            parts.append(f"index {index.index_type}" + (f" ({index.metric})" if index.metric else ""))
+        else:
+            parts.append(f"no index ({info.default_metric} scan)")
+        parts.append(f"version {info.version}")
+    elif health is None:
+        parts.append("checking…")
+    if not entry.active:
+        parts.append("inactive: agents cannot search it")
+    return " · ".join(parts)
+
+
+class DatabaseBar(QWidget):
+    """``dbCombo`` and ``dbInfo``; emits :attr:`databaseChosen` when the user picks a database."""
+
+    databaseChosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.combo = QComboBox()
+        self.combo.setObjectName("dbCombo")
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.combo.setMinimumContentsLength(18)
+        self.combo.setToolTip("The database to search or browse (F5 reloads the registry)")
+        self.info = QLabel()
+        self.info.setObjectName("dbInfo")
+        self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        label = QLabel("&Database:")
+        label.setBuddy(self.combo)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(8)
+        layout.addWidget(label)
+        layout.addWidget(self.combo)
+        layout.addSpacing(6)
+        layout.addWidget(self.info, 1)
+        self._entries: dict[str, DatabaseEntry] = {}
+        self._healths: dict[str, DatabaseHealth] = {}
+        self.combo.activated.connect(self._on_activated)
+
+    def current_name(self) -> str | None:
+        name = self.combo.currentData(NAME_ROLE)
+        return name if isinstance(name, str) else None
+
+    def names(self) -> list[str]:
+        return [
+            n for i in range(self.combo.count()) if isinstance(n := self.combo.itemData(i, NAME_ROLE), str)
+        ]
+
+    def set_registry(self, registry: Registry) -> None:
+        """List the registry's databases, keeping the current choice when it is still there."""
+        current = self.current_name()
+        self._entries = {entry.name: entry for entry in registry.databases}
+        self._healths = {name: h for name, h in self._healths.items() if name in self._entries}
+        self.combo.blockSignals(True)
+        self.combo.clear()
+        active = [e for e in registry.databases if e.active]
+        inactive = [e for e in registry.databases if not e.active]
+        for entry in active:
+            self._add(entry)
+        if active and inactive:
+            self.combo.insertSeparator(self.combo.count())
+        for entry in inactive:
+            self._add(entry)
+        if not registry.databases:
+            self.combo.addItem("(no databases registered)")
+            self.combo.setEnabled(False)
+        else:
+            self.combo.setEnabled(True)
+        self.select(current)
+        self.combo.blockSignals(False)
+        self._show_info()
+
+    def set_health(self, healths: Mapping[str, DatabaseHealth]) -> None:
+        self._healths.update({name: h for name, h in healths.items() if name in self._entries})
+        for index in range(self.combo.count()):
+            name = self.combo.itemData(index, NAME_ROLE)
+            if isinstance(name, str) and name in healths:
+                self._decorate(index, self._entries[name])
+        self._show_info()
+
+    def health(self, name: str) -> DatabaseHealth | None:
+        return self._healths.get(name)
+
+    def select(self, name: str | None) -> bool:
+        """Show ``name`` as chosen, without emitting :attr:`databaseChosen`."""
+        index = self.combo.findData(name, NAME_ROLE) if name is not None else -1
+        if index < 0:
+            return False
+        self.combo.blockSignals(True)
+        self.combo.setCurrentIndex(index)
+        self.combo.blockSignals(False)
+        self._show_info()
+        return True
+
+    def _add(self, entry: DatabaseEntry) -> None:
+        self.combo.addItem(entry.name)
+        index = self.combo.count() - 1
+        self.combo.setItemData(index, entry.name, NAME_ROLE)
+        self._decorate(index, entry)
+
+    def _decorate(self, index: int, entry: DatabaseEntry) -> None:
+        health = self._healths.get(entry.name)
+        state = "checking" if health is None else ("ok" if health.ok else "failed")
+        self.combo.setItemText(index, item_text(entry, health))
+        self.combo.setItemIcon(index, status_dot(state))
+        if health is None:
+            tip = "Checking…"
+        elif health.ok:
+            tip = "Ready to search"
+        else:
+            tip = "\n".join(p.message + (f"\n  → {p.hint}" if p.hint else "") for p in health.problems)
+        self.combo.setItemData(index, f"{entry.uri}\n{tip}", Qt.ItemDataRole.ToolTipRole)
+
+    def _show_info(self) -> None:
+        name = self.current_name()
+        entry = self._entries.get(name) if name else None
+        if entry is None:
+            self.info.setText("")
+            self.info.setToolTip("")
+            return
+        health = self._healths.get(entry.name)
+        self.info.setText(info_text(entry, health))
+        self.info.setToolTip(f"{entry.uri}\n{entry.description}")
+
+    def _on_activated(self, index: int) -> None:
+        name = self.combo.itemData(index, NAME_ROLE)
+        if isinstance(name, str):
+            self._show_info()
+            self.databaseChosen.emit(name)

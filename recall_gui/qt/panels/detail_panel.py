@@ -1,0 +1,165 @@
+"""The entry detail: one row in full — id, content, every other column, and its vector — to verify it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QStackedWidget,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from recall_gui.qt.models.roles import plain_value
+from recall_gui.qt.widgets import group_box, push_button, text_view
+
+#: Metadata rows shown without scrolling; the content gets the rest of the height.
+MAX_METADATA_ROWS = 8
+EMPTY_TEXT = "Select a row to see the whole entry: its full content, every other column and its vector."
+
+
+def _copy(text: str) -> None:
+    QGuiApplication.clipboard().setText(text)
+
+
+def _row(*widgets: QWidget) -> QHBoxLayout:
+    row = QHBoxLayout()
+    for number, widget in enumerate(widgets):
+        row.addWidget(widget, 1 if number == 0 else 0)
+    return row
+
+
+class DetailPanel(QWidget):
+    """Shows one entry; :meth:`show_entry` with ``vector=None`` and ``vector_pending=True`` while the
+    vector is still being read (browsed rows carry no vector until opened)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._vector: Sequence[float] | None = None
+        self._metadata: dict[str, Any] = {}
+
+        self.empty = QLabel(EMPTY_TEXT)
+        self.empty.setObjectName("detailEmpty")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setEnabled(False)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self._details())
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.stack)
+        self.clear()
+
+    def _details(self) -> QWidget:
+        self.id_edit = QLineEdit()
+        self.id_edit.setObjectName("detailId")
+        self.id_edit.setReadOnly(True)
+        self.position = QLabel()
+        self.position.setObjectName("detailPosition")
+        self.vector_label = QLabel()
+        self.vector_label.setObjectName("detailVector")
+        self.vector_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        copy_id = push_button("Copy", "copyIdButton", "Copy the id")
+        self.copy_vector = push_button("Copy", "copyVectorButton", "Copy the vector as a JSON array")
+        copy_id.clicked.connect(lambda: _copy(self.id_edit.text()))
+        self.copy_vector.clicked.connect(lambda: _copy(self.vector_json()))
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("ID:", _row(self.id_edit, copy_id))
+        form.addRow("Position:", self.position)
+        form.addRow("Vector:", _row(self.vector_label, self.copy_vector))
+
+        self.content = text_view("detailContent", read_only=True)
+        copy_content = push_button("Copy", "copyContentButton", "Copy the full content")
+        copy_content.clicked.connect(lambda: _copy(self.content.toPlainText()))
+        self.metadata = QTableWidget(0, 2)
+        self.metadata.setObjectName("detailMetadata")
+        self.metadata.setHorizontalHeaderLabels(["Column", "Value"])
+        self.metadata.verticalHeader().setVisible(False)
+        self.metadata.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.metadata.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.metadata.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.metadata.setWordWrap(False)
+        self.copy_metadata = push_button("Copy", "copyMetadataButton", "Copy the other columns as JSON")
+        self.copy_metadata.clicked.connect(lambda: _copy(self.metadata_json()))
+        self.metadata_box = group_box("Other columns", [(self.metadata, 1)], [self.copy_metadata])
+
+        details = QWidget()
+        layout = QVBoxLayout(details)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(form)
+        layout.addWidget(group_box("Content", [(self.content, 1)], [copy_content]), 1)
+        layout.addWidget(self.metadata_box, 0)
+        return details
+
+    def clear(self) -> None:
+        self.stack.setCurrentWidget(self.empty)
+        self._vector = None
+        self._metadata = {}
+
+    @property
+    def showing(self) -> bool:
+        return self.stack.currentWidget() is not self.empty
+
+    def show_entry(
+        self,
+        *,
+        entry_id: str,
+        content: str,
+        position: str,
+        metadata: Mapping[str, Any],
+        vector: Sequence[float] | None,
+        norm: float | None,
+        vector_pending: bool = False,
+    ) -> None:
+        self.stack.setCurrentIndex(1)
+        self.id_edit.setText(entry_id)
+        self.id_edit.setCursorPosition(0)
+        self.position.setText(position)
+        if self.content.toPlainText() != content:
+            self.content.setPlainText(content)
+        self._metadata = {name: plain_value(value) for name, value in metadata.items()}
+        self.metadata.setRowCount(len(self._metadata))
+        for row, (name, value) in enumerate(self._metadata.items()):
+            self.metadata.setItem(row, 0, QTableWidgetItem(name))
+            text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
+            item = QTableWidgetItem(text)
+            item.setToolTip(text[:2000])
+            self.metadata.setItem(row, 1, item)
+        self.metadata_box.setVisible(bool(self._metadata))
+        shown = min(len(self._metadata), MAX_METADATA_ROWS)
+        header = self.metadata.horizontalHeader().sizeHint().height()
+        self.metadata.setFixedHeight(header + shown * self.metadata.verticalHeader().defaultSectionSize() + 4)
+        self.copy_metadata.setEnabled(bool(self._metadata))
+        self.set_vector(vector, norm, pending=vector_pending)
+
+    def set_vector(
+        self, vector: Sequence[float] | None, norm: float | None, *, pending: bool = False
+    ) -> None:
+        self._vector = vector
+        self.copy_vector.setEnabled(vector is not None)
+        if vector is not None and norm is not None:
+            head = ", ".join(f"{x:.4f}" for x in list(vector[:8]))
+            self.vector_label.setText(f"{len(vector)} dimensions · norm {norm:.4f}")
+            self.vector_label.setToolTip(f"[{head}, …]")
+        else:
+            self.vector_label.setText("reading…" if pending else "not stored")
+            self.vector_label.setToolTip("")
+
+    def metadata_json(self) -> str:
+        return json.dumps(self._metadata, ensure_ascii=False, indent=2)
+
+    def vector_json(self) -> str:
+        return json.dumps([float(x) for x in self._vector or []])

@@ -1,0 +1,240 @@
+"""The table area: search results, or every row of the table when browsing, with copy and export.
+
+Both tables show rows as their models format them; copying and exporting read the same cells (full values,
+in the order and columns the view shows), so what a user sees is what they get.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from PySide6.QtCore import (
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from recall_gui.core.export import ExportTable, to_clipboard_text
+from recall_gui.core.types import SearchResult
+from recall_gui.qt.models.browse_model import BrowseModel
+from recall_gui.qt.models.results_model import ResultsModel
+from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE
+from recall_gui.qt.widgets import PlaceholderTableView
+
+Mode = Literal["results", "browse"]
+FILTER_DELAY_MS = 250
+
+HINT_NO_DATABASE = "No database chosen yet."
+HINT_SEARCH = "Type a question and press Enter to see exactly what an agent would get."
+HINT_NO_RESULTS = "No results: the table is empty, or the limit is 0."
+HINT_NO_ROWS = "This table has no rows."
+HINT_NO_MATCH = "No row's id or content contains this text."
+HINT_LOADING = "Loading…"
+
+
+class ResultsPanel(QWidget):
+    """``resultsTable`` (search results) and ``browseTable`` (every row), one shown at a time."""
+
+    #: The row the user selected: a SearchHit, a BrowseRow, or None.
+    entrySelected = Signal(object)
+    #: The browse filter after the user stopped typing (or pressed Enter).
+    filterChanged = Signal(str)
+
+    def __init__(self, browse_model: BrowseModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.results_model = ResultsModel()
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.results_model)
+        self.proxy.setSortRole(VALUE_ROLE)
+        self.browse_model = browse_model
+
+        header = self._build_header()
+        self._build_tables()
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.results_table)
+        self.stack.addWidget(self.browse_table)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addLayout(header)
+        layout.addWidget(self.stack, 1)
+
+        self.copy_action = QAction("&Copy Selected Rows", self)
+        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.copy_action.triggered.connect(self.copy_selection)
+        for table in (self.results_table, self.browse_table):
+            table.addAction(self.copy_action)
+            table.selectionModel().selectionChanged.connect(self._on_selection)
+        browse_model.modelReset.connect(self._rebind_browse_selection)
+
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(FILTER_DELAY_MS)
+        self._filter_timer.timeout.connect(self._emit_filter)
+        self.filter_edit.textEdited.connect(lambda _text: self._filter_timer.start())
+        self.filter_edit.returnPressed.connect(self._emit_filter)
+        self.set_mode("results")
+
+    def _build_header(self) -> QHBoxLayout:
+        self.caption = QLabel()
+        self.caption.setObjectName("resultsCaption")
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("filterEdit")
+        self.filter_edit.setPlaceholderText("Filter by id or content")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setMaximumWidth(320)
+        self.filter_edit.setToolTip("Shows only rows whose id or content contains this text (any case)")
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.addWidget(self.caption, 1)
+        header.addWidget(self.filter_edit)
+
+        return header
+
+    def _build_tables(self) -> None:
+        self.results_table = PlaceholderTableView()
+        self.results_table.setObjectName("resultsTable")
+        self.results_table.setModel(self.proxy)
+        self.results_table.setSortingEnabled(True)
+        self.results_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.results_table.setPlaceholder(HINT_SEARCH)
+        self._size_columns(self.results_table, {0: 64, 1: 170, 3: 160})
+
+        self.browse_table = PlaceholderTableView()
+        self.browse_table.setObjectName("browseTable")
+        self.browse_table.setModel(self.browse_model)
+        self.browse_table.setPlaceholder(HINT_NO_DATABASE)
+        self._size_columns(self.browse_table, {0: 70, 1: 170})
+        self.browse_model.modelReset.connect(lambda: self._size_columns(self.browse_table, {0: 70, 1: 170}))
+
+    # --- modes ------------------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> Mode:
+        return "browse" if self.stack.currentWidget() is self.browse_table else "results"
+
+    def current_table(self) -> QTableView:
+        return self.browse_table if self.mode == "browse" else self.results_table
+
+    def set_mode(self, mode: Mode) -> None:
+        self.stack.setCurrentWidget(self.browse_table if mode == "browse" else self.results_table)
+        self.filter_edit.setVisible(mode == "browse")
+
+    def show_result(self, result: SearchResult | None, caption: str) -> None:
+        self.results_model.set_result(result)
+        self.results_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.results_table.setPlaceholder(HINT_SEARCH if result is None else HINT_NO_RESULTS)
+        self.caption.setText(caption)
+        self.set_mode("results")
+        if result is not None and result.hits:
+            flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            self.results_table.selectionModel().setCurrentIndex(self.proxy.index(0, 0), flags)
+        else:
+            self.entrySelected.emit(None)
+
+    def show_browse(self, caption: str, placeholder: str = HINT_LOADING) -> None:
+        self.caption.setText(caption)
+        self.browse_table.setPlaceholder(placeholder)
+        self.set_mode("browse")
+        self.entrySelected.emit(None)
+
+    def set_caption(self, caption: str) -> None:
+        self.caption.setText(caption)
+
+    def set_browse_placeholder(self, text: str) -> None:
+        self.browse_table.setPlaceholder(text)
+
+    def filter_text(self) -> str:
+        return self.filter_edit.text()
+
+    # --- reading what the view shows ---------------------------------------------------------------
+
+    def headers(self, table: QTableView | None = None) -> tuple[str, ...]:
+        table = table or self.current_table()
+        return tuple(
+            str(table.model().headerData(c, Qt.Orientation.Horizontal)) for c in self.visible_columns(table)
+        )
+
+    def row_values(self, row: int, table: QTableView | None = None) -> tuple[Any, ...]:
+        """The full values of one view row, in the view's column order."""
+        table = table or self.current_table()
+        model = table.model()
+        return tuple(model.index(row, c).data(VALUE_ROLE) for c in self.visible_columns(table))
+
+    async def shown_table(self) -> ExportTable:
+        """Every row the current view shows, in its order (as the user sorted it) and column order, with
+        full values. Browsed rows that are no longer in memory are read again."""
+        table = self.current_table()
+        if table is self.results_table:
+            rows = tuple(self.row_values(r, table) for r in range(table.model().rowCount()))
+            return ExportTable(self.headers(table), rows)
+        columns = self.visible_columns(table)
+        items = await self.browse_model.shown_items()
+        values = tuple(tuple(self.browse_model.value(item, c) for c in columns) for item in items)
+        return ExportTable(self.headers(table), values)
+
+    def selected_rows(self) -> list[int]:
+        table = self.current_table()
+        return sorted({index.row() for index in table.selectionModel().selectedRows()})
+
+    def copy_selection(self) -> str:
+        """Put the selected rows on the clipboard as tab-separated text; returns the text."""
+        table = self.current_table()
+        rows = [self.row_values(r, table) for r in self.selected_rows()]
+        rows = [row for row in rows if row and row[0] is not None]  # browse rows not in memory
+        text = to_clipboard_text(rows) if rows else ""
+        if text:
+            QGuiApplication.clipboard().setText(text)
+        return text
+
+    # --- internals --------------------------------------------------------------------------------
+
+    @staticmethod
+    def visible_columns(table: QTableView) -> list[int]:
+        """Logical column numbers in the order the user sees them (columns can be dragged)."""
+        header = table.horizontalHeader()
+        columns = [header.logicalIndex(v) for v in range(header.count())]
+        return [c for c in columns if not header.isSectionHidden(c)]
+
+    @staticmethod
+    def _size_columns(table: QTableView, widths: dict[int, int]) -> None:
+        header = table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column, width in widths.items():
+            table.setColumnWidth(column, width)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(40)
+
+    def _rebind_browse_selection(self) -> None:
+        self.entrySelected.emit(None)
+
+    def _on_selection(self, selected: QItemSelection, deselected: QItemSelection) -> None:
+        table = self.current_table()
+        current: QModelIndex = table.selectionModel().currentIndex()
+        rows = table.selectionModel().selectedRows()
+        index = current if current.isValid() and table.selectionModel().isRowSelected(current.row()) else None
+        if index is None and rows:
+            index = rows[0]
+        self.entrySelected.emit(index.siblingAtColumn(0).data(ITEM_ROLE) if index is not None else None)
+
+    def _emit_filter(self) -> None:
+        self._filter_timer.stop()
+        self.filterChanged.emit(self.filter_edit.text())

@@ -1,0 +1,63 @@
+"""The slow libraries (LanceDB, PyArrow, NumPy, httpx, fastembed) load on a worker thread after the window
+is shown, so the window opens at once and typing works while they load.
+
+Every operation that needs them awaits :meth:`HeavyModules.ready` first; importing one of them on the GUI
+thread instead would freeze the window for seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import threading
+import time
+from concurrent.futures import Executor, ThreadPoolExecutor
+
+#: What searching and browsing need, in the order they are imported.
+HEAVY_MODULES = (
+    "numpy",
+    "pyarrow",
+    "lancedb",
+    "httpx",
+    "recall_gui.core.harness",
+    "recall_gui.core.health",
+    "recall_gui.core.browse",
+)
+
+
+_executor_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+
+
+def background_executor() -> Executor:
+    """One plain worker thread for the window's blocking chores (imports, building the demo).
+
+    A Python thread rather than qasync's default QThread executor: it needs no event loop to shut it down,
+    so closing a loop (each test has its own) never leaves a running QThread behind.
+    """
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-gui-bg")
+        return _executor
+
+
+def _import_all() -> float:
+    started = time.perf_counter()
+    for name in HEAVY_MODULES:
+        importlib.import_module(name)
+    return (time.perf_counter() - started) * 1000
+
+
+class HeavyModules:
+    """Loads :data:`HEAVY_MODULES` once, on a worker thread; concurrent callers share the one load."""
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[float] | None = None
+        #: How long the load took (ms), once it has finished.
+        self.load_ms: float | None = None
+
+    async def ready(self) -> None:
+        if self._future is None:
+            self._future = asyncio.get_running_loop().run_in_executor(background_executor(), _import_all)
+        self.load_ms = await asyncio.shield(self._future)

@@ -1,0 +1,109 @@
+"""Fixtures for window tests: a qasync loop per test, windows built with ``create_window``, signal waits.
+
+pytest-qt knows nothing of asyncio, so each test gets its own ``qasync.QEventLoop`` on the shared
+QApplication; tests drive the window's operations with ``loop.run_until_complete`` and wait for its
+signals through an ``asyncio.Event``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from recall_gui.qt import create_window
+from recall_gui.qt.main_window import MainWindow
+
+TIMEOUT_S = 60.0
+
+
+class TestEventLoop(qasync.QEventLoop):  # type: ignore[misc]
+    """qasync's loop, minus one step: after ``run_until_complete`` qasync processes Qt events once more,
+    with the loop already stopped; a task stepped then finds no running loop and fails. Tests leave tasks
+    in flight between two ``run_until_complete`` calls on purpose (a held search, a model loading), so
+    the test loop stops cleanly instead."""
+
+    def run_until_complete(self, future: Any) -> Any:
+        task = asyncio.ensure_future(future, loop=self)
+
+        def stop(_done: Any) -> None:
+            self.stop()
+
+        task.add_done_callback(stop)
+        try:
+            self.run_forever()
+        finally:
+            task.remove_done_callback(stop)
+        if not task.done():
+            raise RuntimeError("the event loop stopped before the operation finished")
+        return task.result()
+
+
+@pytest.fixture
+def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync event loop for one test; pending tasks are cancelled and the loop closed afterwards."""
+    event_loop = TestEventLoop(qapp)
+    asyncio.set_event_loop(event_loop)
+    yield event_loop
+    pending = [task for task in asyncio.all_tasks(event_loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        event_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    event_loop.close()
+    asyncio.set_event_loop(None)
+
+
+def run(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], timeout: float = TIMEOUT_S) -> Any:
+    """Run one of the window's operations to its end on the test's loop."""
+    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+
+@contextlib.contextmanager
+def waiting_for(
+    loop: asyncio.AbstractEventLoop, signal: SignalInstance, timeout: float = TIMEOUT_S
+) -> Iterator[None]:
+    """Run the loop after the ``with`` body until ``signal`` is emitted (connected before the body runs)."""
+    event = asyncio.Event()
+
+    def fired(*_args: Any) -> None:
+        event.set()
+
+    signal.connect(fired)
+    try:
+        yield
+        loop.run_until_complete(asyncio.wait_for(event.wait(), timeout))
+    finally:
+        signal.disconnect(fired)
+
+
+WindowFactory = Callable[..., MainWindow]
+
+
+@pytest.fixture
+def open_window(qtbot: QtBot, loop: asyncio.AbstractEventLoop, tmp_path: Path) -> Iterator[WindowFactory]:
+    """``open_window(registry_dir)``: a shown, started window (``start=False`` to drive start-up yourself)."""
+    windows: list[MainWindow] = []
+
+    def make(registry_dir: Path | None, *, config_dir: Path | None = None, start: bool = True) -> MainWindow:
+        window = create_window(registry_dir, config_dir or tmp_path / "config")
+        qtbot.addWidget(window)
+        window.show()
+        windows.append(window)
+        if start:
+            run(loop, window.start())
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+        loop.run_until_complete(window.tasks.wait_idle())
+        loop.run_until_complete(window.aclose())
