@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -39,7 +39,7 @@ from recall_gui.core.suffix import SuffixStore
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
-from recall_gui.qt.messages import UserMessage, user_message
+from recall_gui.qt.messages import Topic, UserMessage, user_message
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.results_model import METRIC_NAMES
 from recall_gui.qt.panels.banner import MessageBanner
@@ -59,6 +59,17 @@ if TYPE_CHECKING:
     from recall_gui.core.health import DatabaseHealth
 
 ExportFormat = Literal["csv", "json"]
+
+
+class Inputs(NamedTuple):
+    """What the user asked for, read from the widgets when an operation starts."""
+
+    query: str = ""
+    limit: int = DEFAULT_LIMIT
+    filter_text: str = ""
+
+
+EMPTY_INPUTS = Inputs()
 
 #: Every keyboard shortcut, as Help ▸ Keyboard Shortcuts lists them.
 SHORTCUTS = (
@@ -261,8 +272,8 @@ class MainWindow(QMainWindow):
     def show_message(self, message: UserMessage) -> None:
         self.banner.show_message(message)
 
-    def show_error(self, error: BaseException) -> None:
-        self.show_message(user_message(error))
+    def show_error(self, error: BaseException, topic: Topic = "general") -> None:
+        self.show_message(user_message(error, topic))
 
     def _set_busy(self, text: str | None) -> None:
         self._busy = text is not None
@@ -298,7 +309,7 @@ class MainWindow(QMainWindow):
         if demo_wanted(self.location, self.registry):
             await self.build_demo()
         await self.refresh_health()
-        await self.choose_database(self._initial_database())
+        await self.choose_database(self._initial_database(), self.read_inputs())  # typed meanwhile
         self.started.emit()
 
     def _initial_database(self) -> str | None:
@@ -354,6 +365,7 @@ class MainWindow(QMainWindow):
                     "The rest of it is used. Fix the file by hand and press F5; recall-gui never "
                     "overwrites a registry file it cannot read.",
                     "warning",
+                    "registry",
                 )
             )
         self.status_activity.setToolTip(f"Registry: {self.location.directory} ({self.location.source})")
@@ -375,7 +387,7 @@ class MainWindow(QMainWindow):
         name = self._current.name if self._current else None
         if name is None or self.registry.get(name) is None:
             await self.refresh_health()
-            await self.choose_database(self._initial_database())
+            await self.choose_database(self._initial_database(), self.read_inputs())
             return
         self._current = self.registry.get(name)
         self.database_bar.select(name)
@@ -396,20 +408,24 @@ class MainWindow(QMainWindow):
 
     # --- choosing, searching, browsing ---------------------------------------------------------------
 
-    async def choose_database(self, name: str | None) -> None:
-        """Make ``name`` the current database: show its facts and health, then search or browse it."""
+    def read_inputs(self) -> Inputs:
+        """What the user typed; slots read it when they start an operation, operations never do."""
+        return Inputs(self.query_bar.query(), self.query_bar.limit(), self.results.filter_text())
+
+    async def choose_database(self, name: str | None, inputs: Inputs = EMPTY_INPUTS) -> None:
+        """Make ``name`` the current database: show its facts and health, then search it for
+        ``inputs.query`` (or browse it when the query is empty)."""
         entry = self.registry.get(name) if name else None
         self._current = entry
         self._info = None
         self.database_bar.select(name)
-        self.detail.clear()
+        self._on_entry_selected(None)
         if entry is None:
             self.browse_model.reset(None)
             self.results.show_result(None, "")
             return
         self.memory.set(WindowMemory.DATABASE, entry.name)
-        if self.banner.message is not None and self.banner.message.level != "info":
-            self.banner.dismiss()  # it was about the previous database or search
+        self.banner.dismiss("database", "search")  # about the previous database, or a search in it
         await self.heavy.ready()
         from recall_gui.core.health import check_health
 
@@ -420,13 +436,15 @@ class MainWindow(QMainWindow):
         self._info = health.info
         if health.problems:
             problem = health.problems[0]
-            self.show_message(UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning"))
+            self.show_message(
+                UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning", "database")
+            )
         else:
             self.tasks.start(self._preload_model(entry, health))
-        if self.query_bar.query().strip():
-            await self.search()
+        if inputs.query.strip():
+            await self.search(inputs)
         else:
-            await self.browse()
+            await self.browse(inputs)
 
     async def _preload_model(self, entry: DatabaseEntry, health: DatabaseHealth) -> None:
         """Load the database's model in the background, so the first search does not wait for it."""
@@ -443,18 +461,21 @@ class MainWindow(QMainWindow):
         self._generation += 1
         return self._generation
 
-    async def search(self) -> None:
-        """Run the agent's search on the current database with the query and limit as typed."""
-        entry, query, limit = self._current, self.query_bar.query(), self.query_bar.limit()
+    async def search(self, inputs: Inputs) -> None:
+        """Run the agent's search on the current database; an empty query browses instead."""
+        entry, query, limit = self._current, inputs.query, inputs.limit
         if entry is None:
             self.show_message(
                 UserMessage(
-                    "Choose a database first.", "Pick one in the Database list (F5 reloads it).", "warning"
+                    "Choose a database first.",
+                    "Pick one in the Database list (F5 reloads it).",
+                    "warning",
+                    "search",
                 )
             )
             return
         if not query.strip():
-            await self.browse()
+            await self.browse(inputs)
             return
         generation = self._supersede()
         self._set_busy(f"Searching {entry.name}…")
@@ -463,7 +484,7 @@ class MainWindow(QMainWindow):
         except RecallError as error:
             if generation == self._generation:
                 self._set_busy(None)
-                self.show_error(error)
+                self.show_error(error, "search")
                 self._show_search_status(None)
                 self.results.show_result(None, f"The search in {entry.name} failed: see the message above.")
                 self.searchFinished.emit()
@@ -473,8 +494,7 @@ class MainWindow(QMainWindow):
                 self._set_busy(None)
         if generation != self._generation:
             return
-        if self.banner.message is not None and self.banner.message.level == "error":
-            self.banner.dismiss()
+        self.banner.dismiss("search")
         count = len(report.result.hits)
         self.results.show_result(
             report.result, f"{count} result{'s' if count != 1 else ''} for “{query}” in {entry.name}"
@@ -482,13 +502,13 @@ class MainWindow(QMainWindow):
         self._show_search_status(report)
         self.searchFinished.emit()
 
-    async def browse(self) -> None:
-        """Show every row of the current database (matching the filter), page by page."""
+    async def browse(self, inputs: Inputs = EMPTY_INPUTS) -> None:
+        """Show every row of the current database whose id or content contains ``inputs.filter_text``."""
         entry = self._current
         if entry is None:
             return
         self._supersede()
-        filter_text = self.results.filter_text().strip()
+        filter_text = inputs.filter_text.strip()
         await self.heavy.ready()
         from recall_gui.core.browse import fetch_page
         from recall_gui.core.harness import table_options
@@ -513,7 +533,7 @@ class MainWindow(QMainWindow):
             await self.browse_model.load_first_page()
         except RecallError as error:
             if generation == self.browse_model.generation:
-                self.show_error(error)
+                self.show_error(error, "search")
                 self.results.set_caption(
                     f"The rows of {entry.name} could not be read: see the message above."
                 )
@@ -551,6 +571,8 @@ class MainWindow(QMainWindow):
     # --- entry detail ---------------------------------------------------------------------------------
 
     def _on_entry_selected(self, item: object) -> None:
+        if item is self._detail_item and item is not None:
+            return  # the same row again (selection and current row change together)
         self._detail_item = item
         if item is None:
             self.detail.clear()
@@ -625,17 +647,17 @@ class MainWindow(QMainWindow):
     # --- slots (thin: they start an operation) ----------------------------------------------------------
 
     def _on_search_requested(self) -> None:
-        self.tasks.start(self.search(), key="search")
+        self.tasks.start(self.search(self.read_inputs()), key="search")
 
     def _on_database_chosen(self, name: str) -> None:
-        self.tasks.start(self.choose_database(name), key="choose")
+        self.tasks.start(self.choose_database(name, self.read_inputs()), key="choose")
 
     def _on_filter_changed(self, _text: str) -> None:
-        self.tasks.start(self.browse(), key="search")
+        self.tasks.start(self.browse(self.read_inputs()), key="search")
 
     def _on_browse_all(self) -> None:
         self.query_bar.query_edit.clear()
-        self.tasks.start(self.browse(), key="search")
+        self.tasks.start(self.browse(self.read_inputs()), key="search")
 
     def _on_reload(self) -> None:
         self.tasks.start(self.reload_registry(), key="reload")

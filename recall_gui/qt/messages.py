@@ -15,6 +15,9 @@ from recall_gui.core.errors import DemoBuildCancelled, RecallError
 log = logging.getLogger(__name__)
 
 Level = Literal["error", "warning", "info"]
+#: What a message is about, so that the right event clears it: a working search clears a search error,
+#: choosing another database clears the last one's problem, but neither hides a broken registry file.
+Topic = Literal["search", "database", "registry", "general"]
 
 #: Short names for failed health checks, shown beside a database in the dropdown.
 HEALTH_LABELS = {
@@ -34,9 +37,10 @@ class UserMessage:
     text: str
     hint: str | None = None
     level: Level = "error"
+    topic: Topic = "general"
 
 
-def user_message(error: BaseException) -> UserMessage:
+def user_message(error: BaseException, topic: Topic = "general") -> UserMessage:
     """Turn any failure of an operation into a message for the banner."""
     if isinstance(error, DemoBuildCancelled):
         return UserMessage(
@@ -45,7 +49,7 @@ def user_message(error: BaseException) -> UserMessage:
             "info",
         )
     if isinstance(error, RecallError):
-        return UserMessage(_sentence(error.message), error.hint, "error")
+        return UserMessage(_sentence(error.message), error.hint, "error", topic)
     log.error("unexpected error", exc_info=(type(error), error, error.__traceback__))
     return UserMessage(
         f"Unexpected error: {type(error).__name__}: {error}",

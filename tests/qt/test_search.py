@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.harness import Harness
+from recall_gui.qt.main_window import Inputs
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
@@ -132,10 +133,9 @@ def test_an_older_search_that_finishes_last_never_overwrites_the_newer_one(
 ) -> None:
     window = open_window(kb.registry_dir)
     held = HeldSearch(monkeypatch, "the capital of Germany")
-    window.query_bar.query_edit.setText("the capital of Germany")
-    older = window.tasks.start(window.search())  # not superseded by key: only the generation guards it
-    window.query_bar.query_edit.setText("ocean tides and the moon")
-    run(loop, window.search())
+    # Not superseded by key (the task is not cancelled): only the generation counter guards it.
+    older = window.tasks.start(window.search(Inputs("the capital of Germany", 5)))
+    run(loop, window.search(Inputs("ocean tides and the moon", 5)))
     assert column(window.results.results_table, 1)[0] == "tides"
     run(loop, held.reached.wait())  # the older search has its rows, and they arrive now, last
     held.release.set()
@@ -172,8 +172,7 @@ def test_sorting_then_copying_gives_the_selected_rows_in_view_order(
     kb: KnowledgeBase, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(kb.registry_dir)
-    window.query_bar.query_edit.setText(QUERY)
-    run(loop, window.search())
+    run(loop, window.search(Inputs(QUERY, 5)))
     table = window.findChild(QTableView, "resultsTable")
     ranked = column(table, 1)
     table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
@@ -192,9 +191,7 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
     window = open_window(kb.registry_dir)
-    window.query_bar.query_edit.setText("cities in Europe")
-    window.query_bar.limit_spin.setValue(4)
-    run(loop, window.search())
+    run(loop, window.search(Inputs("cities in Europe", 4)))
     table = window.results.results_table
     table.sortByColumn(1, Qt.SortOrder.AscendingOrder)
     shown = column(table, 1)
@@ -220,8 +217,7 @@ def test_the_detail_shows_the_whole_entry_its_other_columns_and_its_vector(
 ) -> None:
     kb = make_kb(extra={"source": [f"doc-{i}.md" for i in range(12)], "page": list(range(12))})
     window = open_window(kb.registry_dir)
-    window.query_bar.query_edit.setText("Unicode characters and emoji")
-    run(loop, window.search())
+    run(loop, window.search(Inputs("Unicode characters and emoji", 5)))
     table = window.results.results_table
     select_rows(table, 0)
     hit_id = column(table, 1)[0]

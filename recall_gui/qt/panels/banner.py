@@ -61,7 +61,7 @@ class MessageBanner(QFrame):
         close.setAutoRaise(True)
         close.setText("✕")
         close.setToolTip("Dismiss (Esc)")
-        close.clicked.connect(self.dismiss)
+        close.clicked.connect(self._on_close_clicked)
         texts = QVBoxLayout()
         texts.setSpacing(2)
         texts.addWidget(self._text)
@@ -88,12 +88,16 @@ class MessageBanner(QFrame):
         self._restyle()
         self.show()
 
-    def dismiss(self) -> None:
-        if self.isHidden():
+    def dismiss(self, *topics: str) -> None:
+        """Hide the message; with ``topics``, only a message about one of them."""
+        if self.isHidden() or (topics and self._message is not None and self._message.topic not in topics):
             return
         self._message = None
         self.hide()
         self.dismissed.emit()
+
+    def _on_close_clicked(self) -> None:
+        self.dismiss()  # not connected directly: clicked(bool) would pass a topic
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
