@@ -372,6 +372,12 @@ class MainWindow(QMainWindow):
 
     async def reload_registry(self, *, external: bool = False) -> None:
         """Read the registry again and re-check the databases; keeps the current choice and all edits."""
+        self.reread_registry(external=external)
+        await self.follow_registry()
+
+    def reread_registry(self, *, external: bool = False) -> None:
+        """Take a new snapshot of the registry now (synchronously: after the window's own write, so the
+        write is never mistaken for another program's) and show it."""
         self.registry = load_registry(self.location.directory)
         self.watcher.rewatch()
         self._show_registry()
@@ -381,9 +387,13 @@ class MainWindow(QMainWindow):
                     "The registry was changed by another program and has been reloaded.",
                     "Anything you had typed or not yet saved is still here.",
                     "info",
+                    "registry",
                 )
             )
         self.registryReloaded.emit()
+
+    async def follow_registry(self) -> None:
+        """After a new snapshot: keep the current database if it is still listed, and re-check health."""
         name = self._current.name if self._current else None
         if name is None or self.registry.get(name) is None:
             await self.refresh_health()
@@ -404,7 +414,8 @@ class MainWindow(QMainWindow):
 
     def _check_registry(self) -> None:
         if self.registry.changed_on_disk():
-            self.tasks.start(self.reload_registry(external=True), key="reload")
+            self.reread_registry(external=True)
+            self.tasks.start(self.follow_registry(), key="reload")
 
     # --- choosing, searching, browsing ---------------------------------------------------------------
 
@@ -660,11 +671,13 @@ class MainWindow(QMainWindow):
         self.tasks.start(self.browse(self.read_inputs()), key="search")
 
     def _on_reload(self) -> None:
-        self.tasks.start(self.reload_registry(), key="reload")
+        self.reread_registry()
+        self.tasks.start(self.follow_registry(), key="reload")
         self.status_activity.setText("Registry reloaded")
 
     def _on_registry_edited(self) -> None:
-        self.tasks.start(self.reload_registry(), key="reload")
+        self.reread_registry()
+        self.tasks.start(self.follow_registry(), key="reload")
 
     def _on_build_demo(self) -> None:
         self.tasks.start(self.build_demo(), key="demo")

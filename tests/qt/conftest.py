@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import qasync
+import shiboken6
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QApplication
-from pytestqt.qtbot import QtBot
 
 from recall_gui.qt import create_window
 from recall_gui.qt.main_window import MainWindow
@@ -59,6 +59,9 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     if pending:
         event_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
     event_loop.close()
+    # qasync's close() leaves timers of cancelled callbacks (wait_for timeouts) running on its timer
+    # object; if Python's garbage collector later frees it on a worker thread, Qt warns. Free it here.
+    shiboken6.delete(event_loop._timer)
     asyncio.set_event_loop(None)
 
 
@@ -89,13 +92,17 @@ WindowFactory = Callable[..., MainWindow]
 
 
 @pytest.fixture
-def open_window(qtbot: QtBot, loop: asyncio.AbstractEventLoop, tmp_path: Path) -> Iterator[WindowFactory]:
-    """``open_window(registry_dir)``: a shown, started window (``start=False`` to drive start-up yourself)."""
+def open_window(
+    qapp: QApplication, loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> Iterator[WindowFactory]:
+    """``open_window(registry_dir)``: a shown, started window (``start=False`` to drive start-up yourself).
+
+    Windows are closed, their tasks finished and their embedders released after the test.
+    """
     windows: list[MainWindow] = []
 
     def make(registry_dir: Path | None, *, config_dir: Path | None = None, start: bool = True) -> MainWindow:
         window = create_window(registry_dir, config_dir or tmp_path / "config")
-        qtbot.addWidget(window)
         window.show()
         windows.append(window)
         if start:
@@ -107,3 +114,4 @@ def open_window(qtbot: QtBot, loop: asyncio.AbstractEventLoop, tmp_path: Path) -
         window.close()
         loop.run_until_complete(window.tasks.wait_idle())
         loop.run_until_complete(window.aclose())
+        window.deleteLater()

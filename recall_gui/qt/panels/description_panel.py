@@ -138,25 +138,33 @@ class DescriptionPanel(QWidget):
         names = {db.name: db for db in registry.databases}
         self._drafts = {n: t for n, t in self._drafts.items() if n in names and names[n].description != t}
         selected = self._described
+        # Items are updated in place, never replaced: this runs from inside the table's own itemChanged
+        # signal when the user ticks a box, and replacing that item there would delete it mid-signal.
         with QSignalBlocker(self.active_table):
             self.active_table.setRowCount(len(registry.databases))
             for row, db in enumerate(registry.databases):
-                check = QTableWidgetItem()
+                check = self._cell(row, ACTIVE)
                 check.setFlags(
                     Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
                 )
                 check.setCheckState(Qt.CheckState.Checked if db.active else Qt.CheckState.Unchecked)
                 check.setData(Qt.ItemDataRole.UserRole, db.name)
                 check.setToolTip("Agents can search it" if db.active else "Agents cannot search it")
-                self.active_table.setItem(row, ACTIVE, check)
-                name = QTableWidgetItem(db.name)
+                name = self._cell(row, NAME)
+                name.setText(db.name)
                 name.setToolTip(f"{db.uri}\n\n{db.description}")
-                self.active_table.setItem(row, NAME, name)
-                self.active_table.setItem(row, EMBEDDING, QTableWidgetItem(db.embedder.label))
+                self._cell(row, EMBEDDING).setText(db.embedder.label)
         if selected not in names:
             selected = registry.databases[0].name if registry.databases else None
         self._select_database(selected)
         self._refresh_suffix()
+
+    def _cell(self, row: int, column: int) -> QTableWidgetItem:
+        item = self.active_table.item(row, column)
+        if item is None:
+            item = QTableWidgetItem()
+            self.active_table.setItem(row, column, item)
+        return item
 
     def _select_database(self, name: str | None) -> None:
         for row in range(self.active_table.rowCount()):

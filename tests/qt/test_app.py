@@ -1,0 +1,167 @@
+"""Start-up, memory between runs, keyboard, the first-start demo and the no-display case."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QProgressDialog,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+)
+from pytestqt.qtbot import QtBot
+
+from recall_gui.core.paths import app_registry_dir, demo_db_dir
+from recall_gui.qt.app import display_problem, run_app
+from recall_gui.qt.icons import app_icon
+from recall_gui.qt.settings import SETTINGS_FILE
+from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.qt.conftest import WindowFactory, run, waiting_for
+
+HEAVY = ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "httpx")
+
+
+def test_without_a_display_the_app_explains_and_exits_instead_of_aborting(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert run_app() == 1
+    err = capsys.readouterr().err
+    assert "no display" in err and "recall-gui search" in err
+
+
+@pytest.mark.parametrize(
+    ("environ", "platform", "problem"),
+    [
+        ({}, "linux", True),
+        ({"DISPLAY": ":0"}, "linux", False),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", False),
+        ({"QT_QPA_PLATFORM": "offscreen"}, "linux", False),
+        ({"DISPLAY": ""}, "linux", True),
+        ({}, "darwin", False),
+        ({}, "win32", False),
+    ],
+)
+def test_display_problem_only_where_qt_would_find_no_screen(
+    environ: dict[str, str], platform: str, problem: bool
+) -> None:
+    assert (display_problem(environ, platform) is not None) is problem
+
+
+def test_the_window_shows_before_any_heavy_library_is_imported(kb: KnowledgeBase, tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        from recall_gui.qt import create_window
+        window = create_window({str(kb.registry_dir)!r}, {str(tmp_path / "cfg")!r})
+        window.show()
+        app.processEvents()
+        print([name for name in {HEAVY!r} if name in sys.modules])
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_app_icon_is_packaged_and_scalable(qapp: QApplication) -> None:
+    icon = app_icon()
+    assert not icon.isNull()
+    assert icon.pixmap(256, 256).width() == 256
+    assert icon.pixmap(16, 16).width() == 16
+
+
+def test_window_size_splitter_database_and_limit_are_remembered(
+    make_kb: Callable[..., KnowledgeBase],
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    first = make_kb()
+    registry_dir = write_registry(
+        tmp_path / "reg",
+        [cosh_entry(first.name, first.db_dir), {**cosh_entry("second", first.db_dir), "table": first.name}],
+    )
+    config = tmp_path / "profile"
+    window = open_window(registry_dir, config_dir=config)
+    assert window.findChild(QComboBox, "dbCombo").currentText() == first.name
+    window.resize(720, 520)
+    window.findChild(QSplitter, "mainSplitter").setSizes([300, 700])
+    window.findChild(QSpinBox, "limitSpin").setValue(42)
+    run(loop, window.choose_database("second"))
+    sizes = window.findChild(QSplitter, "mainSplitter").sizes()
+    window.close()
+    assert (config / SETTINGS_FILE).is_file()
+
+    again = open_window(registry_dir, config_dir=config)
+    assert again.findChild(QComboBox, "dbCombo").currentText() == "second"
+    assert again.findChild(QSpinBox, "limitSpin").value() == 42
+    assert (again.width(), again.height()) == (720, 520)
+    assert again.findChild(QSplitter, "mainSplitter").sizes() == sizes
+
+
+def test_keyboard_ctrl_l_focuses_the_query_and_f5_reloads(
+    kb: KnowledgeBase, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(kb.registry_dir)
+    window.pages.setCurrentIndex(1)
+    window.focus_query_action.trigger()
+    query = window.findChild(QLineEdit, "queryEdit")
+    assert window.pages.currentIndex() == 0
+    assert QApplication.focusWidget() is query or query.hasFocus() or window.focusWidget() is query
+    assert window.focus_query_action.shortcut().toString() == "Ctrl+L"
+    assert window.reload_action.shortcut().toString() == "F5"
+    assert window.cancel_action.shortcut().toString() == "Esc"
+    assert window.results.copy_action.shortcut().toString() == "Ctrl+C"
+    entry = cosh_entry("new-db", kb.db_dir)
+    data = json.loads((kb.registry_dir / "rag_dbs.json").read_text())
+    (kb.registry_dir / "rag_dbs.json").write_text(json.dumps({"dbs": [*data["dbs"], entry]}))
+    with waiting_for(loop, window.registryReloaded):
+        window.reload_action.trigger()
+    assert "new-db" in window.database_bar.names()
+    run(loop, window.tasks.wait_idle())
+
+
+def test_first_start_builds_the_demo_behind_a_progress_dialog_that_can_be_cancelled(
+    open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    window = open_window(None, start=False)
+    assert window.location.is_app_registry
+    start = window.begin()
+
+    async def until_progress() -> QProgressDialog:
+        while True:  # the first batch of passages embedded, as the dialog shows
+            dialog = window.findChild(QProgressDialog, "demoDialog")
+            if dialog is not None and dialog.isVisible() and dialog.value() > 0:
+                return dialog
+            await asyncio.sleep(0.05)
+
+    dialog = run(loop, until_progress())
+    assert dialog.maximum() > 500
+    assert "Embedded" in dialog.labelText()
+    cancel = dialog.findChild(QPushButton)
+    assert cancel.text() == "Cancel"
+    qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)
+    run(loop, start)
+    assert window.findChild(QLabel, "bannerText").text() == "The demo knowledge base was not built."
+    assert not demo_db_dir().exists()
+    assert not (app_registry_dir() / "rag_dbs.json").exists()
+    assert window.findChild(QComboBox, "dbCombo").currentText() == "(no databases registered)"
