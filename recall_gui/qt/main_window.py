@@ -332,7 +332,8 @@ class MainWindow(QMainWindow):
         if self._demo is not None:
             return False
         self._demo = DemoBuild(self, self.location.directory)
-        self._set_busy("Building the demo knowledge base…")
+        self.status_activity.setText("Building the demo knowledge base…")
+        self.results.show_result(None, "", "Building the demo knowledge base…")
         try:
             await self._demo.run()
         except (DemoBuildCancelled, RecallError, OSError) as error:
@@ -340,7 +341,7 @@ class MainWindow(QMainWindow):
             return False
         finally:
             self._demo = None
-            self._set_busy(None)
+            self.status_activity.setText("Ready")
         await self.reload_registry()
         self.show_message(
             UserMessage(
@@ -433,7 +434,7 @@ class MainWindow(QMainWindow):
         self._on_entry_selected(None)
         if entry is None:
             self.browse_model.reset(None)
-            self.results.show_result(None, "")
+            self.results.show_result(None, "", self._no_database_hint())
             return
         self.memory.set(WindowMemory.DATABASE, entry.name)
         self.banner.dismiss("database", "search")  # about the previous database, or a search in it
@@ -452,10 +453,29 @@ class MainWindow(QMainWindow):
             )
         else:
             self.tasks.start(self._preload_model(entry, health))
+        if health.info is None:  # the table cannot be read: the message above says why
+            self._supersede()
+            self.browse_model.reset(None)
+            self._show_search_status(None)
+            self.status_activity.setText("Ready")
+            self.results.show_browse(
+                f"{entry.name} cannot be read: see the message above.", "No rows to show."
+            )
+            return
         if inputs.query.strip():
             await self.search(inputs)
         else:
             await self.browse(inputs)
+
+    def _no_database_hint(self) -> str:
+        if self.registry.databases:
+            return "Choose a database above."
+        if self.location.is_app_registry:
+            return (
+                "No knowledge base is registered yet. Build the demo with File ▸ Build Demo Knowledge Base, "
+                "or add one with cosh."
+            )
+        return f"The registry in {self.location.directory} lists no database."
 
     async def _preload_model(self, entry: DatabaseEntry, health: DatabaseHealth) -> None:
         """Load the database's model in the background, so the first search does not wait for it."""
@@ -497,7 +517,9 @@ class MainWindow(QMainWindow):
                 self._set_busy(None)
                 self.show_error(error, "search")
                 self._show_search_status(None)
-                self.results.show_result(None, f"The search in {entry.name} failed: see the message above.")
+                self.results.show_result(
+                    None, f"The search in {entry.name} failed: see the message above.", "No results."
+                )
                 self.searchFinished.emit()
             return
         finally:

@@ -45,7 +45,7 @@ def user_message(error: BaseException, topic: Topic = "general") -> UserMessage:
     if isinstance(error, DemoBuildCancelled):
         return UserMessage(
             "The demo knowledge base was not built.",
-            "Build it any time with File ▸ Build demo knowledge base, or run `recall-gui demo`.",
+            "Build it any time with File ▸ Build Demo Knowledge Base, or run `recall-gui demo`.",
             "info",
         )
     if isinstance(error, RecallError):

@@ -165,3 +165,4 @@ def test_first_start_builds_the_demo_behind_a_progress_dialog_that_can_be_cancel
     assert not demo_db_dir().exists()
     assert not (app_registry_dir() / "rag_dbs.json").exists()
     assert window.findChild(QComboBox, "dbCombo").currentText() == "(no databases registered)"
+    assert "Build Demo Knowledge Base" in window.results.results_table.placeholder()  # type: ignore[attr-defined]

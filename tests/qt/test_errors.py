@@ -63,15 +63,20 @@ def test_choosing_a_failing_database_shows_its_error_and_what_to_do(
     combo = window.findChild(QComboBox, "dbCombo")
     query = window.findChild(QLineEdit, "queryEdit")
     query.setText("where is Paris")
-    with waiting_for(loop, window.searchFinished):
-        combo.setCurrentIndex(combo.findText("gone — missing folder"))
-        combo.activated.emit(combo.currentIndex())
+    combo.setCurrentIndex(combo.findText("gone — missing folder"))
+    combo.activated.emit(combo.currentIndex())
     run(loop, window.tasks.wait_idle())
     assert window.banner.isVisible()
     text = window.banner.findChild(QLabel, "bannerText").text()
     hint = window.banner.findChild(QLabel, "bannerHint").text()
-    assert "no-such-folder does not exist" in text
+    assert text.startswith("gone: database folder ") and text.endswith("no-such-folder does not exist")
     assert "registry" in hint
+    assert window.results.caption.text() == "gone cannot be read: see the message above."
+
+    with waiting_for(loop, window.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)  # searching it anyway says the same, as cosh would
+    text = window.banner.findChild(QLabel, "bannerText").text()
+    assert text.startswith("Failed to connect to vector db: database folder ")
     assert query.text() == "where is Paris"
     assert window.results.results_model.rowCount() == 0
     assert not [w for w in QApplication.topLevelWidgets() if isinstance(w, QDialog) and w.isVisible()]

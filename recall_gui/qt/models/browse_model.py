@@ -220,7 +220,7 @@ class BrowseModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return ("Row", "ID", "Content")[section] if section < 3 else self._extra[section - 3]
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _RIGHT if section == ROW else _LEFT
+            return _LEFT
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -59,7 +59,7 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and section == DISTANCE:
             return "Smaller is nearer. The metric is the one the search used (the index's, or cosh's L2)."
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _RIGHT if section in (RANK, DISTANCE) else _LEFT
+            return _LEFT  # right-aligned titles would run into the sort arrow
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
-    QPlainTextEdit,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -123,7 +122,6 @@ class DescriptionPanel(QWidget):
         """What the agent gets: the full description and the MCP tool object."""
         self.description_preview = text_view("descriptionPreview", read_only=True)
         self.tool_json_view = text_view("toolJsonView", read_only=True, monospace=True)
-        self.tool_json_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.preview_tabs = QTabWidget()
         self.preview_tabs.setObjectName("previewTabs")
         self.preview_tabs.addTab(self.description_preview, "Full description")

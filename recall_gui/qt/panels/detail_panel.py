@@ -53,6 +53,7 @@ class DetailPanel(QWidget):
         self.empty.setObjectName("detailEmpty")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setContentsMargins(48, 0, 48, 0)
         self.empty.setEnabled(False)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)

@@ -99,7 +99,8 @@ class ResultsPanel(QWidget):
         self.filter_edit.setObjectName("filterEdit")
         self.filter_edit.setPlaceholderText("Filter by id or content")
         self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.setMaximumWidth(320)
+        self.filter_edit.setMinimumWidth(240)
+        self.filter_edit.setMaximumWidth(360)
         self.filter_edit.setToolTip("Shows only rows whose id or content contains this text (any case)")
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, 0, 0)
@@ -137,10 +138,11 @@ class ResultsPanel(QWidget):
         self.stack.setCurrentWidget(self.browse_table if mode == "browse" else self.results_table)
         self.filter_edit.setVisible(mode == "browse")
 
-    def show_result(self, result: SearchResult | None, caption: str) -> None:
+    def show_result(self, result: SearchResult | None, caption: str, placeholder: str | None = None) -> None:
         self.results_model.set_result(result)
         self.results_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        self.results_table.setPlaceholder(HINT_SEARCH if result is None else HINT_NO_RESULTS)
+        default = HINT_SEARCH if result is None else HINT_NO_RESULTS
+        self.results_table.setPlaceholder(placeholder or default)
         self.caption.setText(caption)
         self.set_mode("results")
         if result is not None and result.hits:

@@ -1,0 +1,111 @@
+"""How long `recall-gui` takes from process start until its window is shown and accepts input.
+
+Each measurement runs in a fresh process (imports are what start-up costs), timed from the moment the OS
+created the process. "Ready" is the first turn of the event loop with the window exposed: from then on
+key presses are handled. "Libraries loaded" is when the background start-up has finished (LanceDB & co.
+imported, databases checked, the first page shown). A bare PySide6 window is measured the same way.
+
+    python bench/window_startup.py [--registry DIR] [--runs 5]
+
+Needs a display (or QT_QPA_PLATFORM=offscreen, which measures less drawing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _since_process_start() -> float:
+    import psutil
+
+    return time.time() - psutil.Process().create_time()
+
+
+def _child(kind: str, registry: str | None) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QLineEdit, QMainWindow
+
+    app = QApplication(sys.argv[:1])
+    times: dict[str, float] = {}
+
+    def window() -> QMainWindow | None:
+        shown = [w for w in app.topLevelWidgets() if isinstance(w, QMainWindow) and w.isVisible()]
+        return shown[0] if shown else None
+
+    def finish() -> None:
+        print(json.dumps(times), flush=True)
+        found = window()
+        if found is not None:
+            found.close()
+        if kind == "bare":
+            app.quit()
+
+    def probe() -> None:
+        found = window()
+        handle = found.windowHandle() if found is not None else None
+        if found is None or handle is None or not handle.isExposed():
+            QTimer.singleShot(1, probe)
+            return
+        times["ready_s"] = _since_process_start()
+        if kind == "bare":
+            finish()
+            return
+        started = getattr(found, "started", None)
+        if started is not None:
+            started.connect(
+                lambda: (times.__setitem__("libraries_loaded_s", _since_process_start()), finish())
+            )
+
+    QTimer.singleShot(0, probe)
+    if kind == "bare":
+        bare = QMainWindow()
+        bare.setCentralWidget(QLineEdit())
+        bare.resize(1280, 800)
+        bare.show()
+        app.exec()
+        return
+    from recall_gui.qt.app import run_app
+
+    run_app(registry_dir=registry)
+
+
+def _measure(kind: str, registry: str | None) -> dict[str, float]:
+    command = [sys.executable, __file__, "--child", kind]
+    if registry:
+        command += ["--registry", registry]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--registry", help="registry directory for recall-gui (default: the usual one)")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--child", choices=["app", "bare"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child, args.registry)
+        return
+    rows: dict[str, list[float]] = {"bare_ready_s": [], "ready_s": [], "libraries_loaded_s": []}
+    for _ in range(args.runs):
+        rows["bare_ready_s"].append(_measure("bare", None)["ready_s"])
+        app = _measure("app", args.registry)
+        rows["ready_s"].append(app["ready_s"])
+        rows["libraries_loaded_s"].append(app.get("libraries_loaded_s", float("nan")))
+    for name, values in rows.items():
+        print(
+            f"{name:20} median {statistics.median(values) * 1000:7.0f} ms   runs: "
+            + ", ".join(f"{v * 1000:.0f}" for v in values)
+        )
+    ratio = statistics.median(rows["ready_s"]) / statistics.median(rows["bare_ready_s"])
+    print(f"{'ready vs bare':20} {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
