@@ -155,3 +155,18 @@ def test_another_program_changing_the_registry_is_noticed_and_unsaved_edits_surv
     assert suffix.toPlainText() == "my unsaved suffix"
     assert description.toPlainText() == "my unsaved description"
     run(loop, window.tasks.wait_idle())
+
+
+def test_space_toggles_the_selected_database_from_the_keyboard(
+    kb: KnowledgeBase, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(kb.registry_dir)
+    window.pages.setCurrentIndex(1)
+    table = window.findChild(QTableWidget, "activeTable")
+    table.setFocus()
+    table.setCurrentCell(0, 1)  # the name cell has the focus, not the checkbox
+    with waiting_for(loop, window.registryReloaded):
+        qtbot.keyClick(table, Qt.Key.Key_Space)
+    assert json.loads((kb.registry_dir / "rag_active.json").read_text()) == []
+    assert table.item(0, 0).checkState() == Qt.CheckState.Unchecked
+    run(loop, window.tasks.wait_idle())

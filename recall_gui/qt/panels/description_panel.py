@@ -9,6 +9,7 @@ Unsaved text is never thrown away when the registry is reloaded.
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -77,6 +78,9 @@ class DescriptionPanel(QWidget):
         self.active_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.active_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.active_table.setToolTip("Agents can search the active databases; Space toggles the selected one")
+        toggle = QShortcut(QKeySequence(Qt.Key.Key_Space), self.active_table)
+        toggle.setContext(Qt.ShortcutContext.WidgetShortcut)
+        toggle.activated.connect(self._toggle_current)
         header = self.active_table.horizontalHeader()
         header.setSectionResizeMode(ACTIVE, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
@@ -177,6 +181,14 @@ class DescriptionPanel(QWidget):
             return
         name = item.data(Qt.ItemDataRole.UserRole)
         self.set_database_active(str(name), item.checkState() == Qt.CheckState.Checked)
+
+    def _toggle_current(self) -> None:
+        """Space ticks or unticks the selected database, whichever cell of its row has the focus."""
+        row = self.active_table.currentRow()
+        item = self.active_table.item(row, ACTIVE) if row >= 0 else None
+        if item is not None:
+            checked = item.checkState() == Qt.CheckState.Checked
+            item.setCheckState(Qt.CheckState.Unchecked if checked else Qt.CheckState.Checked)
 
     def set_database_active(self, name: str, active: bool) -> bool:
         """Activate or deactivate ``name`` in the registry; ``False`` (and a message) if it was refused."""
