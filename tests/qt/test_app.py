@@ -106,7 +106,7 @@ def test_window_size_splitter_database_and_limit_are_remembered(
     window.resize(720, 520)
     window.findChild(QSplitter, "mainSplitter").setSizes([300, 700])
     window.findChild(QSpinBox, "limitSpin").setValue(42)
-    run(loop, window.choose_database("second"))
+    run(loop, window.knowledge.choose_database("second"))
     sizes = window.findChild(QSplitter, "mainSplitter").sizes()
     window.close()
     assert (config / SETTINGS_FILE).is_file()
@@ -130,13 +130,13 @@ def test_keyboard_ctrl_l_focuses_the_query_and_f5_reloads(
     assert window.focus_query_action.shortcut().toString() == "Ctrl+L"
     assert window.reload_action.shortcut().toString() == "F5"
     assert window.cancel_action.shortcut().toString() == "Esc"
-    assert window.results.copy_action.shortcut().toString() == "Ctrl+C"
+    assert window.knowledge.results.copy_action.shortcut().toString() == "Ctrl+C"
     entry = cosh_entry("new-db", kb.db_dir)
     data = json.loads((kb.registry_dir / "rag_dbs.json").read_text())
     (kb.registry_dir / "rag_dbs.json").write_text(json.dumps({"dbs": [*data["dbs"], entry]}))
     with waiting_for(loop, window.registryReloaded):
         window.reload_action.trigger()
-    assert "new-db" in window.database_bar.names()
+    assert "new-db" in window.knowledge.database_bar.names()
     run(loop, window.tasks.wait_idle())
 
 
@@ -165,4 +165,4 @@ def test_first_start_builds_the_demo_behind_a_progress_dialog_that_can_be_cancel
     assert not demo_db_dir().exists()
     assert not (app_registry_dir() / "rag_dbs.json").exists()
     assert window.findChild(QComboBox, "dbCombo").currentText() == "(no databases registered)"
-    assert "Build Demo Knowledge Base" in window.results.results_table.placeholder()  # type: ignore[attr-defined]
+    assert "Build Demo Knowledge Base" in window.knowledge.results.results_table.placeholder()  # type: ignore[attr-defined]

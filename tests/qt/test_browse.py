@@ -26,11 +26,11 @@ def column(table: QTableView, number: int) -> list[str]:
 def test_an_empty_query_shows_every_row_in_table_order(kb: KnowledgeBase, open_window: WindowFactory) -> None:
     window = open_window(kb.registry_dir)
     table = window.findChild(QTableView, "browseTable")
-    assert window.results.mode == "browse"
+    assert window.knowledge.results.mode == "browse"
     assert table.isVisible()
     assert column(table, 1) == list(kb.ids)
     assert column(table, 0) == [str(n) for n in range(1, 13)]
-    assert window.results.caption.text() == f"All 12 rows of {kb.name}"
+    assert window.knowledge.results.caption.text() == f"All 12 rows of {kb.name}"
 
 
 def test_the_model_grows_page_by_page_and_keeps_only_a_few_pages(
@@ -94,21 +94,21 @@ def test_the_filter_keeps_rows_whose_id_or_content_contains_the_text(
     filter_edit = window.findChild(QLineEdit, "filterEdit")
     assert filter_edit.isVisible()
     qtbot.keyClicks(filter_edit, "PASSWORD")
-    with waiting_for(loop, window.browseReady):
+    with waiting_for(loop, window.knowledge.browseReady):
         qtbot.keyClick(filter_edit, Qt.Key.Key_Return)
     expected = [i for i, text in PASSAGES.items() if "password" in i or "password" in text.lower()]
     assert len(expected) == 2
     table = window.findChild(QTableView, "browseTable")
     assert column(table, 1) == expected
-    assert window.results.caption.text() == f"2 rows of {kb.name} contain “PASSWORD”"
+    assert window.knowledge.results.caption.text() == f"2 rows of {kb.name} contain “PASSWORD”"
 
     filter_edit.setText("capital")
-    with waiting_for(loop, window.browseReady):
+    with waiting_for(loop, window.knowledge.browseReady):
         qtbot.keyClick(filter_edit, Qt.Key.Key_Return)
     assert column(table, 1) == ["paris", "berlin"]
 
     filter_edit.setText("no row holds this")
-    with waiting_for(loop, window.browseReady):
+    with waiting_for(loop, window.knowledge.browseReady):
         qtbot.keyClick(filter_edit, Qt.Key.Key_Return)
     assert column(table, 1) == []
     assert "contains this text" in table.placeholder()  # type: ignore[attr-defined]
@@ -136,9 +136,9 @@ def test_export_while_browsing_writes_the_rows_shown(
 ) -> None:
     kb = make_kb(extra={"lang": ["en"] * 12})
     window = open_window(kb.registry_dir)
-    window.results.filter_edit.setText("city")
-    run(loop, window.browse(window.read_inputs()))
-    assert run(loop, window.export_to(tmp_path / "rows.json", "json")) == 2
+    window.knowledge.results.filter_edit.setText("city")
+    run(loop, window.knowledge.browse(window.knowledge.read_inputs()))
+    assert run(loop, window.knowledge.export_to(tmp_path / "rows.json", "json")) == 2
     records = json.loads((tmp_path / "rows.json").read_text(encoding="utf-8"))
     assert records == [
         {"Row": 1, "ID": "paris", "Content": PASSAGES["paris"], "lang": "en"},

@@ -99,7 +99,10 @@ def test_toggling_a_database_writes_only_its_active_state_and_the_suffix_follows
     assert (registry_dir / "rag_dbs.json").read_bytes() == dbs_before
     suffix = window.findChild(QPlainTextEdit, "suffixEdit").toPlainText()
     assert "- Name: other" not in suffix and f"- Name: {kb.name}" in suffix
-    assert window.database_bar.combo.itemText(window.database_bar.combo.count() - 1) == "other (inactive)"
+    assert (
+        window.knowledge.database_bar.combo.itemText(window.knowledge.database_bar.combo.count() - 1)
+        == "other (inactive)"
+    )
     run(loop, window.tasks.wait_idle())
 
     with waiting_for(loop, window.registryReloaded):
@@ -151,7 +154,7 @@ def test_another_program_changing_the_registry_is_noticed_and_unsaved_edits_surv
     with waiting_for(loop, window.registryReloaded):
         pass  # the file watcher notices
     assert "changed by another program" in window.banner.findChild(QLabel, "bannerText").text()
-    assert "added-by-cosh" in window.database_bar.names()
+    assert "added-by-cosh" in window.knowledge.database_bar.names()
     assert suffix.toPlainText() == "my unsaved suffix"
     assert description.toPlainText() == "my unsaved description"
     run(loop, window.tasks.wait_idle())

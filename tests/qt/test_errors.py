@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QLabel, QLineEdi
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.errors import ConnectError, DemoBuildCancelled
-from recall_gui.qt.main_window import Inputs
 from recall_gui.qt.messages import user_message
+from recall_gui.qt.pages.knowledge_page import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
@@ -71,14 +71,14 @@ def test_choosing_a_failing_database_shows_its_error_and_what_to_do(
     hint = window.banner.findChild(QLabel, "bannerHint").text()
     assert text.startswith("gone: database folder ") and text.endswith("no-such-folder does not exist")
     assert "registry" in hint
-    assert window.results.caption.text() == "gone cannot be read: see the message above."
+    assert window.knowledge.results.caption.text() == "gone cannot be read: see the message above."
 
-    with waiting_for(loop, window.searchFinished):
+    with waiting_for(loop, window.knowledge.searchFinished):
         qtbot.keyClick(query, Qt.Key.Key_Return)  # searching it anyway says the same, as cosh would
     text = window.banner.findChild(QLabel, "bannerText").text()
     assert text.startswith("Failed to connect to vector db: database folder ")
     assert query.text() == "where is Paris"
-    assert window.results.results_model.rowCount() == 0
+    assert window.knowledge.results.results_model.rowCount() == 0
     assert not [w for w in QApplication.topLevelWidgets() if isinstance(w, QDialog) and w.isVisible()]
     assert not (tmp_path / "no-such-folder").exists()
 
@@ -91,14 +91,14 @@ def test_a_search_that_fails_keeps_the_query_and_clears_when_the_next_one_works(
     loop: asyncio.AbstractEventLoop,
 ) -> None:
     window = open_window(registry_with_problems(kb, tmp_path))
-    run(loop, window.choose_database("wide-model"))
+    run(loop, window.knowledge.choose_database("wide-model"))
     query = window.findChild(QLineEdit, "queryEdit")
     qtbot.keyClicks(query, "capital of France")
-    with waiting_for(loop, window.searchFinished):
+    with waiting_for(loop, window.knowledge.searchFinished):
         qtbot.keyClick(query, Qt.Key.Key_Return)
     assert "Vector dimension mismatch" in window.banner.findChild(QLabel, "bannerText").text()
     assert query.text() == "capital of France"
-    run(loop, window.choose_database(kb.name, window.read_inputs()))
+    run(loop, window.knowledge.choose_database(kb.name, window.knowledge.read_inputs()))
     assert not window.banner.isVisible()
     assert window.findChild(QTableView, "resultsTable").model().index(0, 1).data() == "paris"
 
@@ -166,7 +166,7 @@ def test_nothing_is_written_into_the_registry_when_it_only_is_read(
 ) -> None:
     before = {p.name: p.read_bytes() for p in kb.registry_dir.iterdir()}
     window = open_window(kb.registry_dir)
-    run(loop, window.search(Inputs("tides", 5)))
+    run(loop, window.knowledge.search(Inputs("tides", 5)))
     run(loop, window.reload_registry())
     assert {p.name: p.read_bytes() for p in kb.registry_dir.iterdir()} == before
     assert json.loads((kb.registry_dir / "rag_active.json").read_text()) == [kb.name]

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.harness import Harness
-from recall_gui.qt.main_window import Inputs
+from recall_gui.qt.pages.knowledge_page import Inputs
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
@@ -71,7 +71,7 @@ def test_enter_shows_the_rows_the_core_returns_for_the_same_query(
     limit.setValue(3)
     query = window.findChild(QLineEdit, "queryEdit")
     qtbot.keyClicks(query, QUERY)
-    with waiting_for(loop, window.searchFinished):
+    with waiting_for(loop, window.knowledge.searchFinished):
         qtbot.keyClick(query, Qt.Key.Key_Return)
 
     table = window.findChild(QTableView, "resultsTable")
@@ -82,10 +82,12 @@ def test_enter_shows_the_rows_the_core_returns_for_the_same_query(
     assert table.model().headerData(3, Qt.Orientation.Horizontal) == "Distance (squared L2)"
     distances = [float(d) for d in column(table, 3)]
     assert distances == sorted(distances)
-    assert window.status_count.text() == "3 results"
-    assert window.status_embed.text().startswith("Embedding ") and window.status_embed.text().endswith(" ms")
-    assert window.status_search.text().startswith("Search ")
-    assert "all-MiniLM-L6-v2" in window.status_model.text()
+    assert window.knowledge.status_count.text() == "3 results"
+    assert window.knowledge.status_embed.text().startswith(
+        "Embedding "
+    ) and window.knowledge.status_embed.text().endswith(" ms")
+    assert window.knowledge.status_search.text().startswith("Search ")
+    assert "all-MiniLM-L6-v2" in window.knowledge.status_model.text()
     assert query.text() == QUERY
 
 
@@ -116,13 +118,13 @@ def test_two_quick_searches_end_with_the_second_ones_rows(
     qtbot.keyClicks(query, "the capital of Germany")
     qtbot.keyClick(query, Qt.Key.Key_Return)
     query.setText("brewing coffee")
-    with waiting_for(loop, window.searchFinished):
+    with waiting_for(loop, window.knowledge.searchFinished):
         qtbot.keyClick(query, Qt.Key.Key_Return)
     run(loop, window.tasks.wait_idle())
     table = window.findChild(QTableView, "resultsTable")
     assert column(table, 1) == core_ids(loop, kb, "brewing coffee", 5)
     assert column(table, 1)[0] == "coffee"
-    assert "brewing coffee" in window.results.caption.text()
+    assert "brewing coffee" in window.knowledge.results.caption.text()
 
 
 def test_an_older_search_that_finishes_last_never_overwrites_the_newer_one(
@@ -134,14 +136,16 @@ def test_an_older_search_that_finishes_last_never_overwrites_the_newer_one(
     window = open_window(kb.registry_dir)
     held = HeldSearch(monkeypatch, "the capital of Germany")
     # Not superseded by key (the task is not cancelled): only the generation counter guards it.
-    older = window.tasks.start(window.search(Inputs("the capital of Germany", 5)))
-    run(loop, window.search(Inputs("ocean tides and the moon", 5)))
-    assert column(window.results.results_table, 1)[0] == "tides"
+    older = window.tasks.start(window.knowledge.search(Inputs("the capital of Germany", 5)))
+    run(loop, window.knowledge.search(Inputs("ocean tides and the moon", 5)))
+    assert column(window.knowledge.results.results_table, 1)[0] == "tides"
     run(loop, held.reached.wait())  # the older search has its rows, and they arrive now, last
     held.release.set()
     run(loop, older)
-    assert column(window.results.results_table, 1) == core_ids(loop, kb, "ocean tides and the moon", 5)
-    assert "ocean tides" in window.results.caption.text()
+    assert column(window.knowledge.results.results_table, 1) == core_ids(
+        loop, kb, "ocean tides and the moon", 5
+    )
+    assert "ocean tides" in window.knowledge.results.caption.text()
 
 
 def test_escape_cancels_a_running_search_and_its_rows_never_appear(
@@ -158,13 +162,13 @@ def test_escape_cancels_a_running_search_and_its_rows_never_appear(
     qtbot.keyClick(query, Qt.Key.Key_Return)
 
     run(loop, held.reached.wait())
-    assert window.query_bar.cancel_button.isEnabled()
+    assert window.knowledge.query_bar.cancel_button.isEnabled()
     qtbot.keyClick(query, Qt.Key.Key_Escape)
     held.release.set()
     run(loop, window.tasks.wait_idle())
-    assert window.results.mode == "browse"  # still what was shown before the search
+    assert window.knowledge.results.mode == "browse"  # still what was shown before the search
     assert window.status_activity.text() == "Search cancelled"
-    assert not window.query_bar.cancel_button.isEnabled()
+    assert not window.knowledge.query_bar.cancel_button.isEnabled()
     assert query.text() == "photosynthesis in plants"
 
 
@@ -172,7 +176,7 @@ def test_sorting_then_copying_gives_the_selected_rows_in_view_order(
     kb: KnowledgeBase, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(kb.registry_dir)
-    run(loop, window.search(Inputs(QUERY, 5)))
+    run(loop, window.knowledge.search(Inputs(QUERY, 5)))
     table = window.findChild(QTableView, "resultsTable")
     ranked = column(table, 1)
     table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
@@ -191,13 +195,13 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
     window = open_window(kb.registry_dir)
-    run(loop, window.search(Inputs("cities in Europe", 4)))
-    table = window.results.results_table
+    run(loop, window.knowledge.search(Inputs("cities in Europe", 4)))
+    table = window.knowledge.results.results_table
     table.sortByColumn(1, Qt.SortOrder.AscendingOrder)
     shown = column(table, 1)
     assert shown == sorted(shown)
 
-    assert run(loop, window.export_to(tmp_path / "out.csv", "csv")) == 4
+    assert run(loop, window.knowledge.export_to(tmp_path / "out.csv", "csv")) == 4
     rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))
     assert rows[0] == ["Rank", "ID", "Content", "Distance (squared L2)"]
     assert [r[1] for r in rows[1:]] == shown
@@ -205,7 +209,7 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     assert [r[2] for r in rows[1:]] == [contents[i] for i in shown]
     assert [f"{float(r[3]):.4f}" for r in rows[1:]] == column(table, 3)
 
-    assert run(loop, window.export_to(tmp_path / "out.json", "json")) == 4
+    assert run(loop, window.knowledge.export_to(tmp_path / "out.json", "json")) == 4
     records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert [r["ID"] for r in records] == shown
     assert [r["Rank"] for r in records] == [int(x) for x in column(table, 0)]
@@ -217,8 +221,8 @@ def test_the_detail_shows_the_whole_entry_its_other_columns_and_its_vector(
 ) -> None:
     kb = make_kb(extra={"source": [f"doc-{i}.md" for i in range(12)], "page": list(range(12))})
     window = open_window(kb.registry_dir)
-    run(loop, window.search(Inputs("Unicode characters and emoji", 5)))
-    table = window.results.results_table
+    run(loop, window.knowledge.search(Inputs("Unicode characters and emoji", 5)))
+    table = window.knowledge.results.results_table
     select_rows(table, 0)
     hit_id = column(table, 1)[0]
     assert hit_id == "unicode"

@@ -1,0 +1,454 @@
+"""The knowledge-base page: choose a database, search it as the agent does, browse it, check entries.
+
+Each operation is a plain ``async def`` that tests await directly; the slots read the widgets into
+:class:`Inputs` and start the operation as a kept task, so no slot blocks and no failure is lost. A search
+or page that finishes after a newer request started is dropped: the newer request cancels the older task
+(by key) and bumps a generation counter the older one checks before it shows anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from recall_gui.core.atomic import write_text_atomic
+from recall_gui.core.errors import RecallError
+from recall_gui.core.export import ExportTable, to_csv, to_json
+from recall_gui.core.registry import DatabaseEntry, Registry
+from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
+from recall_gui.qt.messages import UserMessage
+from recall_gui.qt.models.browse_model import BrowseModel
+from recall_gui.qt.models.results_model import METRIC_NAMES
+from recall_gui.qt.panels.database_bar import DatabaseBar
+from recall_gui.qt.panels.detail_panel import DetailPanel
+from recall_gui.qt.panels.query_bar import MAX_LIMIT, QueryBar
+from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
+from recall_gui.qt.services import WindowServices
+from recall_gui.qt.settings import WindowMemory
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from recall_gui.core.browse import BrowseRow, Page, TableInfo
+    from recall_gui.core.harness import SearchReport
+    from recall_gui.core.health import DatabaseHealth
+
+ExportFormat = Literal["csv", "json"]
+
+
+class Inputs(NamedTuple):
+    """What the user asked for, read from the widgets when an operation starts."""
+
+    query: str = ""
+    limit: int = DEFAULT_LIMIT
+    filter_text: str = ""
+
+
+EMPTY_INPUTS = Inputs()
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+class KnowledgePage(QWidget):
+    """``dbCombo``, ``queryEdit``, ``limitSpin``, ``resultsTable``/``browseTable`` and the entry detail."""
+
+    #: The latest search finished: its rows (or its error) are shown.
+    searchFinished = Signal()
+    #: The first page of the table (or of the filtered rows) is shown.
+    browseReady = Signal()
+
+    def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("knowledgePage")
+        self.services = services
+        self._current: DatabaseEntry | None = None
+        self._info: TableInfo | None = None
+        self._generation = 0
+        self._busy = False
+        self._detail_item: object | None = None
+
+        self.database_bar = DatabaseBar()
+        self.query_bar = QueryBar()
+        self.browse_model = BrowseModel(services.tasks.start)
+        self.results = ResultsPanel(self.browse_model)
+        self.detail = DetailPanel()
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.results)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 6)
+        layout.setSpacing(8)
+        layout.addWidget(self.database_bar)
+        layout.addWidget(self.query_bar)
+        layout.addWidget(self.splitter, 1)
+        self.status_labels = self._status_labels()
+
+        self.query_bar.searchRequested.connect(self.request_search)
+        self.query_bar.cancelRequested.connect(self.cancel)
+        self.database_bar.databaseChosen.connect(self._on_database_chosen)
+        self.results.entrySelected.connect(self._on_entry_selected)
+        self.results.filterChanged.connect(self._on_filter_changed)
+        self.query_bar.limit_spin.valueChanged.connect(
+            lambda value: services.memory.set(WindowMemory.LIMIT, value)
+        )
+
+    @property
+    def current(self) -> DatabaseEntry | None:
+        return self._current
+
+    # --- status ---------------------------------------------------------------------------------------
+
+    def _status_labels(self) -> list[QLabel]:
+        """Result count, embedding time, search time and model of the last search (for the status bar)."""
+        self.status_count = QLabel()
+        self.status_count.setObjectName("statusCount")
+        self.status_embed = QLabel()
+        self.status_embed.setObjectName("statusEmbed")
+        self.status_search = QLabel()
+        self.status_search.setObjectName("statusSearch")
+        self.status_model = QLabel()
+        self.status_model.setObjectName("statusModel")
+        return [self.status_count, self.status_embed, self.status_search, self.status_model]
+
+    def _show_search_status(self, report: SearchReport | None) -> None:
+        if report is None:
+            for label in self.status_labels:
+                label.clear()
+            return
+        result = report.result
+        self.status_count.setText(_plural(len(result.hits), "result"))
+        self.status_embed.setText(f"Embedding {report.embed_ms:.1f} ms")
+        metric = METRIC_NAMES.get(result.metric, result.metric)
+        method = "index" if result.method.startswith("index") else "flat scan"
+        self.status_search.setText(f"Search {result.search_ms:.1f} ms ({method}, {metric})")
+        self.status_model.setText(f"Model: {report.model_used}")
+        self.status_model.setToolTip(f"{report.database.embedder.label} — total {report.total_ms:.1f} ms")
+
+    def _set_busy(self, text: str | None) -> None:
+        self._busy = text is not None
+        self.query_bar.set_busy(self._busy)
+        self.services.set_activity(text or "Ready")
+
+    # --- the registry ---------------------------------------------------------------------------------
+
+    def set_registry(self, registry: Registry) -> None:
+        """Show a new registry snapshot; the current database stays chosen while it is listed."""
+        self.database_bar.set_registry(registry)
+        if self._current is not None:
+            self._current = registry.get(self._current.name)
+            self.database_bar.select(self._current.name if self._current else None)
+
+    def show_health(self, healths: Mapping[str, DatabaseHealth]) -> None:
+        self.database_bar.set_health(healths)
+
+    def empty_hint(self, text: str) -> None:
+        """What the results table says while there is nothing to show (e.g. while the demo is built)."""
+        self.results.show_result(None, "", text)
+
+    # --- operations -----------------------------------------------------------------------------------
+
+    def read_inputs(self) -> Inputs:
+        """What the user typed; slots read it when they start an operation, operations never do."""
+        return Inputs(self.query_bar.query(), self.query_bar.limit(), self.results.filter_text())
+
+    def _supersede(self) -> int:
+        """Start a new request: results of every earlier one will be dropped."""
+        self._generation += 1
+        return self._generation
+
+    async def choose_database(self, name: str | None, inputs: Inputs = EMPTY_INPUTS) -> None:
+        """Make ``name`` the current database: show its facts and health, then search it for
+        ``inputs.query`` (or browse it when the query is empty)."""
+        services = self.services
+        entry = services.registry.get(name) if name else None
+        self._current = entry
+        self._info = None
+        self.database_bar.select(name)
+        self._on_entry_selected(None)
+        if entry is None:
+            self.browse_model.reset(None)
+            self.results.show_result(None, "", self._no_database_hint())
+            return
+        services.memory.set(WindowMemory.DATABASE, entry.name)
+        services.dismiss("database", "search")  # about the previous database, or a search in it
+        await services.heavy.ready()
+        from recall_gui.core.health import check_health
+
+        health = await check_health(entry)
+        if self._current is not entry:
+            return
+        self.database_bar.set_health({entry.name: health})
+        self._info = health.info
+        if health.problems:
+            problem = health.problems[0]
+            services.show_message(
+                UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning", "database")
+            )
+        else:
+            services.tasks.start(self._preload_model(entry, health))
+        if health.info is None:  # the table cannot be read: the message above says why
+            self._supersede()
+            self.browse_model.reset(None)
+            self._show_search_status(None)
+            self._set_busy(None)
+            self.results.show_browse(
+                f"{entry.name} cannot be read: see the message above.", "No rows to show."
+            )
+            return
+        if inputs.query.strip():
+            await self.search(inputs)
+        else:
+            await self.browse(inputs)
+
+    def _no_database_hint(self) -> str:
+        registry, location = self.services.registry, self.services.location
+        if registry.databases:
+            return "Choose a database above."
+        if location.is_app_registry:
+            return (
+                "No knowledge base is registered yet. Build the demo with File ▸ Build Demo Knowledge Base, "
+                "or add one with cosh."
+            )
+        return f"The registry in {location.directory} lists no database."
+
+    async def _preload_model(self, entry: DatabaseEntry, health: DatabaseHealth) -> None:
+        """Load the database's model in the background, so the first search does not wait for it."""
+        if health.info is None:
+            return
+        harness = await self.services.harness()
+        try:
+            await harness.embedders.get(entry.embedder, health.info.columns.vector_dim)
+        except RecallError:
+            return  # the search reports it, with what to do
+
+    async def search(self, inputs: Inputs) -> None:
+        """Run the agent's search on the current database; an empty query browses instead."""
+        entry, query, limit = self._current, inputs.query, inputs.limit
+        services = self.services
+        if entry is None:
+            services.show_message(
+                UserMessage(
+                    "Choose a database first.",
+                    "Pick one in the Database list (F5 reloads it).",
+                    "warning",
+                    "search",
+                )
+            )
+            return
+        if not query.strip():
+            await self.browse(inputs)
+            return
+        generation = self._supersede()
+        self._set_busy(f"Searching {entry.name}…")
+        try:
+            report = await (await services.harness()).search_database(entry, query, limit)
+        except RecallError as error:
+            if generation == self._generation:
+                self._set_busy(None)
+                services.show_error(error, "search")
+                self._show_search_status(None)
+                self.results.show_result(
+                    None, f"The search in {entry.name} failed: see the message above.", "No results."
+                )
+                self.searchFinished.emit()
+            return
+        finally:
+            if generation == self._generation and self._busy:
+                self._set_busy(None)
+        if generation != self._generation:
+            return
+        services.dismiss("search")
+        hits = len(report.result.hits)
+        self.results.show_result(report.result, f"{_plural(hits, 'result')} for “{query}” in {entry.name}")
+        self._show_search_status(report)
+        self.searchFinished.emit()
+
+    async def browse(self, inputs: Inputs = EMPTY_INPUTS) -> None:
+        """Show every row of the current database whose id or content contains ``inputs.filter_text``."""
+        entry = self._current
+        if entry is None:
+            return
+        self._supersede()
+        filter_text = inputs.filter_text.strip()
+        await self.services.heavy.ready()
+        from recall_gui.core.browse import fetch_page
+        from recall_gui.core.harness import table_options
+
+        options = table_options(entry)
+
+        async def fetch(offset: int, limit: int) -> Page:
+            return await fetch_page(
+                entry.uri,
+                entry.table_name,
+                offset=offset,
+                limit=limit,
+                options=options,
+                filter_text=filter_text,
+            )
+
+        self.browse_model.reset(fetch, self._metadata_columns())
+        generation = self.browse_model.generation
+        self.results.show_browse(f"Reading {entry.name}…")
+        self._show_search_status(None)
+        try:
+            await self.browse_model.load_first_page()
+        except RecallError as error:
+            if generation == self.browse_model.generation:
+                self.services.show_error(error, "search")
+                self.results.set_caption(
+                    f"The rows of {entry.name} could not be read: see the message above."
+                )
+                self.results.set_browse_placeholder("No rows to show.")
+            return
+        if generation != self.browse_model.generation:
+            return
+        total = self.browse_model.total or 0
+        if filter_text:
+            caption = f"{_plural(total, 'row')} of {entry.name} contain “{filter_text}”"
+        else:
+            caption = f"All {_plural(total, 'row')} of {entry.name}"
+        self.results.set_caption(caption)
+        self.results.set_browse_placeholder(HINT_NO_MATCH if filter_text else HINT_NO_ROWS)
+        self.services.set_activity(f"Page read in {self.browse_model.last_fetch_ms or 0:.1f} ms")
+        self.browseReady.emit()
+
+    def _metadata_columns(self) -> list[str]:
+        info = self._info
+        if info is None:
+            return []
+        roles = {info.columns.id, info.columns.content, info.columns.vector}
+        return [name for name, _kind in info.schema if name not in roles]
+
+    def cancel(self) -> bool:
+        """Stop the running search (Esc); its results will never be shown. ``False`` if none was running."""
+        tasks = self.services.tasks
+        stopped = tasks.cancel("search") | tasks.cancel("choose")
+        if not (stopped or self._busy):
+            return False
+        self._supersede()
+        self._set_busy(None)
+        self.services.set_activity("Search cancelled")
+        return True
+
+    # --- the entry detail -----------------------------------------------------------------------------
+
+    def _on_entry_selected(self, item: object) -> None:
+        if item is self._detail_item and item is not None:
+            return  # the same row again (selection and current row change together)
+        self._detail_item = item
+        if item is None:
+            self.detail.clear()
+        elif isinstance(item, SearchHit):
+            self._show_hit(item)
+        else:
+            self._show_row(item)  # type: ignore[arg-type]
+
+    def _show_hit(self, hit: SearchHit) -> None:
+        result = self.results.results_model.result
+        rank = result.hits.index(hit) + 1 if result and hit in result.hits else 0
+        metric = METRIC_NAMES.get(result.metric, result.metric) if result else ""
+        self.detail.show_entry(
+            entry_id=hit.id,
+            content=hit.content,
+            position=f"rank {rank} · distance {hit.distance:.6f} ({metric})",
+            metadata=hit.extra,
+            vector=hit.vector,
+            norm=hit.vector_norm,
+        )
+
+    def _show_row(self, row: BrowseRow) -> None:
+        total = self.browse_model.total
+        self.detail.show_entry(
+            entry_id=row.id,
+            content=row.content,
+            position=f"row {row.offset + 1:,}" + (f" of {total:,}" if total is not None else ""),
+            metadata=row.extra,
+            vector=None,
+            norm=None,
+            vector_pending=row.row_id is not None,
+        )
+        if row.row_id is not None:
+            self.services.tasks.start(self.load_vector(row), key="detail")
+
+    async def load_vector(self, row: BrowseRow) -> None:
+        """Read a browsed row's vector (pages leave vectors out) and show it if the row is still open."""
+        entry = self._current
+        if entry is None or row.row_id is None:
+            return
+        from recall_gui.core.browse import fetch_row
+        from recall_gui.core.harness import table_options
+
+        hit = await fetch_row(entry.uri, entry.table_name, row.row_id, table_options(entry))
+        if self._detail_item is row:
+            self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
+
+    # --- export ---------------------------------------------------------------------------------------
+
+    async def export_table(self) -> ExportTable:
+        """Exactly the rows and columns the table shows, in its order."""
+        return await self.results.shown_table()
+
+    async def export_to(self, path: Path, fmt: ExportFormat) -> int:
+        """Write the shown rows to ``path`` as CSV or JSON; returns the number of rows written."""
+        table = await self.export_table()
+        text = to_csv(table) if fmt == "csv" else to_json(table)
+        try:
+            write_text_atomic(path, text)
+        except OSError as error:
+            self.services.show_message(
+                UserMessage(f"Could not write {path}: {error.strerror or error}", "Choose another folder.")
+            )
+            return 0
+        self.services.set_activity(f"Exported {_plural(len(table.rows), 'row')} to {path}")
+        return len(table.rows)
+
+    def ask_export(self, fmt: ExportFormat) -> None:
+        name = self._current.name if self._current else "results"
+        suggested = str(Path.home() / f"{name}.{fmt}")
+        kind = "CSV files (*.csv)" if fmt == "csv" else "JSON files (*.json)"
+        path, _filter = QFileDialog.getSaveFileName(self, "Export the table", suggested, kind)
+        if path:
+            self.services.tasks.start(self.export_to(Path(path), fmt), key="export")
+
+    # --- slots (thin: they read the widgets and start an operation) -----------------------------------
+
+    def request_search(self) -> None:
+        self.services.tasks.start(self.search(self.read_inputs()), key="search")
+
+    def _on_database_chosen(self, name: str) -> None:
+        self.services.tasks.start(self.choose_database(name, self.read_inputs()), key="choose")
+
+    def _on_filter_changed(self, _text: str) -> None:
+        self.services.tasks.start(self.browse(self.read_inputs()), key="search")
+
+    def browse_all(self) -> None:
+        self.query_bar.query_edit.clear()
+        self.services.tasks.start(self.browse(self.read_inputs()), key="search")
+
+    def focus_query(self) -> None:
+        self.query_bar.query_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.query_bar.query_edit.selectAll()
+
+    # --- memory ---------------------------------------------------------------------------------------
+
+    def restore(self, memory: WindowMemory) -> None:
+        splitter = memory.bytes(WindowMemory.SPLITTER)
+        if splitter is None or not self.splitter.restoreState(splitter):
+            self.splitter.setSizes([760, 520])
+        limit = memory.integer(WindowMemory.LIMIT, DEFAULT_LIMIT)
+        self.query_bar.limit_spin.setValue(min(max(limit, 1), MAX_LIMIT))
+
+    def save(self, memory: WindowMemory) -> None:
+        memory.set(WindowMemory.SPLITTER, self.splitter.saveState())
+        memory.set(WindowMemory.LIMIT, self.query_bar.limit())
+        if self._current is not None:
+            memory.set(WindowMemory.DATABASE, self._current.name)

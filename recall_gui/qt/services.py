@@ -1,0 +1,73 @@
+"""What every page of the window shares, handed to each page instead of the window itself.
+
+A page (the knowledge base, the tool description, later an agent view) gets the registry snapshot, the
+background tasks, the heavy libraries, one harness, the remembered settings and the message banner from
+here, so it can be built, tested and added to the window without knowing the window.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QLabel
+
+from recall_gui.core.paths import RegistryLocation
+from recall_gui.core.registry import Registry
+from recall_gui.qt.messages import Topic, UserMessage, user_message
+from recall_gui.qt.panels.banner import MessageBanner
+from recall_gui.qt.settings import WindowMemory
+from recall_gui.qt.tasks import TaskKeeper
+from recall_gui.qt.warmup import HeavyModules
+
+if TYPE_CHECKING:
+    from recall_gui.core.harness import Harness
+
+
+class WindowServices:
+    """The shared state and helpers of one window."""
+
+    def __init__(
+        self,
+        location: RegistryLocation,
+        registry: Registry,
+        memory: WindowMemory,
+        banner: MessageBanner,
+        activity: QLabel,
+    ) -> None:
+        self.location = location
+        #: The registry snapshot every page shows; replaced (never mutated) when it is read again.
+        self.registry = registry
+        self.memory = memory
+        self.banner = banner
+        self.activity = activity
+        self.tasks = TaskKeeper(self.show_error)
+        self.heavy = HeavyModules()
+        self._harness: Harness | None = None
+
+    def show_message(self, message: UserMessage) -> None:
+        self.banner.show_message(message)
+
+    def show_error(self, error: BaseException, topic: Topic = "general") -> None:
+        self.show_message(user_message(error, topic))
+
+    def dismiss(self, *topics: str) -> None:
+        """Hide the banner if it shows a message about one of ``topics``."""
+        self.banner.dismiss(*topics)
+
+    def set_activity(self, text: str) -> None:
+        """The status bar's left-hand text: what the window is doing, or did last."""
+        self.activity.setText(text)
+
+    async def harness(self) -> Harness:
+        """The one harness (registry + embedders + search) of this window, created once the heavy
+        libraries are loaded."""
+        await self.heavy.ready()
+        if self._harness is None:
+            from recall_gui.core.harness import Harness
+
+            self._harness = Harness(self.location.directory)
+        return self._harness
+
+    async def aclose(self) -> None:
+        if self._harness is not None:
+            await self._harness.aclose()
