@@ -27,7 +27,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.core.harness import Harness
 from recall_gui.qt.pages.knowledge_page import Inputs
-from tests.kbtools import KnowledgeBase
+from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
 QUERY = "How do I change my password?"
@@ -242,3 +242,31 @@ def test_the_detail_shows_the_whole_entry_its_other_columns_and_its_vector(
     assert copied[:3] == pytest.approx([float(x) for x in kb.vectors[index][:3]], abs=1e-6)
     window.findChild(QPushButton, "copyContentButton").click()
     assert QGuiApplication.clipboard().text() == content
+
+
+def test_choosing_another_database_mid_search_ends_with_the_new_databases_rows(
+    make_kb: Callable[..., KnowledgeBase],
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    first, second = make_kb("first"), make_kb("second", extra={"topic": kb_topics()})
+    registry_dir = write_registry(
+        tmp_path / "reg", [cosh_entry("first", first.db_dir), cosh_entry("second", second.db_dir)]
+    )
+    window = open_window(registry_dir)
+    held = HeldSearch(monkeypatch, "where is the Seine")
+    older = window.tasks.start(window.knowledge.search(Inputs("where is the Seine", 5)), key="search")
+    run(loop, held.reached.wait())
+    run(loop, window.knowledge.choose_database("second", Inputs("which city lies on the Seine", 5)))
+    held.release.set()
+    run(loop, window.tasks.wait_idle())
+    assert older.cancelled()
+    assert window.knowledge.results.caption.text() == "5 results for “which city lies on the Seine” in second"
+    hit = window.knowledge.results.results_model.hit(0)
+    assert (hit.id, hit.extra) == ("paris", {"topic": "geography"})
+
+
+def kb_topics() -> list[str]:
+    return ["geography" if i in ("paris", "berlin") else "other" for i in PASSAGES]

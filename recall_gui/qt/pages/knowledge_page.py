@@ -170,6 +170,8 @@ class KnowledgePage(QWidget):
         ``inputs.query`` (or browse it when the query is empty)."""
         services = self.services
         entry = services.registry.get(name) if name else None
+        services.tasks.cancel("search")  # a search in the previous database must not land here
+        self._supersede()
         self._current = entry
         self._info = None
         self.database_bar.select(name)
@@ -184,8 +186,8 @@ class KnowledgePage(QWidget):
         from recall_gui.core.health import check_health
 
         health = await check_health(entry)
-        if self._current is not entry:
-            return
+        if self._current is None or self._current.name != entry.name:
+            return  # another database was chosen meanwhile
         self.database_bar.set_health({entry.name: health})
         self._info = health.info
         if health.problems:

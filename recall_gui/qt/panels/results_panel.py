@@ -81,7 +81,7 @@ class ResultsPanel(QWidget):
         for table in (self.results_table, self.browse_table):
             table.addAction(self.copy_action)
             table.selectionModel().selectionChanged.connect(self._on_selection)
-        browse_model.modelReset.connect(self._rebind_browse_selection)
+        browse_model.modelReset.connect(self._on_browse_reset)
 
         self._filter_timer = QTimer(self)
         self._filter_timer.setSingleShot(True)
@@ -106,7 +106,6 @@ class ResultsPanel(QWidget):
         header.setContentsMargins(0, 0, 0, 0)
         header.addWidget(self.caption, 1)
         header.addWidget(self.filter_edit)
-
         return header
 
     def _build_tables(self) -> None:
@@ -225,7 +224,7 @@ class ResultsPanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
 
-    def _rebind_browse_selection(self) -> None:
+    def _on_browse_reset(self) -> None:
         self.entrySelected.emit(None)
 
     def _on_selection(self, selected: QItemSelection, deselected: QItemSelection) -> None:
