@@ -59,6 +59,7 @@ def run_app(registry_dir: str | None = None) -> int:
         window.begin()
         await closed.wait()
         window.tasks.cancel_all()
+        await window.tasks.wait_idle()
         await window.aclose()
 
     # Ctrl+C in the terminal closes the window; the timer lets Python see the signal while Qt runs.
@@ -66,5 +67,16 @@ def run_app(registry_dir: str | None = None) -> int:
     tick = QTimer()
     tick.start(250)
     tick.timeout.connect(lambda: None)
-    qasync.run(main())
+    # The loop is driven by hand rather than by asyncio.run: its clean-up (a thread that shuts down the
+    # default executor) is foreign to qasync and makes Qt complain at exit.
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(main())
+    except RuntimeError as error:  # Qt left its loop on its own (the display went away)
+        print(f"error: the window closed unexpectedly: {error}", file=sys.stderr)
+        return 1
+    finally:
+        tick.stop()
+        loop.close()
     return 0
