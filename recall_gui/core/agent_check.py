@@ -1,0 +1,112 @@
+"""Does what an agent receives match what the user sees? The verdicts behind the window's Agent view.
+
+Two comparisons, both between something an MCP client received from the real server and the window's
+own idea of it: the tool description (served vs. the description panel's editor), and a search (the
+``tools/call`` payload vs. the window's own search for the same arguments, by result ids and order).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import Enum
+
+
+class DescriptionVerdict(Enum):
+    """How the served description relates to the one the editor shows."""
+
+    #: The server serves exactly the description the editor shows.
+    SAME = "same"
+    #: The editor holds edits that are not saved, so the server cannot serve them yet.
+    UNSAVED = "unsaved"
+    #: Nothing is unsaved, yet the server serves another text (another program's change, another
+    #: config dir, or a change the server has not been asked about yet).
+    DIFFERENT = "different"
+
+
+def judge_description(served: str, shown: str, *, unsaved: bool) -> DescriptionVerdict:
+    """Equal texts are :attr:`~DescriptionVerdict.SAME` whatever the editor's state; otherwise unsaved
+    edits explain the difference, or nothing does."""
+    if served == shown:
+        return DescriptionVerdict.SAME
+    return DescriptionVerdict.UNSAVED if unsaved else DescriptionVerdict.DIFFERENT
+
+
+def result_ids(payload_text: str) -> tuple[str, ...] | None:
+    """The ids of a ``recall_search`` answer (``{"query", "results": [{"id", "content"}]}``), in order;
+    ``None`` when the text is not such an answer."""
+    try:
+        data = json.loads(payload_text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        return None
+    ids = []
+    for result in data["results"]:
+        if not isinstance(result, dict) or not isinstance(result.get("id"), str):
+            return None
+        ids.append(result["id"])
+    return tuple(ids)
+
+
+@dataclass(frozen=True)
+class WindowAnswer:
+    """The window's own search for the same arguments: its ids in order, or the message it failed with."""
+
+    ids: tuple[str, ...] | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class PayloadComparison:
+    """Whether the agent's payload and the window's answer agree, in one sentence a user can read."""
+
+    matches: bool
+    summary: str
+
+
+def _count(n: int) -> str:
+    return f"{n} result{'' if n == 1 else 's'}"
+
+
+def _ids(ids: tuple[str, ...], most: int = 5) -> str:
+    shown = ", ".join(ids[:most])
+    return shown + (f", … ({len(ids)} in all)" if len(ids) > most else "") if ids else "no results"
+
+
+def compare_payload(payload_text: str, is_error: bool, window: WindowAnswer) -> PayloadComparison:
+    """Compare what the agent got with what the window finds: same ids in the same order, or why not."""
+    if is_error:
+        if window.error is not None:
+            same = window.error == payload_text
+            return PayloadComparison(
+                same,
+                "Both fail with the same message."
+                if same
+                else f"Both fail, with different messages: the window says “{window.error}”.",
+            )
+        found = _count(len(window.ids or ()))
+        return PayloadComparison(False, f"The agent gets an error, while the window finds {found}.")
+    agent_ids = result_ids(payload_text)
+    if agent_ids is None:
+        return PayloadComparison(False, "The payload is not recall_search's JSON answer: nothing to compare.")
+    if window.error is not None:
+        return PayloadComparison(
+            False, f"The agent gets {_count(len(agent_ids))}, while the window's search fails: {window.error}"
+        )
+    window_ids = window.ids or ()
+    if agent_ids == window_ids:
+        return PayloadComparison(
+            True, f"Matches the window: the same {_count(len(agent_ids))}, in the same order."
+        )
+    if sorted(agent_ids) == sorted(window_ids):
+        return PayloadComparison(False, "Differs from the window: the same results in another order.")
+    rank = next(
+        (n for n, (mine, theirs) in enumerate(zip(agent_ids, window_ids, strict=False)) if mine != theirs),
+        min(len(agent_ids), len(window_ids)),
+    )
+    return PayloadComparison(
+        False,
+        f"Differs from the window from rank {rank + 1} on: the agent gets {_ids(agent_ids)}; "
+        f"the window shows {_ids(window_ids)}.",
+    )
