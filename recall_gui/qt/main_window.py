@@ -24,6 +24,7 @@ from recall_gui.core.suffix import SuffixStore
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.messages import UserMessage
+from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.panels.description_panel import DescriptionPanel
@@ -41,7 +42,7 @@ SHORTCUTS = (
     ("F5", "reload the registry and re-check the databases"),
     ("Ctrl+B", "browse all rows"),
     ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
-    ("Ctrl+1 / Ctrl+2", "knowledge base / agent's tool description"),
+    ("Ctrl+1 / Ctrl+2 / Ctrl+3", "knowledge base / agent's tool description / agent view"),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )
@@ -81,6 +82,7 @@ class MainWindow(QMainWindow):
         )
         self.knowledge = KnowledgePage(self.services)
         self.description = DescriptionPanel(SuffixStore(config_dir))
+        self.agent = AgentPage(self.services, self.description, self.knowledge)
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
 
@@ -89,6 +91,7 @@ class MainWindow(QMainWindow):
         self.pages.setDocumentMode(True)
         self.pages.addTab(self.knowledge, "Knowledge base")
         self.pages.addTab(_padded(self.description), "Agent's tool description")
+        self.pages.addTab(self.agent, "Agent view")
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 6, 0, 0)
@@ -108,6 +111,7 @@ class MainWindow(QMainWindow):
         self.description.registryEdited.connect(self._on_registry_edited)
         self.description.message.connect(self.services.show_message)
         self.watcher.touched.connect(self._check_registry)
+        self.registryReloaded.connect(self.agent.follow_registry)
         self._show_registry()
         self._restore()
 
@@ -165,6 +169,7 @@ class MainWindow(QMainWindow):
         self.page_actions = [
             self._action("&Knowledge Base", "Ctrl+1", lambda: self.pages.setCurrentIndex(0)),
             self._action("Agent's &Tool Description", "Ctrl+2", lambda: self.pages.setCurrentIndex(1)),
+            self._action("&Agent View", "Ctrl+3", lambda: self.pages.setCurrentIndex(2)),
         ]
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)
@@ -361,8 +366,10 @@ class MainWindow(QMainWindow):
         if self._demo is not None:
             self._demo.cancel()
         self.tasks.cancel_all()
+        self.agent.shutdown()
         super().closeEvent(event)
 
     async def aclose(self) -> None:
-        """Release the embedders (HTTP clients) once the window is closed."""
+        """Stop the MCP server and release the embedders (HTTP clients) once the window is closed."""
+        await self.agent.aclose()
         await self.services.aclose()

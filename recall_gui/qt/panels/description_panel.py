@@ -39,6 +39,8 @@ class DescriptionPanel(QWidget):
     registryEdited = Signal()
     #: Something the banner should show.
     message = Signal(object)
+    #: The suffix editor's text or its saved state changed (typed, saved, reset, or the registry followed).
+    suffixStateChanged = Signal()
 
     def __init__(self, store: SuffixStore, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -307,6 +309,7 @@ class DescriptionPanel(QWidget):
         self.suffix_state.setText(state)
         self.save_suffix_button.setEnabled(dirty)
         self.reset_suffix_button.setEnabled(dirty or self._saved is not None)
+        self.suffixStateChanged.emit()
 
     def save_suffix(self) -> bool:
         text = self.suffix_edit.toPlainText()

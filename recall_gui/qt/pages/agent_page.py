@@ -1,0 +1,429 @@
+"""The Agent view: the tool and a search as an MCP client receives them from the real server.
+
+Everything shown here went through ``recall-gui mcp`` and the SDK's own client
+(:mod:`recall_gui.agent_probe`): the tool listing (name, description, input schema, the server's name and
+protocol version), a diff between the served description and the one the description page's editor shows,
+and the raw payload of the knowledge page's current query, compared with the window's own search for the
+same arguments.
+
+The server starts when the view is first shown (or on Refresh), follows the window's registry, and stops
+when the window closes. Operations are plain ``async def`` methods that tests await directly; slots start
+them as kept tasks. A failure shows inside the view, with what to do; the rest of the window is unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from recall_gui.agent_probe import AgentListing, AgentPayload
+from recall_gui.core.agent_check import (
+    DescriptionVerdict,
+    WindowAnswer,
+    compare_payload,
+    judge_description,
+)
+from recall_gui.core.errors import RecallError
+from recall_gui.core.registry import DatabaseEntry
+from recall_gui.core.text_diff import diff_lines
+from recall_gui.core.tool import TOOL_NAME, compose_description
+from recall_gui.qt.agent_server import AgentServer, ServerState, ServerTarget
+from recall_gui.qt.panels.diff_view import DiffView
+from recall_gui.qt.panels.status_note import StatusNote, Tone
+from recall_gui.qt.services import WindowServices
+from recall_gui.qt.widgets import group_box, push_button, text_view
+
+if TYPE_CHECKING:
+    from recall_gui.qt.pages.knowledge_page import KnowledgePage
+    from recall_gui.qt.panels.description_panel import DescriptionPanel
+
+#: How long the editor must rest before the diff is recomputed.
+DIFF_DELAY_MS = 300
+
+RETRY_HINT = "Press Refresh to start the server again."
+
+VERDICTS: dict[DescriptionVerdict, tuple[str, Tone]] = {
+    DescriptionVerdict.SAME: ("The agent gets exactly what you see.", "good"),
+    DescriptionVerdict.UNSAVED: (
+        "Unsaved edits: the agent still gets the served description below. "
+        "Save the suffix on the description page (Ctrl+S) to serve yours.",
+        "warning",
+    ),
+    DescriptionVerdict.DIFFERENT: (
+        "The server serves something else than your editor shows, and nothing is unsaved. "
+        "Another program may have changed the registry or the saved suffix: press F5 to reload the registry.",
+        "bad",
+    ),
+}
+
+
+def pretty_json(text: str) -> str:
+    """``text`` indented if it is JSON, else as it is."""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+class AgentPage(QWidget):
+    """``agentServerState``, ``agentRefreshButton``, ``agentError``, ``agentVerdict``, ``agentToolTabs``
+    (``agentDescriptionView``, ``agentSchemaView``, ``agentToolJsonView``), ``agentDiffView``,
+    ``agentCallArguments``, ``agentRunButton``, ``agentPayloadState`` and ``agentPayloadTabs``
+    (``agentPayloadPretty``, ``agentPayloadRaw``, ``agentPayloadResult``)."""
+
+    #: A listing was asked for and is shown, or its failure is.
+    listingFinished = Signal()
+    #: The diff and the verdict were recomputed.
+    diffUpdated = Signal()
+    #: The current query went through the server; its payload (or the failure) is shown.
+    payloadFinished = Signal()
+
+    def __init__(
+        self,
+        services: WindowServices,
+        description: DescriptionPanel,
+        knowledge: KnowledgePage,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("agentPage")
+        self.services = services
+        self.description = description
+        self.knowledge = knowledge
+        self.server = AgentServer(parent=self)
+        self._listing: AgentListing | None = None
+        self._payload: AgentPayload | None = None
+        self._diff_timer = QTimer(self)
+        self._diff_timer.setSingleShot(True)
+        self._diff_timer.setInterval(DIFF_DELAY_MS)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("agentSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        upper = QSplitter(Qt.Orientation.Horizontal)
+        upper.setChildrenCollapsible(False)
+        upper.addWidget(self._listing_box())
+        upper.addWidget(self._diff_box())
+        upper.setSizes([560, 700])
+        self.splitter.addWidget(upper)
+        self.splitter.addWidget(self._call_box())
+        self.splitter.setSizes([430, 330])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 6)
+        layout.setSpacing(8)
+        layout.addLayout(self._server_row())
+        layout.addWidget(self.error_note)
+        layout.addWidget(self.splitter, 1)
+
+        self.refresh_button.clicked.connect(self.request_listing)
+        self.run_button.clicked.connect(self.request_call)
+        self.server.stateChanged.connect(self._show_server_state)
+        self.server.toolsChanged.connect(self.request_listing)
+        self.description.suffixStateChanged.connect(self._diff_timer.start)
+        self._diff_timer.timeout.connect(self._on_editor_rested)
+        self._show_server_state()
+        self.update_diff()
+        self._show_arguments()
+
+    # --- layout ---------------------------------------------------------------------------------------
+
+    def _server_row(self) -> QHBoxLayout:
+        self.server_state = QLabel()
+        self.server_state.setObjectName("agentServerState")
+        self.server_state.setWordWrap(True)
+        self.server_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.refresh_button = push_button(
+            "Ref&resh", "agentRefreshButton", "List the tool again (starting the server if it is not running)"
+        )
+        self.error_note = StatusNote("agentError")
+        self.error_note.hide()
+        row = QHBoxLayout()
+        row.addWidget(self.server_state, 1)
+        row.addWidget(self.refresh_button)
+        return row
+
+    def _listing_box(self) -> QWidget:
+        """The tool exactly as ``tools/list`` delivered it."""
+        self.tool_title = QLabel()
+        self.tool_title.setObjectName("agentToolTitle")
+        self.description_view = text_view("agentDescriptionView", read_only=True)
+        self.schema_view = text_view("agentSchemaView", read_only=True, monospace=True)
+        self.tool_json_view = text_view("agentToolJsonView", read_only=True, monospace=True)
+        self.tool_tabs = QTabWidget()
+        self.tool_tabs.setObjectName("agentToolTabs")
+        self.tool_tabs.addTab(self.description_view, "Description")
+        self.tool_tabs.addTab(self.schema_view, "Input schema")
+        self.tool_tabs.addTab(self.tool_json_view, "Tool JSON")
+        return group_box(
+            "What an MCP client receives (tools/list)", [(self.tool_title, 0), (self.tool_tabs, 1)]
+        )
+
+    def _diff_box(self) -> QWidget:
+        """The served description against the editor's, and the verdict."""
+        self.verdict = StatusNote("agentVerdict")
+        self.diff_view = DiffView("agentDiffView")
+        legend = QLabel("<b>−</b> served to agents &nbsp;&nbsp; <b>+</b> in your suffix editor")
+        legend.setObjectName("agentDiffLegend")
+        legend.setEnabled(False)  # drawn in the palette's dim text colour
+        return group_box(
+            "Served description vs. your editor", [(self.verdict, 0), (self.diff_view, 1), (legend, 0)]
+        )
+
+    def _call_box(self) -> QWidget:
+        """The knowledge page's query sent as ``tools/call``, and the payload that came back."""
+        self.call_arguments = QLabel()
+        self.call_arguments.setObjectName("agentCallArguments")
+        self.call_arguments.setWordWrap(True)
+        self.call_arguments.setTextFormat(Qt.TextFormat.PlainText)
+        self.call_arguments.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run_button = push_button(
+            "R&un Through the Server",
+            "agentRunButton",
+            "Call recall_search on the server with the knowledge page's database, query and limit",
+        )
+        arguments_row = QWidget()
+        row = QHBoxLayout(arguments_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.call_arguments, 1)
+        row.addWidget(self.run_button)
+        self.payload_state = StatusNote("agentPayloadState")
+        self.payload_pretty = text_view("agentPayloadPretty", read_only=True, monospace=True)
+        self.payload_raw = text_view("agentPayloadRaw", read_only=True, monospace=True)
+        self.payload_result = text_view("agentPayloadResult", read_only=True, monospace=True)
+        self.payload_pretty.setPlaceholderText("Run the query to see what the agent gets.")
+        self.payload_tabs = QTabWidget()
+        self.payload_tabs.setObjectName("agentPayloadTabs")
+        self.payload_tabs.addTab(self.payload_pretty, "Payload (pretty)")
+        self.payload_tabs.addTab(self.payload_raw, "Payload (raw text)")
+        self.payload_tabs.addTab(self.payload_result, "MCP result")
+        self.payload_state.show_note("Not run yet.", "neutral")
+        return group_box(
+            "The current query, as the agent gets it (tools/call)",
+            [(arguments_row, 0), (self.payload_state, 0), (self.payload_tabs, 1)],
+        )
+
+    # --- the server -----------------------------------------------------------------------------------
+
+    def target(self) -> ServerTarget:
+        """The window's registry and the config dir its suffix is saved in: what the server must serve."""
+        return ServerTarget(Path(self.services.location.directory), Path(self.description.store.directory))
+
+    def _show_server_state(self) -> None:
+        server, listing = self.server, self._listing
+        command = " ".join(server.command.args) if server.command else ""
+        self.server_state.setToolTip(f"{server.command.command} {command}" if server.command else "")
+        if server.state is ServerState.STARTING:
+            self.server_state.setText("Starting the MCP server (recall-gui mcp)…")
+        elif server.state is ServerState.RUNNING and listing is not None:
+            changes = (
+                "announces tool-list changes" if listing.announces_changes else "no change announcements"
+            )
+            name = f"{listing.server_name or 'unnamed server'} {listing.server_version or ''}".rstrip()
+            self.server_state.setText(
+                f"Server: {name} · MCP {listing.protocol_version} · {changes} · "
+                f"registry {server.target.registry_dir if server.target else ''}"
+            )
+        elif server.state is ServerState.RUNNING:
+            self.server_state.setText("The MCP server is running.")
+        elif server.state is ServerState.FAILED:
+            self.server_state.setText("The MCP server is not available.")
+        else:
+            self.server_state.setText("The MCP server starts when you open this view.")
+        self._show_failure(server.error if server.state is ServerState.FAILED else None)
+
+    def _show_failure(self, error: RecallError | None) -> None:
+        if error is None:
+            self.error_note.hide()
+            return
+        message = error.message[:1].upper() + error.message[1:]
+        hint = f"\n{error.hint}" if error.hint else ""
+        self.error_note.show_note(f"{message}.\n{RETRY_HINT}{hint}", "bad")
+        self.error_note.show()
+
+    async def refresh_listing(self) -> None:
+        """Make sure the server runs for the window's registry, list its tools, show them and the diff."""
+        try:
+            await self.server.ensure(self.target())
+            listing = await self.server.list_tools()
+        except RecallError:
+            pass  # the server's state shows it, with what to do
+        else:
+            self._listing = listing
+            self._show_listing(listing)
+            self._show_server_state()
+            self.update_diff()
+        self.listingFinished.emit()  # not when superseded: the newer listing will say it
+
+    def _show_listing(self, listing: AgentListing) -> None:
+        tool = listing.tool()
+        if tool is None:
+            names = ", ".join(str(t.get("name")) for t in listing.tools) or "no tool at all"
+            self.tool_title.setText(f"The server does not list {TOOL_NAME}: it lists {names}.")
+            for view in (self.description_view, self.schema_view, self.tool_json_view):
+                view.clear()
+            return
+        self.tool_title.setText(f"<b>{tool.get('name')}</b> — as listed by the server, unchanged")
+        self.description_view.setPlainText(str(tool.get("description", "")))
+        self.schema_view.setPlainText(json.dumps(tool.get("inputSchema"), indent=2, ensure_ascii=False))
+        self.tool_json_view.setPlainText(json.dumps(tool, indent=2, ensure_ascii=False))
+
+    # --- the diff -------------------------------------------------------------------------------------
+
+    def shown_description(self) -> str:
+        """The description the description page shows: the default text plus the editor's suffix."""
+        return compose_description(self.description.suffix_edit.toPlainText())
+
+    def update_diff(self, *, checking: bool = False) -> DescriptionVerdict | None:
+        """Compare the served description with the editor's; ``None`` while nothing was listed yet.
+
+        ``checking``: a fresh listing is on its way, so a difference nothing explains is not reported yet.
+        """
+        served = self._listing.description() if self._listing is not None else None
+        verdict = None
+        if served is None:
+            self.verdict.show_note(
+                "Not compared yet: the server has not listed the tool."
+                if self._listing is None
+                else f"Nothing to compare: the server does not list {TOOL_NAME}.",
+                "neutral",
+            )
+            self.diff_view.show_diff((), "")
+        else:
+            verdict = judge_description(served, self.shown_description(), unsaved=self.description.dirty)
+            text, tone = VERDICTS[verdict]
+            if checking and verdict is DescriptionVerdict.DIFFERENT:
+                text, tone = "Asking the server what it serves now…", "neutral"
+            self.verdict.show_note(text, tone)
+            self.diff_view.show_diff(
+                diff_lines(served, self.shown_description()),
+                "No difference: the served description is the one your editor shows.",
+            )
+        self.diffUpdated.emit()
+        return verdict
+
+    def _on_editor_rested(self) -> None:
+        served = self._listing.description() if self._listing is not None else None
+        unexplained = (
+            served is not None
+            and self.server.running
+            and judge_description(served, self.shown_description(), unsaved=self.description.dirty)
+            is DescriptionVerdict.DIFFERENT
+        )
+        self.update_diff(checking=unexplained)
+        if unexplained:
+            # Nothing unsaved, yet different: the server re-reads the files for every listing, so ask it
+            # now rather than wait for its announcement (e.g. right after Save).
+            self.request_listing()
+
+    # --- the current query ----------------------------------------------------------------------------
+
+    def current_call(self) -> tuple[DatabaseEntry | None, dict[str, Any]]:
+        """The knowledge page's database, query and limit, as the arguments an agent would send."""
+        entry = self.knowledge.current
+        inputs = self.knowledge.read_inputs()
+        arguments = {"db_name": entry.name if entry else "", "query": inputs.query, "limit": inputs.limit}
+        return entry, arguments
+
+    def _show_arguments(self) -> None:
+        entry, arguments = self.current_call()
+        if entry is None:
+            self.call_arguments.setText("No database chosen on the Knowledge base page.")
+        elif not arguments["query"].strip():
+            self.call_arguments.setText(f"No query typed on the Knowledge base page (database {entry.name}).")
+        else:
+            self.call_arguments.setText("arguments: " + json.dumps(arguments, ensure_ascii=False))
+        self.run_button.setEnabled(entry is not None and bool(arguments["query"].strip()))
+
+    async def run_call(self, entry: DatabaseEntry, arguments: dict[str, Any]) -> None:
+        """Send ``arguments`` to the server as ``tools/call`` and show the payload next to the window's own
+        search for the same database, query and limit."""
+        self.payload_state.show_note("Running the query through the server…", "neutral")
+        try:
+            await self.server.ensure(self.target())
+        except RecallError:
+            self.payload_state.show_note("The server is not available: see the message above.", "bad")
+            self.payloadFinished.emit()
+            return
+        window = asyncio.ensure_future(self._window_answer(entry, arguments["query"], arguments["limit"]))
+        try:
+            payload = await self.server.call(arguments)
+        except RecallError as error:
+            window.cancel()
+            self._payload = None
+            self.payload_state.show_note(f"The call failed: {error.message}. {RETRY_HINT}", "bad")
+            for view in (self.payload_pretty, self.payload_raw, self.payload_result):
+                view.clear()
+            self.payloadFinished.emit()
+            return
+        except BaseException:
+            window.cancel()
+            raise
+        answer = await window
+        self._payload = payload
+        self._show_payload(payload, answer, entry)
+        self.payloadFinished.emit()
+
+    async def _window_answer(self, entry: DatabaseEntry, query: str, limit: int) -> WindowAnswer:
+        """What the knowledge page shows for the same database, query and limit (its very search)."""
+        try:
+            harness = await self.services.harness()
+            report = await harness.search_database(entry, query, limit)
+        except RecallError as error:
+            return WindowAnswer(error=error.message)
+        return WindowAnswer(ids=tuple(hit.id for hit in report.result.hits))
+
+    def _show_payload(self, payload: AgentPayload, answer: WindowAnswer, entry: DatabaseEntry) -> None:
+        text = payload.text
+        self.payload_raw.setPlainText(text)
+        self.payload_pretty.setPlainText(pretty_json(text))
+        result = {"content": list(payload.content), "isError": payload.is_error}
+        self.payload_result.setPlainText(json.dumps(result, indent=2, ensure_ascii=False))
+        comparison = compare_payload(text, payload.is_error, answer)
+        summary = comparison.summary
+        if payload.is_error and not entry.active:
+            summary += (
+                f" {entry.name} is not active: agents cannot search it (tick it on the description page)."
+            )
+        kind = "Tool error (isError: true)" if payload.is_error else "Result (isError: false)"
+        self.payload_state.show_note(
+            f"{kind} · {payload.elapsed_ms:.0f} ms — {summary}", "good" if comparison.matches else "bad"
+        )
+
+    # --- slots and events (thin: they read the widgets and start an operation) ------------------------
+
+    def request_listing(self) -> None:
+        self.services.tasks.start(self.refresh_listing(), key="agent-list")
+
+    def request_call(self) -> None:
+        entry, arguments = self.current_call()
+        self._show_arguments()
+        if entry is None or not arguments["query"].strip():
+            return
+        self.services.tasks.start(self.run_call(entry, arguments), key="agent-call")
+
+    def follow_registry(self) -> None:
+        """After the registry was read again: a server for another registry directory is replaced."""
+        if self.server.state is not ServerState.STOPPED and self.server.target != self.target():
+            self.request_listing()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._show_arguments()
+        # Starts the server the first time; later, notices a crash or a change as soon as the user looks.
+        QTimer.singleShot(0, self.request_listing)
+
+    # --- closing --------------------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """The window is closing: begin stopping the server (:meth:`aclose` waits for it)."""
+        self._diff_timer.stop()
+        self.server.request_stop()
+
+    async def aclose(self) -> None:
+        await self.server.stop()
