@@ -127,8 +127,12 @@ def test_an_unsaved_suffix_edit_shows_a_diff_until_saving_it_is_served(
     suffix = window.findChild(QPlainTextEdit, "suffixEdit")
     generated = suffix.toPlainText()
 
-    with waiting_for(loop, agent.diffUpdated):  # after the editor rested
-        suffix.setPlainText(generated + "Prefer notes for password questions.\n")
+    updates: list[int] = []
+    agent.diffUpdated.connect(lambda: updates.append(1))
+    with waiting_for(loop, agent.diffUpdated):  # once, after the editor rested
+        for end in range(1, len("Prefer notes for password questions.\n") + 1):
+            suffix.setPlainText(generated + "Prefer notes for password questions.\n"[:end])
+    assert updates == [1]
     assert agent.verdict.message.startswith("Unsaved edits:")
     assert agent.verdict.tone == "warning"
     added = [line for line in agent.diff_view.lines if line.kind == "added"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -150,7 +151,7 @@ class AgentPage(QWidget):
 
     def _listing_box(self) -> QWidget:
         """The tool exactly as ``tools/list`` delivered it."""
-        self.tool_title = QLabel()
+        self.tool_title = QLabel("Nothing listed yet.")
         self.tool_title.setObjectName("agentToolTitle")
         self.description_view = text_view("agentDescriptionView", read_only=True)
         self.schema_view = text_view("agentSchemaView", read_only=True, monospace=True)
@@ -242,8 +243,14 @@ class AgentPage(QWidget):
             self.error_note.hide()
             return
         message = error.message[:1].upper() + error.message[1:]
+        command = self.server.command
+        run_it = (
+            f" To see why, run it in a terminal: {shlex.join([command.command, *command.args])}"
+            if command is not None
+            else ""
+        )
         hint = f"\n{error.hint}" if error.hint else ""
-        self.error_note.show_note(f"{message}.\n{RETRY_HINT}{hint}", "bad")
+        self.error_note.show_note(f"{message}.\n{RETRY_HINT}{run_it}{hint}", "bad")
         self.error_note.show()
 
     async def refresh_listing(self) -> None:
