@@ -97,6 +97,7 @@ class AgentServer(QObject):
         self._lock = asyncio.Lock()
         self._ensuring: asyncio.Task[None] | None = None
         self._ensuring_target: ServerTarget | None = None
+        self._closing = False
 
     @property
     def running(self) -> bool:
@@ -125,6 +126,8 @@ class AgentServer(QObject):
 
     async def _ensure(self, target: ServerTarget) -> None:
         async with self._lock:
+            if self._closing:
+                raise AgentProbeError("the window is closing: no MCP server is started any more")
             if self.running and self.target == target:
                 return
             await self._stop_holder()
@@ -135,7 +138,15 @@ class AgentServer(QObject):
         self.target = target
         self.command = self.launch(target)
         self._set_state(ServerState.STARTING)
-        await loop.run_in_executor(background_executor(), _import_client)
+        try:
+            await loop.run_in_executor(background_executor(), _import_client)
+        except ImportError as error:
+            failure = AgentProbeError(
+                f"cannot load the MCP client: {error}",
+                hint="Reinstall recall-gui with its dependencies (the `mcp` package).",
+            )
+            self._set_state(ServerState.FAILED, failure)
+            raise failure from error
         probe = AgentProbe(self.command, on_tools_changed=self.toolsChanged.emit)
         entered: asyncio.Future[None] = loop.create_future()
         entered.add_done_callback(_retrieve)
@@ -169,8 +180,12 @@ class AgentServer(QObject):
             if not entered.done():  # cancelled before the server answered
                 entered.cancel()
 
-    def request_stop(self) -> None:
-        """Begin stopping (from a Qt event handler, which cannot await); :meth:`stop` waits for the end."""
+    def request_stop(self, *, closing: bool = False) -> None:
+        """Begin stopping (from a Qt event handler, which cannot await); :meth:`stop` waits for the end.
+
+        ``closing``: the window is going away, so no later request may start a server again.
+        """
+        self._closing = self._closing or closing
         if self._release is not None:
             self._release.set()
 

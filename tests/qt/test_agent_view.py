@@ -248,6 +248,9 @@ def test_closing_the_window_terminates_the_server(
         window.close()
     assert agent.server.state is ServerState.STOPPED
     assert_gone(process)
+    agent.request_listing()  # e.g. a late announcement or timer: it must not start another server
+    run(loop, window.tasks.wait_idle())
+    assert agent.server.state is ServerState.STOPPED
     assert server_processes(kb.registry_dir) == []
 
 
@@ -300,6 +303,8 @@ def test_a_crashed_server_is_reported_and_refresh_starts_a_new_one(
     assert "Press Refresh" in agent.payload_state.message
     assert agent.error_note.isVisible()
     assert "Press Refresh to start the server again." in agent.error_note.message
+    assert agent.description_view.toPlainText() == ""  # nothing is shown that the server does not serve
+    assert agent.verdict.message == "Not compared yet: the server has not listed the tool."
 
     with waiting_for(loop, agent.listingFinished):
         agent.refresh_button.click()

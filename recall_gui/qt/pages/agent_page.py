@@ -14,6 +14,7 @@ them as kept tasks. A failure shows inside the view, with what to do; the rest o
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import shlex
 from pathlib import Path
@@ -153,6 +154,7 @@ class AgentPage(QWidget):
         """The tool exactly as ``tools/list`` delivered it."""
         self.tool_title = QLabel("Nothing listed yet.")
         self.tool_title.setObjectName("agentToolTitle")
+        self.tool_title.setTextFormat(Qt.TextFormat.RichText)
         self.description_view = text_view("agentDescriptionView", read_only=True)
         self.schema_view = text_view("agentSchemaView", read_only=True, monospace=True)
         self.tool_json_view = text_view("agentToolJsonView", read_only=True, monospace=True)
@@ -217,8 +219,8 @@ class AgentPage(QWidget):
 
     def _show_server_state(self) -> None:
         server, listing = self.server, self._listing
-        command = " ".join(server.command.args) if server.command else ""
-        self.server_state.setToolTip(f"{server.command.command} {command}" if server.command else "")
+        command = server.command
+        self.server_state.setToolTip(shlex.join([command.command, *command.args]) if command else "")
         if server.state is ServerState.STARTING:
             self.server_state.setText("Starting the MCP server (recall-gui mcp)…")
         elif server.state is ServerState.RUNNING and listing is not None:
@@ -234,6 +236,8 @@ class AgentPage(QWidget):
             self.server_state.setText("The MCP server is running.")
         elif server.state is ServerState.FAILED:
             self.server_state.setText("The MCP server is not available.")
+            if listing is not None:
+                self._forget_listing()  # show only what the server provides now
         else:
             self.server_state.setText("The MCP server starts when you open this view.")
         self._show_failure(server.error if server.state is ServerState.FAILED else None)
@@ -249,8 +253,9 @@ class AgentPage(QWidget):
             if command is not None
             else ""
         )
+        message += "" if message.endswith((".", "!", "?")) else "."
         hint = f"\n{error.hint}" if error.hint else ""
-        self.error_note.show_note(f"{message}.\n{RETRY_HINT}{run_it}{hint}", "bad")
+        self.error_note.show_note(f"{message}\n{RETRY_HINT}{run_it}{hint}", "bad")
         self.error_note.show()
 
     async def refresh_listing(self) -> None:
@@ -271,14 +276,22 @@ class AgentPage(QWidget):
         tool = listing.tool()
         if tool is None:
             names = ", ".join(str(t.get("name")) for t in listing.tools) or "no tool at all"
-            self.tool_title.setText(f"The server does not list {TOOL_NAME}: it lists {names}.")
-            for view in (self.description_view, self.schema_view, self.tool_json_view):
-                view.clear()
+            self._clear_tool(f"The server does not list {TOOL_NAME}: it lists {html.escape(names)}.")
             return
-        self.tool_title.setText(f"<b>{tool.get('name')}</b> — as listed by the server, unchanged")
+        self.tool_title.setText(f"<b>{html.escape(str(tool.get('name')))}</b> — as listed by the server")
         self.description_view.setPlainText(str(tool.get("description", "")))
         self.schema_view.setPlainText(json.dumps(tool.get("inputSchema"), indent=2, ensure_ascii=False))
         self.tool_json_view.setPlainText(json.dumps(tool, indent=2, ensure_ascii=False))
+
+    def _clear_tool(self, title: str) -> None:
+        self.tool_title.setText(title)
+        for view in (self.description_view, self.schema_view, self.tool_json_view):
+            view.clear()
+
+    def _forget_listing(self) -> None:
+        self._listing = None
+        self._clear_tool("Nothing listed: the server is not available.")
+        self.update_diff()
 
     # --- the diff -------------------------------------------------------------------------------------
 
@@ -430,7 +443,7 @@ class AgentPage(QWidget):
     def shutdown(self) -> None:
         """The window is closing: begin stopping the server (:meth:`aclose` waits for it)."""
         self._diff_timer.stop()
-        self.server.request_stop()
+        self.server.request_stop(closing=True)
 
     async def aclose(self) -> None:
         await self.server.stop()
