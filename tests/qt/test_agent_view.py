@@ -186,6 +186,7 @@ def test_the_current_query_through_the_server_is_what_recall_gui_search_prints(
     printed = cli(window, "search", "--db", kb.name, "--limit", "3", QUERY)
     assert printed.returncode == 0, printed.stderr
     assert agent.payload_raw.toPlainText() == printed.stdout.rstrip("\n")
+    assert agent.last_payload is not None and agent.last_payload.text == printed.stdout.rstrip("\n")
     assert agent.payload_pretty.toPlainText() == json.dumps(
         json.loads(printed.stdout), indent=2, ensure_ascii=False
     )

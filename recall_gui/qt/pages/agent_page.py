@@ -100,7 +100,8 @@ class AgentPage(QWidget):
         self.knowledge = knowledge
         self.server = AgentServer(parent=self)
         self._listing: AgentListing | None = None
-        self._payload: AgentPayload | None = None
+        #: The last ``tools/call`` result received (``None`` before the first, or after a failed call).
+        self.last_payload: AgentPayload | None = None
         self._diff_timer = QTimer(self)
         self._diff_timer.setSingleShot(True)
         self._diff_timer.setInterval(DIFF_DELAY_MS)
@@ -375,7 +376,7 @@ class AgentPage(QWidget):
             payload = await self.server.call(arguments)
         except RecallError as error:
             window.cancel()
-            self._payload = None
+            self.last_payload = None
             self.payload_state.show_note(f"The call failed: {error.message}. {RETRY_HINT}", "bad")
             for view in (self.payload_pretty, self.payload_raw, self.payload_result):
                 view.clear()
@@ -385,7 +386,7 @@ class AgentPage(QWidget):
             window.cancel()
             raise
         answer = await window
-        self._payload = payload
+        self.last_payload = payload
         self._show_payload(payload, answer, entry)
         self.payloadFinished.emit()
 
