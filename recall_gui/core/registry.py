@@ -168,10 +168,9 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
+        reason = error.msg.removesuffix(" at")  # "Unterminated string starting at" + " at line ..."
         problems.append(
-            RegistryProblem(
-                path, f"is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-            )
+            RegistryProblem(path, f"is not valid JSON: {reason} at line {error.lineno} column {error.colno}")
         )
         raise _ParseFailure from error
     except RecursionError as error:

@@ -23,7 +23,7 @@ from recall_gui.core.registry import Registry, load_registry
 from recall_gui.core.suffix import SuffixStore
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
-from recall_gui.qt.messages import UserMessage
+from recall_gui.qt.messages import UserMessage, registry_problems_text
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.panels.banner import MessageBanner
@@ -268,11 +268,9 @@ class MainWindow(QMainWindow):
         self.knowledge.set_registry(registry)
         self.description.set_registry(registry)
         if registry.problems:
-            first, count = registry.problems[0], len(registry.problems)
-            more = f" (and {count - 1} more)" if count > 1 else ""
             self.show_message(
                 UserMessage(
-                    f"The registry has a problem: {first}{more}",
+                    registry_problems_text(registry.problems),
                     "The rest of it is used. Fix the file by hand and press F5; recall-gui never "
                     "overwrites a registry file it cannot read.",
                     "warning",

@@ -7,10 +7,14 @@ bug, reported as such with its details in the log rather than as a traceback dia
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from recall_gui.core.errors import DemoBuildCancelled, RecallError
+
+if TYPE_CHECKING:
+    from recall_gui.core.registry import RegistryProblem
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,20 @@ def user_message(error: BaseException, topic: Topic = "general") -> UserMessage:
         "This is a bug in recall-gui; the details are in the log. Nothing you typed was lost.",
         "error",
     )
+
+
+#: How many registry problems the banner lists one by one (each names its file and position).
+PROBLEMS_SHOWN = 6
+
+
+def registry_problems_text(problems: Sequence[RegistryProblem]) -> str:
+    """Every problem of a registry snapshot (up to :data:`PROBLEMS_SHOWN`), one per line."""
+    if len(problems) == 1:
+        return f"The registry has a problem: {problems[0]}"
+    lines = [f"• {problem}" for problem in problems[:PROBLEMS_SHOWN]]
+    if len(problems) > PROBLEMS_SHOWN:
+        lines.append(f"… and {len(problems) - PROBLEMS_SHOWN} more")
+    return "\n".join([f"The registry has {len(problems)} problems:", *lines])
 
 
 def health_label(kind: str) -> str:

@@ -3,10 +3,14 @@ registry settings behind them (which databases are active, and each database's d
 
 Suffix edits are saved in the app's config dir (:class:`~recall_gui.core.suffix.SuffixStore`); registry
 edits go through the core, which rewrites one field atomically and refuses a file that does not parse.
-Unsaved text is never thrown away when the registry is reloaded.
+Unsaved text is never thrown away when the registry is reloaded — not even when the reloaded file does not
+parse and the database is missing from it for a while — and a description another program changed under an
+unsaved edit is pointed out beside the editor.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -49,6 +53,8 @@ class DescriptionPanel(QWidget):
         self._generated = ""
         self._saved: str | None = None
         self._drafts: dict[str, str] = {}
+        #: The registry's description of each drafted database when the user began the draft.
+        self._draft_bases: dict[str, str] = {}
         self._described: str | None = None
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("descriptionSplitter")
@@ -89,6 +95,8 @@ class DescriptionPanel(QWidget):
         header.setSectionResizeMode(EMBEDDING, QHeaderView.ResizeMode.ResizeToContents)
         self.description_label = QLabel()
         self.description_label.setObjectName("dbDescriptionLabel")
+        self.description_label.setWordWrap(True)
+        self.description_label.setTextFormat(Qt.TextFormat.PlainText)
         self.db_description_edit = text_view("dbDescriptionEdit")
         self.db_description_edit.setPlaceholderText("What this database holds, in words an agent understands")
         self.save_description_button = push_button(
@@ -140,7 +148,10 @@ class DescriptionPanel(QWidget):
         """Show ``registry``; keeps unsaved suffix and description edits."""
         self._registry = registry
         names = {db.name: db for db in registry.databases}
-        self._drafts = {n: t for n, t in self._drafts.items() if n in names and names[n].description != t}
+        # A draft ends when the registry holds its text. A database missing from this snapshot keeps its
+        # draft: the file may be half-written by another program, or not parse, and be whole again soon.
+        self._drafts = {n: t for n, t in self._drafts.items() if n not in names or names[n].description != t}
+        self._draft_bases = {n: t for n, t in self._draft_bases.items() if n in self._drafts}
         selected = self._described
         # Items are updated in place, never replaced: this runs from inside the table's own itemChanged
         # signal when the user ticks a box, and replacing that item there would delete it mid-signal.
@@ -158,7 +169,7 @@ class DescriptionPanel(QWidget):
                 name.setText(db.name)
                 name.setToolTip(f"{db.uri}\n\n{db.description}")
                 self._cell(row, EMBEDDING).setText(db.embedder.label)
-        if selected not in names:
+        if selected not in names and selected not in self._drafts:
             selected = registry.databases[0].name if registry.databases else None
         self._select_database(selected)
         self._refresh_suffix()
@@ -217,25 +228,52 @@ class DescriptionPanel(QWidget):
     def _show_description_editor(self, name: str | None) -> None:
         self._described = name
         db = self._registry.get(name) if self._registry and name else None
-        enabled = db is not None
-        self.db_description_edit.setEnabled(enabled)
-        self.description_label.setText(f"Description of {name}:" if db else "Description:")
+        draft = self._drafts.get(name) if name else None
+        self.db_description_edit.setEnabled(db is not None or draft is not None)
+        shown = draft if draft is not None else db.description if db else ""
         with QSignalBlocker(self.db_description_edit):
-            self.db_description_edit.setPlainText(
-                self._drafts.get(name, db.description) if db and name else ""
-            )
+            self.db_description_edit.setPlainText(shown)
+        self._show_description_state()
         self._update_description_buttons()
+
+    def _show_description_state(self) -> None:
+        """The label above the editor: whose description it is, and whether the draft is in trouble."""
+        name = self._described
+        db = self._registry.get(name) if self._registry and name else None
+        drafted = name is not None and name in self._drafts
+        if name is None or (db is None and not drafted):
+            text, tip = "Description:", ""
+        elif db is None:
+            text = (
+                f"Description of {name} — not in the registry as it reads now (see the message above). "
+                "Your edit is kept: save it once the file is fixed, or revert it."
+            )
+            tip = ""
+        elif drafted and db.description != self._draft_bases.get(name, db.description):
+            text = (
+                f"Description of {name} — another program changed it while you were editing: "
+                "Save replaces their text with yours, Revert shows theirs."
+            )
+            tip = f"Their text:\n{db.description}"
+        else:
+            text, tip = f"Description of {name}:", ""
+        self.description_label.setText(text)
+        self.description_label.setToolTip(tip)
 
     def _on_description_edited(self) -> None:
         name = self._described
         db = self._registry.get(name) if self._registry and name else None
-        if db is None or name is None:
+        if name is None or (db is None and name not in self._drafts):
             return
         text = self.db_description_edit.toPlainText()
-        if text == db.description:
+        if db is not None and text == db.description:
             self._drafts.pop(name, None)
+            self._draft_bases.pop(name, None)
         else:
+            if name not in self._drafts and db is not None:
+                self._draft_bases[name] = db.description
             self._drafts[name] = text
+        self._show_description_state()
         self._update_description_buttons()
 
     def _update_description_buttons(self) -> None:
@@ -252,9 +290,12 @@ class DescriptionPanel(QWidget):
         try:
             set_description(self._registry.directory, name, text)
         except RecallError as error:
-            self.message.emit(user_message(error))
+            message = user_message(error)
+            hint = " ".join(filter(None, [message.hint, "Your text is still in the editor."]))
+            self.message.emit(replace(message, hint=hint))
             return False
         self._drafts.pop(name, None)
+        self._draft_bases.pop(name, None)
         self._update_description_buttons()
         self.registryEdited.emit()
         return True
@@ -262,6 +303,7 @@ class DescriptionPanel(QWidget):
     def revert_description(self) -> None:
         if self._described is not None:
             self._drafts.pop(self._described, None)
+            self._draft_bases.pop(self._described, None)
             self._show_description_editor(self._described)
 
     # --- suffix ---------------------------------------------------------------------------------------
