@@ -22,9 +22,10 @@ from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
 from recall_gui.qt.messages import UserMessage
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.results_model import METRIC_NAMES
+from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import DetailPanel
-from recall_gui.qt.panels.query_bar import MAX_LIMIT, QueryBar
+from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory
@@ -52,6 +53,34 @@ EMPTY_INPUTS = Inputs()
 
 def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+#: How much of a query (or filter) the caption above the table quotes; the query box holds all of it.
+CAPTION_QUOTE_CHARS = 80
+#: Characters that change the writing direction of the text after them (embeddings, overrides, isolates).
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _visible(char: str) -> str:
+    """A control character as the symbol Unicode has for it (␀, ␇, ␛ …); any other character as it is."""
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    if 0x80 <= code < 0xA0:
+        return "\ufffd"
+    return char
+
+
+def _quoted(text: str) -> str:
+    """``text`` as the caption quotes it: on one line, at most :data:`CAPTION_QUOTE_CHARS` characters,
+    control characters shown as symbols, and a direction override in it kept inside the quotes (a pasted
+    U+202E would otherwise turn the rest of the caption around)."""
+    line = "".join(_visible(char) for char in one_line(text, CAPTION_QUOTE_CHARS))
+    if any(char in _BIDI_CONTROLS for char in line):
+        line = f"\u2068{line}\u2069"  # first-strong isolate … pop directional isolate
+    return f"“{line}”"
 
 
 class KnowledgePage(QWidget):
@@ -269,8 +298,20 @@ class KnowledgePage(QWidget):
         if generation != self._generation:
             return
         services.dismiss("search")
+        if len(query) >= MAX_QUERY_CHARS:
+            services.show_message(
+                UserMessage(
+                    f"The query box holds at most {MAX_QUERY_CHARS:,} characters: a longer paste is cut "
+                    "there, and these results are for the text it holds.",
+                    "Embedding models read only the start of a long query (local ones its first 256 "
+                    "tokens), so the results are the same as for the whole text.",
+                    "info",
+                    "search",
+                )
+            )
         hits = len(report.result.hits)
-        self.results.show_result(report.result, f"{_plural(hits, 'result')} for “{query}” in {entry.name}")
+        caption = f"{_plural(hits, 'result')} for {_quoted(query)} in {entry.name}"
+        self.results.show_result(report.result, caption)
         self._show_search_status(report)
         self.searchFinished.emit()
 
@@ -315,7 +356,7 @@ class KnowledgePage(QWidget):
             return
         total = self.browse_model.total or 0
         if filter_text:
-            caption = f"{_plural(total, 'row')} of {entry.name} contain “{filter_text}”"
+            caption = f"{_plural(total, 'row')} of {entry.name} contain {_quoted(filter_text)}"
         else:
             caption = f"All {_plural(total, 'row')} of {entry.name}"
         self.results.set_caption(caption)

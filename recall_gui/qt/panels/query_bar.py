@@ -9,6 +9,10 @@ from recall_gui.core.types import DEFAULT_LIMIT
 from recall_gui.qt.widgets import LimitSpin
 
 MAX_LIMIT = 1000
+#: The most text the query box holds: 100 KiB of ASCII. Qt's default (32,767) would cut a long paste
+#: without a word; far more is no better, as Qt cuts a paste beyond the limit in time that grows with the
+#: square of the limit (measured: 0.6 s at 100,000 characters, 68 s at 1,000,000).
+MAX_QUERY_CHARS = 102_400
 
 
 class QueryBar(QWidget):
@@ -22,6 +26,7 @@ class QueryBar(QWidget):
         self.query_edit = QLineEdit()
         self.query_edit.setObjectName("queryEdit")
         self.query_edit.setClearButtonEnabled(True)
+        self.query_edit.setMaxLength(MAX_QUERY_CHARS)
         self.query_edit.setPlaceholderText(
             "Ask what an agent would ask — Enter searches; an empty query browses every row (Ctrl+L)"
         )
