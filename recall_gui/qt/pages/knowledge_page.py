@@ -8,6 +8,7 @@ or page that finishes after a newer request started is dropped: the newer reques
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -252,14 +253,23 @@ class KnowledgePage(QWidget):
         return f"The registry in {location.directory} lists no database."
 
     async def _preload_model(self, entry: DatabaseEntry, health: DatabaseHealth) -> None:
-        """Load the database's model in the background, so the first search does not wait for it."""
+        """Load the database's model in the background, so the first search does not wait for it; a model
+        that fails to load is reported now (and marked in the dropdown), not only at the first search."""
         if health.info is None:
             return
         harness = await self.services.harness()
         try:
             await harness.embedders.get(entry.embedder, health.info.columns.vector_dim)
-        except RecallError:
-            return  # the search reports it, with what to do
+        except RecallError as error:
+            if self._current is None or self._current.name != entry.name:
+                return  # another database was chosen meanwhile; a search in this one will say it
+            from recall_gui.core.health import HealthProblem
+
+            problem = HealthProblem("model", error.message, error.hint)
+            self.database_bar.set_health({entry.name: replace(health, problems=(*health.problems, problem))})
+            self.services.show_message(
+                UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning", "database")
+            )
 
     async def search(self, inputs: Inputs) -> None:
         """Run the agent's search on the current database; an empty query browses instead."""
