@@ -197,11 +197,17 @@ class KnowledgePage(QWidget):
 
     async def choose_database(self, name: str | None, inputs: Inputs = EMPTY_INPUTS) -> None:
         """Make ``name`` the current database: show its facts and health, then search it for
-        ``inputs.query`` (or browse it when the query is empty)."""
+        ``inputs.query`` (or browse it when the query is empty), unless a newer request came meanwhile."""
+        await self._open_database(self._switch_to(name), inputs)
+
+    def _switch_to(self, name: str | None) -> int:
+        """Choosing, the part that takes no time: from now on requests go to ``name``, and every earlier
+        one is void. Done at once when the user chooses, so that a search entered right after it (even one
+        whose key press was queued behind the choice) is newer than the choice. Returns its generation."""
         services = self.services
         entry = services.registry.get(name) if name else None
         services.tasks.cancel("search")  # a search in the previous database must not land here
-        self._supersede()
+        generation = self._supersede()
         self._current = entry
         self._info = None
         self.database_bar.select(name)
@@ -209,9 +215,16 @@ class KnowledgePage(QWidget):
         if entry is None:
             self.browse_model.reset(None)
             self.results.show_result(None, "", self._no_database_hint())
+        else:
+            services.memory.set(WindowMemory.DATABASE, entry.name)
+            services.dismiss("database", "search")  # about the previous database, or a search in it
+        return generation
+
+    async def _open_database(self, generation: int, inputs: Inputs) -> None:
+        """Check the database just chosen, show its health, then show its rows for ``inputs``."""
+        entry, services = self._current, self.services
+        if entry is None:
             return
-        services.memory.set(WindowMemory.DATABASE, entry.name)
-        services.dismiss("database", "search")  # about the previous database, or a search in it
         await services.heavy.ready()
         from recall_gui.core.health import check_health
 
@@ -227,6 +240,8 @@ class KnowledgePage(QWidget):
             )
         else:
             services.tasks.start(self._preload_model(entry, health))
+        if generation != self._generation:
+            return  # a newer request (a search entered while the database was checked) shows its outcome
         if health.info is None:  # the table cannot be read: the message above says why
             self._supersede()
             self.browse_model.reset(None)
@@ -478,7 +493,8 @@ class KnowledgePage(QWidget):
         self.services.tasks.start(self.search(self.read_inputs()), key="search")
 
     def _on_database_chosen(self, name: str) -> None:
-        self.services.tasks.start(self.choose_database(name, self.read_inputs()), key="choose")
+        inputs = self.read_inputs()
+        self.services.tasks.start(self._open_database(self._switch_to(name), inputs), key="choose")
 
     def _on_filter_changed(self, _text: str) -> None:
         self.services.tasks.start(self.browse(self.read_inputs()), key="search")
