@@ -164,6 +164,8 @@ class SearchResult:
     method: str
     search_ms: float
     table_version: int | None = None
+    #: Why a slower path was taken, when it was (e.g. the table is too big for the exact-search memory).
+    note: str | None = None
 
     def to_output(self) -> RecallOutput:
         return RecallOutput(self.query, tuple(hit.to_entry() for hit in self.hits))

@@ -1,0 +1,163 @@
+"""Exact top-k over vectors held in memory, ranked exactly as LanceDB's flat search ranks them.
+
+One pass over the matrix does the work: a float32 matrix-vector product (memory-bound, near the
+bandwidth floor), turned into an approximate score per row. A bound on the k-th smallest score, taken
+from the minima of small blocks, and a strict bound on float32 rounding error select a few candidates
+that surely contain the true top k; only those are re-scored in float64 with LanceDB's formulas:
+
+- ``l2``: squared Euclidean distance, ``sum((x - q)^2)``;
+- ``cosine``: ``1 - x.q / (|x| |q|)``; rows (and queries) of zero length have no cosine and are skipped;
+- ``dot``: ``1 - x.q``.
+
+Candidates are ordered by their distance rounded to float32 (what LanceDB reports) and then by row id,
+which is how LanceDB orders equal distances (duplicate vectors). Two distinct vectors whose distances
+differ by less than float32 rounding could still be ordered differently from LanceDB's own float32
+arithmetic; exact ties cannot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Matrix = npt.NDArray[np.float32]
+RowIds = npt.NDArray[np.uint64]
+
+#: Unit roundoff of float32.
+_U = float(np.finfo(np.float32).eps) / 2
+#: Rows per block when bounding the k-th smallest score by block minima.
+_BLOCK = 64
+#: Candidates re-scored in float64 at once (bounds the temporary memory of a pathological query).
+_RESCORE_CHUNK = 8192
+
+
+@dataclass(frozen=True)
+class VectorMatrix:
+    """A table's vectors at one version: one float32 row per searchable row, with its LanceDB row id.
+
+    Rows LanceDB's flat search never returns (null vectors, vectors containing NaN) are left out.
+    """
+
+    matrix: Matrix
+    row_ids: RowIds
+    #: |x|^2 per row (float32), for L2 scores from the dot products.
+    sq_norms: Matrix
+    #: 1/|x| per row (float32), 0 for rows of zero length (they have no cosine distance).
+    inv_norms: Matrix
+    #: Positions of the rows of zero length (excluded from cosine search).
+    zero_rows: npt.NDArray[np.intp]
+    max_norm: float
+
+    @property
+    def rows(self) -> int:
+        return int(self.matrix.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(
+            self.matrix.nbytes
+            + self.row_ids.nbytes
+            + self.sq_norms.nbytes
+            + self.inv_norms.nbytes
+            + self.zero_rows.nbytes
+        )
+
+    @classmethod
+    def build(cls, matrix: Matrix, row_ids: RowIds) -> VectorMatrix:
+        """Derive the per-row norms (one pass). ``matrix`` must hold only finite values."""
+        sq_norms = np.einsum("ij,ij->i", matrix, matrix)
+        zero_rows = np.flatnonzero(sq_norms == 0)
+        with np.errstate(divide="ignore"):
+            inv_norms = (1.0 / np.sqrt(sq_norms.astype(np.float64))).astype(np.float32)
+        inv_norms[zero_rows] = 0
+        max_norm = float(np.sqrt(sq_norms.max(initial=0.0)))
+        return cls(matrix, row_ids, sq_norms, inv_norms, zero_rows, max_norm)
+
+
+def bytes_per_row(dim: int) -> int:
+    """Memory one row costs in a :class:`VectorMatrix`: the vector, its row id and two norms."""
+    return dim * 4 + 8 + 4 + 4
+
+
+def nearest_rows(
+    vectors: VectorMatrix, query: npt.NDArray[Any], metric: str, k: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """Positions in ``vectors`` and distances of the ``k`` rows nearest to ``query``, nearest first.
+
+    Equal distances are ordered by row id, as LanceDB orders them.
+    """
+    q = np.ascontiguousarray(query, dtype=np.float32)
+    q_norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
+    searchable = vectors.rows - (len(vectors.zero_rows) if metric == "cosine" else 0)
+    k = min(k, searchable)
+    if k <= 0 or (metric == "cosine" and q_norm == 0):
+        return np.empty(0, np.intp), np.empty(0, np.float32)
+    scores = vectors.matrix @ q
+    if metric == "l2":  # |x|^2 - 2 x.q: the squared distance minus the constant |q|^2
+        scores *= -2
+        scores += vectors.sq_norms
+        scale = (vectors.max_norm + q_norm) ** 2
+    elif metric == "cosine":  # -x.q / |x|: the cosine distance minus 1, times |q|
+        scores *= vectors.inv_norms
+        np.negative(scores, out=scores)
+        scores[vectors.zero_rows] = np.inf
+        scale = 2 * q_norm
+    elif metric == "dot":  # -x.q: the dot distance minus 1
+        np.negative(scores, out=scores)
+        scale = 1 + vectors.max_norm * q_norm
+    else:
+        raise ValueError(f"unknown metric {metric!r}")
+    # Any float32 dot product of length d is within gamma_d * |x| |q| of the true value, whatever the
+    # summation order (BLAS blocking, FMA); the norms and the few float32 operations after it add a few
+    # roundoffs, and ordering by float32-rounded distances one more. The slack covers all of it, twice.
+    dim = int(q.shape[0])
+    gamma = dim * _U / (1 - dim * _U)
+    slack = 8 * (gamma + 4 * _U) * scale
+    threshold = _kth_smallest_bound(scores, k) + slack
+    candidates = np.flatnonzero(scores <= threshold)
+    best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)
+    # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.
+    for start in range(0, len(candidates), _RESCORE_CHUNK):
+        positions = np.concatenate([best, candidates[start : start + _RESCORE_CHUNK]])
+        distances = np.concatenate(
+            [
+                best_distances,
+                exact_distances(vectors.matrix[positions[len(best) :]], q, metric).astype(np.float32),
+            ]
+        )
+        order = np.lexsort((vectors.row_ids[positions], distances))[:k]
+        best, best_distances = positions[order], distances[order]
+    return best, best_distances
+
+
+def _kth_smallest_bound(scores: npt.NDArray[np.float32], k: int) -> float:
+    """A value at least the k-th smallest score, found without sorting every score.
+
+    The k-th smallest minimum of k distinct blocks has k scores at or below it, so it bounds the k-th
+    smallest score from above; for real data it is barely above it, so few rows pass the filter.
+    """
+    blocks = scores.shape[0] // _BLOCK
+    if blocks < max(k, 16):
+        return float(np.partition(scores, k - 1)[k - 1])
+    minima = scores[: blocks * _BLOCK].reshape(blocks, _BLOCK).min(axis=1)
+    return float(np.partition(minima, k - 1)[k - 1])
+
+
+def exact_distances(rows: Matrix, query: npt.NDArray[np.float32], metric: str) -> npt.NDArray[np.float64]:
+    """LanceDB's distance of each row to ``query``, computed in float64 (NaN where it has none)."""
+    x = rows.astype(np.float64)
+    q = query.astype(np.float64)
+    if metric == "l2":
+        difference = x - q
+        squared: npt.NDArray[np.float64] = np.einsum("ij,ij->i", difference, difference)
+        return squared
+    if metric == "cosine":
+        norms: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", x, x)) * np.sqrt(q @ q)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1.0 - (x @ q) / norms
+    if metric == "dot":
+        return 1.0 - x @ q
+    raise ValueError(f"unknown metric {metric!r}")

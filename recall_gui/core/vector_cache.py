@@ -1,0 +1,321 @@
+"""Each table's vectors in memory for exact search, within a memory bound the user sets.
+
+LanceDB's flat scan reads and decodes every vector on every query (about 30x slower than the memory
+bandwidth allows). Holding the vector column as one float32 matrix makes an exact search a single pass
+over memory. The matrix belongs to one table *version*: every search first reads the table's current
+version (cheap), and a matrix of an older version is dropped and read again, so a row that another
+program (cosh ingesting a document) added is in the very next search.
+
+Memory: a row costs ``4 * dim + 16`` bytes (1,552 bytes at 384 dimensions: 155 MB per 100k rows,
+1.55 GB per million). All cached tables together stay within ``RECALL_GUI_EXACT_CACHE_MB`` megabytes
+(least recently searched tables are dropped first). The default, 2048 MB but at most a quarter of the
+machine's memory, holds a million 384-dimensional rows on an 8 GB laptop while leaving most memory to
+everything else; a table that alone needs more is searched by LanceDB's flat scan, with a note saying
+so (an ANN index or a higher setting are the ways out). ``0`` turns the exact path off.
+
+Reading is read-only (a LanceDB scan), asynchronous, and the copying into the matrix runs in an
+executor, so the event loop is never blocked; a table read once is shared by concurrent searches.
+Reading takes about as long as one or two flat scans. A search waits for it when the matrix is small
+(up to :data:`WAIT_FOR_READ_BYTES`); for a bigger table the read goes on in the background and the
+searches meanwhile are LanceDB's flat scans, so the first search is never slower than before
+(``nearest.prepare`` starts the read ahead of the first search, and waits for it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from recall_gui.core.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
+from recall_gui.core.tables import OpenTable, bounded
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+CACHE_ENV = "RECALL_GUI_EXACT_CACHE_MB"
+DEFAULT_CACHE_MB = 2048
+#: Rows per batch read from LanceDB: big enough to be fast (~12 MB at 384-d), small enough to be cheap.
+READ_BATCH_ROWS = 8192
+MB = 1024 * 1024
+#: A search waits for the vectors to be read up to this size (~165k rows at 384-d, under a second).
+WAIT_FOR_READ_BYTES = 256 * MB
+
+CacheKey = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class NotCached:
+    """Why a table is searched without the exact cache: a sentence for the user."""
+
+    reason: str
+
+
+Loaded = VectorMatrix | NotCached
+
+
+def default_limit_mb() -> int:
+    """2048 MB, or a quarter of the physical memory when that is less."""
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):  # no sysconf (Windows): the fixed default
+        return DEFAULT_CACHE_MB
+    return max(0, min(DEFAULT_CACHE_MB, physical // 4 // MB))
+
+
+def cache_limit() -> int | NotCached:
+    """The memory bound in bytes from ``RECALL_GUI_EXACT_CACHE_MB``, or why the setting cannot be used."""
+    raw = os.environ.get(CACHE_ENV, "").strip()
+    if not raw:
+        return default_limit_mb() * MB
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        return NotCached(
+            f"{CACHE_ENV}={raw!r} is not a whole number of megabytes, so exact search is off; "
+            f"set it to e.g. {DEFAULT_CACHE_MB} (or 0 to keep it off)"
+        )
+    if value == 0:
+        return NotCached(f"exact search in memory is off ({CACHE_ENV}=0)")
+    return value * MB
+
+
+def _cache_key(opened: OpenTable) -> CacheKey:
+    return (opened.uri, opened.name, opened.columns.vector)
+
+
+class _MatrixBuilder:
+    """Copies LanceDB batches into one preallocated matrix (runs in an executor: no loop time)."""
+
+    def __init__(self, rows: int, dim: int) -> None:
+        self.dim = dim
+        self.matrix: Matrix = np.empty((rows, dim), np.float32)
+        self.row_ids: RowIds = np.empty(rows, np.uint64)
+        self.valid = np.ones(rows, bool)
+        self.filled = 0
+
+    def add(self, batch: pa.RecordBatch, column: str) -> None:
+        vectors = batch.column(column)
+        rows = batch.num_rows
+        if self.filled + rows > self.matrix.shape[0]:  # rows added while reading: grow
+            extra = max(rows, self.matrix.shape[0] // 8)
+            self.matrix = np.concatenate([self.matrix, np.empty((extra, self.dim), np.float32)])
+            self.row_ids = np.concatenate([self.row_ids, np.empty(extra, np.uint64)])
+            self.valid = np.concatenate([self.valid, np.ones(extra, bool)])
+        span = slice(self.filled, self.filled + rows)
+        values = vectors.values.slice(vectors.offset * self.dim, rows * self.dim)
+        self.matrix[span] = values.to_numpy(zero_copy_only=False).reshape(rows, self.dim)
+        self.row_ids[span] = batch.column("_rowid").to_numpy()
+        if vectors.null_count:
+            null_rows = vectors.is_null().to_numpy(zero_copy_only=False)
+            self.valid[span] &= ~null_rows
+        else:
+            null_rows = np.zeros(rows, bool)
+        if values.null_count:  # null vectors have null components; others must not
+            missing = values.is_null().to_numpy(zero_copy_only=False).reshape(rows, self.dim).any(axis=1)
+            if (missing & ~null_rows).any():
+                raise _Unsupported("some vectors have missing components")
+        self.filled += rows
+
+    def finish(self) -> VectorMatrix:
+        """Drop what LanceDB never returns (null or NaN vectors); refuse infinities (no exact order)."""
+        matrix, row_ids, valid = (
+            self.matrix[: self.filled],
+            self.row_ids[: self.filled],
+            self.valid[: self.filled],
+        )
+        sq_norms = np.einsum("ij,ij->i", matrix, matrix)
+        bad = np.flatnonzero(~np.isfinite(sq_norms) & valid)
+        if len(bad):
+            has_nan = np.isnan(matrix[bad]).any(axis=1)
+            if not has_nan.all():
+                raise _Unsupported("some vectors hold infinite (or huge) values")
+            valid[bad] = False
+        if not valid.all() or self.filled < self.matrix.shape[0]:
+            matrix, row_ids = matrix[valid].copy(), row_ids[valid].copy()
+        return VectorMatrix.build(matrix, row_ids)
+
+
+class _Unsupported(Exception):
+    """The table's vectors cannot be searched exactly in memory (the reason is the message)."""
+
+
+@dataclass
+class _Entry:
+    version: int
+    vectors: VectorMatrix
+
+
+@dataclass
+class _Read:
+    """A read in progress: the bytes it will take (known once the rows are counted) and its outcome."""
+
+    version: int
+    loop: asyncio.AbstractEventLoop
+    size: asyncio.Future[int]
+    task: asyncio.Task[Loaded]
+
+
+class VectorCache:
+    """Matrices by table, dropped when the table's version moves or memory is needed elsewhere."""
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[CacheKey, _Entry] = OrderedDict()
+        self._refused: dict[CacheKey, tuple[int, NotCached]] = {}
+        self._reads: dict[CacheKey, _Read] = {}
+        self._reserved: dict[CacheKey, int] = {}
+
+    @property
+    def used_bytes(self) -> int:
+        """Memory held by cached matrices (and reserved by reads in progress)."""
+        return sum(entry.vectors.nbytes for entry in self._entries.values()) + sum(self._reserved.values())
+
+    def holds(self, opened: OpenTable) -> bool:
+        """Whether the matrix of ``opened`` at its version is in memory (a search reads nothing first)."""
+        entry = self._entries.get(_cache_key(opened))
+        return entry is not None and entry.version == opened.version
+
+    def cached_versions(self) -> dict[CacheKey, int]:
+        return {key: entry.version for key, entry in self._entries.items()}
+
+    async def vectors(self, opened: OpenTable, *, wait: bool = False) -> VectorMatrix | NotCached:
+        """The matrix of ``opened`` at ``opened.version``, or why there is none (yet).
+
+        A missing matrix is read now. The caller waits for the read if ``wait`` is set or the matrix is
+        small (:data:`WAIT_FOR_READ_BYTES`); otherwise the read continues in the background and the
+        answer says so.
+        """
+        key = _cache_key(opened)
+        limit = cache_limit()
+        if isinstance(limit, NotCached):
+            return limit
+        entry = self._entries.get(key)
+        if entry is not None:
+            if entry.version == opened.version and entry.vectors.nbytes <= limit:
+                self._entries.move_to_end(key)
+                return entry.vectors
+            del self._entries[key]  # stale: free it before reading the new version
+        refused = self._refused.get(key)
+        if refused is not None and refused[0] == opened.version:
+            return refused[1]
+        problem = _unsupported_type(opened)
+        if problem is not None:
+            return NotCached(problem)
+        read = self._start_read(key, opened, limit)
+        need = await asyncio.shield(read.size)
+        if not wait and limit >= need > WAIT_FOR_READ_BYTES:
+            return NotCached(
+                f"this table's vectors ({need / MB:,.0f} MB) are being read into memory for exact search; "
+                "until then LanceDB's slower flat scan answers"
+            )
+        try:
+            return await asyncio.shield(read.task)
+        except _Unsupported as error:
+            return NotCached(f"exact search in memory is not possible: {error}")
+
+    def _start_read(self, key: CacheKey, opened: OpenTable, limit: int) -> _Read:
+        """The read of ``opened``'s vectors in progress, started now if there is none on this loop.
+
+        It is registered before anything is awaited, so that concurrent searches share one read.
+        """
+        loop = asyncio.get_running_loop()
+        read = self._reads.get(key)
+        if read is not None and read.version == opened.version and read.loop is loop:
+            return read
+        size: asyncio.Future[int] = loop.create_future()
+        size.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen by the task too
+        task = loop.create_task(self._read(key, opened, limit, size))
+        read = _Read(opened.version, loop, size, task)
+        self._reads[key] = read
+        task.add_done_callback(lambda done: self._finished(key, read, limit))
+        return read
+
+    def _finished(self, key: CacheKey, read: _Read, limit: int) -> None:
+        if self._reads.get(key) is read:
+            del self._reads[key]
+            self._reserved.pop(key, None)
+        if not read.size.done():
+            read.size.cancel()
+        if read.task.cancelled():
+            return
+        error = read.task.exception()  # also marks it retrieved when no search waits for it any more
+        if isinstance(error, _Unsupported):
+            reason = NotCached(f"exact search in memory is not possible: {error}")
+            self._refused[key] = (read.version, reason)
+        elif error is None:
+            loaded = read.task.result()
+            current = self._entries.get(key)
+            if isinstance(loaded, VectorMatrix) and (current is None or current.version <= read.version):
+                self._entries[key] = _Entry(read.version, loaded)
+                self._entries.move_to_end(key)
+                while len(self._entries) > 1 and self.used_bytes > limit:  # reads that ran side by side
+                    self._entries.popitem(last=False)
+
+    def _make_room(self, need: int, limit: int) -> None:
+        """Drop the least recently searched matrices until ``need`` more bytes fit in ``limit``."""
+        while self._entries and self.used_bytes + need > limit:
+            self._entries.popitem(last=False)
+
+    async def _read(self, key: CacheKey, opened: OpenTable, limit: int, size: asyncio.Future[int]) -> Loaded:
+        """Count the rows, make room within ``limit``, then copy the vector column into a matrix."""
+        try:
+            rows = await bounded(opened.table.count_rows(), f'counting the rows of "{opened.name}"')
+        except asyncio.CancelledError:
+            size.cancel()
+            raise
+        except Exception as error:
+            size.set_exception(error)
+            raise
+        need = rows * bytes_per_row(opened.columns.vector_dim)
+        size.set_result(need)
+        if need > limit:
+            return NotCached(_too_big(need, limit))
+        self._make_room(need, limit)
+        self._reserved[key] = need
+        column = opened.columns.vector
+        what = f'reading the vectors of "{opened.name}"'
+        loop = asyncio.get_running_loop()
+        builder = _MatrixBuilder(rows, opened.columns.vector_dim)
+        query = opened.table.query().select([column]).with_row_id()
+        reader = await bounded(query.to_batches(max_batch_length=READ_BATCH_ROWS), what)
+        while True:
+            try:
+                batch = await bounded(reader.__anext__(), what)
+            except StopAsyncIteration:
+                break
+            await loop.run_in_executor(None, builder.add, batch, column)
+        return await loop.run_in_executor(None, builder.finish)
+
+    def forget(self, uri: str | None = None) -> None:
+        """Drop the matrices of one database (or all); reads in progress still finish."""
+        for key in [k for k in self._entries if uri is None or k[0] == uri]:
+            del self._entries[key]
+        for key in [k for k in self._refused if uri is None or k[0] == uri]:
+            del self._refused[key]
+
+
+def _unsupported_type(opened: OpenTable) -> str | None:
+    import pyarrow as pa
+
+    kind: Any = opened.schema.field(opened.columns.vector).type
+    if pa.types.is_fixed_size_list(kind) and pa.types.is_float32(kind.value_type):
+        return None
+    return f"vectors stored as {kind} are searched by LanceDB's flat scan (the exact path reads float32)"
+
+
+def _too_big(need: int, limit: int) -> str:
+    return (
+        f"this table's vectors need {need / MB:,.0f} MB in memory for exact search, more than the "
+        f"{limit / MB:,.0f} MB allowed ({CACHE_ENV}), so LanceDB's slower flat scan was used; "
+        "build a vector index on the table, or raise the setting"
+    )
+
+
+#: The cache every search shares.
+VECTOR_CACHE = VectorCache()

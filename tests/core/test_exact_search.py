@@ -1,0 +1,390 @@
+"""The exact search in memory: LanceDB's flat-search answer, from a cache that follows the table's version
+and stays within the memory the user allows. Tables are embedded with the real packaged model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from recall_gui.core import RecallSearchInput, SearchResult, search_hits
+from recall_gui.core.tables import TableOptions, forget, open_table
+from recall_gui.core.vector_cache import CACHE_ENV, VECTOR_CACHE
+from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
+
+QUERIES = ("How do I change my password?", "capital cities of Europe", "coroutines and event loops")
+METRICS = ("l2", "cosine", "dot")
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache() -> Iterator[None]:
+    """Every test starts with no cached matrices and no open tables."""
+    VECTOR_CACHE.forget()
+    forget()
+    yield
+    VECTOR_CACHE.forget()
+    forget()
+
+
+def run_search(db_dir: Path, table: str, vector: Any, limit: int, metric: str | None = None) -> SearchResult:
+    request = RecallSearchInput(str(db_dir), table, len(vector), "q", list(map(float, vector)), limit)
+    return asyncio.run(search_hits(request, TableOptions(metric=metric)))
+
+
+def lancedb_flat(
+    db_dir: Path, table: str, vector: Any, limit: int, metric: str
+) -> tuple[list[str], list[float]]:
+    import lancedb
+
+    rows = (
+        lancedb.connect(str(db_dir))
+        .open_table(table)
+        .search(np.asarray(vector, np.float32))
+        .distance_type(metric)
+        .bypass_vector_index()
+        .limit(limit)
+        .to_arrow()
+    )
+    return rows.column("id").to_pylist(), rows.column("_distance").to_pylist()
+
+
+def assert_same_as_lancedb(db_dir: Path, table: str, vector: Any, limit: int, metric: str) -> SearchResult:
+    result = run_search(db_dir, table, vector, limit, metric)
+    ids, distances = lancedb_flat(db_dir, table, vector, limit, metric)
+    assert result.method == "exact"
+    assert result.metric == metric
+    assert [hit.id for hit in result.hits] == ids
+    assert [hit.distance for hit in result.hits] == pytest.approx(distances, rel=1e-4, abs=1e-5)
+    return result
+
+
+@pytest.fixture
+def tied_kb(tmp_path: Path, passage_vectors: Any) -> KnowledgeBase:
+    """The passages, then copies of two of them in a later fragment (ties at equal distance)."""
+    import lancedb
+    import pyarrow as pa
+
+    ids, contents = list(PASSAGES), list(PASSAGES.values())
+    db_dir = tmp_path / "tied"
+    write_lance_table(db_dir, "notes", ids, contents, passage_vectors)
+    copies = [ids.index("paris"), ids.index("asyncio")]
+    copy_vectors = passage_vectors[copies].astype(np.float32)
+    lancedb.connect(str(db_dir)).open_table("notes").add(
+        pa.table(
+            {
+                "id": [f"{ids[i]}-copy" for i in copies],
+                "content": [contents[i] for i in copies],
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(copy_vectors.ravel()), 384),
+            }
+        )
+    )
+    all_ids = (*ids, *(f"{ids[i]}-copy" for i in copies))
+    vectors = np.vstack([passage_vectors, copy_vectors])
+    return KnowledgeBase(
+        "notes", db_dir, tmp_path, all_ids, (*contents, *(contents[i] for i in copies)), vectors
+    )
+
+
+def build_large_kb(db_dir: Path, passage_vectors: Any) -> KnowledgeBase:
+    """1,200 rows (about 1.8 MB of vectors): every passage a hundred times, interleaved, so that most
+    distances are tied and the scan works on many blocks."""
+    ids = [f"{name}#{copy}" for copy in range(100) for name in PASSAGES]
+    contents = [text for _ in range(100) for text in PASSAGES.values()]
+    vectors = np.tile(passage_vectors, (100, 1))
+    write_lance_table(db_dir, "big", ids, contents, vectors)
+    return KnowledgeBase("big", db_dir, db_dir, tuple(ids), tuple(contents), vectors)
+
+
+@pytest.fixture
+def large_kb(tmp_path: Path, passage_vectors: Any) -> KnowledgeBase:
+    return build_large_kb(tmp_path / "large", passage_vectors)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_exact_search_equals_lancedb_flat_search(tied_kb: KnowledgeBase, embedder: Any, metric: str) -> None:
+    for text in QUERIES:
+        vector = embedder.embed_sync(text)
+        for limit in (1, 3, len(tied_kb.ids)):
+            assert_same_as_lancedb(tied_kb.db_dir, tied_kb.name, vector, limit, metric)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_equal_distances_are_ordered_by_row_id_as_lancedb_does(tied_kb: KnowledgeBase, metric: str) -> None:
+    vector = tied_kb.vectors[tied_kb.ids.index("paris")]
+    result = assert_same_as_lancedb(tied_kb.db_dir, tied_kb.name, vector, 2, metric)
+    assert [hit.id for hit in result.hits] == ["paris", "paris-copy"]
+    assert result.hits[0].distance == result.hits[1].distance
+    assert result.hits[0].row_id is not None and result.hits[1].row_id is not None
+    assert result.hits[0].row_id < result.hits[1].row_id
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_many_ties_over_many_blocks_equal_lancedb(
+    large_kb: KnowledgeBase, embedder: Any, metric: str
+) -> None:
+    vector = embedder.embed_sync("what is the capital of Germany")
+    for limit in (5, 150, 1200):
+        assert_same_as_lancedb(large_kb.db_dir, large_kb.name, vector, limit, metric)
+
+
+def test_hits_come_with_their_stored_vectors_and_columns(tied_kb: KnowledgeBase, embedder: Any) -> None:
+    result = run_search(tied_kb.db_dir, tied_kb.name, embedder.embed_sync("ocean tides"), 3)
+    top = result.hits[0]
+    assert top.id == "tides"
+    assert top.content == PASSAGES["tides"]
+    assert top.vector is not None
+    assert np.array_equal(np.asarray(top.vector, np.float32), tied_kb.vectors[tied_kb.ids.index("tides")])
+
+
+def test_null_and_zero_vectors_are_skipped_as_lancedb_skips_them(
+    tmp_path: Path, passage_vectors: Any, embedder: Any
+) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    vectors = np.vstack([passage_vectors, np.zeros((2, 384), np.float32)]).astype(np.float32)
+    mask = np.zeros(len(vectors), bool)
+    mask[-1] = True
+    ids = [*PASSAGES, "zero", "null"]
+    table = pa.table(
+        {
+            "id": ids,
+            "content": [*PASSAGES.values(), "", ""],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 384, mask=pa.array(mask)),
+        }
+    )
+    lancedb.connect(str(tmp_path / "odd")).create_table("notes", table, on_bad_vectors="null")
+    vector = embedder.embed_sync("photosynthesis in plants")
+    for metric in METRICS:
+        result = assert_same_as_lancedb(tmp_path / "odd", "notes", vector, len(ids), metric)
+        found = {hit.id for hit in result.hits}
+        assert "null" not in found
+        assert ("zero" in found) == (metric != "cosine")
+
+
+def test_rows_with_nan_are_left_out_of_the_matrix(passage_vectors: Any) -> None:
+    """LanceDB refuses to write NaN vectors from Python, but other writers may; its search skips them."""
+    import pyarrow as pa
+
+    from recall_gui.core.vector_cache import _MatrixBuilder
+
+    vectors = passage_vectors[:4].astype(np.float32).copy()
+    vectors[2, 5] = np.nan
+    batch = pa.record_batch(
+        {
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 384),
+            "_rowid": pa.array([10, 11, 12, 13], pa.uint64()),
+        }
+    )
+    builder = _MatrixBuilder(4, 384)
+    builder.add(batch, "vector")
+    matrix = builder.finish()
+    assert matrix.row_ids.tolist() == [10, 11, 13]
+    assert np.array_equal(matrix.matrix, vectors[[0, 1, 3]])
+
+
+def test_infinite_values_are_searched_by_lancedb_with_a_note(
+    tmp_path: Path, passage_vectors: Any, embedder: Any
+) -> None:
+    vectors = passage_vectors.astype(np.float32).copy()
+    vectors[3, 0] = np.inf
+    write_lance_table(tmp_path / "inf", "notes", list(PASSAGES), list(PASSAGES.values()), vectors)
+    vector = embedder.embed_sync("capital of France")
+    result = run_search(tmp_path / "inf", "notes", vector, 3)
+    assert result.method == "flat"
+    assert result.note is not None and "infinite" in result.note
+    assert [hit.id for hit in result.hits] == lancedb_flat(tmp_path / "inf", "notes", vector, 3, "l2")[0]
+
+
+def test_a_new_version_is_read_again_and_its_rows_found(kb: KnowledgeBase, embedder: Any) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    vector = embedder.embed_sync("volcano eruption lava")
+    before = run_search(kb.db_dir, kb.name, vector, 1)
+    assert before.method == "exact"
+    key = (str(kb.db_dir), kb.name, "vector")
+    assert VECTOR_CACHE.cached_versions()[key] == before.table_version
+    text = "A volcano erupts when magma and lava rise to the surface."
+    new = embedder.embed_sync(text).astype(np.float32)
+    table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
+    table.add(
+        pa.table(
+            {
+                "id": ["volcano"],
+                "content": [text],
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(new), 384),
+            }
+        )
+    )
+    after = run_search(kb.db_dir, kb.name, vector, 1)
+    assert after.method == "exact"
+    assert [hit.id for hit in after.hits] == ["volcano"]
+    assert after.table_version is not None and before.table_version is not None
+    assert after.table_version > before.table_version
+    assert VECTOR_CACHE.cached_versions()[key] == after.table_version
+    table.delete("id = 'volcano'")
+    assert run_search(kb.db_dir, kb.name, vector, 1).hits[0].id != "volcano"
+
+
+def test_concurrent_first_searches_read_the_vectors_once(
+    kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    original = type(VECTOR_CACHE)._read
+
+    async def counting_read(self: Any, key: Any, opened: Any, limit: int, size: Any) -> Any:
+        reads.append(opened.name)
+        return await original(self, key, opened, limit, size)
+
+    monkeypatch.setattr(type(VECTOR_CACHE), "_read", counting_read)
+    vectors = [embedder.embed_sync(text) for text in QUERIES]
+
+    async def three_at_once() -> list[SearchResult]:
+        requests = [RecallSearchInput(str(kb.db_dir), kb.name, 384, "q", v, 2) for v in vectors]
+        return list(await asyncio.gather(*(search_hits(r) for r in requests)))
+
+    results = asyncio.run(three_at_once())
+    assert reads == [kb.name]
+    assert [r.method for r in results] == ["exact"] * 3
+    assert [r.hits[0].id for r in results] == ["pw-reset", "berlin", "asyncio"]
+
+
+def test_a_table_above_the_memory_bound_is_searched_by_lancedb(
+    large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vector = embedder.embed_sync("espresso and coffee beans")
+    expected = run_search(large_kb.db_dir, large_kb.name, vector, 5)
+    assert expected.method == "exact" and expected.note is None
+    VECTOR_CACHE.forget()
+    monkeypatch.setenv(CACHE_ENV, "1")  # 1 MB: less than the table's 1.8 MB of vectors
+    result = run_search(large_kb.db_dir, large_kb.name, vector, 5)
+    assert result.method == "flat"
+    assert result.note is not None and CACHE_ENV in result.note and "2 MB" in result.note
+    assert [hit.id for hit in result.hits] == [hit.id for hit in expected.hits]
+    assert VECTOR_CACHE.used_bytes == 0
+
+
+def test_a_big_table_is_read_in_the_background_while_lancedb_answers(
+    large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall_gui.core import vector_cache
+    from recall_gui.core.nearest import prepare
+
+    monkeypatch.setattr(vector_cache, "WAIT_FOR_READ_BYTES", 1024 * 1024)  # the table has 1.8 MB
+    vector = embedder.embed_sync("espresso and coffee beans")
+
+    async def search_then_wait_for_the_read() -> tuple[SearchResult, str | None, SearchResult]:
+        request = RecallSearchInput(str(large_kb.db_dir), large_kb.name, 384, "q", vector, 5)
+        first = await search_hits(request)
+        reads_before = len(VECTOR_CACHE._reads)
+        ready = await prepare(str(large_kb.db_dir), large_kb.name)  # waits for the read the search began
+        assert reads_before == 1 and not VECTOR_CACHE._reads
+        return first, ready, await search_hits(request)
+
+    first, ready, second = asyncio.run(search_then_wait_for_the_read())
+    assert first.method == "flat"
+    assert first.note is not None and "being read into memory" in first.note
+    assert ready is None
+    assert second.method == "exact" and second.note is None
+    assert [hit.id for hit in first.hits] == [hit.id for hit in second.hits]
+
+
+def test_prepare_explains_why_a_table_will_be_searched_slowly(
+    large_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall_gui.core.nearest import prepare
+
+    monkeypatch.setenv(CACHE_ENV, "1")
+    note = asyncio.run(prepare(str(large_kb.db_dir), large_kb.name))
+    assert note is not None and "more than the 1 MB allowed" in note
+
+
+@pytest.mark.parametrize(("setting", "words"), [("0", "off"), ("lots", "not a whole number")])
+def test_the_exact_path_can_be_turned_off_and_a_bad_setting_is_explained(
+    kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch, setting: str, words: str
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, setting)
+    result = run_search(kb.db_dir, kb.name, embedder.embed_sync("git history"), 1)
+    assert result.method == "flat"
+    assert result.note is not None and words in result.note
+    assert result.hits[0].id == "git-rebase"
+
+
+def test_least_recently_searched_tables_make_room(
+    large_kb: KnowledgeBase,
+    tmp_path: Path,
+    passage_vectors: Any,
+    embedder: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    other = build_large_kb(tmp_path / "other", passage_vectors)
+    monkeypatch.setenv(CACHE_ENV, "3")  # room for one table of 1.8 MB, not for two
+    vector = embedder.embed_sync("tides")
+    assert run_search(large_kb.db_dir, large_kb.name, vector, 1).method == "exact"
+    assert run_search(other.db_dir, other.name, vector, 1).method == "exact"
+    assert {key[0] for key in VECTOR_CACHE.cached_versions()} == {str(other.db_dir)}
+    assert VECTOR_CACHE.used_bytes <= 3 * 1024 * 1024
+    assert run_search(large_kb.db_dir, large_kb.name, vector, 1).method == "exact"
+    assert {key[0] for key in VECTOR_CACHE.cached_versions()} == {str(large_kb.db_dir)}
+
+
+def test_exact_search_and_rereading_write_nothing(kb: KnowledgeBase, embedder: Any) -> None:
+    before = snapshot_tree(kb.db_dir)
+    for metric in METRICS:
+        for text in QUERIES:
+            assert run_search(kb.db_dir, kb.name, embedder.embed_sync(text), 3, metric).method == "exact"
+    VECTOR_CACHE.forget()
+    run_search(kb.db_dir, kb.name, embedder.embed_sync("again"), 3)
+    assert snapshot_tree(kb.db_dir) == before
+
+
+def test_hits_that_vanished_after_ranking_are_not_returned(kb: KnowledgeBase, embedder: Any) -> None:
+    """A row deleted between ranking and reading the hits: the search must not return stale rows."""
+    import lancedb
+
+    from recall_gui.core.nearest import _exact_search
+
+    async def rank_then_delete() -> Any:
+        opened = await open_table(str(kb.db_dir), kb.name)
+        vectors = await VECTOR_CACHE.vectors(opened)
+        lancedb.connect(str(kb.db_dir)).open_table(kb.name).delete("id = 'paris'")
+        query = embedder.embed_sync("capital of France")
+        return await _exact_search(opened, vectors, query, "l2", 2)  # type: ignore[arg-type]
+
+    assert asyncio.run(rank_then_delete()) is None
+    after = run_search(kb.db_dir, kb.name, embedder.embed_sync("capital of France"), 2)
+    assert "paris" not in [hit.id for hit in after.hits]
+
+
+@pytest.mark.parametrize(
+    ("index_type", "metric"), [("IvfHnswSq", "cosine"), ("IvfPq", "l2"), ("IvfHnswPq", "l2")]
+)
+def test_indexed_tables_are_searched_through_the_index_for_any_limit(
+    large_kb: KnowledgeBase, embedder: Any, index_type: str, metric: str
+) -> None:
+    """The settings the core adds (ef, refine_factor) are valid together for small and large limits."""
+    import lancedb
+    from lancedb import index
+
+    config = getattr(index, index_type)(distance_type=metric, num_partitions=2)
+    lancedb.connect(str(large_kb.db_dir)).open_table(large_kb.name).create_index("vector", config=config)
+    vector = embedder.embed_sync("the capital of France")
+    for limit in (1, 10, 60):
+        result = run_search(large_kb.db_dir, large_kb.name, vector, limit)
+        assert result.method == f"index:{index_type}"
+        assert result.metric == metric
+        assert len(result.hits) == limit
+        assert result.hits[0].id.startswith("paris#")
+    assert VECTOR_CACHE.used_bytes == 0
+
+
+def test_an_empty_table_answers_with_no_hits(tmp_path: Path, embedder: Any) -> None:
+    write_lance_table(tmp_path / "empty", "notes", [], [], np.empty((0, 384), np.float32))
+    result = run_search(tmp_path / "empty", "notes", embedder.embed_sync("anything"), 5)
+    assert result.hits == ()
+    assert result.method == "exact"
