@@ -39,3 +39,8 @@ test: lint typecheck unit
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# Speed and scale: builds its data under bench/data/ (cached), prints a table, writes bench/results.json.
+.PHONY: bench
+bench: $(TEST_STAMP)
+	$(BIN)/python -m bench

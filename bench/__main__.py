@@ -1,0 +1,71 @@
+"""``make bench`` / ``python -m bench [--only GROUP,...]``: build the data, measure, print, write results.
+
+Each metric group is a module with ``run(ctx) -> list[Metric]``; add a group by adding a module and one
+line to :data:`GROUPS`. Results of every group go through the one writer in :mod:`bench.results`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from bench import data
+from bench.context import BenchContext, machine
+from bench.results import RESULTS_PATH, Metric, format_table, write_results
+
+#: Metric groups in the order they run: name -> module (each has ``run(ctx) -> list[Metric]``).
+GROUPS: dict[str, str] = {
+    "exact_search": "bench.exact_search",
+    "indexed_search": "bench.indexed_search",
+    "end_to_end": "bench.end_to_end",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--only", help=f"comma-separated groups to run (of: {', '.join(GROUPS)})")
+    args = parser.parse_args(argv)
+    selected = list(GROUPS) if not args.only else [name.strip() for name in args.only.split(",")]
+    unknown = [name for name in selected if name not in GROUPS]
+    if unknown:
+        parser.error(f"unknown group(s) {', '.join(unknown)}; the groups are {', '.join(GROUPS)}")
+    # Never reach for the network, and keep the staged model inside bench/data.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["RECALL_GUI_DOWNLOAD_MODELS"] = "0"
+    os.environ.setdefault("RECALL_GUI_CACHE_DIR", str(data.DATA_DIR / "cache"))
+    from recall_gui.core.vector_cache import CACHE_ENV, cache_limit
+
+    started = time.perf_counter()
+    info = machine()
+    limit = cache_limit()
+    print(f"machine: {json.dumps(info)}")
+    setting = os.environ.get(CACHE_ENV, "(not set: default)")
+    bound = f"{limit // 1024**2} MB" if isinstance(limit, int) else limit.reason
+    print(f"{CACHE_ENV}={setting}: exact-search memory bound {bound}")
+    context = BenchContext()
+    metrics: list[Metric] = []
+    for name in selected:
+        print(f"== {name}", flush=True)
+        group_started = time.perf_counter()
+        found = importlib.import_module(GROUPS[name]).run(context)
+        for metric in found:
+            print(f"  {metric.name}: {metric.to_json()}", flush=True)
+        print(f"  ({time.perf_counter() - group_started:.0f} s)", flush=True)
+        metrics.extend(found)
+    print()
+    print(format_table(metrics))
+    write_results(metrics)
+    finished = machine()["load_average"]
+    print(
+        f"\nwritten to {RESULTS_PATH}; {time.perf_counter() - started:.0f} s in all; load average {finished}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
