@@ -1,0 +1,17 @@
+"""recall-gui's benchmarks: ``make bench`` (``python -m bench``).
+
+Every measurement runs side by side with its floor, in the same process, and is reported as medians
+with their ratio. Layout:
+
+- ``__main__.py``: the entry point and :data:`bench.__main__.GROUPS`, the metric groups in run order;
+- ``context.py``: what groups share (generated tables, the real model, query vectors, machine facts);
+- ``data.py``: the data, built once and cached under ``bench/data/`` (git-ignored);
+- ``timing.py``: alternating measurement with the floor; ``results.py``: the one results writer
+  (printed table + ``bench/results.json``);
+- one module per metric group: ``exact_search``, ``indexed_search``, ``end_to_end``.
+
+Adding a group (e.g. the window's ``startup``, ``gui_max_gap_ms``, ``browse_1m_rss_mb``): write
+``bench/<group>.py`` with ``run(ctx: BenchContext) -> list[Metric]`` and add one line to ``GROUPS``.
+A group may return a metric another group also returns (``end_to_end_100k`` measured up to the window's
+results model replaces the core-only one); the later group in ``GROUPS`` wins.
+"""

@@ -66,7 +66,7 @@ async def measure(ctx: BenchContext, rows: int, timed: int, checked: int, metric
 
     pair = await side_by_side(queries, lambda q: search_hits(search_input(table, q, TOP_K)), floor, rounds=2)
     method = (await search_hits(search_input(table, queries[1], TOP_K))).method
-    matmul = await side_by_side(queries[:20], lambda q: asyncio.sleep(0), lambda q: matrix @ q)
+    matmul = await side_by_side(queries[:20], lambda q: asyncio.sleep(0), lambda q: matrix @ q, rounds=2)
     identical, compared, lance_ms = await compare_with_lancedb(ctx, table, matrix, checked, metrics)
     print(f"  {table.name}: identical to LanceDB's flat search in {identical}/{compared} searches")
     name = f"exact_search_{label(rows)}"

@@ -35,7 +35,8 @@ async def measure(ctx: BenchContext, name: str, index: str, metric: str) -> Metr
     import lancedb
 
     from recall_gui.core import search_hits
-    from recall_gui.core.tables import TableOptions
+    from recall_gui.core.nearest import _tune
+    from recall_gui.core.tables import TableOptions, open_table
 
     exact_table = ctx.table(100_000)
     table = ctx.table(100_000, index)
@@ -58,8 +59,18 @@ async def measure(ctx: BenchContext, name: str, index: str, metric: str) -> Metr
         raw = await raw_query(query)
         ours_recall.append(len(truth & {h.id for h in ours.hits}) / LIMIT)
         raw_recall.append(len(truth & set(raw.column("id").to_pylist())) / LIMIT)
+    opened = await open_table(str(table.db_dir), table.name, options)
+
+    def raw_tuned(query: np.ndarray[Any, Any]) -> Any:
+        tuned = _tune(raw_table.query().nearest_to(query).distance_type(metric), opened, LIMIT)
+        return tuned.limit(LIMIT).to_arrow()
+
     pair = await side_by_side(
-        queries, lambda q: search_hits(search_input(table, q, LIMIT), options), raw_query, rounds=3
+        queries,
+        lambda q: search_hits(search_input(table, q, LIMIT), options),
+        raw_query,
+        rounds=3,
+        others={"raw_with_core_settings": raw_tuned},
     )
     recall = float(np.mean(ours_recall))
     reference = index == "IvfHnswSq"
@@ -73,6 +84,7 @@ async def measure(ctx: BenchContext, name: str, index: str, metric: str) -> Metr
         {
             "recall_at_10": round(recall, 3),
             "raw_recall_at_10": round(float(np.mean(raw_recall)), 3),
+            "raw_with_core_settings_ms": round(pair.others_ms["raw_with_core_settings"], 3),
             "method": method,
             "runs": pair.runs,
         },

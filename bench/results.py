@@ -56,8 +56,10 @@ def write_results(metrics: list[Metric], path: Path = RESULTS_PATH) -> None:
             existing = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             existing = {}
-    existing.update({metric.name: metric.to_json() for metric in metrics})
-    path.write_text(json.dumps(existing, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    merged = {metric.name: metric.to_json() for metric in metrics}
+    for name, measured in existing.items():
+        merged.setdefault(name, measured)
+    path.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def format_table(metrics: list[Metric]) -> str:

@@ -1,12 +1,12 @@
-"""Timing side by side: each measurement alternates with its floor, in the same process, and medians
-are reported (the machine is shared, so single runs mean little)."""
+"""Timing side by side: each measurement alternates with its floor (and any other references), in the
+same process, over the same inputs; medians are reported (the machine is shared: one run means little)."""
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -14,26 +14,23 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Pair:
-    """Medians (ms) of a measurement and its floor over the same runs."""
+    """Medians (ms) of a measurement and its floor over the same runs, and of any other references."""
 
     value_ms: float
     floor_ms: float
     runs: int
+    others_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float:
         return self.value_ms / self.floor_ms
 
 
-def clock_ms(function: Callable[[], Any]) -> float:
+async def _clock_ms(function: Callable[[], Any]) -> float:
     started = time.perf_counter()
-    function()
-    return (time.perf_counter() - started) * 1000
-
-
-async def aclock_ms(function: Callable[[], Awaitable[Any]]) -> float:
-    started = time.perf_counter()
-    await function()
+    result = function()
+    if isinstance(result, Awaitable):
+        await result
     return (time.perf_counter() - started) * 1000
 
 
@@ -43,27 +40,24 @@ async def side_by_side(
     floor: Callable[[T], Any],
     *,
     rounds: int = 1,
+    others: Mapping[str, Callable[[T], Any]] | None = None,
 ) -> Pair:
-    """Run ``subject`` and ``floor`` on every input, alternating which goes first; medians of both.
+    """Run ``subject``, ``floor`` and ``others`` on every input, rotating which goes first; medians.
 
-    ``floor`` may be synchronous or return an awaitable.
+    ``floor`` and ``others`` may be synchronous or return an awaitable.
     """
-    values: list[float] = []
-    floors: list[float] = []
-
-    async def run_floor(item: T) -> float:
-        started = time.perf_counter()
-        result = floor(item)
-        if isinstance(result, Awaitable):
-            await result
-        return (time.perf_counter() - started) * 1000
-
+    functions: dict[str, Callable[[T], Any]] = {"subject": subject, "floor": floor, **(others or {})}
+    times: dict[str, list[float]] = {name: [] for name in functions}
+    names = list(functions)
     for round_number in range(rounds):
         for position, item in enumerate(inputs):
-            if (position + round_number) % 2:
-                floors.append(await run_floor(item))
-                values.append(await aclock_ms(lambda item=item: subject(item)))  # type: ignore[misc]
-            else:
-                values.append(await aclock_ms(lambda item=item: subject(item)))  # type: ignore[misc]
-                floors.append(await run_floor(item))
-    return Pair(statistics.median(values), statistics.median(floors), len(values))
+            shift = (position + round_number) % len(names)
+            for name in names[shift:] + names[:shift]:
+                times[name].append(await _clock_ms(lambda name=name, item=item: functions[name](item)))  # type: ignore[misc]
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    return Pair(
+        medians.pop("subject"),
+        medians.pop("floor"),
+        len(times["subject"]),
+        medians,
+    )
