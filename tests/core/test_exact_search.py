@@ -231,9 +231,8 @@ def test_a_new_version_is_read_again_and_its_rows_found(kb: KnowledgeBase, embed
     assert run_search(kb.db_dir, kb.name, vector, 1).hits[0].id != "volcano"
 
 
-def test_concurrent_first_searches_read_the_vectors_once(
-    kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the tables whose vectors are read from now on (one entry per read)."""
     reads: list[str] = []
     original = type(VECTOR_CACHE)._read
 
@@ -242,6 +241,13 @@ def test_concurrent_first_searches_read_the_vectors_once(
         return await original(self, key, opened, limit, size)
 
     monkeypatch.setattr(type(VECTOR_CACHE), "_read", counting_read)
+    return reads
+
+
+def test_concurrent_first_searches_read_the_vectors_once(
+    kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = count_reads(monkeypatch)
     vectors = [embedder.embed_sync(text) for text in QUERIES]
 
     async def three_at_once() -> list[SearchResult]:
@@ -276,14 +282,13 @@ def test_a_big_table_is_read_in_the_background_while_lancedb_answers(
     from recall_gui.core.nearest import prepare
 
     monkeypatch.setattr(vector_cache, "WAIT_FOR_READ_BYTES", 1024 * 1024)  # the table has 1.8 MB
+    reads = count_reads(monkeypatch)
     vector = embedder.embed_sync("espresso and coffee beans")
 
     async def search_then_wait_for_the_read() -> tuple[SearchResult, str | None, SearchResult]:
         request = RecallSearchInput(str(large_kb.db_dir), large_kb.name, 384, "q", vector, 5)
         first = await search_hits(request)
-        reads_before = len(VECTOR_CACHE._reads)
         ready = await prepare(str(large_kb.db_dir), large_kb.name)  # waits for the read the search began
-        assert reads_before == 1 and not VECTOR_CACHE._reads
         return first, ready, await search_hits(request)
 
     first, ready, second = asyncio.run(search_then_wait_for_the_read())
@@ -292,6 +297,7 @@ def test_a_big_table_is_read_in_the_background_while_lancedb_answers(
     assert ready is None
     assert second.method == "exact" and second.note is None
     assert [hit.id for hit in first.hits] == [hit.id for hit in second.hits]
+    assert reads == [large_kb.name]
 
 
 def test_prepare_explains_why_a_table_will_be_searched_slowly(
@@ -367,7 +373,8 @@ def test_hits_that_vanished_after_ranking_are_not_returned(kb: KnowledgeBase, em
 def test_indexed_tables_are_searched_through_the_index_for_any_limit(
     large_kb: KnowledgeBase, embedder: Any, index_type: str, metric: str
 ) -> None:
-    """The settings the core adds (ef, refine_factor) are valid together for small and large limits."""
+    """The settings the core adds (ef, refine_factor) are valid together for small and large limits.
+    (How well they recall is measured by the benchmark, on data an index is meant for.)"""
     import lancedb
     from lancedb import index
 
@@ -379,7 +386,8 @@ def test_indexed_tables_are_searched_through_the_index_for_any_limit(
         assert result.method == f"index:{index_type}"
         assert result.metric == metric
         assert len(result.hits) == limit
-        assert result.hits[0].id.startswith("paris#")
+        distances = [hit.distance for hit in result.hits]
+        assert distances == sorted(distances)
     assert VECTOR_CACHE.used_bytes == 0
 
 
