@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from recall_gui.core.errors import DimensionMismatchError, InvalidInputError
 from recall_gui.core.exact import VectorMatrix, nearest_rows
-from recall_gui.core.tables import OpenTable, TableOptions, VectorIndex, bounded, cached_table, open_table
+from recall_gui.core.tables import OpenTable, TableOptions, VectorIndex, bounded, open_table
 from recall_gui.core.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult
 from recall_gui.core.vector_cache import VECTOR_CACHE, NotCached
 
@@ -47,22 +47,12 @@ async def search(input: RecallSearchInput, options: TableOptions | None = None) 
 async def search_hits(input: RecallSearchInput, options: TableOptions | None = None) -> SearchResult:
     """:func:`search` with distances, row ids and every other column of each hit."""
     started = time.perf_counter()
-    cached = cached_table(input.db_uri, input.table_name, options)
-    if cached is not None and _answers_from_memory(cached, options):
-        # Most searches find the table as it was: answer from what is open while its version is checked
-        # (the check is a round trip to storage; overlapping it saves its latency on every search).
-        answer = asyncio.ensure_future(_answer(cached, input, options))
-        try:
-            opened = await open_table(input.db_uri, input.table_name, options)
-        except BaseException:
-            _abandon(answer)
-            raise
-        if opened is cached:
-            return _result(input, opened, await answer, started)
-        _abandon(answer)  # the table changed: answer again from its new version
-    else:
-        opened = await open_table(input.db_uri, input.table_name, options)
-    return _result(input, opened, await _answer(opened, input, options), started)
+    opened = await open_table(input.db_uri, input.table_name, options)
+    answer = await _answer(opened, input, options)
+    elapsed = (time.perf_counter() - started) * 1000
+    return SearchResult(
+        input.query, answer.hits, answer.metric, answer.method, elapsed, opened.version, answer.note
+    )
 
 
 async def prepare(db_uri: str, table_name: str, options: TableOptions | None = None) -> str | None:
@@ -86,32 +76,10 @@ class _Answer:
     note: str | None = None
 
 
-def _result(input: RecallSearchInput, opened: OpenTable, answer: _Answer, started: float) -> SearchResult:
-    elapsed = (time.perf_counter() - started) * 1000
-    return SearchResult(
-        input.query, answer.hits, answer.metric, answer.method, elapsed, opened.version, answer.note
-    )
-
-
-def _abandon(task: asyncio.Future[_Answer]) -> None:
-    """Cancel an answer no longer wanted, and consume its outcome (it must not be reported as lost)."""
-    task.cancel()
-    task.add_done_callback(lambda done: done.cancelled() or done.exception())
-
-
 def _index_for(opened: OpenTable, metric: str) -> VectorIndex | None:
     """The vector index a search with ``metric`` goes through, if any (its metric must match)."""
     index = opened.vector_index()
     return index if index is not None and index.metric == metric else None
-
-
-def _answers_from_memory(opened: OpenTable, options: TableOptions | None) -> bool:
-    """Whether searching ``opened`` reads nothing big first (an index, or vectors already in memory)."""
-    try:
-        metric = _metric(opened, options)
-    except InvalidInputError:
-        return False
-    return _index_for(opened, metric) is not None or VECTOR_CACHE.holds(opened)
 
 
 async def _answer(opened: OpenTable, input: RecallSearchInput, options: TableOptions | None) -> _Answer:

@@ -215,19 +215,11 @@ async def _vector_indexes(table: AsyncTable) -> tuple[VectorIndex, ...]:
     return tuple(found)
 
 
-def _table_key(uri: str, table_name: str, options: TableOptions) -> TableKey:
-    return (uri, table_name, tuple(sorted(options.storage_options.items())), options.columns)
-
-
-def cached_table(uri: str, table_name: str, options: TableOptions | None = None) -> OpenTable | None:
-    """The table as :func:`open_table` last returned it, without checking for a newer version."""
-    return _tables.get(_table_key(uri, table_name, options or TableOptions()))
-
-
 async def open_table(uri: str, table_name: str, options: TableOptions | None = None) -> OpenTable:
     """Open ``table_name`` in ``uri`` read-only; raises :class:`ConnectError` naming what is missing."""
     options = options or TableOptions()
-    key = _table_key(uri, table_name, options)
+    storage_key = tuple(sorted(options.storage_options.items()))
+    key = (uri, table_name, storage_key, options.columns)
     cached = _tables.get(key)
     if cached is not None:
         try:

@@ -176,11 +176,6 @@ class VectorCache:
         """Memory held by cached matrices (and reserved by reads in progress)."""
         return sum(entry.vectors.nbytes for entry in self._entries.values()) + sum(self._reserved.values())
 
-    def holds(self, opened: OpenTable) -> bool:
-        """Whether the matrix of ``opened`` at its version is in memory (a search reads nothing first)."""
-        entry = self._entries.get(_cache_key(opened))
-        return entry is not None and entry.version == opened.version
-
     def cached_versions(self) -> dict[CacheKey, int]:
         return {key: entry.version for key, entry in self._entries.items()}
 
