@@ -7,6 +7,7 @@ line to :data:`GROUPS`. Results of every group go through the one writer in :mod
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import os
@@ -29,6 +30,9 @@ GROUPS: dict[str, str] = {
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--only", help=f"comma-separated groups to run (of: {', '.join(GROUPS)})")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="run the groups N times and keep each metric's median run"
+    )
     args = parser.parse_args(argv)
     selected = list(GROUPS) if not args.only else [name.strip() for name in args.only.split(",")]
     unknown = [name for name in selected if name not in GROUPS]
@@ -48,15 +52,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     bound = f"{limit // 1024**2} MB" if isinstance(limit, int) else limit.reason
     print(f"{CACHE_ENV}={setting}: exact-search memory bound {bound}")
     context = BenchContext()
-    metrics: list[Metric] = []
-    for name in selected:
-        print(f"== {name}", flush=True)
-        group_started = time.perf_counter()
-        found = importlib.import_module(GROUPS[name]).run(context)
-        for metric in found:
-            print(f"  {metric.name}: {metric.to_json()}", flush=True)
-        print(f"  ({time.perf_counter() - group_started:.0f} s)", flush=True)
-        metrics.extend(found)
+    runs: list[list[Metric]] = []
+    for repeat in range(max(1, args.repeat)):
+        found_in_run: list[Metric] = []
+        for name in selected:
+            print(
+                f"== {name}" + (f" (run {repeat + 1} of {args.repeat})" if args.repeat > 1 else ""),
+                flush=True,
+            )
+            group_started = time.perf_counter()
+            found = importlib.import_module(GROUPS[name]).run(context)
+            for metric in found:
+                print(f"  {metric.name}: {metric.to_json()}", flush=True)
+            print(f"  ({time.perf_counter() - group_started:.0f} s)", flush=True)
+            found_in_run.extend(found)
+        runs.append(found_in_run)
+    metrics = median_runs(runs)
     print()
     print(format_table(metrics))
     write_results(metrics)
@@ -65,6 +76,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"\nwritten to {RESULTS_PATH}; {time.perf_counter() - started:.0f} s in all; load average {finished}"
     )
     return 0
+
+
+def median_runs(runs: list[list[Metric]]) -> list[Metric]:
+    """Each metric from the run with its median ratio (value when it has no floor), with every run's ratio."""
+    if len(runs) == 1:
+        return runs[0]
+    chosen: list[Metric] = []
+    for measured in zip(*runs, strict=True):
+        ordered = sorted(measured, key=lambda m: m.ratio if m.ratio is not None else m.value)
+        middle = ordered[(len(ordered) - 1) // 2]
+        spread = [round(m.ratio, 3) if m.ratio is not None else round(m.value, 3) for m in measured]
+        chosen.append(dataclasses.replace(middle, extra={**middle.extra, "bench_runs": spread}))
+    return chosen
 
 
 if __name__ == "__main__":
