@@ -6,19 +6,23 @@ over memory. The matrix belongs to one table *version*: every search first reads
 version (cheap), and a matrix of an older version is dropped and read again, so a row that another
 program (cosh ingesting a document) added is in the very next search.
 
-Memory: a row costs ``4 * dim + 16`` bytes (1,552 bytes at 384 dimensions: 155 MB per 100k rows,
-1.55 GB per million). All cached tables together stay within ``RECALL_GUI_EXACT_CACHE_MB`` megabytes
-(least recently searched tables are dropped first). The default, 2048 MB but at most a quarter of the
-machine's memory, holds a million 384-dimensional rows on an 8 GB laptop while leaving most memory to
-everything else; a table that alone needs more is searched by LanceDB's flat scan, with a note saying
-so (an ANN index or a higher setting are the ways out). ``0`` turns the exact path off.
+Memory: a row costs ``4 * dim + 16`` bytes (1,552 bytes at 384 dimensions: 148 MB per 100k rows,
+1.45 GB per million; MB = 2**20 bytes here and in the setting). All cached tables together stay within
+``RECALL_GUI_EXACT_CACHE_MB`` megabytes (least recently searched tables are dropped first); while a
+table is read, one more batch of 8,192 rows (12 MB at 384-d) is held. The default, 2048 MB but at most a
+quarter of the machine's memory, holds a million 384-dimensional rows (or 500k at 768-d) on an 8 GB
+laptop and leaves three quarters to everything else; a million rows is also about where a flat scan
+stops being usable (1.3-2.5 s per search here) and an ANN index is the better answer. A table that
+alone needs more than the bound is searched by LanceDB's flat scan, with a note saying so and naming
+the ways out (an index, or a higher setting). ``0`` turns the exact path off.
 
 Reading is read-only (a LanceDB scan), asynchronous, and the copying into the matrix runs in an
 executor, so the event loop is never blocked; a table read once is shared by concurrent searches.
-Reading takes about as long as one or two flat scans. A search waits for it when the matrix is small
-(up to :data:`WAIT_FOR_READ_BYTES`); for a bigger table the read goes on in the background and the
-searches meanwhile are LanceDB's flat scans, so the first search is never slower than before
-(``nearest.prepare`` starts the read ahead of the first search, and waits for it).
+Reading costs about as much as two to four flat scans (measured: 0.5 s at 100k rows, 3-5 s at 1M on
+2 cores). A search waits for it when the matrix is small (up to :data:`WAIT_FOR_READ_BYTES`); for a
+bigger table the read goes on in the background and the searches meanwhile are LanceDB's flat scans,
+so no search is slower than before (``nearest.prepare`` starts the read ahead of the first search, e.g.
+when the user selects the database, and waits for it).
 """
 
 from __future__ import annotations

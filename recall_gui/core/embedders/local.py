@@ -151,11 +151,33 @@ def _quiet_fastembed() -> None:
     logger.disable("fastembed")
 
 
+#: onnxruntime's thread pools busy-wait for more work after every run, by default: after each query
+#: embedding (~4 ms) both cores of a small machine spin for tens of milliseconds, slowing the search that
+#: follows and everything else (measured end to end at 100k rows: 38 ms with spinning, 16 ms without).
+#: fastembed exposes no such option, so its sessions are created with these entries.
+NO_SPINNING = {"session.intra_op.allow_spinning": "0", "session.inter_op.allow_spinning": "0"}
+_session_options_lock = threading.Lock()
+
+
 def _load_fastembed(model_id: str, **kwargs: Any) -> Any:
     _quiet_fastembed()
+    import onnxruntime
     from fastembed import TextEmbedding
 
-    return TextEmbedding(model_id, **kwargs)
+    original = onnxruntime.SessionOptions
+
+    def options_without_spinning() -> Any:
+        options = original()
+        for key, value in NO_SPINNING.items():
+            options.add_session_config_entry(key, value)
+        return options
+
+    with _session_options_lock:  # fastembed builds its options with onnxruntime.SessionOptions()
+        onnxruntime.SessionOptions = options_without_spinning
+        try:
+            return TextEmbedding(model_id, **kwargs)
+        finally:
+            onnxruntime.SessionOptions = original
 
 
 def load_offline_model() -> LocalEmbedder:
