@@ -10,8 +10,8 @@ Three paths, reported in ``SearchResult.method``:
 - ``index:<type>``: a table with an ANN index for the metric is searched through it, with the settings
   :func:`_tune` chooses;
 - ``exact``: otherwise the table's vectors are held in memory (:mod:`recall_gui.core.vector_cache`) and
-  ranked exactly as LanceDB's flat search ranks them (:mod:`recall_gui.core.exact`); only the k hits are
-  then read from the table, by row id;
+  ranked exactly as LanceDB's flat search ranks them (:mod:`recall_gui.core.exact`); the hits' other
+  columns come from memory too when they fit, else only the k hits are read from the table, by row id;
 - ``flat``: LanceDB's own flat scan, when the vectors do not fit the memory the user allows (the
   result's ``note`` says why).
 """
@@ -27,10 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.errors import DimensionMismatchError, InvalidInputError
-from recall_gui.core.exact import VectorMatrix, nearest_rows
+from recall_gui.core.exact import nearest_rows
 from recall_gui.core.tables import OpenTable, TableOptions, VectorIndex, bounded, open_table
 from recall_gui.core.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult
-from recall_gui.core.vector_cache import VECTOR_CACHE, NotCached
+from recall_gui.core.vector_cache import VECTOR_CACHE, CachedTable, NotCached
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -64,8 +64,8 @@ async def prepare(db_uri: str, table_name: str, options: TableOptions | None = N
     opened = await open_table(db_uri, table_name, options)
     if _index_for(opened, _metric(opened, options)) is not None:
         return None
-    vectors = await VECTOR_CACHE.vectors(opened, wait=True)
-    return vectors.reason if isinstance(vectors, NotCached) else None
+    cached = await VECTOR_CACHE.get(opened, wait=True)
+    return cached.reason if isinstance(cached, NotCached) else None
 
 
 @dataclass(frozen=True)
@@ -99,12 +99,12 @@ async def _answer(opened: OpenTable, input: RecallSearchInput, options: TableOpt
         return _Answer(hits, metric, f"index:{index.index_type}")
     if limit <= 0:
         return _Answer((), metric, "exact")
-    vectors = await VECTOR_CACHE.vectors(opened)
-    if isinstance(vectors, NotCached):
+    cached = await VECTOR_CACHE.get(opened)
+    if isinstance(cached, NotCached):
         return _Answer(
-            await _lance_search(opened, vector, metric, limit, indexed=False), metric, "flat", vectors.reason
+            await _lance_search(opened, vector, metric, limit, indexed=False), metric, "flat", cached.reason
         )
-    exact_hits = await _exact_search(opened, vectors, vector, metric, limit)
+    exact_hits = await _exact_search(opened, cached, vector, metric, limit)
     if exact_hits is None:
         flat_hits = await _lance_search(opened, vector, metric, limit, indexed=False)
         return _Answer(flat_hits, metric, "flat", _CHANGED_WHILE_SEARCHING)
@@ -117,9 +117,11 @@ _CHANGED_WHILE_SEARCHING = "the table changed during the search, so LanceDB's fl
 
 
 async def _exact_search(
-    opened: OpenTable, vectors: VectorMatrix, query: npt.NDArray[np.float32], metric: str, limit: int
+    opened: OpenTable, cached: CachedTable, query: npt.NDArray[np.float32], metric: str, limit: int
 ) -> tuple[SearchHit, ...] | None:
-    """Rank in memory, then read only the hits; ``None`` if they vanished (table changed meanwhile)."""
+    """Rank in memory, then build the hits from memory or, when only the vectors are held, read them
+    from the table by row id; ``None`` if they vanished from it meanwhile (the table changed)."""
+    vectors = cached.vectors
     if vectors.matrix.nbytes <= INLINE_RANK_BYTES:
         positions, distances = nearest_rows(vectors, query, metric, limit)
     else:
@@ -129,20 +131,24 @@ async def _exact_search(
         return ()
     import pyarrow as pa
 
-    wanted = [int(row_id) for row_id in vectors.row_ids[positions]]
-    column = opened.columns.vector
-    others = [name for name in opened.schema.names if name != column]
-    taking = opened.table.take_row_ids(wanted).select(others).with_row_id().to_arrow()
-    rows = await bounded(taking, f'reading the hits from "{opened.name}"')
-    # take_row_ids answers in row-id order, not in the order asked: put the hits back in rank order.
-    position = {row_id: i for i, row_id in enumerate(rows.column("_rowid").to_pylist())}
-    if len(position) != len(wanted) or any(row_id not in position for row_id in wanted):
-        return None
-    ranked = rows.take([position[row_id] for row_id in wanted])
+    row_ids = vectors.row_ids[positions]
+    if cached.payload is not None:
+        ranked = cached.payload.take(pa.array(positions)).append_column("_rowid", pa.array(row_ids))
+    else:
+        wanted = [int(row_id) for row_id in row_ids]
+        others = [name for name in opened.schema.names if name != opened.columns.vector]
+        taking = opened.table.take_row_ids(wanted).select(others).with_row_id().to_arrow()
+        rows = await bounded(taking, f'reading the hits from "{opened.name}"')
+        # take_row_ids answers in row-id order, not in the order asked: put the hits back in rank order.
+        position = {row_id: i for i, row_id in enumerate(rows.column("_rowid").to_pylist())}
+        if len(position) != len(wanted) or any(row_id not in position for row_id in wanted):
+            return None
+        ranked = rows.take([position[row_id] for row_id in wanted])
     # The vectors are the ones in memory (the same float32 values): no need to read them again.
     hit_vectors = vectors.matrix[positions]
     ranked = ranked.append_column(
-        column, pa.FixedSizeListArray.from_arrays(pa.array(hit_vectors.ravel()), hit_vectors.shape[1])
+        opened.columns.vector,
+        pa.FixedSizeListArray.from_arrays(pa.array(hit_vectors.ravel()), hit_vectors.shape[1]),
     )
     ranked = ranked.append_column("_distance", pa.array(distances, pa.float32()))
     return hits_from_arrow(ranked, opened)

@@ -48,6 +48,9 @@ READ_BATCH_ROWS = 8192
 MB = 1024 * 1024
 #: A search waits for the vectors to be read up to this size (~165k rows at 384-d, under a second).
 WAIT_FOR_READ_BYTES = 256 * MB
+#: The other columns (id, content, metadata) are kept too when they take at most this share of the
+#: vectors' memory (and fit in the bound): hits are then built without reading the table again.
+PAYLOAD_SHARE = 1.0
 
 CacheKey = tuple[str, str, str]
 
@@ -59,7 +62,20 @@ class NotCached:
     reason: str
 
 
-Loaded = VectorMatrix | NotCached
+@dataclass(frozen=True)
+class CachedTable:
+    """A table at one version in memory: its vectors and, when they fit, its other columns (the payload,
+    row for row), so that a search's hits are built without reading the table again."""
+
+    vectors: VectorMatrix
+    payload: pa.Table | None
+
+    @property
+    def nbytes(self) -> int:
+        return self.vectors.nbytes + (self.payload.nbytes if self.payload is not None else 0)
+
+
+Loaded = CachedTable | NotCached
 
 
 def default_limit_mb() -> int:
@@ -95,17 +111,22 @@ def _cache_key(opened: OpenTable) -> CacheKey:
 
 
 class _MatrixBuilder:
-    """Copies LanceDB batches into one preallocated matrix (runs in an executor: no loop time)."""
+    """Copies LanceDB batches into one preallocated matrix, and keeps the other columns while they fit
+    in ``payload_limit`` bytes (runs in an executor: no event-loop time)."""
 
-    def __init__(self, rows: int, dim: int) -> None:
+    def __init__(self, rows: int, dim: int, vector_column: str, payload_limit: int) -> None:
         self.dim = dim
+        self.vector_column = vector_column
         self.matrix: Matrix = np.empty((rows, dim), np.float32)
         self.row_ids: RowIds = np.empty(rows, np.uint64)
         self.valid = np.ones(rows, bool)
         self.filled = 0
+        self.payload_limit = payload_limit
+        self.payload: list[pa.RecordBatch] | None = [] if payload_limit > 0 else None
+        self.payload_bytes = 0
 
-    def add(self, batch: pa.RecordBatch, column: str) -> None:
-        vectors = batch.column(column)
+    def add(self, batch: pa.RecordBatch) -> None:
+        vectors = batch.column(self.vector_column)
         rows = batch.num_rows
         if self.filled + rows > self.matrix.shape[0]:  # rows added while reading: grow
             extra = max(rows, self.matrix.shape[0] // 8)
@@ -125,10 +146,19 @@ class _MatrixBuilder:
             missing = values.is_null().to_numpy(zero_copy_only=False).reshape(rows, self.dim).any(axis=1)
             if (missing & ~null_rows).any():
                 raise _Unsupported("some vectors have missing components")
+        if self.payload is not None:
+            others = batch.drop_columns([self.vector_column, "_rowid"])
+            self.payload_bytes += others.nbytes
+            if self.payload_bytes > self.payload_limit:
+                self.payload = None  # too big to keep: hits will be read from the table
+            else:
+                self.payload.append(others)
         self.filled += rows
 
-    def finish(self) -> VectorMatrix:
+    def finish(self) -> CachedTable:
         """Drop what LanceDB never returns (null or NaN vectors); refuse infinities (no exact order)."""
+        import pyarrow as pa
+
         matrix, row_ids, valid = (
             self.matrix[: self.filled],
             self.row_ids[: self.filled],
@@ -141,9 +171,13 @@ class _MatrixBuilder:
             if not has_nan.all():
                 raise _Unsupported("some vectors hold infinite (or huge) values")
             valid[bad] = False
+        payload = None
+        if self.payload:
+            payload = pa.Table.from_batches(self.payload).combine_chunks()
         if not valid.all() or self.filled < self.matrix.shape[0]:
             matrix, row_ids = matrix[valid].copy(), row_ids[valid].copy()
-        return VectorMatrix.build(matrix, row_ids)
+            payload = payload.filter(pa.array(valid)) if payload is not None else None
+        return CachedTable(VectorMatrix.build(matrix, row_ids), payload)
 
 
 class _Unsupported(Exception):
@@ -153,7 +187,7 @@ class _Unsupported(Exception):
 @dataclass
 class _Entry:
     version: int
-    vectors: VectorMatrix
+    table: CachedTable
 
 
 @dataclass
@@ -178,13 +212,13 @@ class VectorCache:
     @property
     def used_bytes(self) -> int:
         """Memory held by cached matrices (and reserved by reads in progress)."""
-        return sum(entry.vectors.nbytes for entry in self._entries.values()) + sum(self._reserved.values())
+        return sum(entry.table.nbytes for entry in self._entries.values()) + sum(self._reserved.values())
 
     def cached_versions(self) -> dict[CacheKey, int]:
         return {key: entry.version for key, entry in self._entries.items()}
 
-    async def vectors(self, opened: OpenTable, *, wait: bool = False) -> VectorMatrix | NotCached:
-        """The matrix of ``opened`` at ``opened.version``, or why there is none (yet).
+    async def get(self, opened: OpenTable, *, wait: bool = False) -> CachedTable | NotCached:
+        """``opened`` at ``opened.version`` in memory, or why it is not (yet).
 
         A missing matrix is read now. The caller waits for the read if ``wait`` is set or the matrix is
         small (:data:`WAIT_FOR_READ_BYTES`); otherwise the read continues in the background and the
@@ -196,9 +230,9 @@ class VectorCache:
             return limit
         entry = self._entries.get(key)
         if entry is not None:
-            if entry.version == opened.version and entry.vectors.nbytes <= limit:
+            if entry.version == opened.version and entry.table.nbytes <= limit:
                 self._entries.move_to_end(key)
-                return entry.vectors
+                return entry.table
             del self._entries[key]  # stale: free it before reading the new version
         refused = self._refused.get(key)
         if refused is not None and refused[0] == opened.version:
@@ -250,7 +284,7 @@ class VectorCache:
         elif error is None:
             loaded = read.task.result()
             current = self._entries.get(key)
-            if isinstance(loaded, VectorMatrix) and (current is None or current.version <= read.version):
+            if isinstance(loaded, CachedTable) and (current is None or current.version <= read.version):
                 self._entries[key] = _Entry(read.version, loaded)
                 self._entries.move_to_end(key)
                 while len(self._entries) > 1 and self.used_bytes > limit:  # reads that ran side by side
@@ -279,17 +313,31 @@ class VectorCache:
         self._reserved[key] = need
         column = opened.columns.vector
         what = f'reading the vectors of "{opened.name}"'
+        payload_limit = await self._payload_limit(opened, rows, need, limit)
+        others = [name for name in opened.schema.names if name != column] if payload_limit else []
         loop = asyncio.get_running_loop()
-        builder = _MatrixBuilder(rows, opened.columns.vector_dim)
-        query = opened.table.query().select([column]).with_row_id()
+        builder = _MatrixBuilder(rows, opened.columns.vector_dim, column, payload_limit)
+        query = opened.table.query().select([column, *others]).with_row_id()
         reader = await bounded(query.to_batches(max_batch_length=READ_BATCH_ROWS), what)
         while True:
             try:
                 batch = await bounded(reader.__anext__(), what)
             except StopAsyncIteration:
                 break
-            await loop.run_in_executor(None, builder.add, batch, column)
+            await loop.run_in_executor(None, builder.add, batch)
         return await loop.run_in_executor(None, builder.finish)
+
+    @staticmethod
+    async def _payload_limit(opened: OpenTable, rows: int, need: int, limit: int) -> int:
+        """How many bytes the other columns may take in memory: no more than the vectors, within the
+        bound, and 0 when the table's size on disk already says they would not fit."""
+        payload_limit = min(limit - need, int(need * PAYLOAD_SHARE))
+        if payload_limit <= 0:
+            return 0
+        stats: Any = await bounded(opened.table.stats(), f'reading the size of "{opened.name}"')
+        total = stats.get("total_bytes", 0) if isinstance(stats, dict) else getattr(stats, "total_bytes", 0)
+        on_disk = int(total or 0) - rows * opened.columns.vector_dim * 4
+        return payload_limit if on_disk <= payload_limit else 0
 
     def forget(self, uri: str | None = None) -> None:
         """Drop the matrices of one database (or all); reads in progress still finish."""

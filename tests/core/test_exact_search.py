@@ -4,7 +4,7 @@ and stays within the memory the user allows. Tables are embedded with the real p
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,16 @@ def fresh_cache() -> Iterator[None]:
     yield
     VECTOR_CACHE.forget()
     forget()
+
+
+@pytest.fixture(params=["from memory", "read by row id"])
+def hits_source(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with the hits' other columns kept in memory, and again with them read from the table."""
+    from recall_gui.core import vector_cache
+
+    if request.param == "read by row id":
+        monkeypatch.setattr(vector_cache, "PAYLOAD_SHARE", 0.0)
+    return str(request.param)
 
 
 def run_search(db_dir: Path, table: str, vector: Any, limit: int, metric: str | None = None) -> SearchResult:
@@ -105,7 +115,9 @@ def large_kb(tmp_path: Path, passage_vectors: Any) -> KnowledgeBase:
 
 
 @pytest.mark.parametrize("metric", METRICS)
-def test_exact_search_equals_lancedb_flat_search(tied_kb: KnowledgeBase, embedder: Any, metric: str) -> None:
+def test_exact_search_equals_lancedb_flat_search(
+    tied_kb: KnowledgeBase, embedder: Any, metric: str, hits_source: str
+) -> None:
     for text in QUERIES:
         vector = embedder.embed_sync(text)
         for limit in (1, 3, len(tied_kb.ids)):
@@ -113,7 +125,9 @@ def test_exact_search_equals_lancedb_flat_search(tied_kb: KnowledgeBase, embedde
 
 
 @pytest.mark.parametrize("metric", METRICS)
-def test_equal_distances_are_ordered_by_row_id_as_lancedb_does(tied_kb: KnowledgeBase, metric: str) -> None:
+def test_equal_distances_are_ordered_by_row_id_as_lancedb_does(
+    tied_kb: KnowledgeBase, metric: str, hits_source: str
+) -> None:
     vector = tied_kb.vectors[tied_kb.ids.index("paris")]
     result = assert_same_as_lancedb(tied_kb.db_dir, tied_kb.name, vector, 2, metric)
     assert [hit.id for hit in result.hits] == ["paris", "paris-copy"]
@@ -131,13 +145,18 @@ def test_many_ties_over_many_blocks_equal_lancedb(
         assert_same_as_lancedb(large_kb.db_dir, large_kb.name, vector, limit, metric)
 
 
-def test_hits_come_with_their_stored_vectors_and_columns(tied_kb: KnowledgeBase, embedder: Any) -> None:
-    result = run_search(tied_kb.db_dir, tied_kb.name, embedder.embed_sync("ocean tides"), 3)
+def test_hits_come_with_their_stored_vectors_and_columns(
+    make_kb: Callable[..., KnowledgeBase], embedder: Any, hits_source: str
+) -> None:
+    kb = make_kb(extra={"source": [f"file{i}.md" for i in range(12)], "page": list(range(12))})
+    result = run_search(kb.db_dir, kb.name, embedder.embed_sync("ocean tides"), 3)
+    assert result.method == "exact"
     top = result.hits[0]
-    assert top.id == "tides"
-    assert top.content == PASSAGES["tides"]
+    position = kb.ids.index("tides")
+    assert (top.id, top.content, top.row_id) == ("tides", PASSAGES["tides"], position)
+    assert top.extra == {"source": f"file{position}.md", "page": position}
     assert top.vector is not None
-    assert np.array_equal(np.asarray(top.vector, np.float32), tied_kb.vectors[tied_kb.ids.index("tides")])
+    assert np.array_equal(np.asarray(top.vector, np.float32), kb.vectors[position])
 
 
 def test_null_and_zero_vectors_are_skipped_as_lancedb_skips_them(
@@ -176,15 +195,40 @@ def test_rows_with_nan_are_left_out_of_the_matrix(passage_vectors: Any) -> None:
     vectors[2, 5] = np.nan
     batch = pa.record_batch(
         {
+            "id": ["a", "b", "c", "d"],
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 384),
             "_rowid": pa.array([10, 11, 12, 13], pa.uint64()),
         }
     )
-    builder = _MatrixBuilder(4, 384)
-    builder.add(batch, "vector")
-    matrix = builder.finish()
-    assert matrix.row_ids.tolist() == [10, 11, 13]
-    assert np.array_equal(matrix.matrix, vectors[[0, 1, 3]])
+    builder = _MatrixBuilder(4, 384, "vector", payload_limit=1024 * 1024)
+    builder.add(batch)
+    table = builder.finish()
+    assert table.vectors.row_ids.tolist() == [10, 11, 13]
+    assert np.array_equal(table.vectors.matrix, vectors[[0, 1, 3]])
+    assert table.payload is not None and table.payload.column("id").to_pylist() == ["a", "b", "d"]
+
+
+def test_other_columns_are_kept_only_when_they_fit(
+    tmp_path: Path, passage_vectors: Any, embedder: Any
+) -> None:
+    """Content bigger than the vectors is not held in memory; the hits are then read from the table."""
+    long_contents = [f"{text} " * 400 for text in PASSAGES.values()]  # ~25 kB a row, vectors 1.5 kB
+    write_lance_table(tmp_path / "long", "notes", list(PASSAGES), long_contents, passage_vectors)
+    write_lance_table(tmp_path / "short", "notes", list(PASSAGES), list(PASSAGES.values()), passage_vectors)
+    vector = embedder.embed_sync("capital of France")
+    for name, contents, kept in (("long", long_contents, False), ("short", list(PASSAGES.values()), True)):
+        result = run_search(tmp_path / name, "notes", vector, 1)
+        assert result.method == "exact"
+        assert (result.hits[0].id, result.hits[0].content) == (
+            "paris",
+            contents[list(PASSAGES).index("paris")],
+        )
+
+        async def cached(db: Path = tmp_path / name) -> Any:
+            return await VECTOR_CACHE.get(await open_table(str(db), "notes"))
+
+        assert (asyncio.run(cached()).payload is not None) == kept
+    assert VECTOR_CACHE.used_bytes < 2 * 1024 * 1024
 
 
 def test_infinite_values_are_searched_by_lancedb_with_a_note(
@@ -349,15 +393,20 @@ def test_exact_search_and_rereading_write_nothing(kb: KnowledgeBase, embedder: A
     assert snapshot_tree(kb.db_dir) == before
 
 
-def test_hits_that_vanished_after_ranking_are_not_returned(kb: KnowledgeBase, embedder: Any) -> None:
+def test_hits_that_vanished_after_ranking_are_not_returned(
+    kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A row deleted between ranking and reading the hits: the search must not return stale rows."""
     import lancedb
 
+    from recall_gui.core import vector_cache
     from recall_gui.core.nearest import _exact_search
+
+    monkeypatch.setattr(vector_cache, "PAYLOAD_SHARE", 0.0)  # the hits are read from the table
 
     async def rank_then_delete() -> Any:
         opened = await open_table(str(kb.db_dir), kb.name)
-        vectors = await VECTOR_CACHE.vectors(opened)
+        vectors = await VECTOR_CACHE.get(opened)
         lancedb.connect(str(kb.db_dir)).open_table(kb.name).delete("id = 'paris'")
         query = embedder.embed_sync("capital of France")
         return await _exact_search(opened, vectors, query, "l2", 2)  # type: ignore[arg-type]
