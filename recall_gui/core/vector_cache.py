@@ -7,14 +7,17 @@ version (cheap), and a matrix of an older version is dropped and read again, so 
 program (cosh ingesting a document) added is in the very next search.
 
 Memory: a row costs ``4 * dim + 16`` bytes (1,552 bytes at 384 dimensions: 148 MB per 100k rows,
-1.45 GB per million; MB = 2**20 bytes here and in the setting). All cached tables together stay within
-``RECALL_GUI_EXACT_CACHE_MB`` megabytes (least recently searched tables are dropped first); while a
-table is read, one more batch of 8,192 rows (12 MB at 384-d) is held. The default, 2048 MB but at most a
-quarter of the machine's memory, holds a million 384-dimensional rows (or 500k at 768-d) on an 8 GB
-laptop and leaves three quarters to everything else; a million rows is also about where a flat scan
-stops being usable (1.3-2.5 s per search here) and an ANN index is the better answer. A table that
-alone needs more than the bound is searched by LanceDB's flat scan, with a note saying so and naming
-the ways out (an index, or a higher setting). ``0`` turns the exact path off.
+1.45 GB per million; MB = 2**20 bytes here and in the setting), plus its other columns (id, content,
+metadata) when all of them together take no more than the vectors and still fit in the bound; then a
+search reads nothing from the table but its version (otherwise it reads its k hits by row id). All
+cached tables together stay within ``RECALL_GUI_EXACT_CACHE_MB`` megabytes (least recently searched
+tables are dropped first); while a table is read, one more batch of 8,192 rows (12 MB at 384-d) is
+held. The default, 2048 MB but at most a quarter of the machine's memory, holds a million
+384-dimensional rows (or 500k at 768-d) on an 8 GB laptop and leaves three quarters to everything else;
+a million rows is also about where a flat scan stops being usable (1.3-2.5 s per search here) and an
+ANN index is the better answer. A table that alone needs more than the bound is searched by LanceDB's
+flat scan, with a note saying so and naming the ways out (an index, or a higher setting). ``0`` turns
+the exact path off.
 
 Reading is read-only (a LanceDB scan), asynchronous, and the copying into the matrix runs in an
 executor, so the event loop is never blocked; a table read once is shared by concurrent searches.
