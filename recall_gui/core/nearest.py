@@ -219,13 +219,10 @@ def _tune(query: AsyncVectorQuery, opened: OpenTable, limit: int) -> AsyncVector
 def hits_from_arrow(rows: pa.Table, opened: OpenTable) -> tuple[SearchHit, ...]:
     """Convert LanceDB's answer (nearest first, with ``_distance`` and ``_rowid``) into hits."""
     columns = opened.columns
-    vector_column = rows.column(columns.vector) if columns.vector in rows.column_names else None
-    data: dict[str, list[Any]] = {
-        name: rows.column(name).to_pylist() for name in rows.column_names if name != columns.vector
-    }
+    data: dict[str, list[Any]] = {name: rows.column(name).to_pylist() for name in rows.column_names}
     distances = data.pop("_distance", [0.0] * rows.num_rows)
     row_ids = data.pop("_rowid", [None] * rows.num_rows)
-    vectors = _vectors(vector_column) if vector_column is not None else [None] * rows.num_rows
+    vectors = data.pop(columns.vector, [None] * rows.num_rows)
     ids = data.pop(columns.id) if columns.id else [str(r) for r in row_ids]
     contents = data.pop(columns.content)
     hits = []
@@ -242,25 +239,6 @@ def hits_from_arrow(rows: pa.Table, opened: OpenTable) -> tuple[SearchHit, ...]:
             )
         )
     return tuple(hits)
-
-
-def _vectors(column: pa.ChunkedArray) -> list[Any]:
-    """The vectors as lists of floats; through NumPy for the usual fixed-size float column (faster)."""
-    import pyarrow as pa
-
-    kind: Any = column.type
-    if not (
-        pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type) and column.null_count == 0
-    ):
-        return list(column.to_pylist())
-    width = kind.list_size
-    vectors: list[Any] = []
-    for chunk in column.chunks:
-        values = chunk.values
-        if chunk.offset or len(values) != len(chunk) * width:
-            values = values.slice(chunk.offset * width, len(chunk) * width)
-        vectors.extend(values.to_numpy(zero_copy_only=False).reshape(len(chunk), width).tolist())
-    return vectors
 
 
 def _text(value: Any) -> str:
