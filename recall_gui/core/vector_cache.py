@@ -220,6 +220,9 @@ class VectorCache:
     def cached_versions(self) -> dict[CacheKey, int]:
         return {key: entry.version for key, entry in self._entries.items()}
 
+    def cached_tables(self) -> dict[CacheKey, CachedTable]:
+        return {key: entry.table for key, entry in self._entries.items()}
+
     async def get(self, opened: OpenTable, *, wait: bool = False) -> CachedTable | NotCached:
         """``opened`` at ``opened.version`` in memory, or why it is not (yet).
 
