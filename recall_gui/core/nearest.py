@@ -31,6 +31,7 @@ from recall_gui.core.exact import nearest_rows
 from recall_gui.core.tables import OpenTable, TableOptions, VectorIndex, bounded, open_table
 from recall_gui.core.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult
 from recall_gui.core.vector_cache import VECTOR_CACHE, CachedTable, NotCached
+from recall_gui.core.workers import compute_executor
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -126,7 +127,9 @@ async def _exact_search(
         positions, distances = nearest_rows(vectors, query, metric, limit)
     else:
         loop = asyncio.get_running_loop()
-        positions, distances = await loop.run_in_executor(None, nearest_rows, vectors, query, metric, limit)
+        positions, distances = await loop.run_in_executor(
+            compute_executor(), nearest_rows, vectors, query, metric, limit
+        )
     if len(positions) == 0:
         return ()
     import pyarrow as pa

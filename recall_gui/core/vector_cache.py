@@ -40,6 +40,7 @@ import numpy as np
 
 from recall_gui.core.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
 from recall_gui.core.tables import OpenTable, bounded
+from recall_gui.core.workers import compute_executor
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -330,8 +331,8 @@ class VectorCache:
                 batch = await bounded(reader.__anext__(), what)
             except StopAsyncIteration:
                 break
-            await loop.run_in_executor(None, builder.add, batch)
-        return await loop.run_in_executor(None, builder.finish)
+            await loop.run_in_executor(compute_executor(), builder.add, batch)
+        return await loop.run_in_executor(compute_executor(), builder.finish)
 
     @staticmethod
     async def _payload_limit(opened: OpenTable, rows: int, need: int, limit: int) -> int:

@@ -14,7 +14,6 @@ from recall_gui.core.embedders.base import Embedder, Vector
 from recall_gui.core.embedders.cloud import CloudEmbedder
 from recall_gui.core.embedders.local import (
     LocalEmbedder,
-    embedding_executor,
     fastembed_cache_dir,
     load_local_model,
     load_offline_model,
@@ -22,6 +21,7 @@ from recall_gui.core.embedders.local import (
 from recall_gui.core.errors import ModelUnavailableError
 from recall_gui.core.models import CLOUD_PROVIDERS, OFFLINE_SERVABLE, local_model
 from recall_gui.core.registry import EmbedderSpec
+from recall_gui.core.workers import embedding_executor
 
 __all__ = [
     "CloudEmbedder",

@@ -12,7 +12,6 @@ import asyncio
 import os
 import socket
 import threading
-from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -28,23 +27,12 @@ from recall_gui.core.embedders.offline import (
 )
 from recall_gui.core.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.models import LOCAL_MODELS, OFFLINE_SERVABLE, local_model
+from recall_gui.core.workers import embedding_executor
 
 HUB_HOST = "huggingface.co"
 HUB_CHECK_TIMEOUT_S = 3.0
 #: Set to 0 to never download a model (offline machines, CI).
 DOWNLOAD_ENV = "RECALL_GUI_DOWNLOAD_MODELS"
-
-_executor_lock = threading.Lock()
-_executor: ThreadPoolExecutor | None = None
-
-
-def embedding_executor() -> Executor:
-    """One worker thread for model loading and embedding: CPU-bound work that must leave the loop free."""
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-embed")
-        return _executor
 
 
 class LocalEmbedder:
