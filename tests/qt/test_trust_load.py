@@ -31,8 +31,8 @@ WARMUP = 20
 MEMORY_GROWTH_BOUND = 24 * 2**20
 #: OS threads or file handles that runtime pools (LanceDB's, onnxruntime's, which start workers on
 #: demand and retire idle ones) may add over the last 100 searches, and twice that after warm-up; a leak of
-#: one per search, or even one per 20 searches, exceeds it.
-POOL_SLACK = 4
+#: one per search, or even one per 10 searches, exceeds it.
+POOL_SLACK = 8
 
 
 @dataclass(frozen=True)
