@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"recall-gui {__version__}")
     _registry_option(parser)
+    # For packagers and CI: open the window, check that it works (shown, started, takes typed input,
+    # searches), then quit with 0 or 1. See recall_gui/qt/smoke.py.
+    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     search = commands.add_parser("search", help="run recall_search and print the JSON an agent gets")
@@ -193,7 +196,7 @@ def _demo(args: argparse.Namespace) -> str:
 def _open_window(args: argparse.Namespace) -> int:
     from recall_gui.qt.app import run_app
 
-    return int(run_app(registry_dir=args.registry))
+    return int(run_app(registry_dir=args.registry, smoke=args.smoke))
 
 
 def _serve_mcp(args: argparse.Namespace) -> int:

@@ -12,8 +12,15 @@ import os
 import signal
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from recall_gui.qt.main_window import MainWindow
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+#: The menu entry's name without ``.desktop`` (packaging/linux/): Wayland compositors and docks match the
+#: running window to its entry, and so to its name and icon, through it.
+DESKTOP_FILE_NAME = "recall-gui"
 
 
 def display_problem(environ: Mapping[str, str] | None = None, platform: str | None = None) -> str | None:
@@ -29,8 +36,11 @@ def display_problem(environ: Mapping[str, str] | None = None, platform: str | No
     )
 
 
-def run_app(registry_dir: str | None = None) -> int:
-    """Open the window on ``registry_dir`` (or the default registry) and run until it is closed."""
+def run_app(registry_dir: str | None = None, *, smoke: bool = False) -> int:
+    """Open the window on ``registry_dir`` (or the default registry) and run until it is closed.
+
+    With ``smoke``, check that the window works (:mod:`recall_gui.qt.smoke`) and quit: 0 if it does.
+    """
     problem = display_problem()
     if problem is not None:
         print(problem, file=sys.stderr)
@@ -46,17 +56,22 @@ def run_app(registry_dir: str | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("recall-gui")
-    app.setDesktopFileName("recall-gui")
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # the loop below ends the app, after cleaning up
     window = create_window(registry_dir)
+    outcome = 0
 
     async def main() -> None:
+        nonlocal outcome
         closed = asyncio.Event()
         app.lastWindowClosed.connect(closed.set)
         window.show()
         window.focus_query()
-        window.begin()
+        start = window.begin()
+        if smoke:
+            outcome = await _smoke(window, start)
+            window.close()
         await closed.wait()
         window.tasks.cancel_all()
         await window.tasks.wait_idle()
@@ -79,4 +94,16 @@ def run_app(registry_dir: str | None = None) -> int:
     finally:
         tick.stop()
         loop.close()
+    return outcome
+
+
+async def _smoke(window: MainWindow, start: asyncio.Task[Any]) -> int:
+    from recall_gui.qt.smoke import SMOKE_TIMEOUT, SmokeFailure, smoke_check
+
+    try:
+        report = await smoke_check(window, start, SMOKE_TIMEOUT)
+    except SmokeFailure as failure:
+        print(f"smoke: failed: {failure}", file=sys.stderr)
+        return 1
+    print(f"smoke: ok: {report.summary()}", file=sys.stderr)
     return 0
