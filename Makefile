@@ -22,7 +22,7 @@ install: $(APP_STAMP)
 run: $(APP_STAMP)
 	$(BIN)/recall-gui
 
-PY_DIRS := $(wildcard recall_gui tests bench)
+PY_DIRS := $(wildcard recall_gui tests bench packaging)
 
 lint: $(TEST_STAMP)
 	$(BIN)/python -m ruff check $(PY_DIRS)
@@ -44,3 +44,21 @@ clean:
 .PHONY: bench
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench
+
+# The desktop build (packaging/): `make package` builds dist/recall-gui/ with PyInstaller; `make package-smoke`
+# builds it and runs the built program headless through demo, search, list, tool, mcp, the window and
+# install.sh.
+PACKAGE_STAMP := $(VENV)/.installed-package
+
+$(PACKAGE_STAMP): pyproject.toml $(APP_STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[package]"
+	touch $@
+
+.PHONY: package package-smoke
+
+package: $(PACKAGE_STAMP)
+	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller \
+		packaging/recall-gui.spec
+
+package-smoke: package
+	$(BIN)/python packaging/smoke.py dist/recall-gui/recall-gui

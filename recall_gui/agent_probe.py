@@ -56,12 +56,13 @@ class ServerLaunch:
     def for_registry(
         cls, registry_dir: Path | str | None, *, env: Mapping[str, str] | None = None
     ) -> ServerLaunch:
-        """``python -m recall_gui mcp [--registry DIR]`` with this interpreter.
+        """``python -m recall_gui mcp [--registry DIR]`` with this interpreter; in the packaged build,
+        whose executable is the ``recall-gui`` program itself, ``recall-gui mcp [--registry DIR]``.
 
         By default the server inherits this process's whole environment, so it resolves the same
         config dir (the saved suffix), registry and model cache as the window.
         """
-        args = ["-m", "recall_gui", "mcp"]
+        args = ["mcp"] if getattr(sys, "frozen", False) else ["-m", "recall_gui", "mcp"]
         if registry_dir is not None:
             args += ["--registry", str(registry_dir)]
         return cls(sys.executable, tuple(args), dict(os.environ if env is None else env))
