@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"recall-gui {__version__}")
     _registry_option(parser)
     # For packagers and CI: open the window, check that it works (shown, started, takes typed input,
-    # searches), then quit with 0 or 1. See recall_gui/qt/smoke.py.
+    # searches, lists the tool through its MCP server), then quit with 0 or 1. See recall_gui/qt/smoke.py.
     parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 

@@ -2,10 +2,11 @@
 
 Packaged builds are checked with it (``make package-smoke``): a build can pass ``--version`` and still
 lack a Qt plugin, a lazily imported library or a data file that only the window touches. The check
-passes only when the window was shown on screen, its start-up finished without an error message, it took
-keyboard input, and a search typed into it (when a database is open) returned rows; anything else fails
-within the time limit with the reason. Nothing is faked: the keys go through Qt's event delivery to the
-focused widget, exactly as typed keys do.
+passes only when the window was shown on screen, its start-up finished without an error message, it
+took keyboard input, and (when a database is open) a search typed into it returned rows and the Agent
+view got the tool from the window's own MCP server; anything else fails within the time limit with the
+reason. Nothing is faked: the keys go through Qt's event delivery to the focused widget, exactly as
+typed keys do.
 """
 
 from __future__ import annotations
@@ -129,4 +130,18 @@ async def smoke_check(window: MainWindow, start: asyncio.Task[Any], time_limit: 
     if rows == 0:
         raise SmokeFailure(f"the search in {window.knowledge.current.name} returned no rows")
     report.note(f"search in {window.knowledge.current.name}: {rows} rows")
+
+    # The Agent view starts the window's own MCP server (this program, as `recall-gui mcp`) and lists
+    # the tool through it, as an agent's client would.
+    listed = asyncio.Event()
+    window.agent.listingFinished.connect(listed.set)
+    window.pages.setCurrentWidget(window.agent)
+    await _within(listed.wait(), deadline, "the Agent view listed the tool")
+    server = window.agent.server
+    if not server.running:
+        reason = server.error.message if server.error else server.state.value
+        raise SmokeFailure(f"the Agent view's MCP server is not running: {reason}")
+    if window.knowledge.current.name not in window.agent.description_view.toPlainText():
+        raise SmokeFailure("the tool the Agent view lists does not name the open database")
+    report.note("Agent view: the MCP server lists the tool")
     return report

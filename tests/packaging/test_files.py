@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from recall_gui.qt.agent_server import CLIENT_MODULES
 from recall_gui.qt.app import DESKTOP_FILE_NAME
 from recall_gui.qt.warmup import HEAVY_MODULES
 
@@ -135,5 +136,5 @@ def test_the_packaged_build_starts_the_mcp_server_with_itself(monkeypatch: pytes
 def test_the_spec_bundles_every_module_the_window_imports_by_name() -> None:
     spec = (ROOT / "packaging" / "recall-gui.spec").read_text()
     hidden = spec[spec.index("hiddenimports = [") : spec.index("]", spec.index("hiddenimports = ["))]
-    for name in HEAVY_MODULES:
+    for name in (*HEAVY_MODULES, *CLIENT_MODULES):
         assert f'"{name}"' in hidden, f"{name} is imported by name: add it to the spec's hiddenimports"

@@ -46,6 +46,7 @@ def test_smoke_start_shows_the_window_takes_typed_input_searches_and_exits_0(
     assert "start-up finished" in report
     assert "keyboard input reaches the query field" in report
     assert f"search in {kb.name}: 5 rows" in report
+    assert "Agent view: the MCP server lists the tool" in report
 
 
 def test_smoke_start_fails_when_the_search_in_the_window_fails(kb: KnowledgeBase, tmp_path: Path) -> None:
