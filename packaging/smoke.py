@@ -215,7 +215,7 @@ def check_install(exe: Path, env: dict[str, str], root: Path) -> str:
     left = [str(p.relative_to(prefix)) for p in prefix.rglob("*") if not p.is_dir() and p.name not in caches]
     if left:
         raise SmokeError(f"--uninstall left {left}")
-    return f"menu entry, {len(icons)} icon sizes, `recall-gui` on PATH; uninstall leaves nothing"
+    return f"menu entry, {len(icons)} icon sizes, the linked command runs; uninstall leaves nothing"
 
 
 def main() -> int:
