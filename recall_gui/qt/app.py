@@ -67,6 +67,10 @@ def run_app(registry_dir: str | None = None, *, smoke: bool = False) -> int:
         closed = asyncio.Event()
         app.lastWindowClosed.connect(closed.set)
         window.show()
+        # A window manager activates a new window; without one (a bare X server, a kiosk session) the
+        # window would stay inactive and none of its keyboard shortcuts would fire.
+        window.raise_()
+        window.activateWindow()
         window.focus_query()
         start = window.begin()
         if smoke:
