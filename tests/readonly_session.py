@@ -55,7 +55,7 @@ async def _core_session(registry_dir: Path, db_name: str) -> dict[str, Any]:
         summary["filtered"] = [row.id for row in filtered.rows]
         row_id = pages[0].rows[0].row_id
         full = await fetch_row(entry.uri, entry.table_name, row_id or 0, options)
-        summary["row_vector"] = len(full.vector or ()) if full else 0
+        summary["row_vector"] = len(full.vector) if full and full.vector is not None else 0
         registry = load_registry(registry_dir)
         summary["health"] = [(await check_health(db)).ok for db in registry.databases]
         summary["tool"] = current_tool(registry, SuffixStore()).name

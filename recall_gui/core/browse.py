@@ -13,7 +13,7 @@ from typing import Any
 
 from recall_gui.core.columns import ColumnMapping
 from recall_gui.core.nearest import hits_from_arrow
-from recall_gui.core.tables import OpenTable, TableOptions, bounded, open_table
+from recall_gui.core.tables import OpenTable, TableOptions, bounded, open_table, read_query
 from recall_gui.core.types import SearchHit
 
 MAX_PAGE = 10_000
@@ -118,11 +118,11 @@ async def fetch_page(
         wanted = list(range(offset, min(offset + limit, total)))
         if not wanted:
             return Page(offset, (), total)
-        rows = await bounded(opened.table.take_offsets(wanted).select(columns).with_row_id().to_arrow(), what)
+        rows = await read_query(opened.table.take_offsets(wanted).select(columns).with_row_id(), what)
     else:
         total = await bounded(opened.table.count_rows(where), what)
         query = opened.table.query().where(where).select(columns).with_row_id().offset(offset).limit(limit)
-        rows = await bounded(query.to_arrow(), what)
+        rows = await read_query(query, what)
     hits = hits_from_arrow(rows, opened)
     return Page(
         offset,
@@ -138,8 +138,7 @@ async def fetch_row(
 ) -> SearchHit | None:
     """One row in full, vector included, by its LanceDB row id; ``None`` if it no longer exists."""
     opened = await open_table(uri, table_name, options)
-    rows = await bounded(
-        opened.table.take_row_ids([row_id]).with_row_id().to_arrow(), f'reading table "{table_name}"'
-    )
+    taking = opened.table.take_row_ids([row_id]).with_row_id()
+    rows = await read_query(taking, f'reading table "{table_name}"')
     hits = hits_from_arrow(rows, opened)
     return hits[0] if hits else None

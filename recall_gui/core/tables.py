@@ -12,6 +12,7 @@ import asyncio
 import datetime as dt
 import os
 import re
+import time
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,17 +112,51 @@ async def bounded(operation: Awaitable[T], what: str, limit_s: float | None = No
         async with asyncio.timeout(limit_s):  # no extra task, unlike wait_for: cheaper on every search
             return await operation
     except TimeoutError:
-        raise StorageError(
-            f"{what} timed out after {limit_s:g} s",
-            hint="The storage did not answer. Check that the server or network is up, then search again.",
-        ) from None
+        raise _timed_out(what, limit_s) from None
     except RecallError:
         raise
     except (OSError, RuntimeError, ValueError) as error:
-        raise StorageError(
-            f"{what} failed: {describe_lance_error(error)}",
-            hint="Check that the storage is reachable and the table is intact, then try again.",
-        ) from error
+        raise _failed(what, error, limit_s) from error
+
+
+async def read_query(query: Any, what: str) -> pa.Table:
+    """``query.to_arrow()`` for a query that asks for row ids, bounded in time, one round trip shorter.
+
+    LanceDB's ``to_arrow`` first reads the table's schema again, to add row ids when blob columns need
+    them; a query that asks for row ids itself never needs that (``lancedb._blob``), and the extra round
+    trip to LanceDB's runtime costs about a tenth of an indexed search. Such a query is executed directly,
+    bounded by LanceDB's own timeout (no timer on the event loop either). Any other query, or a LanceDB
+    whose queries lack that entry point, goes the public way.
+    """
+    execute = getattr(getattr(query, "_inner", None), "execute", None)
+    if execute is None or getattr(query, "_with_row_id", None) is not True:
+        result: pa.Table = await bounded(query.to_arrow(), what)
+        return result
+    import pyarrow as pa
+
+    limit_s = operation_timeout()
+    try:
+        stream = await execute(max_batch_length=None, timeout=dt.timedelta(seconds=limit_s))
+        batches = [batch async for batch in stream]
+    except (OSError, RuntimeError, ValueError) as error:
+        raise _failed(what, error, limit_s) from error
+    return pa.Table.from_batches(batches, schema=stream.schema)
+
+
+def _timed_out(what: str, limit_s: float) -> StorageError:
+    return StorageError(
+        f"{what} timed out after {limit_s:g} s",
+        hint="The storage did not answer. Check that the server or network is up, then search again.",
+    )
+
+
+def _failed(what: str, error: BaseException, limit_s: float) -> StorageError:
+    if "query timeout" in str(error).lower():  # LanceDB's own timeout (see read_query)
+        return _timed_out(what, limit_s)
+    return StorageError(
+        f"{what} failed: {describe_lance_error(error)}",
+        hint="Check that the storage is reachable and the table is intact, then try again.",
+    )
 
 
 StorageKey = tuple[tuple[str, str], ...]
@@ -185,6 +220,8 @@ class OpenTable:
     columns: ColumnMapping
     indexes: tuple[VectorIndex, ...]
     version: int
+    #: When ``version`` was last read (``time.monotonic()``).
+    checked_at: float = field(default_factory=time.monotonic)
 
     def vector_index(self) -> VectorIndex | None:
         return next((ix for ix in self.indexes if ix.column == self.columns.vector), None)
@@ -225,6 +262,7 @@ async def open_table(uri: str, table_name: str, options: TableOptions | None = N
         try:
             version = await bounded(cached.table.version(), f'reading table "{table_name}"')
             if version == cached.version:
+                cached.checked_at = time.monotonic()
                 return cached
             return await _describe(cached.uri, cached.table, options, key)
         except RecallError:
@@ -266,6 +304,19 @@ async def _describe(uri: str, table: AsyncTable, options: TableOptions, key: Tab
     )
     _tables[key] = opened
     return opened
+
+
+def opened_recently(
+    uri: str, table_name: str, options: TableOptions | None, within_s: float
+) -> OpenTable | None:
+    """The cached open table if its version was read less than ``within_s`` seconds ago, else ``None``;
+    no I/O. For callers that can do without the version check (see ``nearest.INDEX_RECHECK_S``)."""
+    options = options or TableOptions()
+    key = (uri, table_name, tuple(sorted(options.storage_options.items())), options.columns)
+    cached = _tables.get(key)
+    if cached is None or time.monotonic() - cached.checked_at >= within_s:
+        return None
+    return cached
 
 
 def forget(uri: str | None = None) -> None:

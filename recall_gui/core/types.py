@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING, Any
 from recall_gui.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     import numpy as np
     import numpy.typing as npt
+
+    #: A stored vector: a NumPy row as searches return it, or plain floats.
+    Vector: TypeAlias = Sequence[float] | npt.NDArray[np.floating[Any]]
 
 DEFAULT_LIMIT = 5
 #: The most results one search returns. LanceDB takes a 32-bit limit; a larger one (cosh accepts any
@@ -137,7 +142,9 @@ class SearchHit:
     row_id: int | None = None
     #: Every other non-vector column of the row, by name (metadata).
     extra: Mapping[str, Any] = field(default_factory=dict)
-    vector: tuple[float, ...] | None = None
+    #: The stored vector: a row of the NumPy matrix the search read (converting it to Python floats would
+    #: cost more than an indexed search itself). Not compared: two hits are equal by what they say.
+    vector: Vector | None = field(default=None, compare=False)
 
     def to_entry(self) -> RecallEntry:
         return RecallEntry(self.id, self.content)
@@ -149,7 +156,7 @@ class SearchHit:
         A norm far from 1 on a table built with a normalising model points at a corrupt or foreign row."""
         if self.vector is None:
             return None
-        return math.sqrt(math.fsum(x * x for x in self.vector))
+        return math.sqrt(math.fsum(float(x) * float(x) for x in self.vector))
 
 
 @dataclass(frozen=True)

@@ -440,6 +440,41 @@ def test_indexed_tables_are_searched_through_the_index_for_any_limit(
     assert VECTOR_CACHE.used_bytes == 0
 
 
+def test_a_row_added_to_an_indexed_table_is_found_by_the_next_search(
+    large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An indexed search skips the core's version check for a while (``INDEX_RECHECK_S``); LanceDB's own
+    check on every query still finds a row another program added in between."""
+    import lancedb
+    import pyarrow as pa
+    from lancedb.index import IvfFlat
+
+    from recall_gui.core import nearest
+    from recall_gui.core.tables import opened_recently
+
+    monkeypatch.setattr(nearest, "INDEX_RECHECK_S", 3600.0)  # however slow this machine is right now
+    table = lancedb.connect(str(large_kb.db_dir)).open_table(large_kb.name)
+    table.create_index("vector", config=IvfFlat(distance_type="l2", num_partitions=2))
+    query = embedder.embed_sync("volcano eruption lava")
+    before = run_search(large_kb.db_dir, large_kb.name, query, 1)
+    assert before.method == "index:IvfFlat" and before.hits[0].id != "volcano"
+    text = "A volcano erupts when magma and lava rise to the surface."
+    vector = embedder.embed_sync(text).astype(np.float32)
+    table.add(
+        pa.table(
+            {
+                "id": ["volcano"],
+                "content": [text],
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vector), 384),
+            }
+        )
+    )
+    skipped = opened_recently(str(large_kb.db_dir), large_kb.name, TableOptions(), 3600.0)
+    assert skipped is not None and skipped.version == before.table_version  # the next search skips it
+    after = run_search(large_kb.db_dir, large_kb.name, query, 1)
+    assert after.hits[0].id == "volcano"
+
+
 def test_an_empty_table_answers_with_no_hits(tmp_path: Path, embedder: Any) -> None:
     write_lance_table(tmp_path / "empty", "notes", [], [], np.empty((0, 384), np.float32))
     result = run_search(tmp_path / "empty", "notes", embedder.embed_sync("anything"), 5)

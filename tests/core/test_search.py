@@ -140,3 +140,20 @@ def test_a_row_added_by_another_program_is_seen_by_the_next_search(kb: Knowledge
         )
     )
     assert asyncio.run(search(query_input(kb, vector, 1))).results[0].id == "volcano"
+
+
+def test_a_query_slower_than_the_storage_timeout_says_it_timed_out(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queries run with LanceDB's own timeout (``read_query``); its error reads like every other timeout."""
+    from recall_gui.core.errors import StorageError
+    from recall_gui.core.tables import TIMEOUT_ENV, open_table, read_query
+
+    async def run() -> Any:
+        opened = await open_table(str(kb.db_dir), kb.name)
+        monkeypatch.setenv(TIMEOUT_ENV, "0.000001")
+        query = opened.table.query().nearest_to(kb.vectors[0]).bypass_vector_index().with_row_id()
+        return await read_query(query, f'searching "{kb.name}"')
+
+    with pytest.raises(StorageError, match=rf'searching "{kb.name}" timed out after 1e-06 s'):
+        asyncio.run(run())

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
@@ -23,6 +23,9 @@ from PySide6.QtWidgets import (
 
 from recall_gui.qt.models.roles import plain_value
 from recall_gui.qt.widgets import group_box, push_button, text_view
+
+if TYPE_CHECKING:
+    from recall_gui.core.types import Vector
 
 #: Metadata rows shown without scrolling; the content gets the rest of the height.
 MAX_METADATA_ROWS = 8
@@ -46,7 +49,7 @@ class DetailPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._vector: Sequence[float] | None = None
+        self._vector: Vector | None = None
         self._metadata: dict[str, Any] = {}
 
         self.empty = QLabel(EMPTY_TEXT)
@@ -121,7 +124,7 @@ class DetailPanel(QWidget):
         content: str,
         position: str,
         metadata: Mapping[str, Any],
-        vector: Sequence[float] | None,
+        vector: Vector | None,
         norm: float | None,
         vector_pending: bool = False,
     ) -> None:
@@ -146,9 +149,7 @@ class DetailPanel(QWidget):
         self.copy_metadata.setEnabled(bool(self._metadata))
         self.set_vector(vector, norm, pending=vector_pending)
 
-    def set_vector(
-        self, vector: Sequence[float] | None, norm: float | None, *, pending: bool = False
-    ) -> None:
+    def set_vector(self, vector: Vector | None, norm: float | None, *, pending: bool = False) -> None:
         self._vector = vector
         self.copy_vector.setEnabled(vector is not None)
         if vector is not None and norm is not None:
@@ -163,4 +164,4 @@ class DetailPanel(QWidget):
         return json.dumps(self._metadata, ensure_ascii=False, indent=2)
 
     def vector_json(self) -> str:
-        return json.dumps([float(x) for x in self._vector or []])
+        return json.dumps([] if self._vector is None else [float(x) for x in self._vector])
