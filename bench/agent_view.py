@@ -5,7 +5,7 @@ stall the GUI. While each step runs, a 10 ms timer measures the longest time the
 serving it ("max gap": the worst delay a key press typed meanwhile could see), printed next to the step's
 own duration.
 
-    python bench/agent_view.py [--runs 3]
+    python -m bench.agent_view [--runs 3]
 
 Builds a 12-passage knowledge base with the packaged model in a temporary directory. Needs a display
 (or QT_QPA_PLATFORM=offscreen).
@@ -19,10 +19,9 @@ import os
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+
+from bench.gap import GapMeter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,35 +36,6 @@ def build_kb(root: Path) -> Path:
     vectors = np.vstack(load_offline_model().embed_many(list(PASSAGES.values())))
     write_lance_table(root / "lancedb", "notes", tuple(PASSAGES), tuple(PASSAGES.values()), vectors)
     return write_registry(root / "registry", [cosh_entry("notes", root / "lancedb", "Team notes")])
-
-
-class GapMeter:
-    """The longest interval between two ticks of a 10 ms timer while a step runs."""
-
-    def __init__(self) -> None:
-        from PySide6.QtCore import QTimer
-
-        self.timer = QTimer()
-        self.timer.setInterval(10)
-        self.timer.timeout.connect(self._tick)
-        self.last = 0.0
-        self.max_gap_ms = 0.0
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.max_gap_ms = max(self.max_gap_ms, (now - self.last) * 1000)
-        self.last = now
-
-    async def measure(self, step: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
-        """``(duration_ms, max_gap_ms)`` of ``step``."""
-        self.max_gap_ms, self.last = 0.0, time.perf_counter()
-        self.timer.start()
-        started = time.perf_counter()
-        await step()
-        duration = (time.perf_counter() - started) * 1000
-        self.timer.stop()
-        self._tick()
-        return duration, self.max_gap_ms
 
 
 async def one_run(registry: Path, config: Path) -> dict[str, tuple[float, float]]:
