@@ -7,6 +7,7 @@ a :class:`SearchReport` with timings and the model used; what the agent sees sta
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from recall_gui.core.embedders import EmbedderPool
+from recall_gui.core.embedders.base import Embedder, Vector
 from recall_gui.core.errors import DatabaseNotFoundError, DimensionMismatchError, InvalidInputError
-from recall_gui.core.nearest import search_hits
-from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
-from recall_gui.core.tables import TableOptions, open_table
+from recall_gui.core.nearest import open_for_search, search_hits
+from recall_gui.core.registry import DatabaseEntry, EmbedderSpec, Registry, load_registry
+from recall_gui.core.tables import TableOptions
 from recall_gui.core.types import DEFAULT_LIMIT, RecallOutput, RecallSearchInput, SearchResult
 
 _U64_LIMIT = 2**64
@@ -58,6 +60,19 @@ def _is_unicode(text: str) -> bool:
 
 def table_options(entry: DatabaseEntry) -> TableOptions:
     return TableOptions(entry.storage_options, entry.columns, entry.metric)
+
+
+@dataclass(frozen=True)
+class _Embedded:
+    embedder: Embedder
+    vector: Vector
+    embed_ms: float
+
+
+def _consume_outcome(future: asyncio.Future[Any]) -> None:
+    """Mark an overlapped embedding's error as seen: the table's error, raised first, supersedes it."""
+    if not future.cancelled():
+        future.exception()
 
 
 @dataclass(frozen=True)
@@ -123,37 +138,54 @@ class Harness:
         return (await self.run(args)).to_json()
 
     async def search_database(self, entry: DatabaseEntry, query: str, limit: int) -> SearchReport:
-        """Embed ``query`` with ``entry``'s model and search its table (active or not: the window may)."""
+        """Embed ``query`` with ``entry``'s model and search its table (active or not: the window may).
+
+        A local model embeds the query while the table is opened (a round trip to LanceDB's runtime),
+        not after; a table that cannot be opened is still the error reported. A cloud model waits for the
+        table: a request to a provider (paid, and slow anyway) is only sent once the widths agree.
+        """
         started = time.perf_counter()
         options = table_options(entry)
-        opened = await open_table(entry.uri, entry.table_name, options)
-        table_dim = opened.columns.vector_dim
-        model_dim = entry.embedder.dim
-        if model_dim is not None and model_dim != table_dim:
-            raise DimensionMismatchError(
-                model_dim,
-                table_dim,
-                hint=f"The registry says {entry.name} uses {entry.embedder.label}, but its table holds "
-                f"{table_dim}-dimensional vectors: fix the embedder in the registry.",
-            )
-        embedder = await self.embedders.get(entry.embedder, table_dim)
-        embed_started = time.perf_counter()
-        vector = await embedder.embed_query(query)
-        embed_ms = (time.perf_counter() - embed_started) * 1000
+        spec = entry.embedder
+        early: asyncio.Future[_Embedded] | None = None
+        if spec.kind == "local":
+            early = asyncio.ensure_future(self._embed(spec, None, query))
+            early.add_done_callback(_consume_outcome)  # its error is raised below, or superseded
+        try:
+            opened = await open_for_search(entry.uri, entry.table_name, options)
+            table_dim = opened.columns.vector_dim
+            if spec.dim is not None and spec.dim != table_dim:
+                raise DimensionMismatchError(
+                    spec.dim,
+                    table_dim,
+                    hint=f"The registry says {entry.name} uses {spec.label}, but its table holds "
+                    f"{table_dim}-dimensional vectors: fix the embedder in the registry.",
+                )
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
+        embedded = await (early if early is not None else self._embed(spec, table_dim, query))
         search_input = RecallSearchInput(
-            entry.uri, entry.table_name, int(vector.shape[0]), query, vector, limit
+            entry.uri, entry.table_name, int(embedded.vector.shape[0]), query, embedded.vector, limit
         )
         try:
-            result = await search_hits(search_input, options)
+            result = await search_hits(search_input, options, opened=opened)
         except DimensionMismatchError as error:
             raise DimensionMismatchError(
                 error.input_dim,
                 error.table_dim,
-                hint=f"{embedder.used} returned {error.input_dim}-dimensional vectors; the table was built "
-                "with another model. Fix the embedder in the registry.",
+                hint=f"{embedded.embedder.used} returned {error.input_dim}-dimensional vectors; the table "
+                "was built with another model. Fix the embedder in the registry.",
             ) from None
         total_ms = (time.perf_counter() - started) * 1000
-        return SearchReport(entry, result, embedder.used, embed_ms, total_ms)
+        return SearchReport(entry, result, embedded.embedder.used, embedded.embed_ms, total_ms)
+
+    async def _embed(self, spec: EmbedderSpec, table_dim: int | None, query: str) -> _Embedded:
+        embedder = await self.embedders.get(spec, table_dim)
+        embed_started = time.perf_counter()
+        vector = await embedder.embed_query(query)
+        return _Embedded(embedder, vector, (time.perf_counter() - embed_started) * 1000)
 
     async def aclose(self) -> None:
         await self.embedders.aclose()

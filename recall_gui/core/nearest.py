@@ -52,12 +52,18 @@ async def search(input: RecallSearchInput, options: TableOptions | None = None) 
     return (await search_hits(input, options)).to_output()
 
 
-async def search_hits(input: RecallSearchInput, options: TableOptions | None = None) -> SearchResult:
-    """:func:`search` with distances, row ids and every other column of each hit."""
+async def search_hits(
+    input: RecallSearchInput, options: TableOptions | None = None, *, opened: OpenTable | None = None
+) -> SearchResult:
+    """:func:`search` with distances, row ids and every other column of each hit.
+
+    ``opened``: the table as :func:`~recall_gui.core.tables.open_table` returned it for this very search
+    (the harness opens it first to check the model's dimension): it is not opened, nor its version read,
+    a second time.
+    """
     started = time.perf_counter()
-    opened = _indexed_table_checked_lately(input, options) or await open_table(
-        input.db_uri, input.table_name, options
-    )
+    if opened is None:
+        opened = await open_for_search(input.db_uri, input.table_name, options)
     answer = await _answer(opened, input, options)
     elapsed = (time.perf_counter() - started) * 1000
     return SearchResult(
@@ -94,13 +100,13 @@ class _Answer:
 INDEX_RECHECK_S = 1.0
 
 
-def _indexed_table_checked_lately(input: RecallSearchInput, options: TableOptions | None) -> OpenTable | None:
-    """The open table, without reading its version, when it is searched through its index and its
-    version was read within :data:`INDEX_RECHECK_S`; else ``None`` (the caller opens it properly)."""
-    opened = opened_recently(input.db_uri, input.table_name, options, INDEX_RECHECK_S)
-    if opened is None or _index_for(opened, _metric(opened, options)) is None:
-        return None
-    return opened
+async def open_for_search(db_uri: str, table_name: str, options: TableOptions | None = None) -> OpenTable:
+    """The table, opened for a search: without reading its version again when it is searched through
+    its index and its version was read within :data:`INDEX_RECHECK_S`."""
+    opened = opened_recently(db_uri, table_name, options, INDEX_RECHECK_S)
+    if opened is not None and _index_for(opened, _metric(opened, options)) is not None:
+        return opened
+    return await open_table(db_uri, table_name, options)
 
 
 def _index_for(opened: OpenTable, metric: str) -> VectorIndex | None:
