@@ -8,10 +8,11 @@ with their ratio. Layout:
 - ``data.py``: the data, built once and cached under ``bench/data/`` (git-ignored);
 - ``timing.py``: alternating measurement with the floor; ``results.py``: the one results writer
   (printed table + ``bench/results.json``);
-- one module per metric group: ``exact_search``, ``indexed_search``, ``end_to_end``.
+- one module per metric group: ``exact_search``, ``indexed_search``, ``end_to_end`` (core only) and
+  ``window`` (``startup``, ``end_to_end_100k`` up to the window's results model, ``gui_max_gap_ms``,
+  ``browse_1m_rss_mb``; the window runs in processes of its own, :mod:`bench.window_child`);
+- ``gap.py``: the GUI-thread gap meter; ``window_startup.py`` and ``agent_view.py`` also run alone.
 
-Adding a group (e.g. the window's ``startup``, ``gui_max_gap_ms``, ``browse_1m_rss_mb``): write
-``bench/<group>.py`` with ``run(ctx: BenchContext) -> list[Metric]`` and add one line to ``GROUPS``.
-A group may return a metric another group also returns (``end_to_end_100k`` measured up to the window's
-results model replaces the core-only one); the later group in ``GROUPS`` wins.
+Adding a group: write ``bench/<group>.py`` with ``run(ctx: BenchContext) -> list[Metric]`` and add one
+line to ``GROUPS``.
 """

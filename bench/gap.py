@@ -1,7 +1,14 @@
-"""How long the GUI thread goes without serving a 10 ms timer: the worst delay a key press could see."""
+"""How long the GUI thread goes without serving a 10 ms timer: the worst delay a key press could see.
+
+To find out what a stall was, set ``BENCH_GAP_DUMP=FILE`` (and optionally ``BENCH_GAP_DUMP_MS``, default
+30): whenever the timer is that late, every thread's Python stack is written to FILE by faulthandler's
+watchdog, which needs no GIL, so it also catches a thread that holds the GIL in C code.
+"""
 
 from __future__ import annotations
 
+import faulthandler
+import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -24,11 +31,16 @@ class GapMeter:
         self.timer.timeout.connect(self._tick)
         self.last = 0.0
         self.max_gap_ms = 0.0
+        dump = os.environ.get("BENCH_GAP_DUMP")
+        self._dump = open(dump, "a", encoding="utf-8") if dump else None  # noqa: SIM115 - lives with the meter
+        self._dump_after_s = float(os.environ.get("BENCH_GAP_DUMP_MS", "30")) / 1000
 
     def _tick(self) -> None:
         now = time.perf_counter()
         self.max_gap_ms = max(self.max_gap_ms, (now - self.last) * 1000)
         self.last = now
+        if self._dump is not None and self.timer.isActive():
+            faulthandler.dump_traceback_later(self._dump_after_s, file=self._dump)
 
     def start(self) -> None:
         self.max_gap_ms, self.last = 0.0, time.perf_counter()
@@ -36,8 +48,10 @@ class GapMeter:
 
     def stop(self) -> float:
         """Stop ticking; the longest gap (ms) since :meth:`start`, counting the one up to now."""
-        self._tick()
         self.timer.stop()
+        self._tick()
+        if self._dump is not None:
+            faulthandler.cancel_dump_traceback_later()
         return self.max_gap_ms
 
     async def measure(self, step: Callable[[], Awaitable[Any]]) -> tuple[float, float]:

@@ -41,10 +41,13 @@ async def side_by_side(
     *,
     rounds: int = 1,
     others: Mapping[str, Callable[[T], Any]] | None = None,
+    settle: Callable[[], Awaitable[Any]] | None = None,
 ) -> Pair:
     """Run ``subject``, ``floor`` and ``others`` on every input, rotating which goes first; medians.
 
-    ``floor`` and ``others`` may be synchronous or return an awaitable.
+    ``floor`` and ``others`` may be synchronous or return an awaitable. ``settle``, if given, is awaited
+    untimed before each timed call (a window paints what the previous call showed, as it would before
+    a user's next query).
     """
     functions: dict[str, Callable[[T], Any]] = {"subject": subject, "floor": floor, **(others or {})}
     times: dict[str, list[float]] = {name: [] for name in functions}
@@ -53,6 +56,8 @@ async def side_by_side(
         for position, item in enumerate(inputs):
             shift = (position + round_number) % len(names)
             for name in names[shift:] + names[:shift]:
+                if settle is not None:
+                    await settle()
                 times[name].append(await _clock_ms(lambda name=name, item=item: functions[name](item)))  # type: ignore[misc]
     medians = {name: statistics.median(values) for name, values in times.items()}
     return Pair(
