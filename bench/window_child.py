@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 
 from bench.data import QUESTIONS
+from bench.end_to_end import TOP_K, floors
 from bench.gap import GapMeter
 from bench.timing import side_by_side
 
-TOP_K = 5
 SMALL, LARGE = "rows_100k", "rows_1m"
 #: Searches on the 1M table once its vectors are in memory.
 WARM_SEARCHES_1M = 10
@@ -64,13 +64,7 @@ async def end_to_end(window: Any, vectors_path: str) -> dict[str, Any]:
         if model.rowCount() != TOP_K:
             raise RuntimeError(f"expected {TOP_K} rows in the results model, found {model.rowCount()}")
 
-    def floor(text: str) -> Any:
-        query = embedder.embed_sync(text)
-        return np.argpartition(matrix @ query, TOP_K)[:TOP_K]
-
-    def einsum_floor(text: str) -> Any:
-        query = embedder.embed_sync(text)
-        return np.argpartition(np.einsum("ij,j->i", matrix, query), TOP_K)[:TOP_K]
+    floor, einsum_floor = floors(embedder, matrix)
 
     async def painted() -> None:
         await asyncio.sleep(SETTLE_S)
