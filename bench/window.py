@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench import window_startup
 from bench.context import BenchContext
 from bench.results import Metric
 
@@ -111,9 +112,8 @@ def measure_startup(registry: Path, environment: dict[str, str]) -> dict[str, li
     for _ in range(STARTUP_RUNS):
         with tempfile.TemporaryDirectory(prefix="recall-gui-startup-") as config:
             child_env = {**environment, "RECALL_GUI_CONFIG_DIR": config}
-            command = [sys.executable, "-m", "bench.window_startup", "--child"]
-            runs["bare"].append(_child([*command, "bare"], child_env, 120)["ready_s"])
-            app = _child([*command, "app", "--registry", str(registry)], child_env, 120)
+            runs["bare"].append(window_startup.measure_once("bare", None, child_env)["ready_s"])
+            app = window_startup.measure_once("app", str(registry), child_env)
         runs["app"].append(app["ready_s"])
         runs["loaded"].append(app["libraries_loaded_s"])
         runs["loading_gap"].append(app["max_gap_while_loading_ms"])

@@ -57,9 +57,8 @@ async def search_hits(
 ) -> SearchResult:
     """:func:`search` with distances, row ids and every other column of each hit.
 
-    ``opened``: the table as :func:`~recall_gui.core.tables.open_table` returned it for this very search
-    (the harness opens it first to check the model's dimension): it is not opened, nor its version read,
-    a second time.
+    ``opened``: the table as :func:`open_for_search` returned it for this very search (the harness opens
+    it first to check the model's dimension): it is not opened, nor its version read, a second time.
     """
     started = time.perf_counter()
     if opened is None:

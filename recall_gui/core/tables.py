@@ -236,6 +236,10 @@ TableKey = tuple[str, str, StorageKey, ColumnOverrides]
 _tables: dict[TableKey, OpenTable] = {}
 
 
+def _table_key(uri: str, table_name: str, options: TableOptions) -> TableKey:
+    return (uri, table_name, tuple(sorted(options.storage_options.items())), options.columns)
+
+
 async def _list_tables(connection: AsyncConnection) -> list[str]:
     listed: Any = await connection.list_tables()
     names = listed.tables if hasattr(listed, "tables") else listed
@@ -255,8 +259,7 @@ async def _vector_indexes(table: AsyncTable) -> tuple[VectorIndex, ...]:
 async def open_table(uri: str, table_name: str, options: TableOptions | None = None) -> OpenTable:
     """Open ``table_name`` in ``uri`` read-only; raises :class:`ConnectError` naming what is missing."""
     options = options or TableOptions()
-    storage_key = tuple(sorted(options.storage_options.items()))
-    key = (uri, table_name, storage_key, options.columns)
+    key = _table_key(uri, table_name, options)
     cached = _tables.get(key)
     if cached is not None:
         try:
@@ -311,9 +314,7 @@ def opened_recently(
 ) -> OpenTable | None:
     """The cached open table if its version was read less than ``within_s`` seconds ago, else ``None``;
     no I/O. For callers that can do without the version check (see ``nearest.INDEX_RECHECK_S``)."""
-    options = options or TableOptions()
-    key = (uri, table_name, tuple(sorted(options.storage_options.items())), options.columns)
-    cached = _tables.get(key)
+    cached = _tables.get(_table_key(uri, table_name, options or TableOptions()))
     if cached is None or time.monotonic() - cached.checked_at >= within_s:
         return None
     return cached
