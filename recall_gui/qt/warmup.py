@@ -47,6 +47,10 @@ def _import_all() -> float:
     started = time.perf_counter()
     for name in HEAVY_MODULES:
         importlib.import_module(name)
+    # Before anything calls LanceDB: its threads must start at a lower priority than the GUI thread.
+    from recall_gui.core.lance_priority import start_lance_runtime_at_low_priority
+
+    start_lance_runtime_at_low_priority()
     return (time.perf_counter() - started) * 1000
 
 

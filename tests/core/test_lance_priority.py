@@ -1,0 +1,69 @@
+"""LanceDB's threads run below the app's priority once its runtime was started by
+:mod:`recall_gui.core.lance_priority`: checked in fresh interpreters (the runtime is one per process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TypedDict
+
+import pytest
+
+from tests.kbtools import KnowledgeBase
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import asyncio, glob, json, os, sys
+from recall_gui.core.browse import fetch_page
+if sys.argv[1] == "lowered":
+    from recall_gui.core.lance_priority import start_lance_runtime_at_low_priority
+    start_lance_runtime_at_low_priority()
+page = asyncio.run(fetch_page(sys.argv[2], sys.argv[3], offset=0, limit=3))
+
+def nice_of(stat: str) -> int:
+    return int(stat[stat.rindex(")") + 2 :].split()[16])
+
+lance = []
+for task in glob.glob("/proc/self/task/*"):
+    stat = open(task + "/stat").read()
+    if stat[stat.index("(") + 1 : stat.rindex(")")].startswith("lancedb"):
+        lance.append(nice_of(stat))
+main = nice_of(open(f"/proc/self/task/{os.getpid()}/stat").read())
+print(json.dumps({"rows": len(page.rows), "main": main, "lance": lance}))
+"""
+
+
+class Priorities(TypedDict):
+    rows: int
+    main: int
+    lance: list[int]
+
+
+def thread_priorities(kb: KnowledgeBase, mode: str) -> Priorities:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, mode, str(kb.db_dir), kb.name],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    found: Priorities = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+def test_lancedb_threads_run_below_the_callers_priority_and_still_read(kb: KnowledgeBase) -> None:
+    from recall_gui.core.lance_priority import LANCE_NICE_INCREMENT
+
+    normal = thread_priorities(kb, "normal")
+    lowered = thread_priorities(kb, "lowered")
+    assert normal["rows"] == lowered["rows"] == 3
+    assert normal["lance"] and set(normal["lance"]) == {normal["main"]}
+    assert lowered["main"] == normal["main"]  # the caller's own priority is untouched
+    expected = min(19, normal["main"] + LANCE_NICE_INCREMENT)
+    assert lowered["lance"] and set(lowered["lance"]) == {expected}
