@@ -17,7 +17,7 @@ from typing import Any
 from recall_gui.core.embedders import EmbedderPool
 from recall_gui.core.embedders.base import Embedder, Vector
 from recall_gui.core.errors import DatabaseNotFoundError, DimensionMismatchError, InvalidInputError
-from recall_gui.core.nearest import open_for_search, search_hits
+from recall_gui.core.nearest import open_for_search, search_embedded, search_hits
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec, Registry, load_registry
 from recall_gui.core.tables import TableOptions
 from recall_gui.core.types import DEFAULT_LIMIT, RecallOutput, RecallSearchInput, SearchResult
@@ -67,6 +67,15 @@ class _Embedded:
     embedder: Embedder
     vector: Vector
     embed_ms: float
+
+
+def _model_width_error(error: DimensionMismatchError, used: str) -> DimensionMismatchError:
+    return DimensionMismatchError(
+        error.input_dim,
+        error.table_dim,
+        hint=f"{used} returned {error.input_dim}-dimensional vectors; the table was built with another "
+        "model. Fix the embedder in the registry.",
+    )
 
 
 def _consume_outcome(future: asyncio.Future[Any]) -> None:
@@ -147,8 +156,11 @@ class Harness:
         started = time.perf_counter()
         options = table_options(entry)
         spec = entry.embedder
+        loaded = self.embedders.loaded_local(spec)
+        # A loaded local model starts on the query now; one still to load, as soon as it has loaded.
+        pending = loaded.submit_query(query) if loaded is not None else None
         early: asyncio.Future[_Embedded] | None = None
-        if spec.kind == "local":
+        if pending is None and spec.kind == "local":
             early = asyncio.ensure_future(self._embed(spec, None, query))
             early.add_done_callback(_consume_outcome)  # its error is raised below, or superseded
         try:
@@ -162,9 +174,17 @@ class Harness:
                     f"{table_dim}-dimensional vectors: fix the embedder in the registry.",
                 )
         except BaseException:
-            if early is not None:
-                early.cancel()
+            for work in (early, pending):
+                if work is not None:
+                    work.cancel()
             raise
+        if loaded is not None and pending is not None:
+            try:
+                result, _vector = await search_embedded(opened, query, limit, pending, options)
+            except DimensionMismatchError as error:
+                raise _model_width_error(error, loaded.used) from None
+            total_ms = (time.perf_counter() - started) * 1000
+            return SearchReport(entry, result, loaded.used, total_ms - result.search_ms, total_ms)
         embedded = await (early if early is not None else self._embed(spec, table_dim, query))
         search_input = RecallSearchInput(
             entry.uri, entry.table_name, int(embedded.vector.shape[0]), query, embedded.vector, limit
@@ -172,12 +192,7 @@ class Harness:
         try:
             result = await search_hits(search_input, options, opened=opened)
         except DimensionMismatchError as error:
-            raise DimensionMismatchError(
-                error.input_dim,
-                error.table_dim,
-                hint=f"{embedded.embedder.used} returned {error.input_dim}-dimensional vectors; the table "
-                "was built with another model. Fix the embedder in the registry.",
-            ) from None
+            raise _model_width_error(error, embedded.embedder.used) from None
         total_ms = (time.perf_counter() - started) * 1000
         return SearchReport(entry, result, embedded.embedder.used, embedded.embed_ms, total_ms)
 

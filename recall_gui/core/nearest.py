@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.errors import DimensionMismatchError, InvalidInputError
-from recall_gui.core.exact import nearest_rows
+from recall_gui.core.exact import VectorMatrix, nearest_rows
 from recall_gui.core.tables import (
     OpenTable,
     TableOptions,
@@ -36,13 +37,15 @@ from recall_gui.core.tables import (
     opened_recently,
     read_query,
 )
-from recall_gui.core.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult
+from recall_gui.core.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult, effective_limit
 from recall_gui.core.vector_cache import VECTOR_CACHE, CachedTable, NotCached
 from recall_gui.core.workers import compute_executor
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from lancedb.query import AsyncVectorQuery
+
+    from recall_gui.core.embedders.base import Vector
 
 METRICS = ("l2", "cosine", "dot")
 
@@ -114,15 +117,21 @@ def _index_for(opened: OpenTable, metric: str) -> VectorIndex | None:
     return index if index is not None and index.metric == metric else None
 
 
-async def _answer(opened: OpenTable, input: RecallSearchInput, options: TableOptions | None) -> _Answer:
-    table_dim = opened.columns.vector_dim
-    if input.vector_dim != table_dim:
-        raise DimensionMismatchError(input.vector_dim, table_dim, hint=_dimension_hint())
-    vector = np.asarray(input.query_vector, dtype=np.float32)
+def _checked_vector(query_vector: object, table_dim: int) -> npt.NDArray[np.float32]:
+    """The query vector as float32, if it can be searched in a table of ``table_dim`` dimensions."""
+    vector = np.asarray(query_vector, dtype=np.float32)
     if vector.ndim != 1 or vector.shape[0] != table_dim:
         raise DimensionMismatchError(int(vector.size), table_dim, hint=_dimension_hint())
     if not np.all(np.isfinite(vector)):
         raise InvalidInputError("the query vector contains NaN or infinite values")
+    return vector
+
+
+async def _answer(opened: OpenTable, input: RecallSearchInput, options: TableOptions | None) -> _Answer:
+    table_dim = opened.columns.vector_dim
+    if input.vector_dim != table_dim:
+        raise DimensionMismatchError(input.vector_dim, table_dim, hint=_dimension_hint())
+    vector = _checked_vector(input.query_vector, table_dim)
     metric = _metric(opened, options)
     limit = input.effective_limit
     index = _index_for(opened, metric)
@@ -136,31 +145,103 @@ async def _answer(opened: OpenTable, input: RecallSearchInput, options: TableOpt
         return _Answer(
             await _lance_search(opened, vector, metric, limit, indexed=False), metric, "flat", cached.reason
         )
-    exact_hits = await _exact_search(opened, cached, vector, metric, limit)
+    vectors = cached.vectors
+    if vectors.matrix.nbytes <= INLINE_RANK_BYTES:
+        positions, distances = nearest_rows(vectors, vector, metric, limit)
+    else:
+        loop = asyncio.get_running_loop()
+        positions, distances = await loop.run_in_executor(
+            compute_executor(), nearest_rows, vectors, vector, metric, limit
+        )
+    return await _exact_answer(opened, cached, vector, metric, (positions, distances))
+
+
+async def _exact_answer(
+    opened: OpenTable, cached: CachedTable, vector: npt.NDArray[np.float32], metric: str, ranking: Ranking
+) -> _Answer:
+    exact_hits = await _exact_hits(opened, cached, *ranking)
     if exact_hits is None:
-        flat_hits = await _lance_search(opened, vector, metric, limit, indexed=False)
+        flat_hits = await _lance_search(opened, vector, metric, len(ranking[0]), indexed=False)
         return _Answer(flat_hits, metric, "flat", _CHANGED_WHILE_SEARCHING)
     return _Answer(exact_hits, metric, "exact")
 
+
+async def search_embedded(
+    opened: OpenTable,
+    query: str,
+    limit: int | None,
+    pending: Future[Vector],
+    options: TableOptions | None = None,
+) -> tuple[SearchResult, Vector]:
+    """:func:`search_hits` for a query whose vector another thread is still embedding; also returns the
+    vector.
+
+    When the table's vectors are in memory and ranking them takes a thread, the ranking job waits there
+    for the vector and ranks at once: the vector never passes through the event loop, which in the window
+    saves a round trip through the GUI thread between embedding and ranking. Otherwise the vector is
+    awaited here and searched as :func:`search_hits` does.
+    """
+    started = time.perf_counter()
+    embedded_at: list[float] = []
+    pending.add_done_callback(lambda _: embedded_at.append(time.perf_counter()))
+    table_dim = opened.columns.vector_dim
+    metric = _metric(opened, options)
+    k = effective_limit(limit)
+    cached = await _held_for_threaded_ranking(opened, metric, k)
+    if cached is None:
+        vector = await asyncio.wrap_future(pending)
+        input = RecallSearchInput(opened.uri, opened.name, int(np.size(vector)), query, vector, limit)
+        answer = await _answer(opened, input, options)
+    else:
+        ranking = compute_executor().submit(
+            _rank_when_embedded, pending, cached.vectors, metric, k, table_dim
+        )
+        vector, ranked = await asyncio.wrap_future(ranking)
+        answer = await _exact_answer(opened, cached, vector, metric, ranked)
+    # The search's own time: from when both the call and the vector were there.
+    elapsed = (time.perf_counter() - max([started, *embedded_at])) * 1000
+    result = SearchResult(
+        query, answer.hits, answer.metric, answer.method, elapsed, opened.version, answer.note
+    )
+    return result, vector
+
+
+async def _held_for_threaded_ranking(opened: OpenTable, metric: str, limit: int) -> CachedTable | None:
+    """The table's vectors in memory, when a search would rank them on the compute thread."""
+    if limit <= 0 or _index_for(opened, metric) is not None:
+        return None
+    cached = await VECTOR_CACHE.get(opened)
+    if isinstance(cached, NotCached) or cached.vectors.matrix.nbytes <= INLINE_RANK_BYTES:
+        return None
+    return cached
+
+
+def _rank_when_embedded(
+    pending: Future[Vector], vectors: VectorMatrix, metric: str, limit: int, table_dim: int
+) -> tuple[Vector, Ranking]:
+    """On the compute thread: wait for the query's vector, then rank. What is wrong with the vector, or
+    the embedding's own error, is raised here and so reaches the caller."""
+    vector = _checked_vector(pending.result(), table_dim)
+    return vector, nearest_rows(vectors, vector, metric, limit)
+
+
+#: Positions in the vector matrix and distances of the nearest rows, nearest first.
+Ranking = tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]
 
 #: Ranking inline costs the event loop at most about a millisecond below this size; above, a thread.
 INLINE_RANK_BYTES = 16 * 1024 * 1024
 _CHANGED_WHILE_SEARCHING = "the table changed during the search, so LanceDB's flat scan answered it"
 
 
-async def _exact_search(
-    opened: OpenTable, cached: CachedTable, query: npt.NDArray[np.float32], metric: str, limit: int
+async def _exact_hits(
+    opened: OpenTable,
+    cached: CachedTable,
+    positions: npt.NDArray[np.intp],
+    distances: npt.NDArray[np.float32],
 ) -> tuple[SearchHit, ...] | None:
-    """Rank in memory, then build the hits from memory or, when only the vectors are held, read them
+    """The hits of an in-memory ranking, built from memory or, when only the vectors are held, read
     from the table by row id; ``None`` if they vanished from it meanwhile (the table changed)."""
     vectors = cached.vectors
-    if vectors.matrix.nbytes <= INLINE_RANK_BYTES:
-        positions, distances = nearest_rows(vectors, query, metric, limit)
-    else:
-        loop = asyncio.get_running_loop()
-        positions, distances = await loop.run_in_executor(
-            compute_executor(), nearest_rows, vectors, query, metric, limit
-        )
     if len(positions) == 0:
         return ()
     import pyarrow as pa

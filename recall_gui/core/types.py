@@ -31,6 +31,14 @@ DEFAULT_LIMIT = 5
 MAX_LIMIT = 2**31 - 1
 
 
+def effective_limit(limit: int | None) -> int:
+    """The number of results asked for: a missing (or negative) limit means 5, as in cosh's harness; a
+    limit beyond :data:`MAX_LIMIT` means every row, as it does in cosh."""
+    if limit is None or limit < 0:
+        return DEFAULT_LIMIT
+    return min(limit, MAX_LIMIT)
+
+
 @dataclass(frozen=True)
 class RecallSearchInput:
     """Everything the low-level search needs; the harness fills it from the registry and the embedder."""
@@ -45,11 +53,7 @@ class RecallSearchInput:
 
     @property
     def effective_limit(self) -> int:
-        """The number of results asked for: a missing (or negative) limit means 5, as in cosh's harness;
-        a limit beyond :data:`MAX_LIMIT` means every row, as it does in cosh."""
-        if self.limit is None or self.limit < 0:
-            return DEFAULT_LIMIT
-        return min(self.limit, MAX_LIMIT)
+        return effective_limit(self.limit)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -400,16 +400,18 @@ def test_hits_that_vanished_after_ranking_are_not_returned(
     import lancedb
 
     from recall_gui.core import vector_cache
-    from recall_gui.core.nearest import _exact_search
+    from recall_gui.core.exact import nearest_rows
+    from recall_gui.core.nearest import _exact_hits
 
     monkeypatch.setattr(vector_cache, "PAYLOAD_SHARE", 0.0)  # the hits are read from the table
 
     async def rank_then_delete() -> Any:
         opened = await open_table(str(kb.db_dir), kb.name)
-        vectors = await VECTOR_CACHE.get(opened)
+        cached = await VECTOR_CACHE.get(opened)
+        assert not isinstance(cached, vector_cache.NotCached)
+        ranking = nearest_rows(cached.vectors, embedder.embed_sync("capital of France"), "l2", 2)
         lancedb.connect(str(kb.db_dir)).open_table(kb.name).delete("id = 'paris'")
-        query = embedder.embed_sync("capital of France")
-        return await _exact_search(opened, vectors, query, "l2", 2)  # type: ignore[arg-type]
+        return await _exact_hits(opened, cached, *ranking)
 
     assert asyncio.run(rank_then_delete()) is None
     after = run_search(kb.db_dir, kb.name, embedder.embed_sync("capital of France"), 2)

@@ -120,6 +120,11 @@ class EmbedderPool:
             self._embedders[key] = embedder
         return embedder
 
+    def loaded_local(self, spec: EmbedderSpec) -> LocalEmbedder | None:
+        """The local model for ``spec`` if this pool has it loaded already (no waiting), else ``None``."""
+        embedder = self._cached((spec, None)) if spec.kind == "local" else None
+        return embedder if isinstance(embedder, LocalEmbedder) else None
+
     async def get(self, spec: EmbedderSpec, table_dim: int | None = None) -> Embedder:
         """The embedder for ``spec``; a cloud model of unknown width is asked for ``table_dim``."""
         key: tuple[EmbedderSpec, int | None]
