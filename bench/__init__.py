@@ -16,3 +16,7 @@ with their ratio. Layout:
 Adding a group: write ``bench/<group>.py`` with ``run(ctx: BenchContext) -> list[Metric]`` and add one
 line to ``GROUPS``.
 """
+
+# The app's package first, before anything imports NumPy: it sets the process up as the app runs
+# (OpenBLAS on one thread, see recall_gui/__init__.py), and the benchmark measures the app as it runs.
+import recall_gui  # noqa: F401

@@ -160,6 +160,10 @@ class SearchHit:
         A norm far from 1 on a table built with a normalising model points at a corrupt or foreign row."""
         if self.vector is None:
             return None
+        astype = getattr(self.vector, "astype", None)
+        if astype is not None:  # a NumPy row: one product in float64, not a Python loop over its values
+            row = astype("float64")
+            return math.sqrt(float(row @ row))
         return math.sqrt(math.fsum(float(x) * float(x) for x in self.vector))
 
 

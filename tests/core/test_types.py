@@ -84,6 +84,15 @@ def test_vector_norm_is_the_euclidean_length_and_none_without_a_vector() -> None
     assert SearchHit("a", "x", 0.0).vector_norm is None
 
 
+def test_the_norm_of_a_numpy_row_is_computed_in_double_precision() -> None:
+    import numpy as np
+
+    row = np.array([3e-3, 4e-3] + [1e-4] * 382, dtype=np.float32)
+    expected = float(np.sqrt(np.sum(row.astype(np.float64) ** 2)))
+    assert SearchHit("a", "x", 0.0, vector=row).vector_norm == pytest.approx(expected, rel=1e-12)
+    assert SearchHit("a", "x", 0.0, vector=np.array([3.0, 4.0], np.float32)).vector_norm == 5.0
+
+
 def test_a_stored_embedding_has_unit_norm(kb: KnowledgeBase) -> None:
     from recall_gui.core.browse import fetch_row
 
