@@ -46,12 +46,13 @@ class Priorities(TypedDict):
 def thread_priorities(kb: KnowledgeBase, mode: str) -> Priorities:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, mode, str(kb.db_dir), kb.name],
-        check=True,
+        check=False,
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=120,
     )
+    assert done.returncode == 0, done.stderr[-3000:]
     found: Priorities = json.loads(done.stdout.strip().splitlines()[-1])
     return found
 
