@@ -180,7 +180,7 @@ class Harness:
             raise
         if loaded is not None and pending is not None:
             try:
-                result, _vector = await search_embedded(opened, query, limit, pending, options)
+                result = await search_embedded(opened, query, limit, pending, options)
             except DimensionMismatchError as error:
                 raise _model_width_error(error, loaded.used) from None
             total_ms = (time.perf_counter() - started) * 1000

@@ -172,9 +172,8 @@ async def search_embedded(
     limit: int | None,
     pending: Future[Vector],
     options: TableOptions | None = None,
-) -> tuple[SearchResult, Vector]:
-    """:func:`search_hits` for a query whose vector another thread is still embedding; also returns the
-    vector.
+) -> SearchResult:
+    """:func:`search_hits` for a query whose vector another thread is still embedding.
 
     When the table's vectors are in memory and ranking them takes a thread, the ranking job waits there
     for the vector and ranks at once: the vector never passes through the event loop, which in the window
@@ -200,10 +199,8 @@ async def search_embedded(
         answer = await _exact_answer(opened, cached, vector, metric, ranked)
     # The search's own time: from when both the call and the vector were there.
     elapsed = (time.perf_counter() - max([started, *embedded_at])) * 1000
-    result = SearchResult(
-        query, answer.hits, answer.metric, answer.method, elapsed, opened.version, answer.note
-    )
-    return result, vector
+    hits, note = answer.hits, answer.note
+    return SearchResult(query, hits, answer.metric, answer.method, elapsed, opened.version, note)
 
 
 async def _held_for_threaded_ranking(opened: OpenTable, metric: str, limit: int) -> CachedTable | None:
