@@ -9,7 +9,10 @@ Linux gives every thread its own nice value, and a new thread inherits its creat
 runtime lazily, on the first thread that calls it; starting it from a short-lived thread whose nice value
 was raised makes every thread the runtime ever starts (its workers, and the readers they start) run at the
 lower priority. They still get every idle cycle, so a search on an idle machine is as fast as before; when
-the CPU is contended, the GUI thread and the app's own workers (embedding, ranking) go first.
+the CPU is contended, the GUI thread and the app's own workers (embedding, ranking) go first. Where
+the kernel groups a session's or a desktop app's processes for scheduling (autogroup, systemd scopes:
+the usual desktop set-up), nice values only order threads within the group, so other programs do not
+starve LanceDB's threads either.
 """
 
 from __future__ import annotations
