@@ -91,6 +91,8 @@ class SearchReport:
     database: DatabaseEntry
     result: SearchResult
     model_used: str
+    #: How long the query's vector took; with a model that was loaded already, from the call on (the
+    #: table's version is read meanwhile), and ``result.search_ms`` is the rest of ``total_ms``.
     embed_ms: float
     total_ms: float
 
