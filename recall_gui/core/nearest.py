@@ -66,7 +66,12 @@ async def search_hits(
     started = time.perf_counter()
     if opened is None:
         opened = await open_for_search(input.db_uri, input.table_name, options)
-    answer = await _answer(opened, input, options)
+    table_dim = opened.columns.vector_dim
+    if input.vector_dim != table_dim:
+        raise DimensionMismatchError(input.vector_dim, table_dim, hint=_dimension_hint())
+    answer = await _answer(
+        opened, _checked_vector(input.query_vector, table_dim), input.effective_limit, options
+    )
     elapsed = (time.perf_counter() - started) * 1000
     return SearchResult(
         input.query, answer.hits, answer.metric, answer.method, elapsed, opened.version, answer.note
@@ -127,43 +132,71 @@ def _checked_vector(query_vector: object, table_dim: int) -> npt.NDArray[np.floa
     return vector
 
 
-async def _answer(opened: OpenTable, input: RecallSearchInput, options: TableOptions | None) -> _Answer:
+async def _answer(
+    opened: OpenTable,
+    query: npt.NDArray[np.float32] | Future[Vector],
+    limit: int,
+    options: TableOptions | None,
+) -> _Answer:
+    """The hits for ``query``: its vector, or a worker thread's future of it (a query still being
+    embedded), which is waited for only where the vector is needed.
+
+    When the table's vectors are in memory and ranking them takes a thread, the ranking job itself waits
+    for a future vector and ranks at once: the vector never passes through the event loop, which in the
+    window saves a round trip through the GUI thread between embedding and ranking.
+    """
     table_dim = opened.columns.vector_dim
-    if input.vector_dim != table_dim:
-        raise DimensionMismatchError(input.vector_dim, table_dim, hint=_dimension_hint())
-    vector = _checked_vector(input.query_vector, table_dim)
+    if not isinstance(query, Future):  # a vector at hand is refused before any work when it is wrong
+        query = _checked_vector(query, table_dim)
     metric = _metric(opened, options)
-    limit = input.effective_limit
     index = _index_for(opened, metric)
     if index is not None:
+        vector = await _when_embedded(query, table_dim)
         hits = await _lance_search(opened, vector, metric, limit, indexed=True) if limit > 0 else ()
         return _Answer(hits, metric, f"index:{index.index_type}")
     if limit <= 0:
+        await _when_embedded(query, table_dim)
         return _Answer((), metric, "exact")
     cached = await VECTOR_CACHE.get(opened)
     if isinstance(cached, NotCached):
+        vector = await _when_embedded(query, table_dim)
         return _Answer(
             await _lance_search(opened, vector, metric, limit, indexed=False), metric, "flat", cached.reason
         )
-    vectors = cached.vectors
-    if vectors.matrix.nbytes <= INLINE_RANK_BYTES:
-        positions, distances = nearest_rows(vectors, vector, metric, limit)
+    if cached.vectors.matrix.nbytes <= INLINE_RANK_BYTES:
+        vector = await _when_embedded(query, table_dim)
+        ranking = nearest_rows(cached.vectors, vector, metric, limit)
     else:
-        loop = asyncio.get_running_loop()
-        positions, distances = await loop.run_in_executor(
-            compute_executor(), nearest_rows, vectors, vector, metric, limit
-        )
-    return await _exact_answer(opened, cached, vector, metric, (positions, distances))
-
-
-async def _exact_answer(
-    opened: OpenTable, cached: CachedTable, vector: npt.NDArray[np.float32], metric: str, ranking: Ranking
-) -> _Answer:
+        job = compute_executor().submit(_rank, query, cached.vectors, metric, limit, table_dim)
+        vector, ranking = await asyncio.wrap_future(job)
     exact_hits = await _exact_hits(opened, cached, *ranking)
     if exact_hits is None:
-        flat_hits = await _lance_search(opened, vector, metric, len(ranking[0]), indexed=False)
+        flat_hits = await _lance_search(opened, vector, metric, limit, indexed=False)
         return _Answer(flat_hits, metric, "flat", _CHANGED_WHILE_SEARCHING)
     return _Answer(exact_hits, metric, "exact")
+
+
+async def _when_embedded(
+    query: npt.NDArray[np.float32] | Future[Vector], table_dim: int
+) -> npt.NDArray[np.float32]:
+    if isinstance(query, Future):
+        vector: Vector = await asyncio.wrap_future(query)
+        return _checked_vector(vector, table_dim)
+    return query
+
+
+def _rank(
+    query: npt.NDArray[np.float32] | Future[Vector],
+    vectors: VectorMatrix,
+    metric: str,
+    limit: int,
+    table_dim: int,
+) -> tuple[npt.NDArray[np.float32], Ranking]:
+    """On the compute thread: the vector (waited for, if it is still being embedded), and its ranking.
+    What is wrong with a waited-for vector, or the embedding's own error, is raised here and so reaches
+    the caller."""
+    vector = _checked_vector(query.result(), table_dim) if isinstance(query, Future) else query
+    return vector, nearest_rows(vectors, vector, metric, limit)
 
 
 async def search_embedded(
@@ -173,53 +206,16 @@ async def search_embedded(
     pending: Future[Vector],
     options: TableOptions | None = None,
 ) -> SearchResult:
-    """:func:`search_hits` for a query whose vector another thread is still embedding.
-
-    When the table's vectors are in memory and ranking them takes a thread, the ranking job waits there
-    for the vector and ranks at once: the vector never passes through the event loop, which in the window
-    saves a round trip through the GUI thread between embedding and ranking. Otherwise the vector is
-    awaited here and searched as :func:`search_hits` does.
-    """
+    """:func:`search_hits` for a query whose vector another thread is still embedding (see
+    :func:`_answer` for what that saves)."""
     started = time.perf_counter()
     embedded_at: list[float] = []
     pending.add_done_callback(lambda _: embedded_at.append(time.perf_counter()))
-    table_dim = opened.columns.vector_dim
-    metric = _metric(opened, options)
-    k = effective_limit(limit)
-    cached = await _held_for_threaded_ranking(opened, metric, k)
-    if cached is None:
-        vector = await asyncio.wrap_future(pending)
-        input = RecallSearchInput(opened.uri, opened.name, int(np.size(vector)), query, vector, limit)
-        answer = await _answer(opened, input, options)
-    else:
-        ranking = compute_executor().submit(
-            _rank_when_embedded, pending, cached.vectors, metric, k, table_dim
-        )
-        vector, ranked = await asyncio.wrap_future(ranking)
-        answer = await _exact_answer(opened, cached, vector, metric, ranked)
+    answer = await _answer(opened, pending, effective_limit(limit), options)
     # The search's own time: from when both the call and the vector were there.
     elapsed = (time.perf_counter() - max([started, *embedded_at])) * 1000
     hits, note = answer.hits, answer.note
     return SearchResult(query, hits, answer.metric, answer.method, elapsed, opened.version, note)
-
-
-async def _held_for_threaded_ranking(opened: OpenTable, metric: str, limit: int) -> CachedTable | None:
-    """The table's vectors in memory, when a search would rank them on the compute thread."""
-    if limit <= 0 or _index_for(opened, metric) is not None:
-        return None
-    cached = await VECTOR_CACHE.get(opened)
-    if isinstance(cached, NotCached) or cached.vectors.matrix.nbytes <= INLINE_RANK_BYTES:
-        return None
-    return cached
-
-
-def _rank_when_embedded(
-    pending: Future[Vector], vectors: VectorMatrix, metric: str, limit: int, table_dim: int
-) -> tuple[Vector, Ranking]:
-    """On the compute thread: wait for the query's vector, then rank. What is wrong with the vector, or
-    the embedding's own error, is raised here and so reaches the caller."""
-    vector = _checked_vector(pending.result(), table_dim)
-    return vector, nearest_rows(vectors, vector, metric, limit)
 
 
 #: Positions in the vector matrix and distances of the nearest rows, nearest first.

@@ -23,15 +23,18 @@ QUERY = "capital of France"
 def threaded_ranking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Rank every table on the compute thread (test tables are far below the size that does it), and
     count the rankings that waited there for the vector."""
-    calls: list[int] = []
-    original = nearest._rank_when_embedded
+    from concurrent.futures import Future
 
-    def counted(*args: Any) -> Any:
-        calls.append(1)
-        return original(*args)
+    calls: list[int] = []
+    original = nearest._rank
+
+    def counted(query: Any, *args: Any) -> Any:
+        if isinstance(query, Future):
+            calls.append(1)
+        return original(query, *args)
 
     monkeypatch.setattr(nearest, "INLINE_RANK_BYTES", 0)
-    monkeypatch.setattr(nearest, "_rank_when_embedded", counted)
+    monkeypatch.setattr(nearest, "_rank", counted)
     return calls
 
 
