@@ -3,15 +3,12 @@ number: checked in fresh interpreters, since OpenBLAS reads the setting once, wh
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.probes import run_probe
 
 PROBE = """
 import glob, json, os, sys
@@ -26,18 +23,10 @@ print(json.dumps({"threads": threads, "setting": os.environ.get("OPENBLAS_NUM_TH
 """
 
 
-def run_probe(mode: str, **env: str) -> tuple[int, str | None]:
+def probe(mode: str, **env: str) -> tuple[int, str | None]:
     """The process's thread count after a big product, and ``OPENBLAS_NUM_THREADS`` as it saw it."""
     environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, mode],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**environment, "PYTHONPATH": str(ROOT), **env},
-        timeout=120,
-    )
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_probe(PROBE, mode, env={**environment, **env})
     return int(found["threads"]), found["setting"]
 
 
@@ -45,9 +34,9 @@ def run_probe(mode: str, **env: str) -> tuple[int, str | None]:
     not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2, reason="needs /proc, 2 cores"
 )
 def test_importing_the_app_first_keeps_openblas_to_one_thread() -> None:
-    assert run_probe("numpy only")[0] > 1  # what OpenBLAS does on its own here
-    assert run_probe("app") == (1, "1")
+    assert probe("numpy only")[0] > 1  # what OpenBLAS does on its own here
+    assert probe("app") == (1, "1")
 
 
 def test_a_users_own_setting_is_kept() -> None:
-    assert run_probe("app", OPENBLAS_NUM_THREADS="2")[1] == "2"
+    assert probe("app", OPENBLAS_NUM_THREADS="2")[1] == "2"

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.probes import run_probe
 
 PROBE = """
 import json, sys
@@ -20,15 +14,7 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def loaded_modules(code: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=60,
-    )
-    return set(json.loads(done.stdout))
+    return set(run_probe(code, timeout=60))
 
 
 def test_importing_the_core_loads_no_qt_module() -> None:

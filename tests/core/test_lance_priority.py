@@ -3,18 +3,13 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 from typing import TypedDict
 
 import pytest
 
 from tests.kbtools import KnowledgeBase
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.probes import run_probe
 
 PROBE = """
 import asyncio, glob, json, os, sys
@@ -44,16 +39,7 @@ class Priorities(TypedDict):
 
 
 def thread_priorities(kb: KnowledgeBase, mode: str) -> Priorities:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, mode, str(kb.db_dir), kb.name],
-        check=False,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    found: Priorities = json.loads(done.stdout.strip().splitlines()[-1])
+    found: Priorities = run_probe(PROBE, mode, str(kb.db_dir), kb.name)
     return found
 
 
