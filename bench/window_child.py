@@ -31,7 +31,7 @@ import numpy as np
 
 from bench.data import QUESTIONS
 from bench.end_to_end import TOP_K, floors
-from bench.gap import GapMeter
+from bench.gap import GapMeter, GapParts
 from bench.timing import side_by_side
 
 SMALL, LARGE = "rows_100k", "rows_1m"
@@ -44,10 +44,17 @@ SETTLE_S = 0.03
 
 
 def _note_host(found: dict[str, Any], phase: str, meter: GapMeter) -> None:
-    """What helps read a phase's longest gap: how many gaps exceeded 50 ms, and the host's steal."""
+    """What helps read a phase's longest gap: what it was made of, how many gaps exceeded 50 ms, and
+    the host's steal over the whole phase."""
+    _note_longest(found, phase, meter.longest)
     found[f"{phase}_gaps_over_50ms"] = meter.gaps_over_50_ms
     if meter.steal_ms is not None:
         found[f"{phase}_host_steal_ms"] = meter.steal_ms
+
+
+def _note_longest(found: dict[str, Any], phase: str, longest: GapParts | None) -> None:
+    if longest is not None:
+        found[f"{phase}_longest_gap"] = longest.to_json()
 
 
 def rss_mb() -> float:
@@ -118,14 +125,16 @@ async def search_1m(window: Any) -> dict[str, Any]:
 
     found["reading_ms"], found["reading_gap_ms"] = await meter.measure(vectors_read)
     _note_host(found, "reading", meter)
-    durations, gaps = [], []
+    durations, gaps, parts = [], [], []
     for text in QUESTIONS[2 : 2 + WARM_SEARCHES_1M]:
         duration, gap = await meter.measure(lambda text=text: one_search(text))  # type: ignore[misc]
         durations.append(duration)
         gaps.append(gap)
+        parts.append(meter.longest)
     result = page.results.results_model.result
     found["warm_search_ms"] = float(np.median(durations))
     found["warm_search_gap_ms"] = max(gaps)
+    _note_longest(found, "warm_search", parts[int(np.argmax(gaps))])
     found["warm_method"] = result.method if result else None
     return found
 
