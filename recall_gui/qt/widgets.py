@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QKeyEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -21,11 +21,19 @@ from PySide6.QtWidgets import (
 
 
 class PlaceholderTableView(QTableView):
-    """A table that says what to do (or why it is empty) instead of showing a blank grid."""
+    """A table that says what to do (or why it is empty) instead of showing a blank grid.
+
+    Rows appended below a full viewport (the next page of a browsed table) change nothing on screen, yet
+    Qt lays the view out again and repaints all of it: while paging through a table, every page arrival
+    cost one full repaint besides the one its scrolling costs. Such a layout only updates the scroll bars.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._placeholder = ""
+        #: Since the last layout: ``True`` if rows were only appended below a full viewport, ``False``
+        #: once anything else changed, ``None`` if nothing did.
+        self._only_appended_below: bool | None = None
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setAlternatingRowColors(True)
@@ -40,6 +48,42 @@ class PlaceholderTableView(QTableView):
         header.setSectionsMovable(True)
         header.setHighlightSections(False)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+    def setModel(self, model: QAbstractItemModel | None) -> None:
+        previous = self.model()
+        if previous is not None:
+            previous.rowsAboutToBeInserted.disconnect(self._on_rows_about_to_be_inserted)
+            for signal in _RELAYOUT_SIGNALS:
+                getattr(previous, signal).disconnect(self._on_other_change)
+        super().setModel(model)
+        self._only_appended_below = False
+        if model is not None:
+            model.rowsAboutToBeInserted.connect(self._on_rows_about_to_be_inserted)
+            for signal in _RELAYOUT_SIGNALS:
+                getattr(model, signal).connect(self._on_other_change)
+
+    def doItemsLayout(self) -> None:
+        if self._only_appended_below:
+            self._only_appended_below = None
+            self.updateGeometries()
+            return
+        self._only_appended_below = None
+        super().doItemsLayout()
+
+    def _on_rows_about_to_be_inserted(
+        self, parent: QModelIndex | QPersistentModelIndex, first: int, _last: int
+    ) -> None:
+        model = self.model()
+        below = (
+            not parent.isValid()
+            and first == model.rowCount()
+            and self.isVisible()
+            and self.rowAt(self.viewport().height() - 1) != -1  # the viewport is full of rows
+        )
+        self._only_appended_below = below and self._only_appended_below is not False
+
+    def _on_other_change(self, *_args: object) -> None:
+        self._only_appended_below = False
 
     def placeholder(self) -> str:
         return self._placeholder
@@ -58,6 +102,18 @@ class PlaceholderTableView(QTableView):
             flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
             painter.drawText(rect, int(flags), self._placeholder)
             painter.end()
+
+
+#: Model signals after which the view must be laid out and repainted in full.
+_RELAYOUT_SIGNALS = (
+    "modelAboutToBeReset",
+    "layoutAboutToBeChanged",
+    "rowsAboutToBeRemoved",
+    "rowsAboutToBeMoved",
+    "columnsAboutToBeInserted",
+    "columnsAboutToBeRemoved",
+    "columnsAboutToBeMoved",
+)
 
 
 class LimitSpin(QSpinBox):
