@@ -95,7 +95,7 @@ class GapMeter:
         #: virtual machine meanwhile ("steal", ms; ``None`` where unknown). Neither changes the metric,
         #: both help read it: one stolen slice of 40 ms shows as a 50 ms gap whatever the app does.
         self.gaps_over_50_ms = 0
-        self._steal_at_start: float | None = None
+        self._first = self.last
         self.steal_ms: float | None = None
 
     def _tick(self) -> None:
@@ -112,17 +112,15 @@ class GapMeter:
     def start(self) -> None:
         self.max_gap_ms, self.last, self.longest = 0.0, Sample.now(), None
         self.gaps_over_50_ms = 0
-        self._steal_at_start = host_steal_ms()
+        self._first = self.last
         self.timer.start()
 
     def stop(self) -> float:
         """Stop ticking; the longest gap (ms) since :meth:`start`, counting the one up to now."""
         self.timer.stop()
         self._tick()
-        steal = host_steal_ms()
-        self.steal_ms = (
-            None if steal is None or self._steal_at_start is None else steal - self._steal_at_start
-        )
+        before, after = self._first.steal, self.last.steal
+        self.steal_ms = None if before is None or after is None else sum(after) - sum(before)
         if self._dump is not None:
             faulthandler.cancel_dump_traceback_later()
         return self.max_gap_ms
@@ -134,16 +132,6 @@ class GapMeter:
         await step()
         duration = (time.perf_counter() - started) * 1000
         return duration, self.stop()
-
-
-def host_steal_ms() -> float | None:
-    """CPU time the hypervisor has taken from this machine since boot, summed over CPUs (ms); Linux."""
-    try:
-        with open("/proc/stat", encoding="ascii") as stat:
-            fields = stat.readline().split()
-        return float(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def thread_sched_ms() -> tuple[float, float] | None:

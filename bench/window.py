@@ -33,7 +33,8 @@ GOAL_END_TO_END = 1.3
 GOAL_GAP_MS = 50.0
 GOAL_RSS_MB = 150.0
 #: The phases of the session whose longest timer gap counts towards ``gui_max_gap_ms``.
-GAP_PHASES = ("choose", "first_search", "reading", "warm_search", "scroll", "jumps")
+SEARCH_PHASES = ("choose", "first_search", "reading", "warm_search")
+BROWSE_PHASES = ("scroll", "jumps")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -141,16 +142,11 @@ def run_session(ctx: BenchContext, registry: Path, environment: dict[str, str]) 
 def metrics(startup: dict[str, list[float]], session: dict[str, Any], kind: str) -> list[Metric]:
     bare, app = statistics.median(startup["bare"]), statistics.median(startup["app"])
     end_to_end, search, browse = session["end_to_end"], session["search_1m"], session["browse_1m"]
-    search_gap = max(
-        search["choose_gap_ms"],
-        search["first_search_gap_ms"],
-        search["reading_gap_ms"],
-        search["warm_search_gap_ms"],
-    )
-    browse_gap = max(browse["scroll_gap_ms"], browse["jumps_gap_ms"])
+    search_gap = max(search[f"{phase}_gap_ms"] for phase in SEARCH_PHASES)
+    browse_gap = max(browse[f"{phase}_gap_ms"] for phase in BROWSE_PHASES)
     gap = max(search_gap, browse_gap)
     phases = {**search, **browse}
-    worst = max(GAP_PHASES, key=lambda phase: phases[f"{phase}_gap_ms"])
+    worst = max((*SEARCH_PHASES, *BROWSE_PHASES), key=lambda phase: phases[f"{phase}_gap_ms"])
     growth = browse["rss_after_mb"] - browse["rss_before_mb"]
     e2e_ratio = end_to_end["value_ms"] / end_to_end["floor_ms"]
     return [

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtGui import QFont, QFontDatabase, QKeyEvent, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -52,15 +52,19 @@ class PlaceholderTableView(QTableView):
     def setModel(self, model: QAbstractItemModel | None) -> None:
         previous = self.model()
         if previous is not None:
-            previous.rowsAboutToBeInserted.disconnect(self._on_rows_about_to_be_inserted)
-            for signal in _RELAYOUT_SIGNALS:
-                getattr(previous, signal).disconnect(self._on_other_change)
+            for signal, slot in self._watched(previous):
+                signal.disconnect(slot)
         super().setModel(model)
         self._only_appended_below = False
         if model is not None:
-            model.rowsAboutToBeInserted.connect(self._on_rows_about_to_be_inserted)
-            for signal in _RELAYOUT_SIGNALS:
-                getattr(model, signal).connect(self._on_other_change)
+            for signal, slot in self._watched(model):
+                signal.connect(slot)
+
+    def _watched(self, model: QAbstractItemModel) -> Iterator[tuple[SignalInstance, Callable[..., None]]]:
+        """The model's signals this view follows to tell an append below the view from other changes."""
+        yield model.rowsAboutToBeInserted, self._on_rows_about_to_be_inserted
+        for name in _RELAYOUT_SIGNALS:
+            yield getattr(model, name), self._on_other_change
 
     def doItemsLayout(self) -> None:
         if self._only_appended_below:
