@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.core.browse import Page, fetch_page
 from recall_gui.qt.models.browse_model import BrowseModel
+from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE
 from recall_gui.qt.tasks import TaskKeeper
 from tests.kbtools import PASSAGES, KnowledgeBase
 from tests.qt.conftest import WindowFactory, run, waiting_for
@@ -59,6 +60,33 @@ def test_the_model_grows_page_by_page_and_keeps_only_a_few_pages(
     assert [model.index(row, 1).data() for row in range(4)] == list(kb.ids[:4])
     assert model.cache.pages_held == 2
     assert errors == []
+
+
+def test_cells_answer_the_roles_a_view_and_the_detail_panel_ask_for(
+    kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    keeper = TaskKeeper(lambda error: None)
+    model = BrowseModel(keeper.start, page_size=4)
+
+    async def fetch(offset: int, limit: int) -> Page:
+        return await fetch_page(str(kb.db_dir), kb.name, offset=offset, limit=limit)
+
+    model.reset(fetch)
+    run(loop, model.load_first_page())
+    row, content = model.index(2, 0), model.index(2, 2)
+    role, align = Qt.ItemDataRole, Qt.AlignmentFlag
+    assert row.data(role.TextAlignmentRole) == int(align.AlignRight | align.AlignVCenter)
+    assert content.data(role.TextAlignmentRole) == int(align.AlignLeft | align.AlignVCenter)
+    assert row.data() == row.data(role.ToolTipRole) == "3"
+    assert model.index(2, 1).data(role.ToolTipRole) == kb.ids[2]
+    text, shown = PASSAGES[kb.ids[2]], content.data()
+    assert "\n" not in shown and " ".join(text.split()).startswith(shown.removesuffix("…"))
+    assert content.data(VALUE_ROLE) == text
+    assert content.data(ITEM_ROLE).id == kb.ids[2]
+    for unanswered in (role.FontRole, role.BackgroundRole, role.ForegroundRole, role.DecorationRole):
+        assert content.data(unanswered) is None
+    # Python callers may pass the enum or its value: the same answer.
+    assert model.data(content, role.DisplayRole) == model.data(content, 0) == content.data()
 
 
 def test_a_table_view_fetches_more_rows_as_it_scrolls(
