@@ -82,6 +82,31 @@ def test_the_window_shows_before_any_heavy_library_is_imported(kb: KnowledgeBase
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_the_libraries_start_loading_once_the_window_is_on_screen(
+    kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Importing them holds Python's lock most of the time: started earlier, they slowed the first paint."""
+    window = open_window(kb.registry_dir, start=False)
+    window.hide()
+    run(loop, asyncio.sleep(0.05))
+    heavy = window.services.heavy
+    exposed_when_asked: list[bool] = []
+    load = heavy.ready
+
+    async def ready() -> None:
+        handle = window.windowHandle()
+        exposed_when_asked.append(handle is not None and handle.isExposed())
+        await load()
+
+    heavy.ready = ready  # type: ignore[method-assign]
+    start = window.begin()
+    run(loop, asyncio.sleep(0.2))
+    assert exposed_when_asked == []  # still hidden: nothing loads yet
+    window.show()
+    run(loop, start)
+    assert exposed_when_asked and all(exposed_when_asked)
+
+
 def test_the_libraries_and_the_model_are_kept_out_of_full_garbage_collections(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:
