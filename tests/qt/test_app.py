@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -61,6 +62,44 @@ def test_display_problem_only_where_qt_would_find_no_screen(
     environ: dict[str, str], platform: str, problem: bool
 ) -> None:
     assert (display_problem(environ, platform) is not None) is problem
+
+
+def test_the_window_paints_without_qt_s_helper_threads() -> None:
+    """Qt's raster engine waits for a pool of helper threads on large fills; the app turns the pool off
+    (importing its window package does), so a repaint never sleeps until the scheduler runs a helper."""
+
+    def threads_after_painting(import_app: bool) -> list[str]:
+        script = textwrap.dedent(
+            f"""
+            import os
+            from PySide6.QtGui import QStandardItemModel
+            from PySide6.QtWidgets import QApplication, QTableView
+            app = QApplication([])
+            if {import_app!r}:
+                import recall_gui.qt
+            table = QTableView()
+            table.setModel(QStandardItemModel(200, 3, table))
+            table.resize(1280, 800)
+            table.show()
+            table.grab()
+            print([open(f"/proc/self/task/{{t}}/comm").read().strip() for t in os.listdir("/proc/self/task")])
+            """
+        )
+        environment = {k: v for k, v in os.environ.items() if k != "QT_NO_GUI_THREADPOOL"}
+        environment["QT_QPA_PLATFORM"] = "offscreen"
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            env=environment,
+        )
+        names: list[str] = json.loads(done.stdout.strip().splitlines()[-1].replace("'", '"'))
+        return names
+
+    assert "Thread (pooled)" in threads_after_painting(import_app=False)  # what Qt does on its own
+    assert "Thread (pooled)" not in threads_after_painting(import_app=True)
 
 
 def test_the_window_shows_before_any_heavy_library_is_imported(kb: KnowledgeBase, tmp_path: Path) -> None:
