@@ -71,7 +71,7 @@ def test_the_window_paints_without_qt_s_helper_threads() -> None:
     def threads_after_painting(import_app: bool) -> list[str]:
         script = textwrap.dedent(
             f"""
-            import os
+            import json, os
             from PySide6.QtGui import QStandardItemModel
             from PySide6.QtWidgets import QApplication, QTableView
             app = QApplication([])
@@ -82,7 +82,8 @@ def test_the_window_paints_without_qt_s_helper_threads() -> None:
             table.resize(1280, 800)
             table.show()
             table.grab()
-            print([open(f"/proc/self/task/{{t}}/comm").read().strip() for t in os.listdir("/proc/self/task")])
+            tasks = os.listdir("/proc/self/task")
+            print(json.dumps([open(f"/proc/self/task/{{t}}/comm").read().strip() for t in tasks]))
             """
         )
         environment = {k: v for k, v in os.environ.items() if k != "QT_NO_GUI_THREADPOOL"}
@@ -95,7 +96,7 @@ def test_the_window_paints_without_qt_s_helper_threads() -> None:
             check=True,
             env=environment,
         )
-        names: list[str] = json.loads(done.stdout.strip().splitlines()[-1].replace("'", '"'))
+        names: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
         return names
 
     assert "Thread (pooled)" in threads_after_painting(import_app=False)  # what Qt does on its own
