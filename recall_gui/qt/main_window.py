@@ -242,10 +242,14 @@ class MainWindow(QMainWindow):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while loop.time() < deadline:
-            handle = self.windowHandle()
-            if handle is not None and handle.isExposed():
+            if self.is_on_screen():
                 return
             await asyncio.sleep(0.005)
+
+    def is_on_screen(self) -> bool:
+        """Shown and exposed: the window system has mapped it, so it paints and takes input."""
+        handle = self.windowHandle()
+        return self.isVisible() and handle is not None and handle.isExposed()
 
     def _initial_database(self) -> str | None:
         remembered = self.services.memory.text(WindowMemory.DATABASE)

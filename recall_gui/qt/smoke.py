@@ -92,11 +92,7 @@ async def smoke_check(window: MainWindow, start: asyncio.Task[Any], time_limit: 
     report = SmokeReport()
     deadline = report.started_at + time_limit
 
-    def exposed() -> bool:
-        handle = window.windowHandle()
-        return window.isVisible() and handle is not None and handle.isExposed()
-
-    await _until(exposed, deadline, "the window is shown on screen")
+    await _until(window.is_on_screen, deadline, "the window is shown on screen")
     report.note(f"window shown on {QApplication.platformName()}")
     if not window.isActiveWindow():
         window.activateWindow()  # what a window manager does for a new window (a bare X server has none)
