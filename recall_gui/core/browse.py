@@ -7,14 +7,17 @@ pages (they are the bulk of a row) and fetched only for the one row a user opens
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.columns import ColumnMapping
 from recall_gui.core.nearest import hits_from_arrow
 from recall_gui.core.tables import OpenTable, TableOptions, bounded, open_table, read_query
 from recall_gui.core.types import SearchHit
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MAX_PAGE = 10_000
 
@@ -56,11 +59,47 @@ class BrowseRow:
 
 @dataclass(frozen=True)
 class Page:
-    """Rows ``offset`` .. ``offset + len(rows)`` of ``total`` (after the filter, when there is one)."""
+    """Rows ``offset`` .. ``offset + len(page)`` of ``total`` (after the filter, when there is one).
+
+    The rows are kept as columns, one tuple per column: a page of 256 rows is a handful of Python objects
+    rather than a thousand, so paging through a long table leaves the garbage collector next to nothing
+    to scan (its full passes ran on the GUI thread for 4-10 ms each), and a view reads a cell by position
+    without building a row. :meth:`row` builds one row when a caller wants it whole.
+    """
 
     offset: int
-    rows: tuple[BrowseRow, ...]
     total: int
+    ids: tuple[str, ...] = ()
+    contents: tuple[str, ...] = ()
+    row_ids: tuple[int | None, ...] = ()
+    #: The metadata columns by name, each as long as ``ids``.
+    extra: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    @staticmethod
+    def of_rows(offset: int, rows: Sequence[BrowseRow], total: int) -> Page:
+        """A page holding ``rows`` (metadata columns missing from a row read as ``None``)."""
+        names = list(dict.fromkeys(name for row in rows for name in row.extra))
+        return Page(
+            offset,
+            total,
+            tuple(row.id for row in rows),
+            tuple(row.content for row in rows),
+            tuple(row.row_id for row in rows),
+            {name: tuple(row.extra.get(name) for row in rows) for name in names},
+        )
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def row(self, index: int) -> BrowseRow:
+        """Row ``index`` of the page (0-based within the page)."""
+        extra = {name: values[index] for name, values in self.extra.items()}
+        content, row_id = self.contents[index], self.row_ids[index]
+        return BrowseRow(self.offset + index, self.ids[index], content, row_id, extra)
+
+    @property
+    def rows(self) -> tuple[BrowseRow, ...]:
+        return tuple(self.row(index) for index in range(len(self)))
 
 
 async def describe_table(uri: str, table_name: str, options: TableOptions | None = None) -> TableInfo:
@@ -117,20 +156,37 @@ async def fetch_page(
         total = await bounded(opened.table.count_rows(), what)
         wanted = list(range(offset, min(offset + limit, total)))
         if not wanted:
-            return Page(offset, (), total)
+            return Page(offset, total)
         rows = await read_query(opened.table.take_offsets(wanted).select(columns).with_row_id(), what)
     else:
         total = await bounded(opened.table.count_rows(where), what)
         query = opened.table.query().where(where).select(columns).with_row_id().offset(offset).limit(limit)
         rows = await read_query(query, what)
-    hits = hits_from_arrow(rows, opened)
+    return page_from_arrow(rows, opened, offset, total)
+
+
+def page_from_arrow(rows: pa.Table, opened: OpenTable, offset: int, total: int) -> Page:
+    """LanceDB's rows (with ``_rowid``, without vectors) as a page, column by column: Arrow converts each
+    column in one call, and no per-row objects are made. Ids and contents read as hits show them
+    (missing as empty text, anything else as its text); a table without an id column uses row ids."""
+    columns = opened.columns
+    data = {name: rows.column(name).to_pylist() for name in rows.column_names if name != columns.vector}
+    data.pop("_distance", None)
+    row_ids = data.pop("_rowid", None) or [None] * rows.num_rows
+    ids = data.pop(columns.id) if columns.id else [str(row_id) for row_id in row_ids]
+    contents = data.pop(columns.content)
     return Page(
         offset,
-        tuple(
-            BrowseRow(offset + i, hit.id, hit.content, hit.row_id, hit.extra) for i, hit in enumerate(hits)
-        ),
         total,
+        _texts(ids),
+        _texts(contents),
+        tuple(row_ids),
+        {name: tuple(values) for name, values in data.items()},
     )
+
+
+def _texts(values: list[Any]) -> tuple[str, ...]:
+    return tuple("" if value is None else value if type(value) is str else str(value) for value in values)
 
 
 async def fetch_row(

@@ -19,7 +19,7 @@ DEFAULT_MAX_PAGES = 32
 
 
 class PageCache:
-    """Pages of :class:`BrowseRow` by page number, least recently used dropped first."""
+    """Pages by page number, least recently used dropped first."""
 
     def __init__(self, page_size: int = DEFAULT_PAGE_SIZE, max_pages: int = DEFAULT_MAX_PAGES) -> None:
         if page_size < 1 or max_pages < 1:
@@ -28,7 +28,7 @@ class PageCache:
         self.max_pages = max_pages
         #: Rows available (after the filter) as of the latest page; ``None`` before the first page.
         self.total: int | None = None
-        self._pages: OrderedDict[int, tuple[BrowseRow, ...]] = OrderedDict()
+        self._pages: OrderedDict[int, Page] = OrderedDict()
 
     def page_of(self, row: int) -> int:
         return row // self.page_size
@@ -41,13 +41,19 @@ class PageCache:
 
     def row(self, row: int) -> BrowseRow | None:
         """Row ``row`` if its page is in memory (and marks the page as recently used), else ``None``."""
+        found = self.locate(row)
+        return None if found is None else found[0].row(found[1])
+
+    def locate(self, row: int) -> tuple[Page, int] | None:
+        """The page holding row ``row`` and the row's index in it, if that page is in memory (and marks
+        it as recently used); a view reads a cell from there without building the row."""
         page = self.page_of(row)
-        rows = self._pages.get(page)
-        if rows is None:
+        found = self._pages.get(page)
+        if found is None:
             return None
         self._pages.move_to_end(page)
         index = row - self.offset_of(page)
-        return rows[index] if index < len(rows) else None
+        return (found, index) if index < len(found) else None
 
     def store(self, page: Page) -> list[int]:
         """Keep ``page`` (its offset must start a page) and return the page numbers dropped to make room."""
@@ -55,7 +61,7 @@ class PageCache:
             raise ValueError(f"page offset {page.offset} is not a multiple of {self.page_size}")
         number = self.page_of(page.offset)
         self.total = page.total
-        self._pages[number] = page.rows
+        self._pages[number] = page
         self._pages.move_to_end(number)
         dropped = []
         while len(self._pages) > self.max_pages:
@@ -73,4 +79,4 @@ class PageCache:
 
     @property
     def rows_held(self) -> int:
-        return sum(len(rows) for rows in self._pages.values())
+        return sum(len(page) for page in self._pages.values())

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import subprocess
@@ -137,6 +138,27 @@ def test_metadata_columns_come_with_each_row(odd_kb: tuple[Path, str]) -> None:
     db, table = odd_kb
     page = asyncio.run(fetch_page(str(db), table, offset=0, limit=2))
     assert [r.extra for r in page.rows] == [{"n": 0}, {"n": 1}]
+
+
+def _containers(root: object) -> int:
+    """How many objects other than plain values (text, numbers, None) ``root`` holds, itself included."""
+    seen, todo = set(), [root]
+    while todo:
+        found = todo.pop()
+        if id(found) in seen or isinstance(found, str | bytes | int | float | type) or found is None:
+            continue
+        seen.add(id(found))
+        todo.extend(gc.get_referents(found))
+    return len(seen)
+
+
+def test_a_page_is_a_few_objects_however_many_rows_it_holds(odd_kb: tuple[Path, str]) -> None:
+    """Paging through a long table must not leave a garbage collector thousands of objects per page."""
+    db, table = odd_kb
+    small, large = (asyncio.run(fetch_page(str(db), table, offset=0, limit=n)) for n in (2, 6))
+    assert (len(small), len(large)) == (2, len(ODD_TEXTS)) == (2, 6)
+    assert _containers(large) == _containers(small)
+    assert [row.extra for row in large.rows][:2] == [{"n": 0}, {"n": 1}]
 
 
 def test_one_row_in_full_by_row_id(kb: KnowledgeBase) -> None:

@@ -12,7 +12,7 @@ from tests.kbtools import KnowledgeBase
 
 
 def page_of_ids(offset: int, ids: list[str], total: int) -> Page:
-    return Page(offset, tuple(BrowseRow(offset + i, row_id, "") for i, row_id in enumerate(ids)), total)
+    return Page.of_rows(offset, [BrowseRow(offset + i, row_id, "") for i, row_id in enumerate(ids)], total)
 
 
 def test_scrolling_through_every_row_keeps_only_max_pages(kb: KnowledgeBase) -> None:
@@ -63,3 +63,27 @@ def test_clear_forgets_rows_and_total() -> None:
     cache.store(page_of_ids(0, ["a"], 1))
     cache.clear()
     assert cache.total is None and cache.pages_held == 0 and cache.row(0) is None
+
+
+def test_locate_names_the_page_and_the_index_and_marks_the_page_used() -> None:
+    cache = PageCache(page_size=2, max_pages=2)
+    first, second = page_of_ids(0, ["a", "b"], 3), page_of_ids(2, ["c"], 3)
+    cache.store(first)
+    cache.store(second)
+    assert cache.locate(1) == (first, 1)
+    assert cache.locate(2) == (second, 0)
+    assert cache.locate(3) is None  # past the short last page
+    assert cache.locate(1) is not None  # page 0 is now the most recently used
+    cache.store(page_of_ids(4, ["e"], 5))
+    assert cache.has_page(0) and not cache.has_page(1)
+
+
+def test_a_page_built_from_rows_gives_the_same_rows_back() -> None:
+    rows = [
+        BrowseRow(10, "a", "first", 7, {"lang": "en", "n": 1}),
+        BrowseRow(11, "b", "second", None, {"n": 2}),  # no "lang": read back as None
+    ]
+    page = Page.of_rows(10, rows, 40)
+    assert len(page) == 2 and page.total == 40
+    assert page.rows == (rows[0], BrowseRow(11, "b", "second", None, {"lang": None, "n": 2}))
+    assert page.row(1).offset == 11 and page.extra == {"lang": ("en", None), "n": (1, 2)}

@@ -11,9 +11,10 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.browse import Page, fetch_page
+from recall_gui.core.browse import BrowseRow, Page, fetch_page
 from recall_gui.qt.models.browse_model import BrowseModel
-from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE
+from recall_gui.qt.models.roles import ITEM_ROLE, PREVIEW_CHARS, VALUE_ROLE, chars_that_fit
+from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.tasks import TaskKeeper
 from tests.kbtools import PASSAGES, KnowledgeBase
 from tests.qt.conftest import WindowFactory, run, waiting_for
@@ -172,3 +173,49 @@ def test_export_while_browsing_writes_the_rows_shown(
         {"Row": 1, "ID": "paris", "Content": PASSAGES["paris"], "lang": "en"},
         {"Row": 2, "ID": "berlin", "Content": PASSAGES["berlin"], "lang": "en"},
     ]
+
+
+def test_cells_carry_no_more_text_than_their_column_can_show(
+    loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    """Painting a page of rows lays out each cell's text; text past the column's edge is never seen, so
+    the model cuts it where even the narrowest characters would have run out of room."""
+    texts = [
+        " ".join(f"word{n}" for n in range(300)),
+        "i" * 900,
+        "." * 900,
+        "Wide glyphs: " + "W" * 600,
+    ]
+
+    async def fetch(offset: int, limit: int) -> Page:
+        rows = [BrowseRow(row, f"row-{row}", texts[row]) for row in range(offset, min(offset + limit, 4))]
+        return Page.of_rows(offset, rows, len(texts))
+
+    keeper = TaskKeeper(lambda error: None)
+    model = BrowseModel(keeper.start)
+    panel = ResultsPanel(model)
+    qtbot.addWidget(panel)
+    panel.set_mode("browse")
+    panel.resize(520, 300)
+    panel.show()
+    model.reset(fetch)
+    run(loop, model.load_first_page())
+    table = panel.browse_table
+    header, metrics = table.horizontalHeader(), table.fontMetrics()
+
+    def check(width: int) -> None:
+        assert model.preview_chars == chars_that_fit(width, metrics)
+        for row, text in enumerate(texts):
+            shown = model.index(row, 2).data()
+            assert len(shown) <= model.preview_chars and text.startswith(shown.removesuffix("…"))
+            # Whatever was cut off lies past the column's edge: the view shows the same as with it all.
+            assert metrics.horizontalAdvance(shown.removesuffix("…")) > width
+            assert model.index(row, 2).data(VALUE_ROLE) == text  # copy and export get it all
+
+    narrow = header.sectionSize(2)
+    assert 0 < model.preview_chars < PREVIEW_CHARS
+    check(narrow)
+    panel.resize(900, 300)
+    qtbot.waitUntil(lambda: header.sectionSize(2) > narrow)
+    check(header.sectionSize(2))
+    assert model.preview_chars > chars_that_fit(narrow, metrics)

@@ -17,7 +17,15 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 
 from recall_gui.core.errors import RecallError
 from recall_gui.core.paging import DEFAULT_MAX_PAGES, DEFAULT_PAGE_SIZE, PageCache
-from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, cell_text, one_line, plain_value
+from recall_gui.qt.models.roles import (
+    ITEM_ROLE,
+    PREVIEW_CHARS,
+    TOOLTIP_CHARS,
+    VALUE_ROLE,
+    cell_text,
+    one_line,
+    plain_value,
+)
 
 if TYPE_CHECKING:
     from recall_gui.core.browse import BrowseRow, Page
@@ -64,6 +72,10 @@ class BrowseModel(QAbstractTableModel):
         self._failed = False
         #: Milliseconds the latest page took to arrive.
         self.last_fetch_ms: float | None = None
+        #: Longest text a cell shows; the view sets it to what its widest column can show (see
+        #: :func:`~recall_gui.qt.models.roles.chars_that_fit`), since laying out text nobody sees is most
+        #: of what painting a page of rows costs.
+        self.preview_chars = PREVIEW_CHARS
 
     # --- what the window drives -------------------------------------------------------------------
 
@@ -198,14 +210,14 @@ class BrowseModel(QAbstractTableModel):
             self.endResetModel()
         if grow:
             self._growing = False
-            end = min(page.total, max(self._exposed, page.offset + len(page.rows)))
+            end = min(page.total, max(self._exposed, page.offset + len(page)))
             if end > self._exposed:
                 self.beginInsertRows(QModelIndex(), self._exposed, end - 1)
                 self._exposed = end
                 self.endInsertRows()
-        if page.rows:
+        if len(page):
             first = min(page.offset, self._exposed)
-            last = min(page.offset + len(page.rows), self._exposed) - 1
+            last = min(page.offset + len(page), self._exposed) - 1
             if last >= first:
                 self.dataChanged.emit(self.index(first, 0), self.index(last, self.columnCount() - 1))
 
@@ -236,19 +248,22 @@ class BrowseModel(QAbstractTableModel):
         if role not in _ANSWERED or not index.isValid():
             return None
         row, column = index.row(), index.column()
-        item = self._cache.row(row)
-        if item is None:
+        found = self._cache.locate(row)
+        if found is None:
             if not self._failed:
                 self._request(self._cache.page_of(row))
             return LOADING if role == _DISPLAY and column == ID else None
+        page, at = found
         if role == ITEM_ROLE:
-            return item
+            return page.row(at)
         if role == VALUE_ROLE:
-            return self.value(item, column)
+            return self.value(page.row(at), column)
         if column == ROW:
-            return str(item.offset + 1)
+            return str(page.offset + at + 1)
         if column == ID:
-            return item.id
+            return page.ids[at]
+        limit = TOOLTIP_CHARS if role == _TOOLTIP else self.preview_chars
         if column == CONTENT:
-            return one_line(item.content, 600 if role == _TOOLTIP else 400)
-        return cell_text(item.extra.get(self._extra[column - 3]))
+            return one_line(page.contents[at], limit)
+        values = page.extra.get(self._extra[column - 3])
+        return cell_text(None if values is None else values[at], limit)

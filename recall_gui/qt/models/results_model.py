@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from recall_gui.core.types import SearchHit, SearchResult
-from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, one_line
+from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, one_line
 
 #: How each metric's distances are named in the column header ("l2" is squared L2, as LanceDB reports).
 METRIC_NAMES = {"l2": "squared L2", "cosine": "cosine", "dot": "dot"}
@@ -82,5 +82,5 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if column in (RANK, DISTANCE) else _LEFT
         if role == Qt.ItemDataRole.ToolTipRole and column in (ID, CONTENT):
-            return hit.id if column == ID else one_line(hit.content, 600)
+            return hit.id if column == ID else one_line(hit.content, TOOLTIP_CHARS)
         return None

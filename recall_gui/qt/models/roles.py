@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 
 #: The cell's full value (int, float or full text), for sorting, copying and export; the display text may
 #: be shortened (one line, rounded) but this never is.
@@ -15,6 +16,10 @@ ITEM_ROLE = Qt.ItemDataRole.UserRole + 2
 
 #: Longest text a one-line preview shows; views elide what does not fit anyway.
 PREVIEW_CHARS = 400
+#: Longest text a cell's tooltip shows.
+TOOLTIP_CHARS = 600
+#: Narrow characters of common text: a preview is cut after as many of the narrowest of them as fit.
+_NARROW = " .,:;'!|ilIj1()[]"
 
 
 def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -35,9 +40,17 @@ def plain_value(value: Any) -> Any:
         return str(value)
 
 
-def cell_text(value: Any) -> str:
+def cell_text(value: Any, limit: int = PREVIEW_CHARS) -> str:
     """A metadata value on one line, for a table cell."""
     plain = plain_value(value)
     if plain is None:
         return ""
-    return one_line(plain if isinstance(plain, str) else json.dumps(plain))
+    return one_line(plain if isinstance(plain, str) else json.dumps(plain), limit)
+
+
+def chars_that_fit(width_px: int, metrics: QFontMetrics) -> int:
+    """How many characters a cell ``width_px`` wide can show at most (at least one more than fit, so the
+    view still elides): the width over the narrowest common glyph. A preview cut there looks the same as
+    the whole text, and the view lays out (and elides) only that much of it."""
+    narrowest = max(1, min(metrics.horizontalAdvance(char) for char in _NARROW))
+    return min(PREVIEW_CHARS, max(0, width_px) // narrowest + 2)

@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
 
 from recall_gui.core.export import ExportTable, to_clipboard_text
 from recall_gui.core.types import SearchResult
-from recall_gui.qt.models.browse_model import BrowseModel
+from recall_gui.qt.models.browse_model import CONTENT, BrowseModel
 from recall_gui.qt.models.results_model import ResultsModel
-from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE
+from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, chars_that_fit
 from recall_gui.qt.widgets import PlaceholderTableView
 
 Mode = Literal["results", "browse"]
@@ -123,6 +123,8 @@ class ResultsPanel(QWidget):
         self.browse_table.setPlaceholder(HINT_NO_DATABASE)
         self._size_columns(self.browse_table, {0: 70, 1: 170})
         self.browse_model.modelReset.connect(lambda: self._size_columns(self.browse_table, {0: 70, 1: 170}))
+        self.browse_table.horizontalHeader().sectionResized.connect(self._fit_browse_previews)
+        self.browse_model.modelReset.connect(self._fit_browse_previews)
 
     # --- modes ------------------------------------------------------------------------------------
 
@@ -223,6 +225,17 @@ class ResultsPanel(QWidget):
             table.setColumnWidth(column, width)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
+
+    def _fit_browse_previews(self, resized: int = -1, _old_size: int = 0, new_size: int = 0) -> None:
+        """Cells of the browse table carry as much text as its widest text column can show (a 1M-row
+        table repaints a page of rows per scroll step; laying out hidden text made it slower). While the
+        header says a section was resized, it still answers that section's old size: hence ``new_size``."""
+        header = self.browse_table.horizontalHeader()
+        sizes = {column: header.sectionSize(column) for column in range(CONTENT, header.count())}
+        if resized in sizes:
+            sizes[resized] = new_size
+        widest = max(sizes.values(), default=0)
+        self.browse_model.preview_chars = chars_that_fit(widest, self.browse_table.fontMetrics())
 
     def _on_browse_reset(self) -> None:
         self.entrySelected.emit(None)
