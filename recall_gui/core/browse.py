@@ -105,7 +105,7 @@ class Page:
 async def describe_table(uri: str, table_name: str, options: TableOptions | None = None) -> TableInfo:
     opened = await open_table(uri, table_name, options)
     what = f'reading table "{table_name}"'
-    row_count = await bounded(opened.table.count_rows(), what)
+    row_count = await opened.count_rows()
     configs = await bounded(opened.table.list_indices(), what)
     metrics = {ix.name: ix.metric for ix in opened.indexes}
     indexes = tuple(
@@ -152,14 +152,13 @@ async def fetch_page(
     offset, limit = max(0, offset), max(0, min(limit, MAX_PAGE))
     where = filter_expression(opened.columns, filter_text)
     columns = _page_columns(opened)
+    total = await opened.count_rows(where)
     if where is None:
-        total = await bounded(opened.table.count_rows(), what)
         wanted = list(range(offset, min(offset + limit, total)))
         if not wanted:
             return Page(offset, total)
         rows = await read_query(opened.table.take_offsets(wanted).select(columns).with_row_id(), what)
     else:
-        total = await bounded(opened.table.count_rows(where), what)
         query = opened.table.query().where(where).select(columns).with_row_id().offset(offset).limit(limit)
         rows = await read_query(query, what)
     return page_from_arrow(rows, opened, offset, total)

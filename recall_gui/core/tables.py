@@ -209,6 +209,10 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
     return connection
 
 
+#: Filters whose row counts an open table keeps (one per filter a user typed while browsing it).
+MAX_COUNTS_KEPT = 64
+
+
 @dataclass
 class OpenTable:
     """An open table with its resolved columns; refreshed cheaply when the table's version moves."""
@@ -222,6 +226,19 @@ class OpenTable:
     version: int
     #: When ``version`` was last read (``time.monotonic()``).
     checked_at: float = field(default_factory=time.monotonic)
+    #: Rows at ``version``, in all (key ``None``) or matching a filter (key: its SQL). A version is
+    #: immutable, so a count holds until the version moves, when the table is described afresh.
+    row_counts: dict[str | None, int] = field(default_factory=dict)
+
+    async def count_rows(self, where: str | None = None) -> int:
+        """Rows at this version (matching ``where``): counted once per version and filter."""
+        counted = self.row_counts.get(where)
+        if counted is None:
+            counted = await bounded(self.table.count_rows(where), f'reading table "{self.name}"')
+            if len(self.row_counts) >= MAX_COUNTS_KEPT:
+                self.row_counts.clear()
+            self.row_counts[where] = counted
+        return counted
 
     def vector_index(self) -> VectorIndex | None:
         return next((ix for ix in self.indexes if ix.column == self.columns.vector), None)

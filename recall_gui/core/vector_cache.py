@@ -305,7 +305,7 @@ class VectorCache:
     async def _read(self, key: CacheKey, opened: OpenTable, limit: int, size: asyncio.Future[int]) -> Loaded:
         """Count the rows, make room within ``limit``, then copy the vector column into a matrix."""
         try:
-            rows = await bounded(opened.table.count_rows(), f'counting the rows of "{opened.name}"')
+            rows = await opened.count_rows()
         except asyncio.CancelledError:
             size.cancel()
             raise

@@ -279,3 +279,39 @@ def test_a_million_rows_are_browsed_without_loading_the_table(tmp_path: Path) ->
         f"content column {content_bytes / 2**20:.0f} MiB)"
     )
     assert out["peak_growth"] < bound
+
+
+def test_rows_are_counted_once_per_table_version_and_filter(tmp_path: Path, embedder: Any) -> None:
+    """Paging reads the row count with every page; a version never changes, so it is counted once per
+    version, and a row another program adds (a new version) is counted at the next page."""
+    import lancedb
+
+    from recall_gui.core.tables import open_table
+
+    texts = [f"passage number {n}" for n in range(5)]
+    vectors = np.vstack(embedder.embed_many(texts))
+    write_lance_table(tmp_path, "t", [f"p{n}" for n in range(5)], texts, vectors)
+
+    async def session() -> dict[str, Any]:
+        opened = await open_table(str(tmp_path), "t")
+        real_count, calls = opened.table.count_rows, []
+
+        async def counting(where: str | None = None) -> int:
+            calls.append(where)
+            return int(await real_count(where))
+
+        opened.table.count_rows = counting  # type: ignore[method-assign]
+        totals = [(await fetch_page(str(tmp_path), "t", offset=o, limit=2)).total for o in (0, 2, 4)]
+        filtered = [(await fetch_page(str(tmp_path), "t", offset=0, limit=2, filter_text="number")).total]
+        filtered.append((await fetch_page(str(tmp_path), "t", offset=2, limit=2, filter_text="number")).total)
+        before = list(calls)
+        vector = embedder.embed_many(["one more"])[0]
+        other_program = lancedb.connect(str(tmp_path)).open_table("t")
+        other_program.add([{"id": "p5", "content": "one more", "vector": vector.tolist()}])
+        grown = await fetch_page(str(tmp_path), "t", offset=4, limit=2)
+        return {"totals": totals, "filtered": filtered, "calls": before, "grown": (grown.total, len(grown))}
+
+    found = asyncio.run(session())
+    assert found["totals"] == [5, 5, 5] and found["filtered"] == [5, 5]
+    assert len(found["calls"]) == 2 and found["calls"][0] is None  # once in all, once for the filter
+    assert found["grown"] == (6, 2)
