@@ -8,11 +8,12 @@ thread instead would freeze the window for seconds.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import threading
 import time
 from concurrent.futures import Executor, ThreadPoolExecutor
+
+from recall_gui.core.collector import collection_paused
 
 #: What searching and browsing need, in the order they are imported.
 HEAVY_MODULES = (
@@ -45,32 +46,14 @@ def background_executor() -> Executor:
 
 def _import_all() -> float:
     started = time.perf_counter()
-    for name in HEAVY_MODULES:
-        importlib.import_module(name)
+    with collection_paused():
+        for name in HEAVY_MODULES:
+            importlib.import_module(name)
     # Before anything calls LanceDB: its threads must start at a lower priority than the GUI thread.
     from recall_gui.core.lance_priority import start_lance_runtime_at_low_priority
 
     start_lance_runtime_at_low_priority()
     return (time.perf_counter() - started) * 1000
-
-
-_frozen_after: set[str] = set()
-
-
-def freeze_long_lived_objects(after: str) -> None:
-    """Keep the garbage collector's full passes off the objects alive now, once ``after`` (e.g. "the
-    libraries", "model X") has loaded; later calls with the same ``after`` do nothing.
-
-    With LanceDB, PyArrow and fastembed loaded, one full collection pass takes about 90 ms, on whichever
-    thread allocates at the time: measured as 116-137 ms stalls of the GUI thread while paging through a
-    1M-row table. Frozen objects are not traversed again (they are module state that lives as long as the
-    process); they are still freed as usual when nothing refers to them. Freezing once per load, not on
-    every call, keeps the objects of a passing moment (a window's pages, a finished search) collectable.
-    """
-    if after in _frozen_after:
-        return
-    _frozen_after.add(after)
-    gc.freeze()
 
 
 class HeavyModules:
@@ -85,4 +68,3 @@ class HeavyModules:
         if self._future is None:
             self._future = asyncio.get_running_loop().run_in_executor(background_executor(), _import_all)
         self.load_ms = await asyncio.shield(self._future)
-        freeze_long_lived_objects("the libraries")

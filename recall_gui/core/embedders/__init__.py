@@ -10,6 +10,7 @@ import asyncio
 import os
 import threading
 
+from recall_gui.core.collector import collection_paused
 from recall_gui.core.embedders.base import Embedder, Vector
 from recall_gui.core.embedders.cloud import CloudEmbedder
 from recall_gui.core.embedders.local import (
@@ -89,7 +90,8 @@ def _shared_local_model(cosh_name: str) -> LocalEmbedder:
         cached = _local_models.get(cosh_name)
     if cached is not None:
         return cached
-    model = load_local_model(cosh_name)
+    with collection_paused():
+        model = load_local_model(cosh_name)
     with _local_lock:
         return _local_models.setdefault(cosh_name, model)
 

@@ -30,7 +30,6 @@ from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory
-from recall_gui.qt.warmup import freeze_long_lived_objects
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -276,7 +275,6 @@ class KnowledgePage(QWidget):
         harness = await self.services.harness()
         try:
             await harness.embedders.get(entry.embedder, health.info.columns.vector_dim)
-            freeze_long_lived_objects(f"model {entry.embedder.label}")  # with onnxruntime, tokenizers
         except RecallError as error:
             if self._current is None or self._current.name != entry.name:
                 return  # another database was chosen meanwhile; a search in this one will say it
