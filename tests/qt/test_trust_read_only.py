@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from recall_gui.core.paging import DEFAULT_PAGE_SIZE
 from recall_gui.core.registry import load_registry
 from tests.core.test_read_only import ROOT, session_env
 from tests.kbtools import (
@@ -38,7 +39,8 @@ from tests.readonly import (
     throwaway_user_prefix,
 )
 
-ROWS = 1_000  # four pages of the browse table
+ROWS = 2_500  # three pages of the browse table
+PAGES = -(-ROWS // DEFAULT_PAGE_SIZE)
 
 
 @pytest.fixture
@@ -60,7 +62,7 @@ def paged_kb(passage_vectors: Any) -> Iterator[KnowledgeBase]:
 def check_summary(summary: dict[str, Any], export_dir: Path) -> None:
     """The session really browsed to the end, filtered, searched, exported and edited."""
     assert summary["problems"] == []
-    assert summary["rows"] == summary["paged"] == ROWS and summary["pages_read"] == 4
+    assert summary["rows"] == summary["paged"] == ROWS and summary["pages_read"] == PAGES > 1
     assert summary["last_row"] == f"{list(PASSAGES)[(ROWS - 1) % 12]}~{ROWS - 1}"
     assert summary["last_row_vector"].startswith("384 dimensions · norm 1.00")
     assert summary["filtered"] == len([i for i in range(ROWS) if i % 12 == list(PASSAGES).index("tides")])
