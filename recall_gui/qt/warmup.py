@@ -18,6 +18,7 @@ from recall_gui.core.collector import collection_paused
 #: What searching and browsing need, in the order they are imported.
 HEAVY_MODULES = (
     "numpy",
+    "numpy.ma",  # PyArrow imports it when LanceDB turns a query vector into an array
     "pyarrow",
     "lancedb",
     "httpx",

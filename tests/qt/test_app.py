@@ -122,6 +122,35 @@ def test_the_window_shows_before_any_heavy_library_is_imported(kb: KnowledgeBase
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_searching_imports_nothing_the_libraries_load_did_not(kb: KnowledgeBase) -> None:
+    """An import on the GUI thread stalls the window (numpy.ma, imported by PyArrow when LanceDB turns a
+    query vector into an array, took 12 ms at the first search); the load behind the window does them."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, importlib, json, os, sys
+        from recall_gui.qt.warmup import HEAVY_MODULES
+        for name in HEAVY_MODULES:
+            importlib.import_module(name)
+        from recall_gui.core.nearest import search_hits
+        from recall_gui.core.types import RecallSearchInput
+        before = set(sys.modules)
+        vector = [1.0 / 384**0.5] * 384
+        asking = RecallSearchInput({str(kb.db_dir)!r}, {kb.name!r}, 384, "q", vector, 3)
+        result = asyncio.run(search_hits(asking))
+        new = sorted(set(sys.modules) - before)
+        print(json.dumps({{"method": result.method, "hits": len(result.hits), "new": new}}))
+        """
+    )
+    # LanceDB's flat search (exact search in memory turned off), then the exact path.
+    for cache_mb, method in (("0", "flat"), ("64", "exact")):
+        env = {**os.environ, "RECALL_GUI_EXACT_CACHE_MB": cache_mb}
+        command = [sys.executable, "-c", script]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        assert found == {"method": method, "hits": 3, "new": []}
+
+
 def test_the_libraries_start_loading_once_the_window_is_on_screen(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
