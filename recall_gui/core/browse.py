@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.columns import ColumnMapping
-from recall_gui.core.nearest import hits_from_arrow
+from recall_gui.core.nearest import columns_from_arrow, hits_from_arrow
 from recall_gui.core.tables import OpenTable, TableOptions, bounded, open_table, read_query
 from recall_gui.core.types import SearchHit
 
@@ -165,27 +165,10 @@ async def fetch_page(
 
 
 def page_from_arrow(rows: pa.Table, opened: OpenTable, offset: int, total: int) -> Page:
-    """LanceDB's rows (with ``_rowid``, without vectors) as a page, column by column: Arrow converts each
-    column in one call, and no per-row objects are made. Ids and contents read as hits show them
-    (missing as empty text, anything else as its text); a table without an id column uses row ids."""
-    columns = opened.columns
-    data = {name: rows.column(name).to_pylist() for name in rows.column_names if name != columns.vector}
-    data.pop("_distance", None)
-    row_ids = data.pop("_rowid", None) or [None] * rows.num_rows
-    ids = data.pop(columns.id) if columns.id else [str(row_id) for row_id in row_ids]
-    contents = data.pop(columns.content)
-    return Page(
-        offset,
-        total,
-        _texts(ids),
-        _texts(contents),
-        tuple(row_ids),
-        {name: tuple(values) for name, values in data.items()},
-    )
-
-
-def _texts(values: list[Any]) -> tuple[str, ...]:
-    return tuple("" if value is None else value if type(value) is str else str(value) for value in values)
+    """LanceDB's rows (with ``_rowid``, without vectors) as a page, column by column: no per-row objects."""
+    found = columns_from_arrow(rows, opened)
+    extra = {name: tuple(values) for name, values in found.extra.items()}
+    return Page(offset, total, found.ids, found.contents, tuple(found.row_ids), extra)
 
 
 async def fetch_row(

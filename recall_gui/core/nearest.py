@@ -324,31 +324,50 @@ def _tune(query: AsyncVectorQuery, opened: OpenTable, limit: int) -> AsyncVector
     return query
 
 
-def hits_from_arrow(rows: pa.Table, opened: OpenTable) -> tuple[SearchHit, ...]:
-    """Convert LanceDB's answer (nearest first, with ``_distance`` and ``_rowid``) into hits."""
+@dataclass(frozen=True)
+class ArrowColumns:
+    """LanceDB's rows as Python values, column by column (each converted by Arrow in one call)."""
+
+    #: As the tool and the window show them: missing as empty text, anything else as its text; a table
+    #: without an id column uses row ids.
+    ids: tuple[str, ...]
+    contents: tuple[str, ...]
+    row_ids: list[int | None]
+    #: ``None`` when the rows carry no ``_distance`` (browsing).
+    distances: list[float] | None
+    #: Every other non-vector column, by name.
+    extra: dict[str, list[Any]]
+
+
+def columns_from_arrow(rows: pa.Table, opened: OpenTable) -> ArrowColumns:
+    """What searching and browsing read from LanceDB's answer, whether it is made into hits or a page."""
     columns = opened.columns
     data: dict[str, list[Any]] = {
         name: rows.column(name).to_pylist() for name in rows.column_names if name != columns.vector
     }
-    distances = data.pop("_distance", [0.0] * rows.num_rows)
-    row_ids = data.pop("_rowid", [None] * rows.num_rows)
-    vectors = _vector_rows(rows, columns.vector)
+    distances = data.pop("_distance", None)
+    row_ids = data.pop("_rowid", None) or [None] * rows.num_rows
     ids = data.pop(columns.id) if columns.id else [str(r) for r in row_ids]
     contents = data.pop(columns.content)
-    hits = []
-    for i in range(rows.num_rows):
-        vector = vectors[i]
-        hits.append(
-            SearchHit(
-                id=_text(ids[i]),
-                content=_text(contents[i]),
-                distance=float(distances[i]),
-                row_id=row_ids[i],
-                extra={name: values[i] for name, values in data.items()},
-                vector=vector,
-            )
+    return ArrowColumns(_texts(ids), _texts(contents), row_ids, distances, data)
+
+
+def hits_from_arrow(rows: pa.Table, opened: OpenTable) -> tuple[SearchHit, ...]:
+    """Convert LanceDB's answer (nearest first, with ``_distance`` and ``_rowid``) into hits."""
+    found = columns_from_arrow(rows, opened)
+    distances = found.distances or [0.0] * rows.num_rows
+    vectors = _vector_rows(rows, opened.columns.vector)
+    return tuple(
+        SearchHit(
+            id=found.ids[i],
+            content=found.contents[i],
+            distance=float(distances[i]),
+            row_id=found.row_ids[i],
+            extra={name: values[i] for name, values in found.extra.items()},
+            vector=vectors[i],
         )
-    return tuple(hits)
+        for i in range(rows.num_rows)
+    )
 
 
 def _vector_rows(rows: pa.Table, name: str) -> list[Any]:
@@ -370,5 +389,5 @@ def _vector_rows(rows: pa.Table, name: str) -> list[Any]:
     return found
 
 
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)
+def _texts(values: list[Any]) -> tuple[str, ...]:
+    return tuple("" if value is None else value if type(value) is str else str(value) for value in values)
