@@ -17,6 +17,8 @@ Adding a group: write ``bench/<group>.py`` with ``run(ctx: BenchContext) -> list
 line to ``GROUPS``.
 """
 
-# The app's package first, before anything imports NumPy: it sets the process up as the app runs
-# (OpenBLAS on one thread, see recall_gui/__init__.py), and the benchmark measures the app as it runs.
-import recall_gui  # noqa: F401
+# Set up the process as the app's entry points do, before anything imports NumPy (OpenBLAS on one
+# thread): the benchmark measures the app as it runs.
+from recall_gui.runtime import configure_process
+
+configure_process()

@@ -74,6 +74,10 @@ def main() -> None:
     import qasync
     from PySide6.QtWidgets import QApplication
 
+    from recall_gui.qt.app import configure_qt_process
+
+    configure_qt_process()  # as the app sets itself up
+
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)

@@ -9,7 +9,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from bench.context import BenchContext
 from bench.data import BenchTable
 from bench.results import Metric
 from bench.timing import side_by_side
+
+if TYPE_CHECKING:
+    from recall_gui.core.session import Session
 
 TOP_K = 5
 GOAL_RATIO = 2.0
@@ -43,22 +46,29 @@ def search_input(table: BenchTable, vector: Any, limit: int) -> Any:
 
 
 async def measure(ctx: BenchContext, rows: int, timed: int, checked: int, metrics: tuple[str, ...]) -> Metric:
-    from recall_gui.core import search_hits
-    from recall_gui.core.nearest import prepare
-    from recall_gui.core.vector_cache import VECTOR_CACHE
+    from recall_gui.core.session import Session
+
+    async with Session() as session:
+        return await measure_in(session, ctx, rows, timed, checked, metrics)
+
+
+async def measure_in(
+    session: Session, ctx: BenchContext, rows: int, timed: int, checked: int, metrics: tuple[str, ...]
+) -> Metric:
+    from recall_gui.core.nearest import prepare, search_hits
+    from recall_gui.core.target import TableTarget
 
     table = ctx.table(rows)
     matrix = table.load_vectors()
     queries = ctx.queries(timed)
-    VECTOR_CACHE.forget()
     started = time.perf_counter()
-    first = await search_hits(search_input(table, queries[0], TOP_K))
+    first = await search_hits(session, search_input(table, queries[0], TOP_K))
     first_ms = (time.perf_counter() - started) * 1000
-    not_ready = await prepare(str(table.db_dir), table.name)  # waits for the read the search began
+    not_ready = await prepare(session, TableTarget(str(table.db_dir), table.name))  # the read it began
     ready_ms = (time.perf_counter() - started) * 1000
-    memory = VECTOR_CACHE.used_bytes
+    memory = session.vectors.used_bytes
     kernel = "-"
-    for cached in VECTOR_CACHE.cached_tables().values():
+    for cached in session.vectors.cached_tables().values():
         kernel = cached.vectors.kernel
     print(
         f"  {table.name}: first search {first_ms:.0f} ms ({first.method}), vectors in memory after "
@@ -75,15 +85,15 @@ async def measure(ctx: BenchContext, rows: int, timed: int, checked: int, metric
     # The floor is NumPy's fastest exact top-k here: matmul (BLAS) or einsum, whichever is faster.
     measured = await side_by_side(
         queries,
-        lambda q: search_hits(search_input(table, q, TOP_K)),
+        lambda q: search_hits(session, search_input(table, q, TOP_K)),
         floor,
         rounds=2,
         others={"einsum": einsum_floor},
     )
     pair = dataclasses.replace(measured, floor_ms=min(measured.floor_ms, measured.others_ms["einsum"]))
-    method = (await search_hits(search_input(table, queries[1], TOP_K))).method
+    method = (await search_hits(session, search_input(table, queries[1], TOP_K))).method
     matmul = await side_by_side(queries[:20], lambda q: asyncio.sleep(0), lambda q: matrix @ q, rounds=2)
-    identical, compared, lance_ms = await compare_with_lancedb(ctx, table, matrix, checked, metrics)
+    identical, compared, lance_ms = await compare_with_lancedb(session, ctx, table, matrix, checked, metrics)
     print(f"  {table.name}: identical to LanceDB's flat search in {identical}/{compared} searches")
     name = f"exact_search_{label(rows)}"
     goal = f"ratio <= {GOAL_RATIO}, identical" if rows == 100_000 else "report"
@@ -113,7 +123,12 @@ async def measure(ctx: BenchContext, rows: int, timed: int, checked: int, metric
 
 
 async def compare_with_lancedb(
-    ctx: BenchContext, table: BenchTable, matrix: np.ndarray[Any, Any], checked: int, metrics: tuple[str, ...]
+    session: Session,
+    ctx: BenchContext,
+    table: BenchTable,
+    matrix: np.ndarray[Any, Any],
+    checked: int,
+    metrics: tuple[str, ...],
 ) -> tuple[int, int, float]:
     """How many core searches return LanceDB's flat-search ids in LanceDB's order (limit 10).
 
@@ -122,8 +137,8 @@ async def compare_with_lancedb(
     """
     import lancedb
 
-    from recall_gui.core import search_hits
-    from recall_gui.core.tables import TableOptions
+    from recall_gui.core.nearest import search_hits
+    from recall_gui.core.target import TableOptions
 
     duplicated = [matrix[i] for i in range(100, min(len(matrix), 100 * (checked // 4 + 1)), 100)]
     queries = ctx.queries(checked - len(duplicated)) + duplicated
@@ -134,7 +149,7 @@ async def compare_with_lancedb(
     for metric in metrics:
         options = TableOptions(metric=metric)
         for query in queries:
-            ours = await search_hits(search_input(table, query, 10), options)
+            ours = await search_hits(session, search_input(table, query, 10), options)
             started = asyncio.get_running_loop().time()
             theirs = await (
                 lance_table.query()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from bench.context import BenchContext
 from bench.exact_search import search_input
 from bench.results import Metric
 from bench.timing import side_by_side
+
+if TYPE_CHECKING:
+    from recall_gui.core.session import Session
 
 LIMIT = 10
 GOAL_RATIO = 1.1
@@ -32,11 +35,17 @@ def run(ctx: BenchContext) -> list[Metric]:
 
 
 async def measure(ctx: BenchContext, name: str, index: str, metric: str) -> Metric:
+    from recall_gui.core.session import Session
+
+    async with Session() as session:
+        return await measure_in(session, ctx, name, index, metric)
+
+
+async def measure_in(session: Session, ctx: BenchContext, name: str, index: str, metric: str) -> Metric:
     import lancedb
 
-    from recall_gui.core import search_hits
-    from recall_gui.core.nearest import _tune
-    from recall_gui.core.tables import TableOptions, open_table
+    from recall_gui.core.nearest import _tune, search_hits
+    from recall_gui.core.target import TableOptions, TableTarget
 
     exact_table = ctx.table(100_000)
     table = ctx.table(100_000, index)
@@ -53,13 +62,15 @@ async def measure(ctx: BenchContext, name: str, index: str, metric: str) -> Metr
     raw_recall: list[float] = []
     method = ""
     for query in queries:
-        truth = {h.id for h in (await search_hits(search_input(exact_table, query, LIMIT), options)).hits}
-        ours = await search_hits(search_input(table, query, LIMIT), options)
+        truth = {
+            h.id for h in (await search_hits(session, search_input(exact_table, query, LIMIT), options)).hits
+        }
+        ours = await search_hits(session, search_input(table, query, LIMIT), options)
         method = ours.method
         raw = await raw_query(query)
         ours_recall.append(len(truth & {h.id for h in ours.hits}) / LIMIT)
         raw_recall.append(len(truth & set(raw.column("id").to_pylist())) / LIMIT)
-    opened = await open_table(str(table.db_dir), table.name, options)
+    opened = await session.tables.open(TableTarget(str(table.db_dir), table.name, options))
 
     def raw_tuned(query: np.ndarray[Any, Any]) -> Any:
         tuned = _tune(raw_table.query().nearest_to(query).distance_type(metric), opened, LIMIT)
@@ -67,7 +78,7 @@ async def measure(ctx: BenchContext, name: str, index: str, metric: str) -> Metr
 
     pair = await side_by_side(
         queries,
-        lambda q: search_hits(search_input(table, q, LIMIT), options),
+        lambda q: search_hits(session, search_input(table, q, LIMIT), options),
         raw_query,
         rounds=3,
         others={"raw_with_core_settings": raw_tuned},

@@ -68,7 +68,7 @@ async def end_to_end(window: Any, vectors_path: str) -> dict[str, Any]:
     await page.choose_database(SMALL)
     harness = await window.services.harness()
     entry = harness.resolve_active(SMALL)
-    embedder = await harness.embedders.get(entry.embedder, 384)
+    embedder = await harness.session.models.get(entry.embedder, 384)
     matrix = np.load(vectors_path)
     model = page.results.results_model
 
@@ -100,9 +100,8 @@ async def end_to_end(window: Any, vectors_path: str) -> dict[str, Any]:
 
 
 async def search_1m(window: Any) -> dict[str, Any]:
-    from recall_gui.core.vector_cache import VECTOR_CACHE
-
     page = window.knowledge
+    vectors = (await window.services.session()).vectors
     meter = GapMeter()
     found: dict[str, Any] = {}
     found["choose_ms"], found["choose_gap_ms"] = await meter.measure(lambda: page.choose_database(LARGE))
@@ -120,7 +119,7 @@ async def search_1m(window: Any) -> dict[str, Any]:
     found["first_search_method"] = result.method if result else None
 
     async def vectors_read() -> None:
-        while not any(key[1] == LARGE for key in VECTOR_CACHE.cached_versions()):
+        while not any(key[1] == LARGE for key in vectors.cached_versions()):
             await one_search(QUESTIONS[1])  # a user searching on meanwhile
 
     found["reading_ms"], found["reading_gap_ms"] = await meter.measure(vectors_read)
@@ -217,6 +216,10 @@ def main() -> None:
 
     import qasync
     from PySide6.QtWidgets import QApplication
+
+    from recall_gui.qt.app import configure_qt_process
+
+    configure_qt_process()  # as the app sets itself up
 
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)

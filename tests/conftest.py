@@ -50,6 +50,18 @@ def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         os.environ["RECALL_GUI_CACHE_DIR"] = previous
 
 
+@pytest.fixture
+def session() -> Iterator[Any]:
+    """A core session (open tables, vectors in memory, loaded models) for one test, closed after it."""
+    import asyncio
+
+    from recall_gui.core.session import Session
+
+    opened = Session()
+    yield opened
+    asyncio.run(opened.aclose())
+
+
 @pytest.fixture(scope="session")
 def embedder() -> Any:
     """The real packaged model, loaded once per run."""
@@ -114,7 +126,6 @@ def moto_server() -> Iterator[Any]:
 @pytest.fixture
 def s3(moto_server: Any) -> Iterator[Any]:
     """A fresh bucket on the moto server, reached through a proxy the test can stop and start."""
-    from recall_gui.core import tables
     from tests.s3server import S3Location, StoppableProxy
 
     bucket = f"kb-{next(_buckets)}"
@@ -122,7 +133,6 @@ def s3(moto_server: Any) -> Iterator[Any]:
     proxy = StoppableProxy(moto_server.port)
     yield S3Location(bucket, proxy)
     proxy.stop()
-    tables.forget()
 
 
 _buckets = iter(range(1_000_000))

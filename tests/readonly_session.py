@@ -21,10 +21,10 @@ QUERIES = ("How do I change my password?", "capital of France", "generators and 
 
 
 async def _core_session(registry_dir: Path, db_name: str) -> dict[str, Any]:
-    from recall_gui.core import Harness, RecallSearchInput, search
+    from recall_gui.core import Harness, RecallSearchInput
     from recall_gui.core.browse import describe_table, fetch_page, fetch_row
-    from recall_gui.core.harness import table_options
     from recall_gui.core.health import check_health
+    from recall_gui.core.nearest import search
     from recall_gui.core.registry import load_registry
     from recall_gui.core.suffix import SuffixStore, current_tool
 
@@ -38,26 +38,22 @@ async def _core_session(registry_dir: Path, db_name: str) -> dict[str, Any]:
         summary["tops"] = tops
         summary["json"] = json.loads(await harness.recall_search({"db_name": db_name, "query": "Berlin"}))
         entry = harness.resolve_active(db_name)
-        options = table_options(entry)
-        embedder = await harness.embedders.get(entry.embedder)
-        vector = await embedder.embed_query("tides and the moon")
-        low = await search(RecallSearchInput(entry.uri, entry.table_name, 384, "t", vector, 2), options)
+        session, target = harness.session, entry.target
+        embedded = await harness.session.models.start_query(entry.embedder, "tides and the moon").wait()
+        asking = RecallSearchInput(entry.uri, entry.table_name, 384, "t", embedded.vector, 2)
+        low = await search(session, asking, target.options)
         summary["low_level"] = [r.id for r in low.results]
-        info = await describe_table(entry.uri, entry.table_name, options)
+        info = await describe_table(session, target)
         summary["rows"] = info.row_count
-        pages = [
-            await fetch_page(entry.uri, entry.table_name, offset=o, limit=5, options=options) for o in (0, 5)
-        ]
+        pages = [await fetch_page(session, target, offset=o, limit=5) for o in (0, 5)]
         summary["paged"] = [row.id for page in pages for row in page.rows]
-        filtered = await fetch_page(
-            entry.uri, entry.table_name, offset=0, limit=5, options=options, filter_text="pass"
-        )
+        filtered = await fetch_page(session, target, offset=0, limit=5, filter_text="pass")
         summary["filtered"] = [row.id for row in filtered.rows]
         row_id = pages[0].rows[0].row_id
-        full = await fetch_row(entry.uri, entry.table_name, row_id or 0, options)
+        full = await fetch_row(session, target, row_id or 0)
         summary["row_vector"] = len(full.vector) if full and full.vector is not None else 0
         registry = load_registry(registry_dir)
-        summary["health"] = [(await check_health(db)).ok for db in registry.databases]
+        summary["health"] = [(await check_health(session, db)).ok for db in registry.databases]
         summary["tool"] = current_tool(registry, SuffixStore()).name
     finally:
         await harness.aclose()

@@ -12,24 +12,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.columns import ColumnMapping
-from recall_gui.core.nearest import columns_from_arrow, hits_from_arrow
-from recall_gui.core.tables import OpenTable, TableOptions, bounded, open_table, read_query
+from recall_gui.core.rows import columns_from_arrow, hits_from_arrow
+from recall_gui.core.session import Session
+from recall_gui.core.tables import OpenTable, TableIndex, read_query
+from recall_gui.core.target import TableTarget
 from recall_gui.core.types import SearchHit
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 MAX_PAGE = 10_000
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    """One index of a table, as shown in the database details."""
-
-    name: str
-    index_type: str
-    columns: tuple[str, ...]
-    metric: str | None = None
 
 
 @dataclass(frozen=True)
@@ -42,8 +34,13 @@ class TableInfo:
     row_count: int
     schema: tuple[tuple[str, str], ...]
     columns: ColumnMapping
-    indexes: tuple[IndexInfo, ...]
+    indexes: tuple[TableIndex, ...]
     default_metric: str
+
+    @property
+    def metadata_columns(self) -> list[str]:
+        """Every column that is neither id, content nor vector."""
+        return self.columns.metadata([name for name, _kind in self.schema])
 
 
 @dataclass(frozen=True)
@@ -102,18 +99,19 @@ class Page:
         return tuple(self.row(index) for index in range(len(self)))
 
 
-async def describe_table(uri: str, table_name: str, options: TableOptions | None = None) -> TableInfo:
-    opened = await open_table(uri, table_name, options)
-    what = f'reading table "{table_name}"'
+async def describe_table(session: Session, target: TableTarget) -> TableInfo:
+    opened = await session.tables.open(target)
     row_count = await opened.count_rows()
-    configs = await bounded(opened.table.list_indices(), what)
-    metrics = {ix.name: ix.metric for ix in opened.indexes}
-    indexes = tuple(
-        IndexInfo(c.name, str(c.index_type), tuple(c.columns), metrics.get(c.name)) for c in configs
-    )
     schema = tuple((f.name, str(f.type)) for f in opened.schema)
     return TableInfo(
-        uri, opened.name, opened.version, row_count, schema, opened.columns, indexes, opened.default_metric()
+        target.uri,
+        opened.name,
+        opened.version,
+        row_count,
+        schema,
+        opened.columns,
+        opened.indexes,
+        opened.default_metric(),
     )
 
 
@@ -132,26 +130,16 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _page_columns(opened: OpenTable) -> list[str]:
-    return [name for name in opened.schema.names if name != opened.columns.vector]
-
-
 async def fetch_page(
-    uri: str,
-    table_name: str,
-    *,
-    offset: int,
-    limit: int,
-    options: TableOptions | None = None,
-    filter_text: str = "",
+    session: Session, target: TableTarget, *, offset: int, limit: int, filter_text: str = ""
 ) -> Page:
     """Rows from ``offset`` on (at most ``limit``), optionally only those whose id or content contains
     ``filter_text``."""
-    opened = await open_table(uri, table_name, options)
-    what = f'reading table "{table_name}"'
+    opened = await session.tables.open(target)
+    what = f'reading table "{target.table_name}"'
     offset, limit = max(0, offset), max(0, min(limit, MAX_PAGE))
     where = filter_expression(opened.columns, filter_text)
-    columns = _page_columns(opened)
+    columns = opened.row_columns
     total = await opened.count_rows(where)
     if where is None:
         wanted = list(range(offset, min(offset + limit, total)))
@@ -166,17 +154,15 @@ async def fetch_page(
 
 def page_from_arrow(rows: pa.Table, opened: OpenTable, offset: int, total: int) -> Page:
     """LanceDB's rows (with ``_rowid``, without vectors) as a page, column by column: no per-row objects."""
-    found = columns_from_arrow(rows, opened)
+    found = columns_from_arrow(rows, opened.columns)
     extra = {name: tuple(values) for name, values in found.extra.items()}
     return Page(offset, total, found.ids, found.contents, tuple(found.row_ids), extra)
 
 
-async def fetch_row(
-    uri: str, table_name: str, row_id: int, options: TableOptions | None = None
-) -> SearchHit | None:
+async def fetch_row(session: Session, target: TableTarget, row_id: int) -> SearchHit | None:
     """One row in full, vector included, by its LanceDB row id; ``None`` if it no longer exists."""
-    opened = await open_table(uri, table_name, options)
+    opened = await session.tables.open(target)
     taking = opened.table.take_row_ids([row_id]).with_row_id()
-    rows = await read_query(taking, f'reading table "{table_name}"')
-    hits = hits_from_arrow(rows, opened)
+    rows = await read_query(taking, f'reading table "{target.table_name}"')
+    hits = hits_from_arrow(rows, opened.columns)
     return hits[0] if hits else None

@@ -19,27 +19,35 @@ import gc
 import threading
 from collections.abc import Iterator
 
-_lock = threading.Lock()
-_loads = 0
-_resume = False
+class _Pauses:
+    """How many loads hold the collector paused. The collector belongs to the whole process, so this
+    count does too (not to a session)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.loads = 0
+        self.resume = False
+
+
+_PAUSES = _Pauses()
 
 
 @contextlib.contextmanager
 def collection_paused() -> Iterator[None]:
     """No automatic collection until the block (and any other paused block running meanwhile) ends; then
     what is alive is frozen and the collector resumes as it was."""
-    global _loads, _resume
-    with _lock:
-        if _loads == 0:
-            _resume = gc.isenabled()
+    pauses = _PAUSES
+    with pauses.lock:
+        if pauses.loads == 0:
+            pauses.resume = gc.isenabled()
             gc.disable()
-        _loads += 1
+        pauses.loads += 1
     try:
         yield
     finally:
-        with _lock:
-            _loads -= 1
-            if _loads == 0:
+        with pauses.lock:
+            pauses.loads -= 1
+            if pauses.loads == 0:
                 gc.freeze()
-                if _resume:
+                if pauses.resume:
                     gc.enable()

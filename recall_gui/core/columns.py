@@ -7,6 +7,7 @@ columns explicitly when detection guesses wrong or cannot decide.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,10 +44,14 @@ class ColumnMapping:
     vector: str
     vector_dim: int
 
-    def other_columns(self, schema: pa.Schema) -> list[str]:
+    def without_vector(self, names: Sequence[str]) -> list[str]:
+        """Every column but the vector (the bulk of a row)."""
+        return [name for name in names if name != self.vector]
+
+    def metadata(self, names: Sequence[str]) -> list[str]:
         """Every column that is neither id, content nor vector: the row's metadata."""
         taken = {self.id, self.content, self.vector}
-        return [name for name in schema.names if name not in taken]
+        return [name for name in names if name not in taken]
 
 
 def vector_width(field: pa.Field) -> int | None:

@@ -7,20 +7,18 @@ a :class:`SearchReport` with timings and the model used; what the agent sees sta
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recall_gui.core.embedders import EmbedderPool
-from recall_gui.core.embedders.base import Embedder, Vector
-from recall_gui.core.errors import DatabaseNotFoundError, DimensionMismatchError, InvalidInputError
-from recall_gui.core.nearest import open_for_search, search_embedded, search_hits
-from recall_gui.core.registry import DatabaseEntry, EmbedderSpec, Registry, load_registry
-from recall_gui.core.tables import TableOptions
-from recall_gui.core.types import DEFAULT_LIMIT, RecallOutput, RecallSearchInput, SearchResult
+from recall_gui.core.embedders.base import QueryVector
+from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
+from recall_gui.core.nearest import open_for_search, rank, require_width
+from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
+from recall_gui.core.session import Session
+from recall_gui.core.types import DEFAULT_LIMIT, RecallOutput, SearchResult
 
 _U64_LIMIT = 2**64
 
@@ -58,32 +56,6 @@ def _is_unicode(text: str) -> bool:
     return True
 
 
-def table_options(entry: DatabaseEntry) -> TableOptions:
-    return TableOptions(entry.storage_options, entry.columns, entry.metric)
-
-
-@dataclass(frozen=True)
-class _Embedded:
-    embedder: Embedder
-    vector: Vector
-    embed_ms: float
-
-
-def _model_width_error(error: DimensionMismatchError, used: str) -> DimensionMismatchError:
-    return DimensionMismatchError(
-        error.input_dim,
-        error.table_dim,
-        hint=f"{used} returned {error.input_dim}-dimensional vectors; the table was built with another "
-        "model. Fix the embedder in the registry.",
-    )
-
-
-def _consume_outcome(future: asyncio.Future[Any]) -> None:
-    """Mark an overlapped embedding's error as seen: the table's error, raised first, supersedes it."""
-    if not future.cancelled():
-        future.exception()
-
-
 @dataclass(frozen=True)
 class SearchReport:
     """One harness search: the result plus what the window's status bar shows."""
@@ -91,8 +63,8 @@ class SearchReport:
     database: DatabaseEntry
     result: SearchResult
     model_used: str
-    #: How long the query's vector took; with a model that was loaded already, from the call on (the
-    #: table's version is read meanwhile), and ``result.search_ms`` is the rest of ``total_ms``.
+    #: Until the query's vector was there (a model's load included); ``result.search_ms`` is the rest of
+    #: ``total_ms``.
     embed_ms: float
     total_ms: float
 
@@ -104,16 +76,16 @@ class SearchReport:
 
 
 class Harness:
-    """Registry + embedders + search. One per front end; safe to call from any event loop."""
+    """Registry + session + the search pipeline. One per front end; safe to call from any event loop.
 
-    def __init__(
-        self,
-        registry_dir: Path,
-        *,
-        embedders: EmbedderPool | None = None,
-    ) -> None:
+    ``session``: the caches and worker threads to use; without one the harness makes its own and closes
+    it in :meth:`aclose` (a session handed in is the caller's to close).
+    """
+
+    def __init__(self, registry_dir: Path, *, session: Session | None = None) -> None:
         self.registry_dir = Path(registry_dir)
-        self.embedders = embedders or EmbedderPool()
+        self._owns_session = session is None
+        self.session = session if session is not None else Session()
         self._registry = load_registry(self.registry_dir)
 
     @property
@@ -149,60 +121,47 @@ class Harness:
         return (await self.run(args)).to_json()
 
     async def search_database(self, entry: DatabaseEntry, query: str, limit: int) -> SearchReport:
-        """Embed ``query`` with ``entry``'s model and search its table (active or not: the window may).
+        """The search pipeline: embed ``query`` with ``entry``'s model and rank ``entry``'s table by it
+        (active or not: the window may search any database).
 
-        A local model embeds the query while the table is opened (a round trip to LanceDB's runtime),
-        not after; a table that cannot be opened is still the error reported. A cloud model waits for the
-        table: a request to a provider (paid, and slow anyway) is only sent once the widths agree.
+        1. A local model starts on the query at once (loading first if need be), while the table opens.
+        2. The table opens; the model's known width must be the table's.
+        3. A cloud model starts only now: a request to a provider (paid, and slow anyway) is only sent once
+           the widths agree.
+        4. Ranking waits for the vector only where it needs it.
         """
         started = time.perf_counter()
-        options = table_options(entry)
-        spec = entry.embedder
-        loaded = self.embedders.loaded_local(spec)
-        # A loaded local model starts on the query now; one still to load, as soon as it has loaded.
-        pending = loaded.submit_query(query) if loaded is not None else None
-        early: asyncio.Future[_Embedded] | None = None
-        if pending is None and spec.kind == "local":
-            early = asyncio.ensure_future(self._embed(spec, None, query))
-            early.add_done_callback(_consume_outcome)  # its error is raised below, or superseded
+        models, spec, target = self.session.models, entry.embedder, entry.target
+        query_vector = models.start_query(spec, query) if spec.kind == "local" else None
         try:
-            opened = await open_for_search(entry.uri, entry.table_name, options)
+            opened = await open_for_search(self.session, target)
             table_dim = opened.columns.vector_dim
-            if spec.dim is not None and spec.dim != table_dim:
-                raise DimensionMismatchError(
+            if spec.dim is not None:
+                require_width(
                     spec.dim,
                     table_dim,
-                    hint=f"The registry says {entry.name} uses {spec.label}, but its table holds "
+                    f"The registry says {entry.name} uses {spec.label}, but its table holds "
                     f"{table_dim}-dimensional vectors: fix the embedder in the registry.",
                 )
+            if query_vector is None:
+                query_vector = models.start_query(spec, query, table_dim)
+            ranked = await rank(self.session, opened, query_vector, limit, target.options)
         except BaseException:
-            for work in (early, pending):
-                if work is not None:
-                    work.cancel()
+            if query_vector is not None:
+                query_vector.cancel()
+                _consume_outcome(query_vector)
             raise
-        if loaded is not None and pending is not None:
-            try:
-                result = await search_embedded(opened, query, limit, pending, options)
-            except DimensionMismatchError as error:
-                raise _model_width_error(error, loaded.used) from None
-            total_ms = (time.perf_counter() - started) * 1000
-            return SearchReport(entry, result, loaded.used, total_ms - result.search_ms, total_ms)
-        embedded = await (early if early is not None else self._embed(spec, table_dim, query))
-        search_input = RecallSearchInput(
-            entry.uri, entry.table_name, int(embedded.vector.shape[0]), query, embedded.vector, limit
-        )
-        try:
-            result = await search_hits(search_input, options, opened=opened)
-        except DimensionMismatchError as error:
-            raise _model_width_error(error, embedded.embedder.used) from None
-        total_ms = (time.perf_counter() - started) * 1000
-        return SearchReport(entry, result, embedded.embedder.used, embedded.embed_ms, total_ms)
-
-    async def _embed(self, spec: EmbedderSpec, table_dim: int | None, query: str) -> _Embedded:
-        embedder = await self.embedders.get(spec, table_dim)
-        embed_started = time.perf_counter()
-        vector = await embedder.embed_query(query)
-        return _Embedded(embedder, vector, (time.perf_counter() - embed_started) * 1000)
+        ended = time.perf_counter()
+        search_ms = (ended - max(started, query_vector.ready_at or started)) * 1000
+        total_ms = (ended - started) * 1000
+        result = ranked.result(query, search_ms, opened.version)
+        return SearchReport(entry, result, ranked.query.used, total_ms - search_ms, total_ms)
 
     async def aclose(self) -> None:
-        await self.embedders.aclose()
+        if self._owns_session:
+            await self.session.aclose()
+
+
+def _consume_outcome(query: QueryVector) -> None:
+    """Mark an abandoned embedding's error as seen: the error raised instead supersedes it."""
+    query.future.add_done_callback(lambda done: done.cancelled() or done.exception())

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from recall_gui.core.browse import TableInfo, describe_table
 from recall_gui.core.embedders import model_problem
 from recall_gui.core.errors import ColumnError, ConnectError, RecallError
-from recall_gui.core.harness import table_options
 from recall_gui.core.registry import DatabaseEntry
+from recall_gui.core.session import Session
 
 #: The checks, in the order a user would fix them.
 CHECKS = ("path", "table", "model", "dimension")
@@ -51,11 +51,11 @@ class DatabaseHealth:
         return "ok" if self.ok else "; ".join(p.message for p in self.problems)
 
 
-async def check_health(entry: DatabaseEntry) -> DatabaseHealth:
+async def check_health(session: Session, entry: DatabaseEntry) -> DatabaseHealth:
     problems: list[HealthProblem] = []
     info: TableInfo | None = None
     try:
-        info = await describe_table(entry.uri, entry.table_name, table_options(entry))
+        info = await describe_table(session, entry.target)
     except ConnectError as error:
         problems.append(HealthProblem(error.kind, error.detail, error.hint))
     except ColumnError as error:

@@ -26,7 +26,8 @@ import threading
 #: How much lower than the app's threads LanceDB's threads run (nice values: 0 normal, 19 lowest).
 LANCE_NICE_INCREMENT = 10
 
-_started = False
+#: LanceDB's runtime is one per process, so whether it was started here is too.
+_started = threading.Event()
 _lock = threading.Lock()
 
 
@@ -37,11 +38,10 @@ def start_lance_runtime_at_low_priority(increment: int = LANCE_NICE_INCREMENT) -
     nothing). Only on Linux: elsewhere a nice value belongs to the whole process, the window's thread
     included. A system that refuses the change leaves LanceDB at normal priority.
     """
-    global _started
     with _lock:
-        if _started or not sys.platform.startswith("linux"):
+        if _started.is_set() or not sys.platform.startswith("linux"):
             return
-        _started = True
+        _started.set()
     starter = threading.Thread(target=_start_runtime, args=(increment,), name="recall-lance-start")
     starter.start()
     starter.join()

@@ -19,6 +19,7 @@ from recall_gui.core.columns import ColumnOverrides
 from recall_gui.core.errors import RegistryError
 from recall_gui.core.models import cloud_dim, cloud_label, local_model
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.target import TableOptions, TableTarget
 
 EmbedderKind = Literal["local", "cloud", "unknown"]
 
@@ -84,6 +85,12 @@ class DatabaseEntry:
     @property
     def table_name(self) -> str:
         return self.table or self.name
+
+    @property
+    def target(self) -> TableTarget:
+        """Its table, and how to read it."""
+        options = TableOptions(self.storage_options, self.columns, self.metric)
+        return TableTarget(self.uri, self.table_name, options)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,8 @@
 """Opening a LanceDB table for reading, and nothing else.
 
 ``lancedb.connect_async`` creates a local directory that does not exist, so a local URI is checked first:
-a mistyped path must be reported, not silently created. Connections and open tables are cached (they
-are cheap to keep and costly to reopen on object storage); each open table checks for a newer version on
-every read, so rows another program adds are seen by the next search.
+a mistyped path must be reported, not silently created. A session keeps connections and open tables in a
+:class:`TableCache`.
 """
 
 from __future__ import annotations
@@ -20,7 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 from recall_gui.core.columns import ColumnMapping, ColumnOverrides, detect_columns
+from recall_gui.core.compat import lancedb_row_id_executor
 from recall_gui.core.errors import ConnectError, RecallError, StorageError
+from recall_gui.core.target import StorageKey, TableOptions, TableTarget
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -47,22 +48,13 @@ def operation_timeout() -> float:
 
 
 @dataclass(frozen=True)
-class TableOptions:
-    """How to read one table: storage credentials, column names and metric from the registry entry."""
-
-    storage_options: Mapping[str, str] = field(default_factory=dict)
-    columns: ColumnOverrides = field(default_factory=ColumnOverrides)
-    metric: str | None = None
-
-
-@dataclass(frozen=True)
-class VectorIndex:
-    """A vector index on a table column and the metric it was built for."""
+class TableIndex:
+    """An index of a table: on which columns, and for a vector index the metric it was built for."""
 
     name: str
     index_type: str
-    column: str
-    metric: str
+    columns: tuple[str, ...]
+    metric: str | None = None
 
 
 def is_local_uri(uri: str) -> bool:
@@ -128,8 +120,8 @@ async def read_query(query: Any, what: str) -> pa.Table:
     bounded by LanceDB's own timeout (no timer on the event loop either). Any other query, or a LanceDB
     whose queries lack that entry point, goes the public way.
     """
-    execute = getattr(getattr(query, "_inner", None), "execute", None)
-    if execute is None or getattr(query, "_with_row_id", None) is not True:
+    execute = lancedb_row_id_executor(query)
+    if execute is None:
         result: pa.Table = await bounded(query.to_arrow(), what)
         return result
     import pyarrow as pa
@@ -159,10 +151,6 @@ def _failed(what: str, error: BaseException, limit_s: float) -> StorageError:
     )
 
 
-StorageKey = tuple[tuple[str, str], ...]
-_connections: dict[tuple[str, StorageKey], AsyncConnection] = {}
-
-
 def _storage_options(uri: str, options: Mapping[str, str]) -> dict[str, str]:
     if is_local_uri(uri):
         return dict(options)
@@ -170,7 +158,7 @@ def _storage_options(uri: str, options: Mapping[str, str]) -> dict[str, str]:
 
 
 async def connect(uri: str, storage_options: Mapping[str, str] | None = None) -> AsyncConnection:
-    """A cached read connection; refuses a local directory that does not exist instead of creating it."""
+    """A read connection; refuses a local directory that does not exist instead of creating it."""
     import lancedb
 
     storage = _storage_options(uri, storage_options or {})
@@ -184,12 +172,8 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
                 kind="path",
             )
         target = str(path)
-    key = (uri, tuple(sorted(storage.items())))
-    cached = _connections.get(key)
-    if cached is not None:
-        return cached
     try:
-        connection = await asyncio.wait_for(
+        return await asyncio.wait_for(
             lancedb.connect_async(
                 target, read_consistency_interval=dt.timedelta(0), storage_options=storage or None
             ),
@@ -205,8 +189,6 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
             f"{uri}: {describe_lance_error(error)}",
             hint="Check the URI and the storage credentials (storage_options or the environment).",
         ) from error
-    _connections[key] = connection
-    return connection
 
 
 #: Filters whose row counts an open table keeps (one per filter a user typed while browsing it).
@@ -222,7 +204,7 @@ class OpenTable:
     table: AsyncTable
     schema: pa.Schema
     columns: ColumnMapping
-    indexes: tuple[VectorIndex, ...]
+    indexes: tuple[TableIndex, ...]
     version: int
     #: When ``version`` was last read (``time.monotonic()``).
     checked_at: float = field(default_factory=time.monotonic)
@@ -240,64 +222,120 @@ class OpenTable:
             self.row_counts[where] = counted
         return counted
 
-    def vector_index(self) -> VectorIndex | None:
-        return next((ix for ix in self.indexes if ix.column == self.columns.vector), None)
+    def vector_index(self) -> TableIndex | None:
+        """The index on the vector column that a search can go through (one with a metric)."""
+        return next(
+            (ix for ix in self.indexes if ix.metric and ix.columns[:1] == (self.columns.vector,)), None
+        )
+
+    @property
+    def row_columns(self) -> list[str]:
+        """Every column but the vector: what a page or a hit reads besides it."""
+        return self.columns.without_vector(self.schema.names)
 
     def default_metric(self) -> str:
         """The index's metric when there is a vector index (so the index is used), else cosh's L2."""
         index = self.vector_index()
-        return index.metric if index else "l2"
+        return index.metric if index and index.metric else "l2"
 
 
 TableKey = tuple[str, str, StorageKey, ColumnOverrides]
-_tables: dict[TableKey, OpenTable] = {}
 
 
-def _table_key(uri: str, table_name: str, options: TableOptions) -> TableKey:
-    return (uri, table_name, tuple(sorted(options.storage_options.items())), options.columns)
+def _table_key(target: TableTarget) -> TableKey:
+    return (target.uri, target.table_name, target.options.storage_key, target.options.columns)
 
 
-async def _list_tables(connection: AsyncConnection) -> list[str]:
+async def list_tables(connection: AsyncConnection) -> list[str]:
     listed: Any = await connection.list_tables()
     names = listed.tables if hasattr(listed, "tables") else listed
     return [str(name) for name in names]
 
 
-async def _vector_indexes(table: AsyncTable) -> tuple[VectorIndex, ...]:
-    found: list[VectorIndex] = []
+async def _indexes(table: AsyncTable) -> tuple[TableIndex, ...]:
+    found: list[TableIndex] = []
     for config in await table.list_indices():
         stats = await table.index_stats(config.name)
         metric = getattr(stats, "distance_type", None) if stats is not None else None
-        if metric and config.columns:
-            found.append(VectorIndex(config.name, str(config.index_type), config.columns[0], str(metric)))
+        kind, columns = str(config.index_type), tuple(config.columns)
+        found.append(TableIndex(config.name, kind, columns, str(metric) if metric else None))
     return tuple(found)
 
 
-async def open_table(uri: str, table_name: str, options: TableOptions | None = None) -> OpenTable:
-    """Open ``table_name`` in ``uri`` read-only; raises :class:`ConnectError` naming what is missing."""
-    options = options or TableOptions()
-    key = _table_key(uri, table_name, options)
-    cached = _tables.get(key)
-    if cached is not None:
-        try:
-            version = await bounded(cached.table.version(), f'reading table "{table_name}"')
-            if version == cached.version:
-                cached.checked_at = time.monotonic()
-                return cached
-            return await _describe(cached.uri, cached.table, options, key)
-        except RecallError:
-            # Storage gone or table replaced: start afresh next time, so a server that comes back (or a
-            # table rebuilt by another program) is picked up without a restart.
-            forget(uri)
-            raise
-    connection = await connect(uri, options.storage_options)
+class TableCache:
+    """Connections and open tables, kept because they are cheap to keep and costly to reopen (object
+    storage); each open table reads the table's version on every open, so rows another program adds are
+    seen by the next search."""
+
+    def __init__(self) -> None:
+        self._connections: dict[tuple[str, StorageKey], AsyncConnection] = {}
+        self._tables: dict[TableKey, OpenTable] = {}
+
+    async def connect(self, uri: str, storage_options: Mapping[str, str] | None = None) -> AsyncConnection:
+        """A kept read connection (see :func:`connect`)."""
+        key = (uri, tuple(sorted(_storage_options(uri, storage_options or {}).items())))
+        cached = self._connections.get(key)
+        if cached is None:
+            cached = await connect(uri, storage_options)
+            self._connections[key] = cached
+        return cached
+
+    async def open(self, target: TableTarget) -> OpenTable:
+        """Open ``target`` read-only; raises :class:`ConnectError` naming what is missing."""
+        key = _table_key(target)
+        cached = self._tables.get(key)
+        if cached is not None:
+            try:
+                version = await bounded(cached.table.version(), f'reading table "{target.table_name}"')
+                if version == cached.version:
+                    cached.checked_at = time.monotonic()
+                    return cached
+                return await self._describe(cached.uri, cached.table, target.options, key)
+            except RecallError:
+                # Storage gone or table replaced: start afresh next time, so a server that comes back (or
+                # a table rebuilt by another program) is picked up without a restart.
+                self.forget(target.uri)
+                raise
+        connection = await self.connect(target.uri, target.options.storage_options)
+        table = await _open_table(connection, target)
+        return await self._describe(target.uri, table, target.options, key)
+
+    async def _describe(self, uri: str, table: AsyncTable, options: TableOptions, key: TableKey) -> OpenTable:
+        what = f'reading table "{table.name}"'
+        version = await bounded(table.version(), what)
+        schema = await bounded(table.schema(), what)
+        indexes = await bounded(_indexes(table), what)
+        opened = OpenTable(
+            uri, table.name, table, schema, detect_columns(schema, options.columns), indexes, version
+        )
+        self._tables[key] = opened
+        return opened
+
+    def opened_recently(self, target: TableTarget, within_s: float) -> OpenTable | None:
+        """The kept open table if its version was read less than ``within_s`` seconds ago, else ``None``;
+        no I/O. For callers that can do without the version check (see ``nearest.INDEX_RECHECK_S``)."""
+        cached = self._tables.get(_table_key(target))
+        if cached is None or time.monotonic() - cached.checked_at >= within_s:
+            return None
+        return cached
+
+    def forget(self, uri: str | None = None) -> None:
+        """Drop kept connections and tables (all, or those of one URI), e.g. after a storage failure."""
+        for connection_key in [k for k in self._connections if uri is None or k[0] == uri]:
+            del self._connections[connection_key]
+        for table_key in [k for k in self._tables if uri is None or k[0] == uri]:
+            del self._tables[table_key]
+
+
+async def _open_table(connection: AsyncConnection, target: TableTarget) -> AsyncTable:
+    uri, table_name = target.uri, target.table_name
     try:
-        table = await asyncio.wait_for(connection.open_table(table_name), operation_timeout())
+        return await asyncio.wait_for(connection.open_table(table_name), operation_timeout())
     except TimeoutError:
         raise ConnectError(f'opening table "{table_name}" in {uri} timed out') from None
     except (ValueError, OSError, RuntimeError) as error:
         try:
-            names = await bounded(_list_tables(connection), f"listing tables of {uri}", 10)
+            names = await bounded(list_tables(connection), f"listing tables of {uri}", 10)
         except RecallError:
             names = None
         if names is not None and table_name not in names:
@@ -311,35 +349,3 @@ async def open_table(uri: str, table_name: str, options: TableOptions | None = N
             f'cannot open table "{table_name}" in {uri}: {describe_lance_error(error)}',
             hint="Check that the storage is reachable and the table files are intact.",
         ) from error
-    return await _describe(uri, table, options, key)
-
-
-async def _describe(uri: str, table: AsyncTable, options: TableOptions, key: TableKey) -> OpenTable:
-    what = f'reading table "{table.name}"'
-    version = await bounded(table.version(), what)
-    schema = await bounded(table.schema(), what)
-    indexes = await bounded(_vector_indexes(table), what)
-    opened = OpenTable(
-        uri, table.name, table, schema, detect_columns(schema, options.columns), indexes, version
-    )
-    _tables[key] = opened
-    return opened
-
-
-def opened_recently(
-    uri: str, table_name: str, options: TableOptions | None, within_s: float
-) -> OpenTable | None:
-    """The cached open table if its version was read less than ``within_s`` seconds ago, else ``None``;
-    no I/O. For callers that can do without the version check (see ``nearest.INDEX_RECHECK_S``)."""
-    cached = _tables.get(_table_key(uri, table_name, options or TableOptions()))
-    if cached is None or time.monotonic() - cached.checked_at >= within_s:
-        return None
-    return cached
-
-
-def forget(uri: str | None = None) -> None:
-    """Drop cached connections and tables (all, or those of one URI), e.g. after a storage failure."""
-    for connection_key in [k for k in _connections if uri is None or k[0] == uri]:
-        del _connections[connection_key]
-    for table_key in [k for k in _tables if uri is None or k[0] == uri]:
-        del _tables[table_key]

@@ -184,3 +184,20 @@ class SearchResult:
 
     def to_output(self) -> RecallOutput:
         return RecallOutput(self.query, tuple(hit.to_entry() for hit in self.hits))
+
+    @property
+    def method_label(self) -> str:
+        """How the hits were found, in words: "exact search in memory", "LanceDB's flat scan", "index
+        IVF_HNSW_SQ"."""
+        if self.method.startswith("index:"):
+            return f"index {self.method.removeprefix('index:')}"
+        return METHOD_NAMES.get(self.method, self.method)
+
+    @property
+    def metric_label(self) -> str:
+        return METRIC_NAMES.get(self.metric, self.metric)
+
+
+METHOD_NAMES = {"exact": "exact search in memory", "flat": "LanceDB's flat scan"}
+#: Distance metrics in words ("l2" is squared L2, LanceDB's convention).
+METRIC_NAMES = {"l2": "squared L2", "cosine": "cosine", "dot": "dot"}

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import OrderedDict
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,6 @@ import numpy as np
 
 from recall_gui.core.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
 from recall_gui.core.tables import OpenTable, bounded
-from recall_gui.core.workers import compute_executor
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -130,8 +130,13 @@ class _MatrixBuilder:
         self.payload_bytes = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
+        if self.vector_column not in batch.schema.names:
+            raise _TableChanged(f'its column "{self.vector_column}" vanished while it was read')
         vectors = batch.column(self.vector_column)
         rows = batch.num_rows
+        width = getattr(vectors.type, "list_size", None)
+        if width != self.dim:  # another program replaced the table while it was read
+            raise _TableChanged(f"its vectors changed from {self.dim} to {width} dimensions while read")
         if self.filled + rows > self.matrix.shape[0]:  # rows added while reading: grow
             extra = max(rows, self.matrix.shape[0] // 8)
             self.matrix = np.concatenate([self.matrix, np.empty((extra, self.dim), np.float32)])
@@ -188,6 +193,10 @@ class _Unsupported(Exception):
     """The table's vectors cannot be searched exactly in memory (the reason is the message)."""
 
 
+class _TableChanged(Exception):
+    """The table was replaced while its vectors were read: this version's read is void, the next is not."""
+
+
 @dataclass
 class _Entry:
     version: int
@@ -205,9 +214,13 @@ class _Read:
 
 
 class VectorCache:
-    """Matrices by table, dropped when the table's version moves or memory is needed elsewhere."""
+    """Matrices by table, dropped when the table's version moves or memory is needed elsewhere.
 
-    def __init__(self) -> None:
+    Copying batches into a matrix and finishing it run on ``executor`` (the session's compute thread).
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
         self._entries: OrderedDict[CacheKey, _Entry] = OrderedDict()
         self._refused: dict[CacheKey, tuple[int, NotCached]] = {}
         self._reads: dict[CacheKey, _Read] = {}
@@ -258,6 +271,8 @@ class VectorCache:
             return await asyncio.shield(read.task)
         except _Unsupported as error:
             return NotCached(f"exact search in memory is not possible: {error}")
+        except _TableChanged as error:
+            return NotCached(f"the table changed while it was read into memory ({error})")
 
     def _start_read(self, key: CacheKey, opened: OpenTable, limit: int) -> _Read:
         """The read of ``opened``'s vectors in progress, started now if there is none on this loop.
@@ -321,7 +336,7 @@ class VectorCache:
         column = opened.columns.vector
         what = f'reading the vectors of "{opened.name}"'
         payload_limit = await self._payload_limit(opened, rows, need, limit)
-        others = [name for name in opened.schema.names if name != column] if payload_limit else []
+        others = opened.row_columns if payload_limit else []
         loop = asyncio.get_running_loop()
         builder = _MatrixBuilder(rows, opened.columns.vector_dim, column, payload_limit)
         query = opened.table.query().select([column, *others]).with_row_id()
@@ -331,8 +346,8 @@ class VectorCache:
                 batch = await bounded(reader.__anext__(), what)
             except StopAsyncIteration:
                 break
-            await loop.run_in_executor(compute_executor(), builder.add, batch)
-        return await loop.run_in_executor(compute_executor(), builder.finish)
+            await loop.run_in_executor(self.executor, builder.add, batch)
+        return await loop.run_in_executor(self.executor, builder.finish)
 
     @staticmethod
     async def _payload_limit(opened: OpenTable, rows: int, need: int, limit: int) -> int:
@@ -369,7 +384,3 @@ def _too_big(need: int, limit: int) -> str:
         f"{limit / MB:,.0f} MB allowed ({CACHE_ENV}), so LanceDB's slower flat scan was used; "
         "build a vector index on the table, or raise the setting"
     )
-
-
-#: The cache every search shares.
-VECTOR_CACHE = VectorCache()

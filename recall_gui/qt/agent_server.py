@@ -15,6 +15,7 @@ import importlib
 import logging
 import os
 from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -25,7 +26,6 @@ from PySide6.QtCore import QObject, Signal
 from recall_gui.agent_probe import AgentListing, AgentPayload, AgentProbe, AgentProbeError, ServerLaunch
 from recall_gui.core.errors import RecallError
 from recall_gui.core.paths import CONFIG_ENV
-from recall_gui.qt.warmup import background_executor
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +80,13 @@ class AgentServer(QObject):
 
     def __init__(
         self,
+        chores: Executor,
         launch: Callable[[ServerTarget], ServerLaunch] = launch_for,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
+        #: Where blocking chores run (loading the MCP client's modules).
+        self.chores = chores
         #: How a target becomes a command line (replaceable, e.g. to try another interpreter).
         self.launch = launch
         self.state = ServerState.STOPPED
@@ -139,7 +142,7 @@ class AgentServer(QObject):
         self.command = self.launch(target)
         self._set_state(ServerState.STARTING)
         try:
-            await loop.run_in_executor(background_executor(), _import_client)
+            await loop.run_in_executor(self.chores, _import_client)
         except ImportError as error:
             failure = AgentProbeError(
                 f"cannot load the MCP client: {error}",

@@ -36,6 +36,16 @@ def display_problem(environ: Mapping[str, str] | None = None, platform: str | No
     )
 
 
+def configure_qt_process() -> None:
+    """Before the first window: the process's settings (:func:`recall_gui.runtime.configure_process`), and
+    Qt paints on the GUI thread alone unless the user chose otherwise: its raster engine's helper threads
+    made a repaint wait for the scheduler on small machines (docs/PERFORMANCE.md#qt_no_gui_threadpool)."""
+    from recall_gui.runtime import configure_process
+
+    configure_process()
+    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
+
+
 def run_app(registry_dir: str | None = None, *, smoke: bool = False) -> int:
     """Open the window on ``registry_dir`` (or the default registry) and run until it is closed.
 
@@ -45,6 +55,7 @@ def run_app(registry_dir: str | None = None, *, smoke: bool = False) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         return 1
+    configure_qt_process()
 
     import qasync
     from PySide6.QtCore import QTimer

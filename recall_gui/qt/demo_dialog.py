@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
+from concurrent.futures import Executor
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressDialog, QWidget
-
-from recall_gui.qt.warmup import background_executor
 
 DEMO_TITLE = "Building the demo knowledge base"
 DEMO_TEXT = (
@@ -29,8 +28,10 @@ class DemoBuild:
     """One build: :meth:`run` shows the dialog, builds, and returns the database folder; raises
     :class:`~recall_gui.core.errors.DemoBuildCancelled` when the user cancels."""
 
-    def __init__(self, parent: QWidget | None, registry_dir: Path) -> None:
+    def __init__(self, parent: QWidget | None, registry_dir: Path, chores: Executor) -> None:
         self.registry_dir = registry_dir
+        #: Where the build runs (a plain worker thread of the window).
+        self.chores = chores
         self.cancel_event = threading.Event()
         self.dialog = QProgressDialog(parent)
         self.dialog.setObjectName("demoDialog")
@@ -71,7 +72,7 @@ class DemoBuild:
             build = functools.partial(
                 build_demo, self.registry_dir, progress=progress, cancel=self.cancel_event
             )
-            return await loop.run_in_executor(background_executor(), build)
+            return await loop.run_in_executor(self.chores, build)
         finally:
             self._closed = True
             self.dialog.close()

@@ -262,7 +262,7 @@ class MainWindow(QMainWindow):
         """Build the demo behind a cancellable progress dialog, then open it; ``False`` if not built."""
         if self._demo is not None:
             return False
-        self._demo = DemoBuild(self, self.location.directory)
+        self._demo = DemoBuild(self, self.location.directory, self.services.chores)
         self.services.set_activity("Building the demo knowledge base…")
         self.knowledge.empty_hint("Building the demo knowledge base…")
         try:
@@ -331,10 +331,10 @@ class MainWindow(QMainWindow):
 
     async def refresh_health(self) -> None:
         """Check every database (folder, table, model, dimension) and show the outcome in the dropdown."""
-        await self.services.heavy.ready()
+        session = await self.services.session()
         from recall_gui.core.health import check_health
 
-        healths = await asyncio.gather(*(check_health(entry) for entry in self.registry.databases))
+        healths = await asyncio.gather(*(check_health(session, entry) for entry in self.registry.databases))
         self.knowledge.show_health({health.entry.name: health for health in healths})
 
     def _check_registry(self) -> None:

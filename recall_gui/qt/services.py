@@ -1,12 +1,13 @@
 """What every page of the window shares, handed to each page instead of the window itself.
 
-A page (the knowledge base, the tool description, later an agent view) gets the registry snapshot, the
-background tasks, the heavy libraries, one harness, the remembered settings and the message banner from
-here, so it can be built, tested and added to the window without knowing the window.
+A page (the knowledge base, the tool description, the agent view) gets the registry snapshot, the
+background tasks, the heavy libraries, one session and harness, the remembered settings and the message
+banner from here, so it can be built, tested and added to the window without knowing the window.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel
@@ -21,6 +22,7 @@ from recall_gui.qt.warmup import HeavyModules
 
 if TYPE_CHECKING:
     from recall_gui.core.harness import Harness
+    from recall_gui.core.session import Session
 
 
 class WindowServices:
@@ -41,7 +43,11 @@ class WindowServices:
         self.banner = banner
         self.activity = activity
         self.tasks = TaskKeeper(self.show_error)
-        self.heavy = HeavyModules()
+        #: One plain worker thread for the window's blocking chores (imports, building the demo): a
+        #: Python thread, not qasync's QThreads, so closing a loop never leaves a running QThread behind.
+        self.chores = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-gui-bg")
+        self.heavy = HeavyModules(self.chores)
+        self._session: Session | None = None
         self._harness: Harness | None = None
 
     def show_message(self, message: UserMessage) -> None:
@@ -58,16 +64,28 @@ class WindowServices:
         """The status bar's left-hand text: what the window is doing, or did last."""
         self.activity.setText(text)
 
-    async def harness(self) -> Harness:
-        """The one harness (registry + embedders + search) of this window, created once the heavy
-        libraries are loaded."""
+    async def session(self) -> Session:
+        """The window's session (open tables, vectors in memory, loaded models, worker threads), created
+        once the heavy libraries are loaded."""
         await self.heavy.ready()
+        if self._session is None:
+            from recall_gui.core.session import Session
+
+            self._session = Session()
+        return self._session
+
+    async def harness(self) -> Harness:
+        """The one harness (registry + search pipeline) of this window, on the window's session."""
+        session = await self.session()
         if self._harness is None:
             from recall_gui.core.harness import Harness
 
-            self._harness = Harness(self.location.directory)
+            self._harness = Harness(self.location.directory, session=session)
         return self._harness
 
     async def aclose(self) -> None:
         if self._harness is not None:
             await self._harness.aclose()
+        if self._session is not None:
+            await self._session.aclose()
+        self.chores.shutdown(wait=False, cancel_futures=True)

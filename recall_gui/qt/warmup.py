@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import threading
 import time
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 
 from recall_gui.core.collector import collection_paused
 
@@ -28,23 +27,6 @@ HEAVY_MODULES = (
 )
 
 
-_executor_lock = threading.Lock()
-_executor: ThreadPoolExecutor | None = None
-
-
-def background_executor() -> Executor:
-    """One plain worker thread for the window's blocking chores (imports, building the demo).
-
-    A Python thread rather than qasync's default QThread executor: it needs no event loop to shut it down,
-    so closing a loop (each test has its own) never leaves a running QThread behind.
-    """
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-gui-bg")
-        return _executor
-
-
 def _import_all() -> float:
     started = time.perf_counter()
     with collection_paused():
@@ -58,14 +40,15 @@ def _import_all() -> float:
 
 
 class HeavyModules:
-    """Loads :data:`HEAVY_MODULES` once, on a worker thread; concurrent callers share the one load."""
+    """Loads :data:`HEAVY_MODULES` once, on ``executor``; concurrent callers share the one load."""
 
-    def __init__(self) -> None:
+    def __init__(self, executor: Executor) -> None:
+        self._executor = executor
         self._future: asyncio.Future[float] | None = None
         #: How long the load took (ms), once it has finished.
         self.load_ms: float | None = None
 
     async def ready(self) -> None:
         if self._future is None:
-            self._future = asyncio.get_running_loop().run_in_executor(background_executor(), _import_all)
+            self._future = asyncio.get_running_loop().run_in_executor(self._executor, _import_all)
         self.load_ms = await asyncio.shield(self._future)

@@ -14,15 +14,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from recall_gui.cli import main as cli_main
-from recall_gui.core import Harness, RecallSearchInput, search
-from recall_gui.core.embedders import EmbedderPool
+from recall_gui.core import Harness, RecallSearchInput
 from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.session import Session
+from tests.coretools import search
 from tests.kbtools import KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,39 +39,43 @@ ODD_QUERIES = {
 }
 
 
-#: One pool for the module: the model loads once, not once per test.
-POOL = EmbedderPool()
+@pytest.fixture(scope="module")
+def shared_session() -> Iterator[Session]:
+    """One session for the module: the model loads once, not once per test."""
+    session = Session()
+    yield session
+    asyncio.run(session.aclose())
 
 
-def run(kb: KnowledgeBase, args: dict[str, Any]) -> dict[str, Any]:
+def run(shared_session: Session, kb: KnowledgeBase, args: dict[str, Any]) -> dict[str, Any]:
     async def go() -> str:
-        return await Harness(kb.registry_dir, embedders=POOL).recall_search(args)
+        return await Harness(kb.registry_dir, session=shared_session).recall_search(args)
 
     data: dict[str, Any] = json.loads(asyncio.run(go()))
     return data
 
 
 @pytest.mark.parametrize("name", sorted(ODD_QUERIES))
-def test_odd_queries_are_searched_as_they_are(kb: KnowledgeBase, name: str) -> None:
+def test_odd_queries_are_searched_as_they_are(shared_session: Session, kb: KnowledgeBase, name: str) -> None:
     query = ODD_QUERIES[name]
-    data = run(kb, {"db_name": kb.name, "query": query})
+    data = run(shared_session, kb, {"db_name": kb.name, "query": query})
     assert data["query"] == query
     assert len(data["results"]) == 5
     assert {r["id"] for r in data["results"]} <= set(kb.ids)
 
 
-def test_a_100_kb_query_is_read_up_to_the_model_window(kb: KnowledgeBase) -> None:
+def test_a_100_kb_query_is_read_up_to_the_model_window(shared_session: Session, kb: KnowledgeBase) -> None:
     query = "What is the capital of France? " * 3300
     assert len(query.encode()) > 100_000
-    data = run(kb, {"db_name": kb.name, "query": query, "limit": 1})
+    data = run(shared_session, kb, {"db_name": kb.name, "query": query, "limit": 1})
     assert data["query"] == query
     assert data["results"][0]["id"] == "paris"
 
 
 @pytest.mark.parametrize("query", ["\ud800", "broken \udcff surrogate"])
-def test_text_that_is_not_unicode_is_refused(kb: KnowledgeBase, query: str) -> None:
+def test_text_that_is_not_unicode_is_refused(shared_session: Session, kb: KnowledgeBase, query: str) -> None:
     with pytest.raises(InvalidInputError, match="not valid Unicode text"):
-        run(kb, {"db_name": kb.name, "query": query})
+        run(shared_session, kb, {"db_name": kb.name, "query": query})
 
 
 @pytest.mark.parametrize(
@@ -94,20 +100,22 @@ def test_text_that_is_not_unicode_is_refused(kb: KnowledgeBase, query: str) -> N
         ({"n": 3}, 5),
     ],
 )
-def test_limits_follow_cosh_end_to_end(kb: KnowledgeBase, limit: Any, count: int) -> None:
-    data = run(kb, {"db_name": kb.name, "query": "capital", "limit": limit})
+def test_limits_follow_cosh_end_to_end(
+    shared_session: Session, kb: KnowledgeBase, limit: Any, count: int
+) -> None:
+    data = run(shared_session, kb, {"db_name": kb.name, "query": "capital", "limit": limit})
     assert len(data["results"]) == count
 
 
-def test_a_missing_limit_means_five(kb: KnowledgeBase) -> None:
-    assert len(run(kb, {"db_name": kb.name, "query": "capital"})["results"]) == 5
+def test_a_missing_limit_means_five(shared_session: Session, kb: KnowledgeBase) -> None:
+    assert len(run(shared_session, kb, {"db_name": kb.name, "query": "capital"})["results"]) == 5
 
 
 def test_the_low_level_search_takes_any_limit_lancedb_cannot(kb: KnowledgeBase, embedder: Any) -> None:
     vector = [float(x) for x in embedder.embed_sync("capital")]
     for limit, count in ((2**40, 12), (2**64 - 1, 12), (-1, 5), (None, 5), (0, 0)):
         request = RecallSearchInput(str(kb.db_dir), kb.name, 384, "capital", vector, limit)
-        assert len(asyncio.run(search(request)).results) == count, limit
+        assert len(search(request).results) == count, limit
     with pytest.raises(InvalidInputError, match="'limit' must be a non-negative integer or null"):
         RecallSearchInput.from_json(request.to_json().replace('"limit": 0', '"limit": -2'))
 

@@ -1,5 +1,6 @@
-"""The app runs NumPy's OpenBLAS on one thread (see ``recall_gui/__init__.py``), unless the user chose a
-number: checked in fresh interpreters, since OpenBLAS reads the setting once, when NumPy loads."""
+"""The app runs NumPy's OpenBLAS on one thread (``recall_gui.runtime.configure_process``, which every entry
+point calls), unless the user chose a number: checked in fresh interpreters, since OpenBLAS reads the
+setting once, when NumPy loads. Importing the package alone changes nothing."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from tests.probes import run_probe
 
 PROBE = """
 import glob, json, os, sys
+import recall_gui, recall_gui.core, recall_gui.qt
 if sys.argv[1] == "app":
-    import recall_gui
+    from recall_gui.runtime import configure_process
+    configure_process()
 import numpy as np
 a = np.ones((1500, 1500), np.float32)
 for _ in range(3):
@@ -33,8 +36,9 @@ def probe(mode: str, **env: str) -> tuple[int, str | None]:
 @pytest.mark.skipif(
     not sys.platform.startswith("linux") or (os.cpu_count() or 1) < 2, reason="needs /proc, 2 cores"
 )
-def test_importing_the_app_first_keeps_openblas_to_one_thread() -> None:
-    assert probe("numpy only")[0] > 1  # what OpenBLAS does on its own here
+def test_the_apps_set_up_keeps_openblas_to_one_thread_and_importing_it_does_not() -> None:
+    assert probe("import only") == (probe("import only")[0], None)  # no side effect of importing
+    assert probe("import only")[0] > 1  # what OpenBLAS does on its own here
     assert probe("app") == (1, "1")
 
 

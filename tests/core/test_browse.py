@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import json
 import os
@@ -16,9 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.browse import describe_table, fetch_page, fetch_row
+from recall_gui.core.browse import fetch_page
 from recall_gui.core.health import check_health
 from recall_gui.core.registry import load_registry
+from recall_gui.core.session import Session
+from recall_gui.core.target import TableTarget
+from tests.coretools import describe, in_session, read_page, read_row
 from tests.kbtools import KnowledgeBase, write_lance_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +44,7 @@ def odd_kb(tmp_path: Path, embedder: Any) -> tuple[Path, str]:
 
 
 def test_describe_gives_schema_rows_indexes_and_version(kb: KnowledgeBase) -> None:
-    info = asyncio.run(describe_table(str(kb.db_dir), kb.name))
+    info = describe(str(kb.db_dir), kb.name)
     assert info.row_count == len(kb.ids)
     assert info.schema == (
         ("id", "string"),
@@ -70,7 +72,7 @@ def test_describe_lists_indexes_with_their_metric(tmp_path: Path, kb: KnowledgeB
     table = lancedb.connect(str(tmp_path / "ix")).open_table("ix")
     table.create_index("id", config=BTree())
     table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=4))
-    info = asyncio.run(describe_table(str(tmp_path / "ix"), "ix"))
+    info = describe(str(tmp_path / "ix"), "ix")
     by_column = {ix.columns: ix for ix in info.indexes}
     assert by_column[("vector",)].metric == "cosine"
     assert "IVF" in by_column[("vector",)].index_type.upper()
@@ -81,7 +83,7 @@ def test_describe_lists_indexes_with_their_metric(tmp_path: Path, kb: KnowledgeB
 def test_pages_cover_every_row_once_in_order_without_vectors(kb: KnowledgeBase) -> None:
     rows = []
     for offset in range(0, 12, 5):
-        page = asyncio.run(fetch_page(str(kb.db_dir), kb.name, offset=offset, limit=5))
+        page = read_page(str(kb.db_dir), kb.name, offset=offset, limit=5)
         assert page.total == 12 and page.offset == offset
         rows.extend(page.rows)
     assert [r.id for r in rows] == list(kb.ids)
@@ -95,18 +97,18 @@ def test_pages_cover_every_row_once_in_order_without_vectors(kb: KnowledgeBase) 
     [(12, 5, 0), (100, 5, 0), (-3, 2, 2), (10, 5, 2), (0, 0, 0), (0, -1, 0)],
 )
 def test_page_bounds_are_clamped(kb: KnowledgeBase, offset: int, limit: int, expected: int) -> None:
-    page = asyncio.run(fetch_page(str(kb.db_dir), kb.name, offset=offset, limit=limit))
+    page = read_page(str(kb.db_dir), kb.name, offset=offset, limit=limit)
     assert len(page.rows) == expected and page.total == 12
 
 
 def test_filter_matches_id_or_content_case_insensitively(kb: KnowledgeBase) -> None:
-    page = asyncio.run(fetch_page(str(kb.db_dir), kb.name, offset=0, limit=50, filter_text="  PARIS "))
+    page = read_page(str(kb.db_dir), kb.name, offset=0, limit=50, filter_text="  PARIS ")
     assert [r.id for r in page.rows] == ["paris"] and page.total == 1
-    page = asyncio.run(fetch_page(str(kb.db_dir), kb.name, offset=0, limit=50, filter_text="pw-"))
+    page = read_page(str(kb.db_dir), kb.name, offset=0, limit=50, filter_text="pw-")
     assert [r.id for r in page.rows] == ["pw-reset", "pw-rules"]
-    page = asyncio.run(fetch_page(str(kb.db_dir), kb.name, offset=1, limit=50, filter_text="capital"))
+    page = read_page(str(kb.db_dir), kb.name, offset=1, limit=50, filter_text="capital")
     assert page.total == 2 and [r.id for r in page.rows] == ["berlin"] and page.rows[0].offset == 1
-    empty = asyncio.run(fetch_page(str(kb.db_dir), kb.name, offset=0, limit=0, filter_text="capital"))
+    empty = read_page(str(kb.db_dir), kb.name, offset=0, limit=0, filter_text="capital")
     assert empty.rows == () and empty.total == 2
 
 
@@ -129,14 +131,14 @@ def test_filter_matches_id_or_content_case_insensitively(kb: KnowledgeBase) -> N
 )
 def test_filter_text_is_a_literal_never_sql(odd_kb: tuple[Path, str], text: str, expected: list[str]) -> None:
     db, table = odd_kb
-    page = asyncio.run(fetch_page(str(db), table, offset=0, limit=50, filter_text=text))
+    page = read_page(str(db), table, offset=0, limit=50, filter_text=text)
     assert [r.id for r in page.rows] == expected
     assert page.total == len(expected)
 
 
 def test_metadata_columns_come_with_each_row(odd_kb: tuple[Path, str]) -> None:
     db, table = odd_kb
-    page = asyncio.run(fetch_page(str(db), table, offset=0, limit=2))
+    page = read_page(str(db), table, offset=0, limit=2)
     assert [r.extra for r in page.rows] == [{"n": 0}, {"n": 1}]
 
 
@@ -155,21 +157,21 @@ def _containers(root: object) -> int:
 def test_a_page_is_a_few_objects_however_many_rows_it_holds(odd_kb: tuple[Path, str]) -> None:
     """Paging through a long table must not leave a garbage collector thousands of objects per page."""
     db, table = odd_kb
-    small, large = (asyncio.run(fetch_page(str(db), table, offset=0, limit=n)) for n in (2, 6))
+    small, large = (read_page(str(db), table, offset=0, limit=n) for n in (2, 6))
     assert (len(small), len(large)) == (2, len(ODD_TEXTS)) == (2, 6)
     assert _containers(large) == _containers(small)
     assert [row.extra for row in large.rows][:2] == [{"n": 0}, {"n": 1}]
 
 
 def test_one_row_in_full_by_row_id(kb: KnowledgeBase) -> None:
-    page = asyncio.run(fetch_page(str(kb.db_dir), kb.name, offset=4, limit=1))
+    page = read_page(str(kb.db_dir), kb.name, offset=4, limit=1)
     (row,) = page.rows
     assert row.row_id is not None
-    hit = asyncio.run(fetch_row(str(kb.db_dir), kb.name, row.row_id))
+    hit = read_row(str(kb.db_dir), kb.name, row.row_id)
     assert hit is not None and hit.id == row.id == kb.ids[4]
     assert hit.vector is not None
     np.testing.assert_allclose(np.asarray(hit.vector), kb.vectors[4], rtol=1e-6)
-    assert asyncio.run(fetch_row(str(kb.db_dir), kb.name, 10_000)) is None
+    assert read_row(str(kb.db_dir), kb.name, 10_000) is None
 
 
 def test_health_of_a_good_and_of_broken_databases(
@@ -190,10 +192,10 @@ def test_health_of_a_good_and_of_broken_databases(
     )
     registry = load_registry(kb.registry_dir)
 
-    async def all_health() -> dict[str, Any]:
-        return {e.name: await check_health(e) for e in registry.databases}
+    async def all_health(session: Session) -> dict[str, Any]:
+        return {e.name: await check_health(session, e) for e in registry.databases}
 
-    health = asyncio.run(all_health())
+    health = in_session(all_health)
     assert health[kb.name].ok and health[kb.name].searchable and health[kb.name].info is not None
     assert health["gone"].status("path") == "failed" and health["gone"].status("table") == "unknown"
     assert "does not exist" in health["gone"].summary
@@ -209,28 +211,35 @@ MILLION_PROBE = """
 import asyncio, json, sys, time
 import psutil
 from recall_gui.core.browse import describe_table, fetch_page
+from recall_gui.core.session import Session
+from recall_gui.core.target import TableTarget
 uri, table = sys.argv[1], sys.argv[2]
+where = TableTarget(uri, table)
 def high_water_mark():
     with open("/proc/self/status") as status:
         line = next(l for l in status if l.startswith("VmHWM:"))
     return int(line.split()[1]) * 1024
-asyncio.run(describe_table(uri, table))  # warm: libraries and the table's metadata
+async def warm():
+    async with Session() as session:
+        await describe_table(session, where)
+asyncio.run(warm())  # warm: libraries and the table's metadata
 with open("/proc/self/clear_refs", "w") as clear:
     clear.write("5")  # reset the high-water mark to the current RSS
 baseline = psutil.Process().memory_info().rss
 started = time.perf_counter()
 out = {}
-async def session():
-    info = await describe_table(uri, table)
-    out["rows"] = info.row_count
-    last = await fetch_page(uri, table, offset=info.row_count - 50, limit=50)
-    out["last_ids"] = [last.rows[0].id, last.rows[-1].id]
-    middle = await fetch_page(uri, table, offset=500_000, limit=100)
-    out["middle_id"] = middle.rows[0].id
-    found = await fetch_page(uri, table, offset=0, limit=20, filter_text="row 0999998")
-    out["filtered"] = [r.id for r in found.rows]
-    out["filtered_total"] = found.total
-asyncio.run(session())
+async def browse():
+    async with Session() as session:
+        info = await describe_table(session, where)
+        out["rows"] = info.row_count
+        last = await fetch_page(session, where, offset=info.row_count - 50, limit=50)
+        out["last_ids"] = [last.rows[0].id, last.rows[-1].id]
+        middle = await fetch_page(session, where, offset=500_000, limit=100)
+        out["middle_id"] = middle.rows[0].id
+        found = await fetch_page(session, where, offset=0, limit=20, filter_text="row 0999998")
+        out["filtered"] = [r.id for r in found.rows]
+        out["filtered_total"] = found.total
+asyncio.run(browse())
 out["seconds"] = time.perf_counter() - started
 out["peak_growth"] = high_water_mark() - baseline
 print(json.dumps(out))
@@ -286,14 +295,14 @@ def test_rows_are_counted_once_per_table_version_and_filter(tmp_path: Path, embe
     version, and a row another program adds (a new version) is counted at the next page."""
     import lancedb
 
-    from recall_gui.core.tables import open_table
-
     texts = [f"passage number {n}" for n in range(5)]
     vectors = np.vstack(embedder.embed_many(texts))
     write_lance_table(tmp_path, "t", [f"p{n}" for n in range(5)], texts, vectors)
 
-    async def session() -> dict[str, Any]:
-        opened = await open_table(str(tmp_path), "t")
+    where = TableTarget(str(tmp_path), "t")
+
+    async def browse(session: Session) -> dict[str, Any]:
+        opened = await session.tables.open(where)
         real_count, calls = opened.table.count_rows, []
 
         async def counting(where: str | None = None) -> int:
@@ -301,17 +310,17 @@ def test_rows_are_counted_once_per_table_version_and_filter(tmp_path: Path, embe
             return int(await real_count(where))
 
         opened.table.count_rows = counting  # type: ignore[method-assign]
-        totals = [(await fetch_page(str(tmp_path), "t", offset=o, limit=2)).total for o in (0, 2, 4)]
-        filtered = [(await fetch_page(str(tmp_path), "t", offset=0, limit=2, filter_text="number")).total]
-        filtered.append((await fetch_page(str(tmp_path), "t", offset=2, limit=2, filter_text="number")).total)
+        totals = [(await fetch_page(session, where, offset=o, limit=2)).total for o in (0, 2, 4)]
+        filtered = [(await fetch_page(session, where, offset=0, limit=2, filter_text="number")).total]
+        filtered.append((await fetch_page(session, where, offset=2, limit=2, filter_text="number")).total)
         before = list(calls)
         vector = embedder.embed_many(["one more"])[0]
         other_program = lancedb.connect(str(tmp_path)).open_table("t")
         other_program.add([{"id": "p5", "content": "one more", "vector": vector.tolist()}])
-        grown = await fetch_page(str(tmp_path), "t", offset=4, limit=2)
+        grown = await fetch_page(session, where, offset=4, limit=2)
         return {"totals": totals, "filtered": filtered, "calls": before, "grown": (grown.total, len(grown))}
 
-    found = asyncio.run(session())
+    found = in_session(browse)
     assert found["totals"] == [5, 5, 5] and found["filtered"] == [5, 5]
     assert len(found["calls"]) == 2 and found["calls"][0] is None  # once in all, once for the filter
     assert found["grown"] == (6, 2)

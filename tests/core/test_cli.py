@@ -92,3 +92,44 @@ def test_list_shows_health_of_every_database(kb: KnowledgeBase, tmp_path: Path) 
     assert rows["wide"]["health"]["dimension"] == "failed"
     table = cli("list", "--registry", str(kb.registry_dir)).stdout
     assert "FAILED path" in table and "does not exist" in table
+
+
+def test_registry_given_before_the_command_is_honoured(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """``recall-gui --registry DIR list`` (as an MCP configuration may be written) used to be ignored."""
+    before = cli("--registry", str(kb.registry_dir), "list", "--json")
+    assert before.returncode == 0, before.stderr
+    assert [row["name"] for row in json.loads(before.stdout)] == [kb.name]
+    other = write_registry(tmp_path / "other", [cosh_entry("elsewhere", tmp_path / "nowhere")])
+    env = {"RECALL_REGISTRY_DIR": str(other)}
+    assert json.loads(cli("--registry", str(kb.registry_dir), "list", "--json", env=env).stdout)[0][
+        "name"
+    ] == (kb.name)
+    same = cli("--registry", str(kb.registry_dir), "tool", "--registry", str(kb.registry_dir))
+    assert same.returncode == 0 and kb.name in json.loads(same.stdout)["description"]
+
+
+def test_an_empty_or_doubled_registry_option_is_refused(kb: KnowledgeBase, tmp_path: Path) -> None:
+    empty = cli("list", "--registry", "")
+    assert empty.returncode == 1 and "--registry was given an empty folder name" in empty.stderr
+    doubled = cli("--registry", str(kb.registry_dir), "list", "--registry", str(tmp_path))
+    assert doubled.returncode == 1 and "--registry was given twice with different folders" in doubled.stderr
+    assert "Traceback" not in empty.stderr + doubled.stderr
+
+
+def test_search_verbose_says_how_the_search_ran_and_keeps_stdout_the_agents(kb: KnowledgeBase) -> None:
+    args = ("search", "--registry", str(kb.registry_dir), "--db", kb.name, "--limit", "1", "Paris")
+    quiet, verbose = cli(*args), cli(*args[:1], "--verbose", *args[1:])
+    assert verbose.returncode == 0, verbose.stderr
+    assert verbose.stdout == quiet.stdout
+    assert f"{kb.name}: 1 results by exact search in memory" in verbose.stderr
+    assert "ms embedding (" in verbose.stderr
+    slow = cli(*args[:1], "--verbose", *args[1:], env={"RECALL_GUI_EXACT_CACHE_MB": "0"})
+    assert "by LanceDB's flat scan" in slow.stderr
+    assert "note: exact search in memory is off (RECALL_GUI_EXACT_CACHE_MB=0)" in slow.stderr
+
+
+def test_every_command_has_a_description_in_its_help() -> None:
+    for command in ("search", "tool", "list", "demo", "mcp"):
+        done = cli(command, "--help")
+        assert done.returncode == 0
+        assert len(done.stdout.split("\n\n")) >= 3, done.stdout  # usage, description, options

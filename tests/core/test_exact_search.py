@@ -4,30 +4,22 @@ and stays within the memory the user allows. Tables are embedded with the real p
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from recall_gui.core import RecallSearchInput, SearchResult, search_hits
-from recall_gui.core.tables import TableOptions, forget, open_table
-from recall_gui.core.vector_cache import CACHE_ENV, VECTOR_CACHE
+from recall_gui.core import RecallSearchInput, SearchResult
+from recall_gui.core.nearest import search_hits
+from recall_gui.core.session import Session
+from recall_gui.core.target import TableOptions, TableTarget
+from recall_gui.core.vector_cache import CACHE_ENV, VectorCache
 from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
 
 QUERIES = ("How do I change my password?", "capital cities of Europe", "coroutines and event loops")
 METRICS = ("l2", "cosine", "dot")
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache() -> Iterator[None]:
-    """Every test starts with no cached matrices and no open tables."""
-    VECTOR_CACHE.forget()
-    forget()
-    yield
-    VECTOR_CACHE.forget()
-    forget()
 
 
 @pytest.fixture(params=["from memory", "read by row id"])
@@ -40,9 +32,12 @@ def hits_source(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     return str(request.param)
 
 
-def run_search(db_dir: Path, table: str, vector: Any, limit: int, metric: str | None = None) -> SearchResult:
+def run_search(
+    session: Session, db_dir: Path, table: str, vector: Any, limit: int, metric: str | None = None
+) -> SearchResult:
+    """One search on the test's session: what it keeps (tables, vectors) stays for the next."""
     request = RecallSearchInput(str(db_dir), table, len(vector), "q", list(map(float, vector)), limit)
-    return asyncio.run(search_hits(request, TableOptions(metric=metric)))
+    return asyncio.run(search_hits(session, request, TableOptions(metric=metric)))
 
 
 def lancedb_flat(
@@ -62,8 +57,10 @@ def lancedb_flat(
     return rows.column("id").to_pylist(), rows.column("_distance").to_pylist()
 
 
-def assert_same_as_lancedb(db_dir: Path, table: str, vector: Any, limit: int, metric: str) -> SearchResult:
-    result = run_search(db_dir, table, vector, limit, metric)
+def assert_same_as_lancedb(
+    session: Session, db_dir: Path, table: str, vector: Any, limit: int, metric: str
+) -> SearchResult:
+    result = run_search(session, db_dir, table, vector, limit, metric)
     ids, distances = lancedb_flat(db_dir, table, vector, limit, metric)
     assert result.method == "exact"
     assert result.metric == metric
@@ -116,20 +113,20 @@ def large_kb(tmp_path: Path, passage_vectors: Any) -> KnowledgeBase:
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_exact_search_equals_lancedb_flat_search(
-    tied_kb: KnowledgeBase, embedder: Any, metric: str, hits_source: str
+    session: Session, tied_kb: KnowledgeBase, embedder: Any, metric: str, hits_source: str
 ) -> None:
     for text in QUERIES:
         vector = embedder.embed_sync(text)
         for limit in (1, 3, len(tied_kb.ids)):
-            assert_same_as_lancedb(tied_kb.db_dir, tied_kb.name, vector, limit, metric)
+            assert_same_as_lancedb(session, tied_kb.db_dir, tied_kb.name, vector, limit, metric)
 
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_equal_distances_are_ordered_by_row_id_as_lancedb_does(
-    tied_kb: KnowledgeBase, metric: str, hits_source: str
+    session: Session, tied_kb: KnowledgeBase, metric: str, hits_source: str
 ) -> None:
     vector = tied_kb.vectors[tied_kb.ids.index("paris")]
-    result = assert_same_as_lancedb(tied_kb.db_dir, tied_kb.name, vector, 2, metric)
+    result = assert_same_as_lancedb(session, tied_kb.db_dir, tied_kb.name, vector, 2, metric)
     assert [hit.id for hit in result.hits] == ["paris", "paris-copy"]
     assert result.hits[0].distance == result.hits[1].distance
     assert result.hits[0].row_id is not None and result.hits[1].row_id is not None
@@ -138,18 +135,18 @@ def test_equal_distances_are_ordered_by_row_id_as_lancedb_does(
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_many_ties_over_many_blocks_equal_lancedb(
-    large_kb: KnowledgeBase, embedder: Any, metric: str
+    session: Session, large_kb: KnowledgeBase, embedder: Any, metric: str
 ) -> None:
     vector = embedder.embed_sync("what is the capital of Germany")
     for limit in (5, 150, 1200):
-        assert_same_as_lancedb(large_kb.db_dir, large_kb.name, vector, limit, metric)
+        assert_same_as_lancedb(session, large_kb.db_dir, large_kb.name, vector, limit, metric)
 
 
 def test_hits_come_with_their_stored_vectors_and_columns(
-    make_kb: Callable[..., KnowledgeBase], embedder: Any, hits_source: str
+    session: Session, make_kb: Callable[..., KnowledgeBase], embedder: Any, hits_source: str
 ) -> None:
     kb = make_kb(extra={"source": [f"file{i}.md" for i in range(12)], "page": list(range(12))})
-    result = run_search(kb.db_dir, kb.name, embedder.embed_sync("ocean tides"), 3)
+    result = run_search(session, kb.db_dir, kb.name, embedder.embed_sync("ocean tides"), 3)
     assert result.method == "exact"
     top = result.hits[0]
     position = kb.ids.index("tides")
@@ -160,7 +157,7 @@ def test_hits_come_with_their_stored_vectors_and_columns(
 
 
 def test_null_and_zero_vectors_are_skipped_as_lancedb_skips_them(
-    tmp_path: Path, passage_vectors: Any, embedder: Any
+    session: Session, tmp_path: Path, passage_vectors: Any, embedder: Any
 ) -> None:
     import lancedb
     import pyarrow as pa
@@ -179,7 +176,7 @@ def test_null_and_zero_vectors_are_skipped_as_lancedb_skips_them(
     lancedb.connect(str(tmp_path / "odd")).create_table("notes", table, on_bad_vectors="null")
     vector = embedder.embed_sync("photosynthesis in plants")
     for metric in METRICS:
-        result = assert_same_as_lancedb(tmp_path / "odd", "notes", vector, len(ids), metric)
+        result = assert_same_as_lancedb(session, tmp_path / "odd", "notes", vector, len(ids), metric)
         found = {hit.id for hit in result.hits}
         assert "null" not in found
         assert ("zero" in found) == (metric != "cosine")
@@ -209,7 +206,7 @@ def test_rows_with_nan_are_left_out_of_the_matrix(passage_vectors: Any) -> None:
 
 
 def test_other_columns_are_kept_only_when_they_fit(
-    tmp_path: Path, passage_vectors: Any, embedder: Any
+    session: Session, tmp_path: Path, passage_vectors: Any, embedder: Any
 ) -> None:
     """Content bigger than the vectors is not held in memory; the hits are then read from the table."""
     long_contents = [f"{text} " * 400 for text in PASSAGES.values()]  # ~25 kB a row, vectors 1.5 kB
@@ -217,7 +214,7 @@ def test_other_columns_are_kept_only_when_they_fit(
     write_lance_table(tmp_path / "short", "notes", list(PASSAGES), list(PASSAGES.values()), passage_vectors)
     vector = embedder.embed_sync("capital of France")
     for name, contents, kept in (("long", long_contents, False), ("short", list(PASSAGES.values()), True)):
-        result = run_search(tmp_path / name, "notes", vector, 1)
+        result = run_search(session, tmp_path / name, "notes", vector, 1)
         assert result.method == "exact"
         assert (result.hits[0].id, result.hits[0].content) == (
             "paris",
@@ -225,34 +222,36 @@ def test_other_columns_are_kept_only_when_they_fit(
         )
 
         async def cached(db: Path = tmp_path / name) -> Any:
-            return await VECTOR_CACHE.get(await open_table(str(db), "notes"))
+            return await session.vectors.get(await session.tables.open(TableTarget(str(db), "notes")))
 
         assert (asyncio.run(cached()).payload is not None) == kept
-    assert VECTOR_CACHE.used_bytes < 2 * 1024 * 1024
+    assert session.vectors.used_bytes < 2 * 1024 * 1024
 
 
 def test_infinite_values_are_searched_by_lancedb_with_a_note(
-    tmp_path: Path, passage_vectors: Any, embedder: Any
+    session: Session, tmp_path: Path, passage_vectors: Any, embedder: Any
 ) -> None:
     vectors = passage_vectors.astype(np.float32).copy()
     vectors[3, 0] = np.inf
     write_lance_table(tmp_path / "inf", "notes", list(PASSAGES), list(PASSAGES.values()), vectors)
     vector = embedder.embed_sync("capital of France")
-    result = run_search(tmp_path / "inf", "notes", vector, 3)
+    result = run_search(session, tmp_path / "inf", "notes", vector, 3)
     assert result.method == "flat"
     assert result.note is not None and "infinite" in result.note
     assert [hit.id for hit in result.hits] == lancedb_flat(tmp_path / "inf", "notes", vector, 3, "l2")[0]
 
 
-def test_a_new_version_is_read_again_and_its_rows_found(kb: KnowledgeBase, embedder: Any) -> None:
+def test_a_new_version_is_read_again_and_its_rows_found(
+    session: Session, kb: KnowledgeBase, embedder: Any
+) -> None:
     import lancedb
     import pyarrow as pa
 
     vector = embedder.embed_sync("volcano eruption lava")
-    before = run_search(kb.db_dir, kb.name, vector, 1)
+    before = run_search(session, kb.db_dir, kb.name, vector, 1)
     assert before.method == "exact"
     key = (str(kb.db_dir), kb.name, "vector")
-    assert VECTOR_CACHE.cached_versions()[key] == before.table_version
+    assert session.vectors.cached_versions()[key] == before.table_version
     text = "A volcano erupts when magma and lava rise to the surface."
     new = embedder.embed_sync(text).astype(np.float32)
     table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
@@ -265,38 +264,38 @@ def test_a_new_version_is_read_again_and_its_rows_found(kb: KnowledgeBase, embed
             }
         )
     )
-    after = run_search(kb.db_dir, kb.name, vector, 1)
+    after = run_search(session, kb.db_dir, kb.name, vector, 1)
     assert after.method == "exact"
     assert [hit.id for hit in after.hits] == ["volcano"]
     assert after.table_version is not None and before.table_version is not None
     assert after.table_version > before.table_version
-    assert VECTOR_CACHE.cached_versions()[key] == after.table_version
+    assert session.vectors.cached_versions()[key] == after.table_version
     table.delete("id = 'volcano'")
-    assert run_search(kb.db_dir, kb.name, vector, 1).hits[0].id != "volcano"
+    assert run_search(session, kb.db_dir, kb.name, vector, 1).hits[0].id != "volcano"
 
 
 def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the tables whose vectors are read from now on (one entry per read)."""
     reads: list[str] = []
-    original = type(VECTOR_CACHE)._read
+    original = VectorCache._read
 
     async def counting_read(self: Any, key: Any, opened: Any, limit: int, size: Any) -> Any:
         reads.append(opened.name)
         return await original(self, key, opened, limit, size)
 
-    monkeypatch.setattr(type(VECTOR_CACHE), "_read", counting_read)
+    monkeypatch.setattr(VectorCache, "_read", counting_read)
     return reads
 
 
 def test_concurrent_first_searches_read_the_vectors_once(
-    kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+    session: Session, kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads = count_reads(monkeypatch)
     vectors = [embedder.embed_sync(text) for text in QUERIES]
 
     async def three_at_once() -> list[SearchResult]:
         requests = [RecallSearchInput(str(kb.db_dir), kb.name, 384, "q", v, 2) for v in vectors]
-        return list(await asyncio.gather(*(search_hits(r) for r in requests)))
+        return list(await asyncio.gather(*(search_hits(session, r) for r in requests)))
 
     results = asyncio.run(three_at_once())
     assert reads == [kb.name]
@@ -305,22 +304,22 @@ def test_concurrent_first_searches_read_the_vectors_once(
 
 
 def test_a_table_above_the_memory_bound_is_searched_by_lancedb(
-    large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+    session: Session, large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vector = embedder.embed_sync("espresso and coffee beans")
-    expected = run_search(large_kb.db_dir, large_kb.name, vector, 5)
+    expected = run_search(session, large_kb.db_dir, large_kb.name, vector, 5)
     assert expected.method == "exact" and expected.note is None
-    VECTOR_CACHE.forget()
+    session.vectors.forget()
     monkeypatch.setenv(CACHE_ENV, "1")  # 1 MB: less than the table's 1.8 MB of vectors
-    result = run_search(large_kb.db_dir, large_kb.name, vector, 5)
+    result = run_search(session, large_kb.db_dir, large_kb.name, vector, 5)
     assert result.method == "flat"
     assert result.note is not None and CACHE_ENV in result.note and "2 MB" in result.note
     assert [hit.id for hit in result.hits] == [hit.id for hit in expected.hits]
-    assert VECTOR_CACHE.used_bytes == 0
+    assert session.vectors.used_bytes == 0
 
 
 def test_a_big_table_is_read_in_the_background_while_lancedb_answers(
-    large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+    session: Session, large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from recall_gui.core import vector_cache
     from recall_gui.core.nearest import prepare
@@ -331,9 +330,11 @@ def test_a_big_table_is_read_in_the_background_while_lancedb_answers(
 
     async def search_then_wait_for_the_read() -> tuple[SearchResult, str | None, SearchResult]:
         request = RecallSearchInput(str(large_kb.db_dir), large_kb.name, 384, "q", vector, 5)
-        first = await search_hits(request)
-        ready = await prepare(str(large_kb.db_dir), large_kb.name)  # waits for the read the search began
-        return first, ready, await search_hits(request)
+        first = await search_hits(session, request)
+        ready = await prepare(
+            session, TableTarget(str(large_kb.db_dir), large_kb.name)
+        )  # waits for the read the search began
+        return first, ready, await search_hits(session, request)
 
     first, ready, second = asyncio.run(search_then_wait_for_the_read())
     assert first.method == "flat"
@@ -345,27 +346,33 @@ def test_a_big_table_is_read_in_the_background_while_lancedb_answers(
 
 
 def test_prepare_explains_why_a_table_will_be_searched_slowly(
-    large_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+    session: Session, large_kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from recall_gui.core.nearest import prepare
 
     monkeypatch.setenv(CACHE_ENV, "1")
-    note = asyncio.run(prepare(str(large_kb.db_dir), large_kb.name))
+    note = asyncio.run(prepare(session, TableTarget(str(large_kb.db_dir), large_kb.name)))
     assert note is not None and "more than the 1 MB allowed" in note
 
 
 @pytest.mark.parametrize(("setting", "words"), [("0", "off"), ("lots", "not a whole number")])
 def test_the_exact_path_can_be_turned_off_and_a_bad_setting_is_explained(
-    kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch, setting: str, words: str
+    session: Session,
+    kb: KnowledgeBase,
+    embedder: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    setting: str,
+    words: str,
 ) -> None:
     monkeypatch.setenv(CACHE_ENV, setting)
-    result = run_search(kb.db_dir, kb.name, embedder.embed_sync("git history"), 1)
+    result = run_search(session, kb.db_dir, kb.name, embedder.embed_sync("git history"), 1)
     assert result.method == "flat"
     assert result.note is not None and words in result.note
     assert result.hits[0].id == "git-rebase"
 
 
 def test_least_recently_searched_tables_make_room(
+    session: Session,
     large_kb: KnowledgeBase,
     tmp_path: Path,
     passage_vectors: Any,
@@ -375,26 +382,29 @@ def test_least_recently_searched_tables_make_room(
     other = build_large_kb(tmp_path / "other", passage_vectors)
     monkeypatch.setenv(CACHE_ENV, "3")  # room for one table of 1.8 MB, not for two
     vector = embedder.embed_sync("tides")
-    assert run_search(large_kb.db_dir, large_kb.name, vector, 1).method == "exact"
-    assert run_search(other.db_dir, other.name, vector, 1).method == "exact"
-    assert {key[0] for key in VECTOR_CACHE.cached_versions()} == {str(other.db_dir)}
-    assert VECTOR_CACHE.used_bytes <= 3 * 1024 * 1024
-    assert run_search(large_kb.db_dir, large_kb.name, vector, 1).method == "exact"
-    assert {key[0] for key in VECTOR_CACHE.cached_versions()} == {str(large_kb.db_dir)}
+    assert run_search(session, large_kb.db_dir, large_kb.name, vector, 1).method == "exact"
+    assert run_search(session, other.db_dir, other.name, vector, 1).method == "exact"
+    assert {key[0] for key in session.vectors.cached_versions()} == {str(other.db_dir)}
+    assert session.vectors.used_bytes <= 3 * 1024 * 1024
+    assert run_search(session, large_kb.db_dir, large_kb.name, vector, 1).method == "exact"
+    assert {key[0] for key in session.vectors.cached_versions()} == {str(large_kb.db_dir)}
 
 
-def test_exact_search_and_rereading_write_nothing(kb: KnowledgeBase, embedder: Any) -> None:
+def test_exact_search_and_rereading_write_nothing(session: Session, kb: KnowledgeBase, embedder: Any) -> None:
     before = snapshot_tree(kb.db_dir)
     for metric in METRICS:
         for text in QUERIES:
-            assert run_search(kb.db_dir, kb.name, embedder.embed_sync(text), 3, metric).method == "exact"
-    VECTOR_CACHE.forget()
-    run_search(kb.db_dir, kb.name, embedder.embed_sync("again"), 3)
+            assert (
+                run_search(session, kb.db_dir, kb.name, embedder.embed_sync(text), 3, metric).method
+                == "exact"
+            )
+    session.vectors.forget()
+    run_search(session, kb.db_dir, kb.name, embedder.embed_sync("again"), 3)
     assert snapshot_tree(kb.db_dir) == before
 
 
 def test_hits_that_vanished_after_ranking_are_not_returned(
-    kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+    session: Session, kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A row deleted between ranking and reading the hits: the search must not return stale rows."""
     import lancedb
@@ -406,15 +416,15 @@ def test_hits_that_vanished_after_ranking_are_not_returned(
     monkeypatch.setattr(vector_cache, "PAYLOAD_SHARE", 0.0)  # the hits are read from the table
 
     async def rank_then_delete() -> Any:
-        opened = await open_table(str(kb.db_dir), kb.name)
-        cached = await VECTOR_CACHE.get(opened)
+        opened = await session.tables.open(TableTarget(str(kb.db_dir), kb.name))
+        cached = await session.vectors.get(opened)
         assert not isinstance(cached, vector_cache.NotCached)
         ranking = nearest_rows(cached.vectors, embedder.embed_sync("capital of France"), "l2", 2)
         lancedb.connect(str(kb.db_dir)).open_table(kb.name).delete("id = 'paris'")
         return await _exact_hits(opened, cached, *ranking)
 
     assert asyncio.run(rank_then_delete()) is None
-    after = run_search(kb.db_dir, kb.name, embedder.embed_sync("capital of France"), 2)
+    after = run_search(session, kb.db_dir, kb.name, embedder.embed_sync("capital of France"), 2)
     assert "paris" not in [hit.id for hit in after.hits]
 
 
@@ -422,7 +432,7 @@ def test_hits_that_vanished_after_ranking_are_not_returned(
     ("index_type", "metric"), [("IvfHnswSq", "cosine"), ("IvfPq", "l2"), ("IvfHnswPq", "l2")]
 )
 def test_indexed_tables_are_searched_through_the_index_for_any_limit(
-    large_kb: KnowledgeBase, embedder: Any, index_type: str, metric: str
+    session: Session, large_kb: KnowledgeBase, embedder: Any, index_type: str, metric: str
 ) -> None:
     """The settings the core adds (ef, refine_factor) are valid together for small and large limits.
     (How well they recall is measured by the benchmark, on data an index is meant for.)"""
@@ -433,17 +443,17 @@ def test_indexed_tables_are_searched_through_the_index_for_any_limit(
     lancedb.connect(str(large_kb.db_dir)).open_table(large_kb.name).create_index("vector", config=config)
     vector = embedder.embed_sync("the capital of France")
     for limit in (1, 10, 60):
-        result = run_search(large_kb.db_dir, large_kb.name, vector, limit)
+        result = run_search(session, large_kb.db_dir, large_kb.name, vector, limit)
         assert result.method == f"index:{index_type}"
         assert result.metric == metric
         assert len(result.hits) == limit
         distances = [hit.distance for hit in result.hits]
         assert distances == sorted(distances)
-    assert VECTOR_CACHE.used_bytes == 0
+    assert session.vectors.used_bytes == 0
 
 
 def test_a_row_added_to_an_indexed_table_is_found_by_the_next_search(
-    large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+    session: Session, large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An indexed search skips the core's version check for a while (``INDEX_RECHECK_S``); LanceDB's own
     check on every query still finds a row another program added in between."""
@@ -452,13 +462,12 @@ def test_a_row_added_to_an_indexed_table_is_found_by_the_next_search(
     from lancedb.index import IvfFlat
 
     from recall_gui.core import nearest
-    from recall_gui.core.tables import opened_recently
 
     monkeypatch.setattr(nearest, "INDEX_RECHECK_S", 3600.0)  # however slow this machine is right now
     table = lancedb.connect(str(large_kb.db_dir)).open_table(large_kb.name)
     table.create_index("vector", config=IvfFlat(distance_type="l2", num_partitions=2))
     query = embedder.embed_sync("volcano eruption lava")
-    before = run_search(large_kb.db_dir, large_kb.name, query, 1)
+    before = run_search(session, large_kb.db_dir, large_kb.name, query, 1)
     assert before.method == "index:IvfFlat" and before.hits[0].id != "volcano"
     text = "A volcano erupts when magma and lava rise to the surface."
     vector = embedder.embed_sync(text).astype(np.float32)
@@ -471,14 +480,43 @@ def test_a_row_added_to_an_indexed_table_is_found_by_the_next_search(
             }
         )
     )
-    skipped = opened_recently(str(large_kb.db_dir), large_kb.name, TableOptions(), 3600.0)
+    skipped = session.tables.opened_recently(TableTarget(str(large_kb.db_dir), large_kb.name), 3600.0)
     assert skipped is not None and skipped.version == before.table_version  # the next search skips it
-    after = run_search(large_kb.db_dir, large_kb.name, query, 1)
+    after = run_search(session, large_kb.db_dir, large_kb.name, query, 1)
     assert after.hits[0].id == "volcano"
 
 
-def test_an_empty_table_answers_with_no_hits(tmp_path: Path, embedder: Any) -> None:
+def test_an_empty_table_answers_with_no_hits(session: Session, tmp_path: Path, embedder: Any) -> None:
     write_lance_table(tmp_path / "empty", "notes", [], [], np.empty((0, 384), np.float32))
-    result = run_search(tmp_path / "empty", "notes", embedder.embed_sync("anything"), 5)
+    result = run_search(session, tmp_path / "empty", "notes", embedder.embed_sync("anything"), 5)
     assert result.hits == ()
     assert result.method == "exact"
+
+
+def test_a_table_replaced_with_another_width_while_its_vectors_are_read_is_not_cached(
+    session: Session, kb: KnowledgeBase
+) -> None:
+    """Another program overwrites the table (8-d vectors now) between opening it and reading its
+    vectors: the read must stop with a reason, not fail on a reshape (it did, 1 run in 22)."""
+    import lancedb
+    import pyarrow as pa
+
+    from recall_gui.core.vector_cache import NotCached
+
+    async def open_then_read() -> Any:
+        opened = await session.tables.open(TableTarget(str(kb.db_dir), kb.name))
+        narrow = np.ones((3, 8), np.float32)
+        replacement = pa.table(
+            {
+                "id": ["a", "b", "c"],
+                "content": ["x", "y", "z"],
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(narrow.ravel()), 8),
+            }
+        )
+        lancedb.connect(str(kb.db_dir)).create_table(kb.name, replacement, mode="overwrite")
+        return await session.vectors.get(opened)
+
+    outcome = asyncio.run(open_then_read())
+    assert isinstance(outcome, NotCached)
+    assert "changed while it was read" in outcome.reason and "384 to 8 dimensions" in outcome.reason
+    assert session.vectors.used_bytes == 0

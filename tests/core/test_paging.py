@@ -8,6 +8,8 @@ import pytest
 
 from recall_gui.core.browse import BrowseRow, Page, fetch_page
 from recall_gui.core.paging import PageCache
+from recall_gui.core.session import Session
+from recall_gui.core.target import TableTarget
 from tests.kbtools import KnowledgeBase
 
 
@@ -15,7 +17,7 @@ def page_of_ids(offset: int, ids: list[str], total: int) -> Page:
     return Page.of_rows(offset, [BrowseRow(offset + i, row_id, "") for i, row_id in enumerate(ids)], total)
 
 
-def test_scrolling_through_every_row_keeps_only_max_pages(kb: KnowledgeBase) -> None:
+def test_scrolling_through_every_row_keeps_only_max_pages(session: Session, kb: KnowledgeBase) -> None:
     cache = PageCache(page_size=3, max_pages=2)
 
     async def scroll() -> list[str]:
@@ -24,7 +26,8 @@ def test_scrolling_through_every_row_keeps_only_max_pages(kb: KnowledgeBase) -> 
             found = cache.row(row)
             if found is None:
                 page = cache.page_of(row)
-                cache.store(await fetch_page(str(kb.db_dir), kb.name, offset=cache.offset_of(page), limit=3))
+                where = TableTarget(str(kb.db_dir), kb.name)
+                cache.store(await fetch_page(session, where, offset=cache.offset_of(page), limit=3))
                 found = cache.row(row)
             assert found is not None
             seen.append(found.id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +17,14 @@ import pytest
 from recall_gui.cli import main as cli_main
 from recall_gui.core import Harness
 from recall_gui.core.browse import describe_table, fetch_page
-from recall_gui.core.embedders import EmbedderPool
 from recall_gui.core.errors import RecallError
-from recall_gui.core.harness import table_options
 from recall_gui.core.health import check_health
+from recall_gui.core.session import Session
 from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
 from tests.s3server import SECRET_KEY, S3Location, environment, upload_tree
 
 #: The core's own bound on one storage operation, lowered so a hanging server costs the test little.
 STORAGE_TIMEOUT_S = 3.0
-POOL = EmbedderPool()
 
 
 def s3_kb(
@@ -62,22 +60,28 @@ def registry_uri(registry_dir: Path) -> str:
     return uri
 
 
-def check_session(registry_dir: Path, capsys: Any) -> None:
-    async def session() -> None:
-        harness = Harness(registry_dir, embedders=POOL)
+@pytest.fixture(scope="module")
+def shared_session() -> Iterator[Session]:
+    """One session for the module: the model loads once, not once per test."""
+    session = Session()
+    yield session
+    asyncio.run(session.aclose())
+
+
+def check_session(shared_session: Session, registry_dir: Path, capsys: Any) -> None:
+    async def browse() -> None:
+        harness = Harness(registry_dir, session=shared_session)
         assert await search(harness, "What is the capital of France?") == "paris"
         entry = harness.resolve_active("remote")
-        info = await describe_table(entry.uri, entry.table_name, table_options(entry))
+        info = await describe_table(shared_session, entry.target)
         assert info.row_count == 12 and info.columns.vector_dim == 384
-        page = await fetch_page(entry.uri, entry.table_name, offset=10, limit=5, options=table_options(entry))
+        page = await fetch_page(shared_session, entry.target, offset=10, limit=5)
         assert [r.id for r in page.rows] == ["git-rebase", "unicode"]
-        found = await fetch_page(
-            entry.uri, entry.table_name, offset=0, limit=5, options=table_options(entry), filter_text="moon"
-        )
+        found = await fetch_page(shared_session, entry.target, offset=0, limit=5, filter_text="moon")
         assert [r.id for r in found.rows] == ["tides"]
-        assert (await check_health(entry)).ok
+        assert (await check_health(shared_session, entry)).ok
 
-    asyncio.run(session())
+    asyncio.run(browse())
     assert cli_main(["list", "--registry", str(registry_dir), "--json"]) == 0
     out, err = capsys.readouterr()
     (row,) = json.loads(out)
@@ -86,24 +90,32 @@ def check_session(registry_dir: Path, capsys: Any) -> None:
 
 
 def test_a_kb_on_s3_with_credentials_in_the_registry_entry(
-    make_kb: Callable[..., KnowledgeBase], s3: S3Location, tmp_path: Path, capsys: Any
+    shared_session: Session,
+    make_kb: Callable[..., KnowledgeBase],
+    s3: S3Location,
+    tmp_path: Path,
+    capsys: Any,
 ) -> None:
     registry_dir = s3_kb(make_kb, s3, tmp_path, with_options=True)
     before = snapshot_tree(registry_dir)
-    check_session(registry_dir, capsys)
+    check_session(shared_session, registry_dir, capsys)
     assert snapshot_tree(registry_dir) == before  # credentials are never written back (nothing is)
 
 
 def test_a_kb_on_s3_with_credentials_from_the_aws_environment(
-    make_kb: Callable[..., KnowledgeBase], s3: S3Location, tmp_path: Path, capsys: Any
+    shared_session: Session,
+    make_kb: Callable[..., KnowledgeBase],
+    s3: S3Location,
+    tmp_path: Path,
+    capsys: Any,
 ) -> None:
     registry_dir = s3_kb(make_kb, s3, tmp_path, with_options=False)
     with environment(s3.environment()):
-        check_session(registry_dir, capsys)
+        check_session(shared_session, registry_dir, capsys)
 
 
 def test_a_missing_bucket_or_table_is_clear_and_shows_no_secret(
-    make_kb: Callable[..., KnowledgeBase], s3: S3Location, tmp_path: Path
+    shared_session: Session, make_kb: Callable[..., KnowledgeBase], s3: S3Location, tmp_path: Path
 ) -> None:
     registry_dir = s3_kb(make_kb, s3, tmp_path, with_options=True)
     entry = json.loads((registry_dir / "rag_dbs.json").read_text())["dbs"][0]
@@ -113,20 +125,24 @@ def test_a_missing_bucket_or_table_is_clear_and_shows_no_secret(
     ):
         write_registry(registry_dir, [{**entry, "uri": uri}])
         with pytest.raises(RecallError) as caught:
-            asyncio.run(search(Harness(registry_dir, embedders=POOL), "x"))
+            asyncio.run(search(Harness(registry_dir, session=shared_session), "x"))
         assert caught.value.message.startswith("failed to connect to vector db: ")
         assert expected in caught.value.message
         assert SECRET_KEY not in caught.value.full_text()
 
 
 def test_a_server_that_stops_fails_fast_and_searching_recovers_without_restart(
-    make_kb: Callable[..., KnowledgeBase], s3: S3Location, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shared_session: Session,
+    make_kb: Callable[..., KnowledgeBase],
+    s3: S3Location,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("RECALL_GUI_STORAGE_TIMEOUT", str(STORAGE_TIMEOUT_S))
     registry_dir = s3_kb(make_kb, s3, tmp_path, with_options=True)
 
-    async def session() -> list[tuple[str, float]]:
-        harness = Harness(registry_dir, embedders=POOL)
+    async def outage() -> list[tuple[str, float]]:
+        harness = Harness(registry_dir, session=shared_session)
         entry = harness.resolve_active("remote")
         steps: list[tuple[str, float]] = []
 
@@ -142,7 +158,7 @@ def test_a_server_that_stops_fails_fast_and_searching_recovers_without_restart(
         s3.proxy.stop()
         await step("down", search(harness, "capital of France"))
         await step("down-again", search(harness, "Berlin"))
-        await step("browse-down", describe_table(entry.uri, entry.table_name, table_options(entry)))
+        await step("browse-down", describe_table(shared_session, entry.target))
         s3.proxy.resume()
         await step("back", search(harness, "capital of France"))
         s3.proxy.hang()
@@ -151,7 +167,7 @@ def test_a_server_that_stops_fails_fast_and_searching_recovers_without_restart(
         await step("back-again", search(harness, "Berlin"))
         return steps
 
-    steps = asyncio.run(session())
+    steps = asyncio.run(outage())
     outcomes = [text for text, _ in steps]
     assert outcomes[0] == "up: paris"
     for text in outcomes[1:4]:

@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import RecallSearchInput, search, search_hits
+from recall_gui.core import RecallSearchInput
 from recall_gui.core.errors import ColumnError, ConnectError, DimensionMismatchError
-from recall_gui.core.tables import TableOptions
+from recall_gui.core.session import Session
+from recall_gui.core.target import TableOptions, TableTarget
+from tests.coretools import in_session, search, search_hits
 from tests.kbtools import KnowledgeBase, snapshot_tree, write_lance_table
 
 
@@ -26,19 +28,19 @@ def query_input(
 
 def test_nearest_entry_comes_first(kb: KnowledgeBase, embedder: Any) -> None:
     vector = embedder.embed_sync("How do I change my password?")
-    output = asyncio.run(search(query_input(kb, vector, 3)))
+    output = search(query_input(kb, vector, 3))
     assert output.results[0].id == "pw-reset"
     assert len(output.results) == 3
 
 
 def test_missing_limit_returns_five(kb: KnowledgeBase, embedder: Any) -> None:
-    output = asyncio.run(search(query_input(kb, embedder.embed_sync("cities"))))
+    output = search(query_input(kb, embedder.embed_sync("cities")))
     assert len(output.results) == 5
 
 
 def test_results_match_a_brute_force_l2_ranking(kb: KnowledgeBase, embedder: Any) -> None:
     vector = embedder.embed_sync("event loops and coroutines")
-    result = asyncio.run(search_hits(query_input(kb, vector, len(kb.ids))))
+    result = search_hits(query_input(kb, vector, len(kb.ids)))
     expected = np.argsort(((kb.vectors - vector) ** 2).sum(axis=1), kind="stable")
     assert [hit.id for hit in result.hits] == [kb.ids[i] for i in expected]
     assert result.metric == "l2"
@@ -48,25 +50,25 @@ def test_results_match_a_brute_force_l2_ranking(kb: KnowledgeBase, embedder: Any
 
 
 def test_limit_zero_returns_nothing(kb: KnowledgeBase, embedder: Any) -> None:
-    assert asyncio.run(search(query_input(kb, embedder.embed_sync("x"), 0))).results == ()
+    assert search(query_input(kb, embedder.embed_sync("x"), 0)).results == ()
 
 
 def test_limit_larger_than_the_table_returns_every_row(kb: KnowledgeBase, embedder: Any) -> None:
-    output = asyncio.run(search(query_input(kb, embedder.embed_sync("x"), 10_000)))
+    output = search(query_input(kb, embedder.embed_sync("x"), 10_000))
     assert len(output.results) == len(kb.ids)
 
 
 def test_dimension_mismatch_names_both_dimensions(kb: KnowledgeBase) -> None:
     bad = RecallSearchInput(str(kb.db_dir), kb.name, 768, "q", [0.0] * 768, 5)
     with pytest.raises(DimensionMismatchError) as caught:
-        asyncio.run(search(bad))
+        search(bad)
     assert str(caught.value) == "vector dimension mismatch: input has 768, but table schema has 384"
 
 
 def test_missing_database_folder_is_reported_and_not_created(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-db"
     with pytest.raises(ConnectError) as caught:
-        asyncio.run(search(RecallSearchInput(str(missing), "t", 3, "q", [0.0, 0.0, 0.0])))
+        search(RecallSearchInput(str(missing), "t", 3, "q", [0.0, 0.0, 0.0]))
     assert str(caught.value).startswith("failed to connect to vector db: ")
     assert caught.value.kind == "path"
     assert not missing.exists()
@@ -74,7 +76,7 @@ def test_missing_database_folder_is_reported_and_not_created(tmp_path: Path) -> 
 
 def test_missing_table_is_reported_with_the_tables_there(kb: KnowledgeBase) -> None:
     with pytest.raises(ConnectError) as caught:
-        asyncio.run(search(RecallSearchInput(str(kb.db_dir), "other", 384, "q", [0.0] * 384)))
+        search(RecallSearchInput(str(kb.db_dir), "other", 384, "q", [0.0] * 384))
     assert str(caught.value).startswith("failed to connect to vector db: ")
     assert f"tables there: {kb.name}" in str(caught.value)
     assert caught.value.kind == "table"
@@ -83,7 +85,7 @@ def test_missing_table_is_reported_with_the_tables_there(kb: KnowledgeBase) -> N
 def test_search_writes_nothing(kb: KnowledgeBase, embedder: Any) -> None:
     before = snapshot_tree(kb.db_dir)
     for text in ("password", "Paris", "yield"):
-        asyncio.run(search(query_input(kb, embedder.embed_sync(text), 3)))
+        search(query_input(kb, embedder.embed_sync(text), 3))
     assert snapshot_tree(kb.db_dir) == before
 
 
@@ -91,7 +93,7 @@ def test_hits_carry_row_ids_metadata_and_vectors(
     make_kb: Callable[..., KnowledgeBase], embedder: Any
 ) -> None:
     kb = make_kb(extra={"source": [f"file{i}.md" for i in range(12)]})
-    result = asyncio.run(search_hits(query_input(kb, embedder.embed_sync("capital of France"), 2)))
+    result = search_hits(query_input(kb, embedder.embed_sync("capital of France"), 2))
     top = result.hits[0]
     assert top.id == "paris"
     assert top.extra == {"source": f"file{kb.ids.index('paris')}.md"}
@@ -105,7 +107,7 @@ def test_other_column_names_are_detected(tmp_path: Path, kb: KnowledgeBase, embe
     )
     vector = embedder.embed_sync("tides and the moon")
     request = RecallSearchInput(str(tmp_path / "lc"), "docs", 384, "q", list(map(float, vector)), 1)
-    assert asyncio.run(search(request)).results[0].id == "tides"
+    assert search(request).results[0].id == "tides"
 
 
 def test_explicit_columns_override_detection(tmp_path: Path, kb: KnowledgeBase, embedder: Any) -> None:
@@ -117,17 +119,21 @@ def test_explicit_columns_override_detection(tmp_path: Path, kb: KnowledgeBase, 
     from recall_gui.core.columns import ColumnOverrides
 
     options = TableOptions(columns=ColumnOverrides(id="ref", content="body_text", vector="v"))
-    assert asyncio.run(search(request, options)).results[0].id == "tides"
+    assert search(request, options).results[0].id == "tides"
     with pytest.raises(ColumnError, match='content column "nope" is not in the table'):
-        asyncio.run(search(request, TableOptions(columns=ColumnOverrides(content="nope"))))
+        search(request, TableOptions(columns=ColumnOverrides(content="nope")))
 
 
-def test_a_row_added_by_another_program_is_seen_by_the_next_search(kb: KnowledgeBase, embedder: Any) -> None:
+def test_a_row_added_by_another_program_is_seen_by_the_next_search(
+    session: Session, kb: KnowledgeBase, embedder: Any
+) -> None:
     import lancedb
     import pyarrow as pa
 
+    from recall_gui.core.nearest import search as search_in
+
     vector = embedder.embed_sync("volcano eruption lava")
-    asyncio.run(search(query_input(kb, vector, 1)))  # opens and caches the table
+    asyncio.run(search_in(session, query_input(kb, vector, 1)))  # opens and keeps the table
     new = embedder.embed_sync("A volcano erupts when magma and lava rise to the surface.")
     table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
     table.add(
@@ -139,7 +145,7 @@ def test_a_row_added_by_another_program_is_seen_by_the_next_search(kb: Knowledge
             }
         )
     )
-    assert asyncio.run(search(query_input(kb, vector, 1))).results[0].id == "volcano"
+    assert asyncio.run(search_in(session, query_input(kb, vector, 1))).results[0].id == "volcano"
 
 
 def test_a_query_slower_than_the_storage_timeout_says_it_timed_out(
@@ -147,13 +153,13 @@ def test_a_query_slower_than_the_storage_timeout_says_it_timed_out(
 ) -> None:
     """Queries run with LanceDB's own timeout (``read_query``); its error reads like every other timeout."""
     from recall_gui.core.errors import StorageError
-    from recall_gui.core.tables import TIMEOUT_ENV, open_table, read_query
+    from recall_gui.core.tables import TIMEOUT_ENV, read_query
 
-    async def run() -> Any:
-        opened = await open_table(str(kb.db_dir), kb.name)
+    async def run(session: Session) -> Any:
+        opened = await session.tables.open(TableTarget(str(kb.db_dir), kb.name))
         monkeypatch.setenv(TIMEOUT_ENV, "0.000001")
         query = opened.table.query().nearest_to(kb.vectors[0]).bypass_vector_index().with_row_id()
         return await read_query(query, f'searching "{kb.name}"')
 
     with pytest.raises(StorageError, match=rf'searching "{kb.name}" timed out after 1e-06 s'):
-        asyncio.run(run())
+        in_session(run)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -94,9 +93,9 @@ def test_the_norm_of_a_numpy_row_is_computed_in_double_precision() -> None:
 
 
 def test_a_stored_embedding_has_unit_norm(kb: KnowledgeBase) -> None:
-    from recall_gui.core.browse import fetch_row
+    from tests.coretools import read_row
 
-    hit = asyncio.run(fetch_row(str(kb.db_dir), kb.name, 0))
+    hit = read_row(str(kb.db_dir), kb.name, 0)
     assert hit is not None and hit.vector is not None
     assert len(hit.vector) == 384
     assert hit.vector_norm == pytest.approx(1.0, abs=1e-3)

@@ -66,17 +66,20 @@ def test_display_problem_only_where_qt_would_find_no_screen(
 
 def test_the_window_paints_without_qt_s_helper_threads() -> None:
     """Qt's raster engine waits for a pool of helper threads on large fills; the app turns the pool off
-    (importing its window package does), so a repaint never sleeps until the scheduler runs a helper."""
+    (its start-up does, not the import of its package), so a repaint never sleeps until the scheduler
+    runs a helper."""
 
-    def threads_after_painting(import_app: bool) -> list[str]:
+    def threads_after_painting(set_up: bool) -> list[str]:
         script = textwrap.dedent(
             f"""
             import json, os
             from PySide6.QtGui import QStandardItemModel
             from PySide6.QtWidgets import QApplication, QTableView
             app = QApplication([])
-            if {import_app!r}:
-                import recall_gui.qt
+            import recall_gui.qt
+            if {set_up!r}:
+                from recall_gui.qt.app import configure_qt_process
+                configure_qt_process()
             table = QTableView()
             table.setModel(QStandardItemModel(200, 3, table))
             table.resize(1280, 800)
@@ -99,8 +102,8 @@ def test_the_window_paints_without_qt_s_helper_threads() -> None:
         names: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
         return names
 
-    assert "Thread (pooled)" in threads_after_painting(import_app=False)  # what Qt does on its own
-    assert "Thread (pooled)" not in threads_after_painting(import_app=True)
+    assert "Thread (pooled)" in threads_after_painting(set_up=False)  # what Qt does on its own
+    assert "Thread (pooled)" not in threads_after_painting(set_up=True)
 
 
 def test_the_window_shows_before_any_heavy_library_is_imported(kb: KnowledgeBase, tmp_path: Path) -> None:
@@ -132,11 +135,15 @@ def test_searching_imports_nothing_the_libraries_load_did_not(kb: KnowledgeBase)
         for name in HEAVY_MODULES:
             importlib.import_module(name)
         from recall_gui.core.nearest import search_hits
+        from recall_gui.core.session import Session
         from recall_gui.core.types import RecallSearchInput
         before = set(sys.modules)
         vector = [1.0 / 384**0.5] * 384
         asking = RecallSearchInput({str(kb.db_dir)!r}, {kb.name!r}, 384, "q", vector, 3)
-        result = asyncio.run(search_hits(asking))
+        async def search():
+            async with Session() as session:
+                return await search_hits(session, asking)
+        result = asyncio.run(search())
         new = sorted(set(sys.modules) - before)
         print(json.dumps({{"method": result.method, "hits": len(result.hits), "new": new}}))
         """

@@ -12,6 +12,8 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QTableView
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.browse import BrowseRow, Page, fetch_page
+from recall_gui.core.session import Session
+from recall_gui.core.target import TableTarget
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.roles import ITEM_ROLE, PREVIEW_CHARS, VALUE_ROLE, chars_that_fit
 from recall_gui.qt.panels.results_panel import ResultsPanel
@@ -36,14 +38,14 @@ def test_an_empty_query_shows_every_row_in_table_order(kb: KnowledgeBase, open_w
 
 
 def test_the_model_grows_page_by_page_and_keeps_only_a_few_pages(
-    kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+    session: Session, kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
     errors: list[BaseException] = []
     keeper = TaskKeeper(errors.append)
     model = BrowseModel(keeper.start, page_size=4, max_pages=2)
 
     async def fetch(offset: int, limit: int) -> Page:
-        return await fetch_page(str(kb.db_dir), kb.name, offset=offset, limit=limit)
+        return await fetch_page(session, TableTarget(str(kb.db_dir), kb.name), offset=offset, limit=limit)
 
     model.reset(fetch)
     run(loop, model.load_first_page())
@@ -64,13 +66,13 @@ def test_the_model_grows_page_by_page_and_keeps_only_a_few_pages(
 
 
 def test_cells_answer_the_roles_a_view_and_the_detail_panel_ask_for(
-    kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+    session: Session, kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
     keeper = TaskKeeper(lambda error: None)
     model = BrowseModel(keeper.start, page_size=4)
 
     async def fetch(offset: int, limit: int) -> Page:
-        return await fetch_page(str(kb.db_dir), kb.name, offset=offset, limit=limit)
+        return await fetch_page(session, TableTarget(str(kb.db_dir), kb.name), offset=offset, limit=limit)
 
     model.reset(fetch)
     run(loop, model.load_first_page())
@@ -91,13 +93,13 @@ def test_cells_answer_the_roles_a_view_and_the_detail_panel_ask_for(
 
 
 def test_a_table_view_fetches_more_rows_as_it_scrolls(
-    kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+    session: Session, kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
     keeper = TaskKeeper(lambda error: None)
     model = BrowseModel(keeper.start, page_size=4, max_pages=8)
 
     async def fetch(offset: int, limit: int) -> Page:
-        return await fetch_page(str(kb.db_dir), kb.name, offset=offset, limit=limit)
+        return await fetch_page(session, TableTarget(str(kb.db_dir), kb.name), offset=offset, limit=limit)
 
     view = QTableView()
     qtbot.addWidget(view)

@@ -270,3 +270,34 @@ def test_choosing_another_database_mid_search_ends_with_the_new_databases_rows(
 
 def kb_topics() -> list[str]:
     return ["geography" if i in ("paris", "berlin") else "other" for i in PASSAGES]
+
+
+def test_choosing_a_database_reads_its_vectors_before_the_first_search(
+    kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, open_window: WindowFactory
+) -> None:
+    window = open_window(kb.registry_dir)
+    session = run(loop, window.services.session())
+
+    async def vectors_read() -> None:
+        while not session.vectors.cached_versions():
+            await asyncio.sleep(0.02)
+
+    run(loop, vectors_read())
+    assert {key[1] for key in session.vectors.cached_versions()} == {kb.name}
+    run(loop, window.knowledge.search(Inputs(QUERY, 3)))
+    assert window.knowledge.status_search.text().endswith("(exact search in memory, squared L2)")
+
+
+def test_a_search_that_took_a_slower_way_says_why(
+    kb: KnowledgeBase,
+    loop: asyncio.AbstractEventLoop,
+    open_window: WindowFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RECALL_GUI_EXACT_CACHE_MB", "0")
+    window = open_window(kb.registry_dir)
+    run(loop, window.knowledge.search(Inputs(QUERY, 3)))
+    assert "(LanceDB's flat scan, squared L2)" in window.knowledge.status_search.text()
+    banner = window.banner.findChild(QLabel, "bannerText")
+    assert banner is not None and window.banner.isVisible()
+    assert "Searched with LanceDB's flat scan: exact search in memory is off" in banner.text()

@@ -167,8 +167,8 @@ class HeldHealthCheck:
         self.release = asyncio.Event()
         original = health.check_health
 
-        async def check_health(entry: Any) -> Any:
-            outcome = await original(entry)
+        async def check_health(session: Any, entry: Any) -> Any:
+            outcome = await original(session, entry)
             if entry.name == name:
                 self.reached.set()
                 await self.release.wait()

@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.embedders import forget_local_models
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.panels.database_bar import NAME_ROLE
 from tests.core.test_local_models import damage, fastembed_cache_with, packaged_model
@@ -61,9 +60,7 @@ def faults(kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
             on_notes("unported", "AllMiniLML12V2"),  # 384-d, no Python fastembed build
         ],
     )
-    forget_local_models()  # a model an earlier test loaded from a good cache would be used as it is
     yield Faults(kb, cache, repo)
-    forget_local_models()
 
 
 def choose_with_keyboard(

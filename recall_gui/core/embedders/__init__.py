@@ -1,7 +1,7 @@
-"""Embedders by registry spec, loaded once and shared by every search.
+"""Embedders by registry spec: local fastembed models and cloud providers, kept by a session's pool.
 
-Local models load on the single embedding thread (loading is CPU- and disk-heavy), so two searches that
-need the same model at once load it once. Cloud embedders are cheap objects around an HTTP client.
+Local models load on the session's embedding thread (loading is CPU- and disk-heavy). Cloud embedders are
+cheap objects around an HTTP client.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from concurrent.futures import Executor
 
 from recall_gui.core.collector import collection_paused
-from recall_gui.core.embedders.base import Embedder, Vector
+from recall_gui.core.embedders.base import EmbeddedQuery, QueryVector, Vector
 from recall_gui.core.embedders.cloud import CloudEmbedder
 from recall_gui.core.embedders.local import (
     LocalEmbedder,
@@ -22,16 +23,15 @@ from recall_gui.core.embedders.local import (
 from recall_gui.core.errors import ModelUnavailableError
 from recall_gui.core.models import CLOUD_PROVIDERS, OFFLINE_SERVABLE, local_model
 from recall_gui.core.registry import EmbedderSpec
-from recall_gui.core.workers import embedding_executor
 
 __all__ = [
     "CloudEmbedder",
+    "EmbeddedQuery",
     "Embedder",
     "EmbedderPool",
     "LocalEmbedder",
+    "QueryVector",
     "Vector",
-    "embedding_executor",
-    "forget_local_models",
     "load_local_model",
     "load_offline_model",
     "model_problem",
@@ -78,81 +78,88 @@ def is_cached_locally(spec: EmbedderSpec) -> bool:
     return cache.is_dir() and any(needle in child.name.lower() for child in cache.iterdir())
 
 
-_local_lock = threading.Lock()
-#: Local models by cosh name, shared by every pool of the process: a model is loaded once (about 0.3 s and
-#: 100 MB each time), however many harnesses the window or a test creates.
-_local_models: dict[str, LocalEmbedder] = {}
-
-
-def _shared_local_model(cosh_name: str) -> LocalEmbedder:
-    """Blocking; runs on the embedding thread, so two callers never load the same model twice."""
-    with _local_lock:
-        cached = _local_models.get(cosh_name)
-    if cached is not None:
-        return cached
-    with collection_paused():
-        model = load_local_model(cosh_name)
-    with _local_lock:
-        return _local_models.setdefault(cosh_name, model)
-
-
-def forget_local_models() -> None:
-    """Drop the loaded local models (a model file was replaced; tests that damage one)."""
-    with _local_lock:
-        _local_models.clear()
+Embedder = LocalEmbedder | CloudEmbedder
 
 
 class EmbedderPool:
-    """Loaded embedders by spec; thread-safe, usable from any event loop."""
+    """The embedders of one session: local models loaded once (on ``executor``, the session's embedding
+    thread, so two searches that need a model at once load it once), cloud embedders by spec and width."""
 
-    def __init__(self) -> None:
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
         self._lock = threading.Lock()
-        self._embedders: dict[tuple[EmbedderSpec, int | None], Embedder] = {}
-
-    def _cached(self, key: tuple[EmbedderSpec, int | None]) -> Embedder | None:
-        with self._lock:
-            return self._embedders.get(key)
-
-    def _load_local(self, key: tuple[EmbedderSpec, int | None]) -> Embedder:
-        cached = self._cached(key)
-        if cached is not None:
-            return cached
-        embedder = _shared_local_model(key[0].model)
-        with self._lock:
-            self._embedders[key] = embedder
-        return embedder
+        self._local: dict[str, LocalEmbedder] = {}
+        self._cloud: dict[tuple[EmbedderSpec, int | None], CloudEmbedder] = {}
 
     def loaded_local(self, spec: EmbedderSpec) -> LocalEmbedder | None:
-        """The local model for ``spec`` if this pool has it loaded already (no waiting), else ``None``."""
-        embedder = self._cached((spec, None)) if spec.kind == "local" else None
-        return embedder if isinstance(embedder, LocalEmbedder) else None
+        """The local model for ``spec`` if it is loaded already (no waiting), else ``None``."""
+        with self._lock:
+            return self._local.get(spec.model) if spec.kind == "local" else None
+
+    def _load_local(self, cosh_name: str) -> LocalEmbedder:
+        """Blocking; runs on the embedding thread, so a model is never loaded twice at once."""
+        with self._lock:
+            cached = self._local.get(cosh_name)
+        if cached is not None:
+            return cached
+        with collection_paused():
+            model = load_local_model(cosh_name)
+        with self._lock:
+            return self._local.setdefault(cosh_name, model)
+
+    def _cloud_embedder(self, spec: EmbedderSpec, table_dim: int | None) -> CloudEmbedder:
+        key = (spec, spec.dim or table_dim)
+        with self._lock:
+            embedder = self._cloud.get(key)
+            if embedder is None:
+                embedder = CloudEmbedder(
+                    spec.provider or "", spec.model, dim=key[1], dim_from_table=spec.dim is None
+                )
+                self._cloud[key] = embedder
+        return embedder
 
     async def get(self, spec: EmbedderSpec, table_dim: int | None = None) -> Embedder:
-        """The embedder for ``spec``; a cloud model of unknown width is asked for ``table_dim``."""
-        key: tuple[EmbedderSpec, int | None]
+        """The embedder for ``spec``, loaded if need be; a cloud model of unknown width is asked for
+        ``table_dim``."""
         if spec.kind == "local":
-            key = (spec, None)
-            cached = self._cached(key)
-            if cached is not None:
-                return cached
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(embedding_executor(), self._load_local, key)
+            loaded = self.loaded_local(spec)
+            if loaded is not None:
+                return loaded
+            return await asyncio.wrap_future(self.executor.submit(self._load_local, spec.model))
         if spec.kind == "cloud":
-            key = (spec, spec.dim or table_dim)
-            with self._lock:
-                embedder = self._embedders.get(key)
-                if embedder is None:
-                    embedder = CloudEmbedder(
-                        spec.provider or "", spec.model, dim=key[1], dim_from_table=spec.dim is None
-                    )
-                    self._embedders[key] = embedder
-            return embedder
-        raise ModelUnavailableError(
-            f'unknown embedder "{spec.model}"', hint='Fix the database\'s "embedder" in the registry.'
-        )
+            return self._cloud_embedder(spec, table_dim)
+        raise _unknown(spec)
+
+    def start_query(self, spec: EmbedderSpec, text: str, table_dim: int | None = None) -> QueryVector:
+        """Start embedding ``text`` now: a local model on the embedding thread (loading it first if need
+        be, in the same job), a cloud model as a task of the running event loop."""
+        if spec.kind == "local":
+            job = self.executor.submit(self._embed_local, spec.model, text)
+            return QueryVector(job, on_worker=True)
+        if spec.kind == "cloud":
+            embedder = self._cloud_embedder(spec, table_dim)
+            loop = asyncio.get_running_loop()
+            return QueryVector(asyncio.run_coroutine_threadsafe(_embed_cloud(embedder, text), loop))
+        raise _unknown(spec)
+
+    def _embed_local(self, cosh_name: str, text: str) -> EmbeddedQuery:
+        embedder = self._load_local(cosh_name)
+        return EmbeddedQuery(embedder.embed_checked(text), embedder.used)
 
     async def aclose(self) -> None:
         with self._lock:
-            embedders = list(self._embedders.values())
-        for embedder in embedders:
+            clouds = list(self._cloud.values())
+            self._cloud.clear()
+            self._local.clear()
+        for embedder in clouds:
             await embedder.aclose()
+
+
+async def _embed_cloud(embedder: CloudEmbedder, text: str) -> EmbeddedQuery:
+    return EmbeddedQuery(await embedder.embed_query(text), embedder.used)
+
+
+def _unknown(spec: EmbedderSpec) -> ModelUnavailableError:
+    return ModelUnavailableError(
+        f'unknown embedder "{spec.model}"', hint='Fix the database\'s "embedder" in the registry.'
+    )

@@ -1,8 +1,11 @@
-"""What every embedder offers the harness: one query in, one vector out, and an honest name."""
+"""What an embedder hands the search: the query's vector, and an honest name of what embedded it."""
 
 from __future__ import annotations
 
-from typing import Protocol
+import asyncio
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -10,18 +13,44 @@ import numpy.typing as npt
 Vector = npt.NDArray[np.float32]
 
 
-class Embedder(Protocol):
-    """Turns a query into the vector the database was built with."""
+@dataclass(frozen=True)
+class EmbeddedQuery:
+    """A query's vector and what actually embedded it (shown in the status bar, e.g. the packaged copy)."""
 
-    #: What actually embedded the query (shown in the status bar, e.g. the packaged offline copy).
+    vector: Vector
     used: str
-    #: The width of the vectors it returns, when known before the first call.
-    dim: int | None
 
-    async def embed_query(self, text: str) -> Vector:
-        """The query's vector, embedded as cosh embeds it (a plain passage, no query prefix)."""
-        ...
 
-    async def aclose(self) -> None:
-        """Release connections or other resources."""
-        ...
+@dataclass
+class QueryVector:
+    """A query's vector, being embedded (or given): the one form the search pipeline takes it in.
+
+    ``on_worker``: it is computed on a worker thread, so another worker thread may wait for it (ranking
+    then starts the moment it is ready, without a round trip through the event loop). A vector computed
+    by the event loop itself (a cloud request) must be awaited there instead.
+    """
+
+    future: Future[EmbeddedQuery]
+    on_worker: bool = False
+    #: When the vector was ready (``time.perf_counter()``), once it is.
+    ready_at: float | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.future.add_done_callback(self._mark_ready)
+
+    def _mark_ready(self, _future: Future[EmbeddedQuery]) -> None:
+        self.ready_at = time.perf_counter()
+
+    @classmethod
+    def given(cls, vector: Vector, used: str) -> QueryVector:
+        """A vector at hand (a stored row's, or one a caller computed)."""
+        future: Future[EmbeddedQuery] = Future()
+        future.set_result(EmbeddedQuery(vector, used))
+        return cls(future, on_worker=True)
+
+    async def wait(self) -> EmbeddedQuery:
+        """The vector, awaited on the event loop."""
+        return await asyncio.wrap_future(self.future)
+
+    def cancel(self) -> None:
+        self.future.cancel()

@@ -8,19 +8,18 @@ to put it.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import socket
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
 
+from recall_gui.core.compat import fastembed_model_descriptions, onnxruntime_sessions_without_spinning
 from recall_gui.core.embedders.base import Vector
 from recall_gui.core.embedders.offline import (
     OFFLINE_MODEL_ID,
@@ -30,7 +29,6 @@ from recall_gui.core.embedders.offline import (
 )
 from recall_gui.core.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.models import LOCAL_MODELS, OFFLINE_SERVABLE, local_model
-from recall_gui.core.workers import embedding_executor
 
 HUB_HOST = "huggingface.co"
 HUB_CHECK_TIMEOUT_S = 3.0
@@ -45,7 +43,7 @@ QUERY_THREADS = 1
 
 
 class LocalEmbedder:
-    """A loaded fastembed model; ``embed_query`` runs it on the embedding thread.
+    """A loaded fastembed model (blocking calls: a session's pool runs them on its embedding thread).
 
     Queries use a one-thread session (:data:`QUERY_THREADS`); bulk embedding (building the demo) loads a
     session with onnxruntime's default threads the first time it is needed, if ``load_bulk`` is given:
@@ -77,19 +75,8 @@ class LocalEmbedder:
                 self._bulk_model = self._load_bulk()
             return self._bulk_model
 
-    async def embed_query(self, text: str) -> Vector:
-        return await asyncio.wrap_future(self.submit_query(text))
-
-    def submit_query(self, text: str) -> Future[Vector]:
-        """Hand ``text`` to the embedding thread at once; its future raises :class:`EmbedderError`.
-
-        A thread's future rather than a coroutine: the work starts now, not on the event loop's next
-        turn (which in the window may paint first), and another worker thread can wait for the vector
-        and go on with it without a round trip through the event loop (see ``nearest.search_embedded``).
-        """
-        return embedding_executor().submit(self._embed_checked, text)
-
-    def _embed_checked(self, text: str) -> Vector:
+    def embed_checked(self, text: str) -> Vector:
+        """One query's vector; raises :class:`EmbedderError` (blocking: call it on the embedding thread)."""
         try:
             return self.embed_sync(text)
         except (ValueError, TypeError, RuntimeError, OSError) as error:  # tokenizer or onnxruntime
@@ -97,9 +84,6 @@ class LocalEmbedder:
                 f"{self.used}: the query could not be embedded: {_short(error)}",
                 hint="Try other text; if every query fails, the model files may be damaged.",
             ) from error
-
-    async def aclose(self) -> None:
-        return None
 
 
 def fastembed_cache_dir() -> Path:
@@ -153,13 +137,7 @@ def _downloads_allowed() -> bool:
 
 def _cached_model_folder(fastembed_id: str, cache: Path) -> Path | None:
     """The folder fastembed keeps ``fastembed_id`` in under ``cache``, if there is one."""
-    try:
-        from fastembed import TextEmbedding
-
-        descriptions = TextEmbedding._list_supported_models()
-    except Exception:  # fastembed's private listing may change; the folder is only used in messages
-        return None
-    for description in descriptions:
+    for description in fastembed_model_descriptions():
         if description.model.lower() != fastembed_id.lower() or not description.sources.hf:
             continue
         folder = cache / ("models--" + description.sources.hf.replace("/", "--"))
@@ -176,14 +154,6 @@ def _quiet_fastembed() -> None:
     logger.disable("fastembed")
 
 
-#: onnxruntime's thread pools busy-wait for more work after every run, by default: after each query
-#: embedding (~4 ms) both cores of a small machine spin for tens of milliseconds, slowing the search that
-#: follows and everything else (measured end to end at 100k rows: 38 ms with spinning, 16 ms without).
-#: fastembed exposes no such option, so its sessions are created with these entries.
-NO_SPINNING = {"session.intra_op.allow_spinning": "0", "session.inter_op.allow_spinning": "0"}
-_session_options_lock = threading.Lock()
-
-
 def _load_embedder(model_id: str, used: str, dim: int, **kwargs: Any) -> LocalEmbedder:
     """``model_id`` for queries (one thread), and how to load it for bulk embedding."""
     model = _load_fastembed(model_id, threads=QUERY_THREADS, **kwargs)
@@ -192,23 +162,10 @@ def _load_embedder(model_id: str, used: str, dim: int, **kwargs: Any) -> LocalEm
 
 def _load_fastembed(model_id: str, **kwargs: Any) -> Any:
     _quiet_fastembed()
-    import onnxruntime
     from fastembed import TextEmbedding
 
-    original = onnxruntime.SessionOptions
-
-    def options_without_spinning() -> Any:
-        options = original()
-        for key, value in NO_SPINNING.items():
-            options.add_session_config_entry(key, value)
-        return options
-
-    with _session_options_lock:  # fastembed builds its options with onnxruntime.SessionOptions()
-        onnxruntime.SessionOptions = options_without_spinning
-        try:
-            return TextEmbedding(model_id, **kwargs)
-        finally:
-            onnxruntime.SessionOptions = original
+    with onnxruntime_sessions_without_spinning():
+        return TextEmbedding(model_id, **kwargs)
 
 
 def load_offline_model() -> LocalEmbedder:

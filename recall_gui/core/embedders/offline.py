@@ -15,6 +15,7 @@ import threading
 from importlib import resources
 from pathlib import Path
 
+from recall_gui.core.compat import fastembed_model_descriptions
 from recall_gui.core.errors import ModelUnavailableError
 from recall_gui.core.paths import app_cache_dir
 
@@ -49,14 +50,11 @@ def _expected(name: str, kind: type) -> object | None:
     return value if isinstance(value, kind) else None
 
 
-_verified: set[tuple[str, int, int]] = set()
-
-
 def verify_model_file(model: Path) -> None:
     """Refuse a missing, truncated or altered model file: its size and sha256 must be the package's.
 
     A damaged ONNX file may load and then embed nonsense, so a successful load proves nothing; the
-    hash does. The check (about 50 ms) runs once per file state and process.
+    hash does. The check (about 50 ms) runs each time the model is loaded (once per session).
     """
     try:
         stat = model.stat()
@@ -66,9 +64,6 @@ def verify_model_file(model: Path) -> None:
         raise ModelUnavailableError(
             f"the packaged offline model file {model} is missing", hint=_REINSTALL_HINT
         )
-    state = (str(model.resolve()), stat.st_size, stat.st_mtime_ns)
-    if state in _verified:
-        return
     size = _expected("SIZE_BYTES", int)
     if size is not None and stat.st_size != size:
         raise ModelUnavailableError(
@@ -86,7 +81,6 @@ def verify_model_file(model: Path) -> None:
                 f"the packaged offline model file {model} is damaged: its sha256 differs from the package's",
                 hint=_REINSTALL_HINT,
             )
-    _verified.add(state)
 
 
 def stage_offline_model(target: Path | None = None) -> Path:
@@ -103,7 +97,8 @@ def stage_offline_model(target: Path | None = None) -> Path:
             os.symlink(model, staged)
         except OSError:
             shutil.copyfile(model, staged)
-    verify_model_file(staged)  # a copy (where links are not allowed) can be damaged on its own
+    if not staged.is_symlink():
+        verify_model_file(staged)  # a copy (where links are not allowed) can be damaged on its own
     source = resources.files("recall_gui.core.embedders") / "offline_model"
     for name in TOKENIZER_FILES:
         data = (source / name).read_bytes()
@@ -122,8 +117,8 @@ def register_offline_model() -> None:
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
 
-    with _register_lock:
-        known = {m.model.lower() for m in TextEmbedding._list_supported_models()}
+    with _register_lock:  # fastembed's list of models belongs to the process
+        known = {m.model.lower() for m in fastembed_model_descriptions()}
         if OFFLINE_MODEL_ID.lower() in known:
             return
         TextEmbedding.add_custom_model(

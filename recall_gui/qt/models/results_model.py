@@ -6,11 +6,8 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from recall_gui.core.types import SearchHit, SearchResult
+from recall_gui.core.types import METRIC_NAMES, SearchHit, SearchResult
 from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, one_line
-
-#: How each metric's distances are named in the column header ("l2" is squared L2, as LanceDB reports).
-METRIC_NAMES = {"l2": "squared L2", "cosine": "cosine", "dot": "dot"}
 
 RANK, ID, CONTENT, DISTANCE = range(4)
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter

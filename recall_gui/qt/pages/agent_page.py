@@ -98,7 +98,7 @@ class AgentPage(QWidget):
         self.services = services
         self.description = description
         self.knowledge = knowledge
-        self.server = AgentServer(parent=self)
+        self.server = AgentServer(services.chores, parent=self)
         self._listing: AgentListing | None = None
         #: The last ``tools/call`` result received (``None`` before the first, or after a failed call).
         self.last_payload: AgentPayload | None = None

@@ -8,6 +8,7 @@ or page that finishes after a newer request started is dropped: the newer reques
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -22,7 +23,6 @@ from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
 from recall_gui.qt.messages import UserMessage
 from recall_gui.qt.models.browse_model import BrowseModel
-from recall_gui.qt.models.results_model import METRIC_NAMES
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import DetailPanel
@@ -157,9 +157,10 @@ class KnowledgePage(QWidget):
         result = report.result
         self.status_count.setText(_plural(len(result.hits), "result"))
         self.status_embed.setText(f"Embedding {report.embed_ms:.1f} ms")
-        metric = METRIC_NAMES.get(result.metric, result.metric)
-        method = "index" if result.method.startswith("index") else "flat scan"
-        self.status_search.setText(f"Search {result.search_ms:.1f} ms ({method}, {metric})")
+        self.status_search.setText(
+            f"Search {result.search_ms:.1f} ms ({result.method_label}, {result.metric_label})"
+        )
+        self.status_search.setToolTip(result.note or "")
         self.status_model.setText(f"Model: {report.model_used}")
         self.status_model.setToolTip(f"{report.database.embedder.label} — total {report.total_ms:.1f} ms")
 
@@ -225,10 +226,10 @@ class KnowledgePage(QWidget):
         entry, services = self._current, self.services
         if entry is None:
             return
-        await services.heavy.ready()
+        session = await services.session()
         from recall_gui.core.health import check_health
 
-        health = await check_health(entry)
+        health = await check_health(session, entry)
         if self._current is None or self._current.name != entry.name:
             return  # another database was chosen meanwhile
         self.database_bar.set_health({entry.name: health})
@@ -240,6 +241,7 @@ class KnowledgePage(QWidget):
             )
         else:
             services.tasks.start(self._preload_model(entry, health))
+            services.tasks.start(self._prepare_table(entry), key="prepare")
         if generation != self._generation:
             return  # a newer request (a search entered while the database was checked) shows its outcome
         if health.info is None:  # the table cannot be read: the message above says why
@@ -272,9 +274,9 @@ class KnowledgePage(QWidget):
         that fails to load is reported now (and marked in the dropdown), not only at the first search."""
         if health.info is None:
             return
-        harness = await self.services.harness()
+        session = await self.services.session()
         try:
-            await harness.embedders.get(entry.embedder, health.info.columns.vector_dim)
+            await session.models.get(entry.embedder, health.info.columns.vector_dim)
         except RecallError as error:
             if self._current is None or self._current.name != entry.name:
                 return  # another database was chosen meanwhile; a search in this one will say it
@@ -285,6 +287,13 @@ class KnowledgePage(QWidget):
             self.services.show_message(
                 UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning", "database")
             )
+
+    async def _prepare_table(self, entry: DatabaseEntry) -> None:
+        """Read the table's vectors into memory now, so the first search is already the fast one."""
+        from recall_gui.core.nearest import prepare
+
+        with contextlib.suppress(RecallError):  # a search on it will say what is wrong
+            await prepare(await self.services.session(), entry.target)
 
     async def search(self, inputs: Inputs) -> None:
         """Run the agent's search on the current database; an empty query browses instead."""
@@ -334,6 +343,15 @@ class KnowledgePage(QWidget):
                     "search",
                 )
             )
+        if report.result.note:
+            services.show_message(
+                UserMessage(
+                    f"Searched with {report.result.method_label}: {report.result.note}.",
+                    None,
+                    "info",
+                    "search",
+                )
+            )
         hits = len(report.result.hits)
         caption = f"{_plural(hits, 'result')} for {_quoted(query)} in {entry.name}"
         self.results.show_result(report.result, caption)
@@ -347,21 +365,13 @@ class KnowledgePage(QWidget):
             return
         self._supersede()
         filter_text = inputs.filter_text.strip()
-        await self.services.heavy.ready()
+        session = await self.services.session()
         from recall_gui.core.browse import fetch_page
-        from recall_gui.core.harness import table_options
 
-        options = table_options(entry)
+        target = entry.target
 
         async def fetch(offset: int, limit: int) -> Page:
-            return await fetch_page(
-                entry.uri,
-                entry.table_name,
-                offset=offset,
-                limit=limit,
-                options=options,
-                filter_text=filter_text,
-            )
+            return await fetch_page(session, target, offset=offset, limit=limit, filter_text=filter_text)
 
         self.browse_model.reset(fetch, self._metadata_columns())
         generation = self.browse_model.generation
@@ -390,11 +400,7 @@ class KnowledgePage(QWidget):
         self.browseReady.emit()
 
     def _metadata_columns(self) -> list[str]:
-        info = self._info
-        if info is None:
-            return []
-        roles = {info.columns.id, info.columns.content, info.columns.vector}
-        return [name for name, _kind in info.schema if name not in roles]
+        return self._info.metadata_columns if self._info is not None else []
 
     def cancel(self) -> bool:
         """Stop the running search (Esc); its results will never be shown. ``False`` if none was running."""
@@ -423,7 +429,7 @@ class KnowledgePage(QWidget):
     def _show_hit(self, hit: SearchHit) -> None:
         result = self.results.results_model.result
         rank = result.hits.index(hit) + 1 if result and hit in result.hits else 0
-        metric = METRIC_NAMES.get(result.metric, result.metric) if result else ""
+        metric = result.metric_label if result else ""
         self.detail.show_entry(
             entry_id=hit.id,
             content=hit.content,
@@ -453,9 +459,8 @@ class KnowledgePage(QWidget):
         if entry is None or row.row_id is None:
             return
         from recall_gui.core.browse import fetch_row
-        from recall_gui.core.harness import table_options
 
-        hit = await fetch_row(entry.uri, entry.table_name, row.row_id, table_options(entry))
+        hit = await fetch_row(await self.services.session(), entry.target, row.row_id)
         if self._detail_item is row:
             self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
 

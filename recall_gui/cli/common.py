@@ -1,0 +1,71 @@
+"""What the commands share: the ``--registry`` option, and how they print results and errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, resolve_registry_dir
+from recall_gui.core.registry import load_registry
+
+#: Where ``--registry`` given before the command lands (after it: ``registry``), so neither hides the other.
+TOP_LEVEL_REGISTRY = "registry_before_command"
+
+
+def registry_option(
+    parser: argparse.ArgumentParser, *, top_level: bool = False, help: str | None = None
+) -> None:
+    parser.add_argument(
+        "--registry",
+        metavar="DIR",
+        dest=TOP_LEVEL_REGISTRY if top_level else "registry",
+        # A command's own option must not reset one given before the command.
+        default=None if top_level else argparse.SUPPRESS,
+        help=help or f"registry directory (default: ${REGISTRY_ENV}, else cosh's, else the app's own)",
+    )
+
+
+def chosen_registry(args: argparse.Namespace) -> str | None:
+    """The ``--registry`` the user typed, before or after the command; refuses an empty one, or two
+    different ones."""
+    before = getattr(args, TOP_LEVEL_REGISTRY, None)
+    after = getattr(args, "registry", None)
+    for value in (before, after):
+        if value is not None and not value.strip():
+            raise InvalidInputError(
+                "--registry was given an empty folder name",
+                hint="Name the registry folder, or leave --registry out to use the default.",
+            )
+    if before is not None and after is not None and before != after:
+        raise InvalidInputError(
+            f"--registry was given twice with different folders ({before!r} and {after!r})",
+            hint="Give it once.",
+        )
+    return after if after is not None else before
+
+
+def location(args: argparse.Namespace) -> RegistryLocation:
+    return resolve_registry_dir(chosen_registry(args))
+
+
+def warn_problems(where: RegistryLocation) -> None:
+    for problem in load_registry(where.directory).problems:
+        print(f"warning: {problem}", file=sys.stderr)
+
+
+def report_error(message: str, hint: str | None = None) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
+
+
+def write_stdout(text: str) -> None:
+    """The output as UTF-8 whatever the terminal's encoding: agents and scripts read UTF-8 JSON."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(text)
+    else:
+        buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()

@@ -1,0 +1,27 @@
+"""``recall-gui tool``: the MCP tool object an agent gets now."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.core.registry import load_registry
+from recall_gui.core.suffix import SuffixStore, current_tool
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        "tool",
+        help="print the MCP tool object an agent would get now",
+        description="Print the recall_search tool (name, description, input schema) as an MCP client "
+        "gets it from `recall-gui mcp` now.",
+    )
+    registry_option(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    registry = load_registry(location(args).directory)
+    write_stdout(current_tool(registry, SuffixStore()).to_json() + "\n")
+    return 0

@@ -1,0 +1,49 @@
+"""The state a front end keeps between calls: open tables, vectors in memory, loaded models, worker threads.
+
+One :class:`Session` per front end (the window, one CLI command, the MCP server), created by it and closed
+by it, the way an ``httpx.Client`` owns its connection pool. Everything that searches or browses is handed
+the session; two sessions share nothing.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from recall_gui.core.embedders import EmbedderPool
+from recall_gui.core.tables import TableCache
+from recall_gui.core.vector_cache import VectorCache
+
+
+class Session:
+    """Caches and worker threads of one front end.
+
+    Worker threads are plain Python threads, never the event loop's default executor: under qasync that
+    runs QThreads, and a QThread still running when its loop or the process ends aborts the process.
+    """
+
+    def __init__(self) -> None:
+        #: Loading models and embedding: one thread, since onnxruntime parallelises inside each call.
+        self.embed_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-embed")
+        #: NumPy work (copying vectors into the exact-search matrix, ranking them): one thread.
+        self.compute_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-compute")
+        self.tables = TableCache()
+        self.vectors = VectorCache(self.compute_executor)
+        self.models = EmbedderPool(self.embed_executor)
+        self.closed = False
+
+    async def aclose(self) -> None:
+        """Release the HTTP clients, the caches and the threads (a job still running finishes on its own)."""
+        if self.closed:
+            return
+        self.closed = True
+        await self.models.aclose()
+        self.tables.forget()
+        self.vectors.forget()
+        self.embed_executor.shutdown(wait=False, cancel_futures=True)
+        self.compute_executor.shutdown(wait=False, cancel_futures=True)
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()

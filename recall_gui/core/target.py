@@ -1,0 +1,36 @@
+"""Which table to read and how: a LanceDB folder (or object-store URI), a table in it, and the options a
+registry entry (or an opened folder) gives for reading it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from recall_gui.core.columns import ColumnOverrides
+
+StorageKey = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """How to read one table: storage credentials, column names and metric."""
+
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+    columns: ColumnOverrides = field(default_factory=ColumnOverrides)
+    metric: str | None = None
+
+    @property
+    def storage_key(self) -> StorageKey:
+        return tuple(sorted(self.storage_options.items()))
+
+    def __hash__(self) -> int:  # storage_options is a dict: hash what it holds
+        return hash((self.storage_key, self.columns, self.metric))
+
+
+@dataclass(frozen=True)
+class TableTarget:
+    """One table of one database, and how to read it."""
+
+    uri: str
+    table_name: str
+    options: TableOptions = field(default_factory=TableOptions)

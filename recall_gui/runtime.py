@@ -1,0 +1,16 @@
+"""How the process is set up before anything heavy loads; every entry point calls this, importing the
+package never does."""
+
+from __future__ import annotations
+
+import os
+
+
+def configure_process() -> None:
+    """Settings that must be in the environment before NumPy loads; a value the user set wins.
+
+    NumPy's OpenBLAS runs on one thread: a search's scan is one memory-bound product, and BLAS threads
+    spin after each call, taking the core the next embedding and the window need
+    (docs/PERFORMANCE.md#openblas_num_threads).
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
