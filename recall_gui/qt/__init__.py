@@ -14,12 +14,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from recall_gui.qt.main_window import MainWindow
 
-#: Qt paints on the GUI thread alone, unless the user chose otherwise. Qt's raster engine hands large fills
-#: to a pool of helper threads and waits for them; on a busy 2-core machine the GUI thread then sleeps until
-#: the scheduler gets round to a helper (4-6 ms stalls in the middle of a repaint were traced to it), while
-#: the fills of a table and its scroll bar gain nothing from a second thread. Paging through a 1M-row table
-#: went 10-15% faster without the pool, and its worst waits shrank. Read when Qt first paints, so setting it
-#: here (before any window exists) is in time.
+#: Qt paints on the GUI thread alone, unless the user chose otherwise: with the raster engine's helper
+#: threads a repaint waits for the scheduler on a busy machine, for fills that gain nothing from them
+#: (docs/PERFORMANCE.md#qt-qt_no_gui_threadpool). Read when Qt first paints, so setting it here is in time.
 os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
 
 

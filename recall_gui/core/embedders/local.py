@@ -39,7 +39,7 @@ DOWNLOAD_ENV = "RECALL_GUI_DOWNLOAD_MODELS"
 
 
 #: onnxruntime threads per query. A query is a few dozen tokens: on one thread it embeds faster than on
-#: two (measured 6.0 ms against 6.6-8.2 on a 2-core machine), and it leaves the other cores to the window
+#: two (docs/PERFORMANCE.md#local-query_threads), and it leaves the other cores to the window
 #: and to the search that follows, instead of waiting on whichever core is busy.
 QUERY_THREADS = 1
 
@@ -177,8 +177,8 @@ def _quiet_fastembed() -> None:
 
 
 #: onnxruntime's thread pools busy-wait for more work after every run, by default: after each query
-#: embedding (~4 ms) both cores of a small machine spin for tens of milliseconds, slowing the search that
-#: follows and everything else (measured end to end at 100k rows: 38 ms with spinning, 16 ms without).
+#: embedding the cores of a small machine spin, slowing the search that follows and everything else
+#: (docs/PERFORMANCE.md#local-no_spinning).
 #: fastembed exposes no such option, so its sessions are created with these entries.
 NO_SPINNING = {"session.intra_op.allow_spinning": "0", "session.inter_op.allow_spinning": "0"}
 _session_options_lock = threading.Lock()
