@@ -63,7 +63,7 @@ def write_results(metrics: list[Metric], path: Path = RESULTS_PATH) -> None:
 
 
 def format_table(metrics: list[Metric]) -> str:
-    """The results as a Markdown table (printed, and pasted into the README)."""
+    """The results as a Markdown table (printed, and pasted into docs/PERFORMANCE.md)."""
     lines = [
         "| metric | value | floor | ratio | goal | met |",
         "|---|---|---|---|---|---|",

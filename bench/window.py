@@ -4,7 +4,7 @@
 Each runs the real window in processes of its own: start-up is measured from process creation (imports
 are what it costs), and the session (:mod:`bench.window_child`) must not share Qt or the exact-search
 memory with the other groups. The window needs a display: the one in ``DISPLAY`` if set, else a private
-Xvfb server when ``Xvfb`` is installed (what the README's numbers use), else Qt's offscreen platform
+Xvfb server when ``Xvfb`` is installed (what docs/PERFORMANCE.md's numbers use), else Qt's offscreen platform
 (which draws less, so it flatters the gaps a little).
 """
 

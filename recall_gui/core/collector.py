@@ -2,13 +2,12 @@
 
 Loading LanceDB, PyArrow or a fastembed model makes hundreds of thousands of objects that all live as long
 as the process. The collector, counting those allocations, runs full passes in the middle of the load:
-passes that find nothing to free, yet hold Python's lock for 20-80 ms each on this kind of machine, so
-every other thread (the window's included) stands still meanwhile. Loads run with the collector paused.
+passes that find nothing to free, yet hold Python's lock for tens of milliseconds each, so every other
+thread (the window's included) stands still meanwhile. Loads run with the collector paused.
 
 When the last load ends, what is alive is frozen (``gc.freeze``) before the collector resumes: without
-that, its first pass would traverse everything the load made (100-140 ms, measured at start-up), and so
-would every full pass after it (~90 ms with LanceDB, PyArrow and fastembed loaded, on whichever thread
-allocates; 116-137 ms stalls of the GUI thread paging through a 1M-row table). Frozen objects are module
+that, its first pass would traverse everything the load made, and so would every full pass after it, on
+whichever thread allocates (docs/PERFORMANCE.md#collector). Frozen objects are module
 state that lives as long as the process; they are still freed as usual when nothing refers to them.
 """
 
@@ -18,6 +17,7 @@ import contextlib
 import gc
 import threading
 from collections.abc import Iterator
+
 
 class _Pauses:
     """How many loads hold the collector paused. The collector belongs to the whole process, so this

@@ -38,7 +38,7 @@ def lancedb_row_id_executor(query: Any) -> Callable[..., Any] | None:
 
     LanceDB's ``to_arrow`` reads the table's schema once more before every query, to add row ids when blob
     columns need them; a query that asks for row ids itself never needs that, and executing it directly
-    saves a round trip to LanceDB's runtime (see docs/PERFORMANCE.md#read_query).
+    saves a round trip to LanceDB's runtime (see docs/PERFORMANCE.md#tables-read_query).
     """
     if not is_tested("lancedb"):
         return None
@@ -49,7 +49,7 @@ def lancedb_row_id_executor(query: Any) -> Callable[..., Any] | None:
 
 
 #: onnxruntime's thread pools busy-wait after every run by default, taking the cores the window and the
-#: search need (docs/PERFORMANCE.md#no_spinning); fastembed exposes no option for it.
+#: search need (docs/PERFORMANCE.md#local-no_spinning); fastembed exposes no option for it.
 NO_SPINNING = {"session.intra_op.allow_spinning": "0", "session.inter_op.allow_spinning": "0"}
 _session_options_lock = threading.Lock()
 

@@ -28,8 +28,8 @@ DEMO_DESCRIPTION = (
 )
 DEMO_MODEL = "AllMiniLML6V2"
 MAX_PASSAGE_CHARS = 900
-#: Small batches of passages of similar length waste least work on padding (measured: 200 passages in
-#: 8 s sorted in batches of 8, 14 s unsorted in batches of 32).
+#: Small batches of passages of similar length waste least work on padding
+#: (docs/PERFORMANCE.md#demo-batch).
 BATCH = 8
 
 _UNDERLINE = re.compile(r"^\s*([*=\-~^])\1{2,}\s*$")

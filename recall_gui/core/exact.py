@@ -96,8 +96,8 @@ def fastest_kernel(matrix: Matrix, trials: int = 3) -> str:
     """The kernel (``matmul`` or ``einsum``) that scans ``matrix`` faster here, by the median of a few
     interleaved trials.
 
-    They differ by machine and load: on the 2-core benchmark machine BLAS's matrix-vector product took
-    13-23 ms over 100k x 384 and NumPy's einsum loop 6-15 ms; elsewhere BLAS's threads may win.
+    They differ by machine and load: NumPy's einsum loop won on the 2-core benchmark machine, elsewhere
+    BLAS's threads may win (docs/PERFORMANCE.md#exact-fastest_kernel).
     """
     if matrix.nbytes < _CALIBRATE_BYTES or matrix.shape[0] == 0:
         return "matmul"

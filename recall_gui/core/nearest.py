@@ -94,7 +94,8 @@ class Ranked:
 #: How often an indexed table's version is read before a search (seconds). Its rows need no such check:
 #: the connection reads the newest version on every query (``read_consistency_interval=0``), so a row
 #: another program adds is found by the very next search. The check would only notice a new schema or a
-#: new or dropped index, which can wait this long. Exact search checks every time: its vectors in memory
+#: new or dropped index, which can wait this long; skipping it saves a round trip to LanceDB's runtime
+#: (docs/PERFORMANCE.md#nearest-index_recheck_s). Exact search checks every time: its vectors in memory
 #: belong to one version.
 INDEX_RECHECK_S = 1.0
 
@@ -262,20 +263,8 @@ HNSW_EF_PER_RESULT = 4
 
 
 def _tune(query: AsyncVectorQuery, opened: OpenTable, limit: int) -> AsyncVectorQuery:
-    """Search settings for an indexed table: recall@10 >= 0.95 at the least extra cost measured.
-
-    Measured on 100k x 384 rows derived from real all-MiniLM-L6-v2 embeddings, 200 queries, recall@10
-    against the exact top-10, LanceDB 0.40, indexes built with LanceDB's defaults (``make bench``; the
-    IvfHnswPq and IvfSq/IvfRq/IvfFlat rows from the same data outside the benchmark):
-
-    ====================  ==============  ======================================  ====================
-    index                 defaults        tuned                                   time, tuned/default
-    ====================  ==============  ======================================  ====================
-    IvfHnswSq (cosine)    0.94            ef=50: 0.97 (ef=30: 0.96, ef=40: 0.97)  1.04
-    IvfPq                 0.46 - 0.48     refine_factor=10: 0.97 (5: 0.95)        1.44
-    IvfHnswPq             0.46            ef=100, refine_factor=10: 0.96          1.3
-    IvfSq / IvfRq / Flat  0.98 / 0.97 / 1 none needed                             1
-    ====================  ==============  ======================================  ====================
+    """Search settings for an indexed table: recall@10 >= 0.95 at the least extra cost measured (per index
+    type: docs/PERFORMANCE.md#nearest-_tune).
 
     Product quantization is what loses recall (its distances are coarse): re-ranking ``refine_factor``
     times more rows with their full vectors restores it. HNSW's candidate list must hold at least the

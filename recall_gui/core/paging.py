@@ -15,9 +15,8 @@ if TYPE_CHECKING:  # browse loads numpy and LanceDB; the window imports this mod
     from recall_gui.core.browse import BrowseRow, Page
 
 #: Rows per page. Each page costs a round trip to LanceDB and a repaint of the view as it arrives, and
-#: almost nothing per row (pages are columns: :class:`~recall_gui.core.browse.Page`): scrolling through a
-#: 1M-row table asked for 3,907 pages of 256 rows, ~9 ms of the GUI thread each; 1024-row pages cost
-#: about the same each, so the same scroll takes a quarter of the GUI thread's time.
+#: almost nothing per row (pages are columns: :class:`~recall_gui.core.browse.Page`), so bigger pages make
+#: a long scroll cheaper for the GUI thread (docs/PERFORMANCE.md#paging-default_page_size).
 DEFAULT_PAGE_SIZE = 1024
 #: Pages kept in memory: 16,384 rows at the default page size (a few MB of text).
 DEFAULT_MAX_PAGES = 16

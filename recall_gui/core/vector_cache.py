@@ -1,6 +1,6 @@
 """Each table's vectors in memory for exact search, within a memory bound the user sets.
 
-LanceDB's flat scan reads and decodes every vector on every query (about 30x slower than the memory
+LanceDB's flat scan reads and decodes every vector on every query (far slower than the memory
 bandwidth allows). Holding the vector column as one float32 matrix makes an exact search a single pass
 over memory. The matrix belongs to one table *version*: every search first reads the table's current
 version (cheap), and a matrix of an older version is dropped and read again, so a row that another
@@ -14,15 +14,15 @@ cached tables together stay within ``RECALL_GUI_EXACT_CACHE_MB`` megabytes (leas
 tables are dropped first); while a table is read, one more batch of 8,192 rows (12 MB at 384-d) is
 held. The default, 2048 MB but at most a quarter of the machine's memory, holds a million
 384-dimensional rows (or 500k at 768-d) on an 8 GB laptop and leaves three quarters to everything else;
-a million rows is also about where a flat scan stops being usable (1.3-2.5 s per search here) and an
+a million rows is also about where a flat scan stops being usable (over a second per search) and an
 ANN index is the better answer. A table that alone needs more than the bound is searched by LanceDB's
 flat scan, with a note saying so and naming the ways out (an index, or a higher setting). ``0`` turns
 the exact path off.
 
 Reading is read-only (a LanceDB scan), asynchronous, and the copying into the matrix runs in an
 executor, so the event loop is never blocked; a table read once is shared by concurrent searches.
-Reading costs about as much as two to four flat scans (measured: 0.5 s at 100k rows, 3-5 s at 1M on
-2 cores). A search waits for it when the matrix is small (up to :data:`WAIT_FOR_READ_BYTES`); for a
+Reading costs about as much as two to four flat scans (docs/PERFORMANCE.md#vector_cache). A search
+waits for it when the matrix is small (up to :data:`WAIT_FOR_READ_BYTES`); for a
 bigger table the read goes on in the background and the searches meanwhile are LanceDB's flat scans,
 so no search is slower than before (``nearest.prepare`` starts the read ahead of the first search, e.g.
 when the user selects the database, and waits for it).

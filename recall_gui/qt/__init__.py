@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from recall_gui.qt.main_window import MainWindow
 
+
 def create_window(
     registry_dir: str | os.PathLike[str] | None = None, config_dir: str | os.PathLike[str] | None = None
 ) -> MainWindow:

@@ -235,9 +235,9 @@ class MainWindow(QMainWindow):
         gets its libraries).
 
         The libraries load on a worker thread, but importing is Python code that holds the interpreter's
-        lock most of the time: started with the window, it held the window's first paint back by about
-        100 ms (of 0.9 s). The user cannot search before they are loaded either way; they see the window
-        sooner.
+        lock most of the time: started with the window, it held the window's first paint back
+        (docs/PERFORMANCE.md#main_window-_on_screen). The user cannot search before they are loaded
+        either way; they see the window sooner.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s

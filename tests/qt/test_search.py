@@ -277,12 +277,7 @@ def test_choosing_a_database_reads_its_vectors_before_the_first_search(
 ) -> None:
     window = open_window(kb.registry_dir)
     session = run(loop, window.services.session())
-
-    async def vectors_read() -> None:
-        while not session.vectors.cached_versions():
-            await asyncio.sleep(0.02)
-
-    run(loop, vectors_read())
+    run(loop, window.tasks.wait_idle())  # choosing it started the read: no search has run
     assert {key[1] for key in session.vectors.cached_versions()} == {kb.name}
     run(loop, window.knowledge.search(Inputs(QUERY, 3)))
     assert window.knowledge.status_search.text().endswith("(exact search in memory, squared L2)")

@@ -37,7 +37,7 @@ DOWNLOAD_ENV = "RECALL_GUI_DOWNLOAD_MODELS"
 
 
 #: onnxruntime threads per query. A query is a few dozen tokens: on one thread it embeds faster than on
-#: two (measured 6.0 ms against 6.6-8.2 on a 2-core machine), and it leaves the other cores to the window
+#: two (docs/PERFORMANCE.md#local-query_threads), and it leaves the other cores to the window
 #: and to the search that follows, instead of waiting on whichever core is busy.
 QUERY_THREADS = 1
 

@@ -11,7 +11,7 @@ from recall_gui.qt.widgets import LimitSpin
 MAX_LIMIT = 1000
 #: The most text the query box holds: 100 KiB of ASCII. Qt's default (32,767) would cut a long paste
 #: without a word; far more is no better, as Qt cuts a paste beyond the limit in time that grows with the
-#: square of the limit (measured: 0.6 s at 100,000 characters, 68 s at 1,000,000).
+#: square of the limit (docs/PERFORMANCE.md#query_bar-max_query_chars).
 MAX_QUERY_CHARS = 102_400
 
 
