@@ -85,6 +85,13 @@ class KnowledgeBase:
     contents: tuple[str, ...]
     vectors: Any
 
+    @property
+    def target(self) -> Any:
+        """Its table, as the core reads it (``core.target.TableTarget``)."""
+        from recall_gui.core.target import TableTarget
+
+        return TableTarget(str(self.db_dir), self.name)
+
 
 def snapshot_tree(root: Path) -> dict[str, tuple[int, int, str]]:
     """Size, mtime and sha256 of every file under ``root``: equal snapshots mean nothing was written."""

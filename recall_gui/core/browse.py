@@ -126,19 +126,34 @@ def filter_expression(columns: ColumnMapping, text: str) -> str | None:
     return " OR ".join(parts)
 
 
+def both(first: str | None, second: str | None) -> str | None:
+    """Two filters, both applied (either may be missing)."""
+    if first is None or second is None:
+        return first if second is None else second
+    return f"({first}) AND ({second})"
+
+
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
 async def fetch_page(
-    session: Session, target: TableTarget, *, offset: int, limit: int, filter_text: str = ""
+    session: Session,
+    target: TableTarget,
+    *,
+    offset: int,
+    limit: int,
+    filter_text: str = "",
+    where: str | None = None,
 ) -> Page:
     """Rows from ``offset`` on (at most ``limit``), optionally only those whose id or content contains
-    ``filter_text``."""
+    ``filter_text`` and that the LanceDB SQL predicate ``where`` keeps."""
     opened = await session.tables.open(target)
     what = f'reading table "{target.table_name}"'
     offset, limit = max(0, offset), max(0, min(limit, MAX_PAGE))
-    where = filter_expression(opened.columns, filter_text)
+    if where is not None:
+        await opened.check_filter(where)
+    where = both(filter_expression(opened.columns, filter_text), where)
     columns = opened.row_columns
     total = await opened.count_rows(where)
     if where is None:

@@ -28,6 +28,10 @@ class InvalidInputError(RecallError):
     """Tool arguments that cannot be used (missing `db_name`, missing `query`, ...)."""
 
 
+class FilterError(InvalidInputError):
+    """A metadata filter (a LanceDB SQL predicate) that cannot be used on a table."""
+
+
 class DatabaseNotFoundError(RecallError):
     """A database name that the registry does not list among the active databases."""
 
@@ -40,7 +44,7 @@ class ConnectError(RecallError):
     def __init__(self, detail: str, *, hint: str | None = None, kind: str = "storage") -> None:
         super().__init__(self.PREFIX + detail, hint=hint)
         self.detail = detail
-        #: What is missing: "path" (the database folder), "table", or "storage" (anything else).
+        #: What is missing: "path" (the database folder), "table", "version", or "storage" (anything else).
         self.kind = kind
 
 

@@ -120,15 +120,25 @@ def bytes_per_row(dim: int) -> int:
 
 
 def nearest_rows(
-    vectors: VectorMatrix, query: npt.NDArray[Any], metric: str, k: int
+    vectors: VectorMatrix,
+    query: npt.NDArray[Any],
+    metric: str,
+    k: int,
+    allowed: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-    """Positions in ``vectors`` and distances of the ``k`` rows nearest to ``query``, nearest first.
+    """Positions in ``vectors`` and distances of the ``k`` rows nearest to ``query``, nearest first;
+    only rows where ``allowed`` is true, when it is given (a filter).
 
     Equal distances are ordered by row id, as LanceDB orders them.
     """
     q = np.ascontiguousarray(query, dtype=np.float32)
     q_norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
-    searchable = vectors.rows - (len(vectors.zero_rows) if metric == "cosine" else 0)
+    zero = len(vectors.zero_rows) if metric == "cosine" else 0  # rows without a cosine distance
+    if allowed is None:
+        searchable = vectors.rows - zero
+    else:
+        zero = int(np.count_nonzero(allowed[vectors.zero_rows])) if zero else 0
+        searchable = int(np.count_nonzero(allowed)) - zero
     k = min(k, searchable)
     if k <= 0 or (metric == "cosine" and q_norm == 0):
         return np.empty(0, np.intp), np.empty(0, np.float32)
@@ -147,6 +157,8 @@ def nearest_rows(
         scale = 1 + vectors.max_norm * q_norm
     else:
         raise ValueError(f"unknown metric {metric!r}")
+    if allowed is not None:
+        scores[~allowed] = np.inf
     # Any float32 dot product of length d is within gamma_d * |x| |q| of the true value, whatever the
     # summation order (BLAS blocking, FMA); the norms and the few float32 operations after it add a few
     # roundoffs, and ordering by float32-rounded distances one more. The slack covers all of it, twice.

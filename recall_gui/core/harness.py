@@ -8,12 +8,12 @@ a :class:`SearchReport` with timings and the model used; what the agent sees sta
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recall_gui.core.embedders.base import QueryVector
+from recall_gui.core.embedders.base import QueryVector, Vector
 from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
 from recall_gui.core.nearest import open_for_search, rank, require_width
 from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
@@ -120,7 +120,15 @@ class Harness:
         """Exactly the JSON text the agent receives."""
         return (await self.run(args)).to_json()
 
-    async def search_database(self, entry: DatabaseEntry, query: str, limit: int) -> SearchReport:
+    async def search_database(
+        self,
+        entry: DatabaseEntry,
+        query: str,
+        limit: int,
+        *,
+        where: str | None = None,
+        version: int | None = None,
+    ) -> SearchReport:
         """The search pipeline: embed ``query`` with ``entry``'s model and rank ``entry``'s table by it
         (active or not: the window may search any database).
 
@@ -129,14 +137,53 @@ class Harness:
         3. A cloud model starts only now: a request to a provider (paid, and slow anyway) is only sent once
            the widths agree.
         4. Ranking waits for the vector only where it needs it.
+
+        ``where``: a LanceDB SQL predicate applied before ranking (the agent's search has none);
+        ``version``: search that version of the table, read-only (``None``: the latest).
         """
+        models, spec = self.session.models, entry.embedder
+
+        def embed(table_dim: int) -> QueryVector:
+            return models.start_query(spec, query, table_dim)
+
+        early = models.start_query(spec, query) if spec.kind == "local" else None
+        return await self._search(entry, query, early or embed, limit, where=where, version=version)
+
+    async def search_vector(
+        self,
+        entry: DatabaseEntry,
+        vector: Vector,
+        limit: int,
+        *,
+        label: str,
+        where: str | None = None,
+        version: int | None = None,
+    ) -> SearchReport:
+        """The same pipeline for a vector at hand (a stored row's: "more like this"); ``label`` says whose
+        vector it is, where a search by text shows the query."""
+        given = QueryVector.given(vector, label)
+        return await self._search(entry, label, given, limit, where=where, version=version)
+
+    async def _search(
+        self,
+        entry: DatabaseEntry,
+        query: str,
+        vector: QueryVector | Callable[[int], QueryVector],
+        limit: int,
+        *,
+        where: str | None,
+        version: int | None,
+    ) -> SearchReport:
+        """Open, check the width, rank; ``vector`` is under way already, or is started once the table's
+        width is known (a cloud request)."""
         started = time.perf_counter()
-        models, spec, target = self.session.models, entry.embedder, entry.target
-        query_vector = models.start_query(spec, query) if spec.kind == "local" else None
+        target = entry.target.at(version)
+        spec = entry.embedder
+        query_vector = vector if isinstance(vector, QueryVector) else None
         try:
             opened = await open_for_search(self.session, target)
             table_dim = opened.columns.vector_dim
-            if spec.dim is not None:
+            if spec.dim is not None and not (query_vector is not None and query_vector.given_vector):
                 require_width(
                     spec.dim,
                     table_dim,
@@ -144,8 +191,9 @@ class Harness:
                     f"{table_dim}-dimensional vectors: fix the embedder in the registry.",
                 )
             if query_vector is None:
-                query_vector = models.start_query(spec, query, table_dim)
-            ranked = await rank(self.session, opened, query_vector, limit, target.options)
+                assert not isinstance(vector, QueryVector)
+                query_vector = vector(table_dim)
+            ranked = await rank(self.session, opened, query_vector, limit, target.options, where=where)
         except BaseException:
             if query_vector is not None:
                 query_vector.cancel()

@@ -18,6 +18,7 @@ the whole pipeline (resolve, open, embed, rank) for a query text.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -147,10 +148,17 @@ def checked_vector(embedded: EmbeddedQuery, table_dim: int) -> npt.NDArray[np.fl
 
 
 async def rank(
-    session: Session, opened: OpenTable, query: QueryVector, limit: int | None, options: TableOptions | None
+    session: Session,
+    opened: OpenTable,
+    query: QueryVector,
+    limit: int | None,
+    options: TableOptions | None,
+    *,
+    where: str | None = None,
 ) -> Ranked:
-    """The ``limit`` rows of ``opened`` nearest to ``query``, waiting for its vector only where it is
-    needed (the table's vectors are looked up meanwhile).
+    """The ``limit`` rows of ``opened`` nearest to ``query`` (among those ``where`` keeps, a LanceDB SQL
+    predicate applied before ranking), waiting for its vector only where it is needed (the table's
+    vectors are looked up meanwhile).
 
     When the vectors are in memory and ranking them takes a thread, the ranking job itself waits for a
     vector still being embedded on a worker and ranks at once: the vector never passes through the event
@@ -160,27 +168,34 @@ async def rank(
     table_dim = opened.columns.vector_dim
     metric = metric_for(opened, options)
     index = index_for(opened, metric)
+    if where is not None:
+        await opened.check_filter(where)
     if index is not None or limit <= 0:
         embedded = await _ready(query, table_dim)
-        hits = await _lance_search(opened, embedded, metric, limit, indexed=True) if limit > 0 else ()
+        hits = await _lance_search(opened, embedded, metric, limit, where, indexed=True) if limit > 0 else ()
         return Ranked(hits, metric, f"index:{index.index_type}" if index else "exact", embedded)
     cached = await session.vectors.get(opened)
     if isinstance(cached, NotCached):
         embedded = await _ready(query, table_dim)
-        hits = await _lance_search(opened, embedded, metric, limit, indexed=False)
+        hits = await _lance_search(opened, embedded, metric, limit, where, indexed=False)
         return Ranked(hits, metric, "flat", embedded, cached.reason)
     matrix = cached.vectors
+    allowed = None
+    if where is not None:
+        allowed = np.isin(matrix.row_ids, await opened.matching_row_ids(where), assume_unique=True)
     if matrix.matrix.nbytes <= INLINE_RANK_BYTES:
         embedded = await _ready(query, table_dim)
-        positions, distances = nearest_rows(matrix, checked_vector(embedded, table_dim), metric, limit)
+        vector = checked_vector(embedded, table_dim)
+        positions, distances = nearest_rows(matrix, vector, metric, limit, allowed)
     else:
         if not query.on_worker:  # the event loop computes it: wait here, not on the compute thread
             await _ready(query, table_dim)
-        job = session.compute_executor.submit(_rank_when_ready, query, matrix, metric, limit, table_dim)
+        ranking = functools.partial(_rank_when_ready, allowed=allowed)
+        job = session.compute_executor.submit(ranking, query, matrix, metric, limit, table_dim)
         embedded, (positions, distances) = await asyncio.wrap_future(job)
     hits_in_memory = await _exact_hits(opened, cached, positions, distances)
     if hits_in_memory is None:
-        hits = await _lance_search(opened, embedded, metric, limit, indexed=False)
+        hits = await _lance_search(opened, embedded, metric, limit, where, indexed=False)
         return Ranked(hits, metric, "flat", embedded, _CHANGED_WHILE_SEARCHING)
     return Ranked(hits_in_memory, metric, "exact", embedded)
 
@@ -193,12 +208,18 @@ async def _ready(query: QueryVector, table_dim: int) -> EmbeddedQuery:
 
 
 def _rank_when_ready(
-    query: QueryVector, vectors: VectorMatrix, metric: str, limit: int, table_dim: int
+    query: QueryVector,
+    vectors: VectorMatrix,
+    metric: str,
+    limit: int,
+    table_dim: int,
+    *,
+    allowed: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[EmbeddedQuery, Ranking]:
     """On the compute thread: the vector (waited for, if it is still being embedded), and its ranking.
     What is wrong with the vector, or the embedding's own error, is raised here and so reaches the caller."""
     embedded = query.future.result()
-    return embedded, nearest_rows(vectors, checked_vector(embedded, table_dim), metric, limit)
+    return embedded, nearest_rows(vectors, checked_vector(embedded, table_dim), metric, limit, allowed)
 
 
 #: Positions in the vector matrix and distances of the nearest rows, nearest first.
@@ -245,10 +266,12 @@ async def _exact_hits(
 
 
 async def _lance_search(
-    opened: OpenTable, embedded: EmbeddedQuery, metric: str, limit: int, *, indexed: bool
+    opened: OpenTable, embedded: EmbeddedQuery, metric: str, limit: int, where: str | None, *, indexed: bool
 ) -> tuple[SearchHit, ...]:
     vector = checked_vector(embedded, opened.columns.vector_dim)
     query = opened.table.query().nearest_to(vector).column(opened.columns.vector).distance_type(metric)
+    if where is not None:
+        query = query.where(where)  # the async API filters before ranking by default
     query = _tune(query, opened, limit) if indexed else query.bypass_vector_index()
     rows = await read_query(query.limit(limit).with_row_id(), f'searching "{opened.name}"')
     return hits_from_arrow(rows, opened.columns)

@@ -20,10 +20,12 @@ from urllib.parse import urlparse
 
 from recall_gui.core.columns import ColumnMapping, ColumnOverrides, detect_columns
 from recall_gui.core.compat import lancedb_row_id_executor
-from recall_gui.core.errors import ConnectError, RecallError, StorageError
+from recall_gui.core.errors import ConnectError, FilterError, RecallError, StorageError
 from recall_gui.core.target import StorageKey, TableOptions, TableTarget
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pyarrow as pa
     from lancedb.db import AsyncConnection
     from lancedb.table import AsyncTable
@@ -55,6 +57,17 @@ class TableIndex:
     index_type: str
     columns: tuple[str, ...]
     metric: str | None = None
+
+
+def _outside_quotes(text: str, char: str) -> bool:
+    """Whether ``char`` occurs in ``text`` outside SQL string literals ('...' with '' for a quote)."""
+    quoted = False
+    for found in text:
+        if found == "'":
+            quoted = not quoted
+        elif found == char and not quoted:
+            return True
+    return False
 
 
 def is_local_uri(uri: str) -> bool:
@@ -212,6 +225,10 @@ class OpenTable:
     #: Rows at ``version``, in all (key ``None``) or matching a filter (key: its SQL). A version is
     #: immutable, so a count holds until the version moves, when the table is described afresh.
     row_counts: dict[str | None, int] = field(default_factory=dict)
+    #: Opened at a chosen older version (a read-only view that never moves), not following the latest.
+    pinned: bool = False
+    #: Row ids kept by each filter at ``version`` (key: its SQL), for exact search with a filter.
+    matching: dict[str, npt.NDArray[np.uint64]] = field(default_factory=dict)
 
     async def count_rows(self, where: str | None = None) -> int:
         """Rows at this version (matching ``where``): counted once per version and filter."""
@@ -222,6 +239,38 @@ class OpenTable:
                 self.row_counts.clear()
             self.row_counts[where] = counted
         return counted
+
+    async def check_filter(self, where: str) -> None:
+        """Refuse a filter this table cannot apply, with LanceDB's reason and the columns it has; a
+        filter is an expression, never a statement."""
+        if _outside_quotes(where, ";"):
+            raise FilterError(
+                f"the filter {where!r} is not one expression (it holds a ';')",
+                hint="A filter is a condition such as source = 'a.md' AND page < 3, never a statement.",
+            )
+        try:
+            await self.count_rows(where)
+        except StorageError as error:
+            reason = error.message.split(" failed: ", 1)[-1].removeprefix("Invalid input, ")
+            raise FilterError(
+                f"the filter {where!r} cannot be used: {reason}",
+                hint=f"Columns of this table: {', '.join(self.schema.names)}.",
+            ) from None
+
+    async def matching_row_ids(self, where: str) -> npt.NDArray[np.uint64]:
+        """The row ids of the rows that ``where`` keeps, at this version (read once per filter)."""
+        import numpy as np
+
+        found = self.matching.get(where)
+        if found is None:
+            await self.check_filter(where)
+            query = self.table.query().where(where).select([]).with_row_id()
+            rows = await read_query(query, f'filtering table "{self.name}"')
+            found = np.sort(rows.column("_rowid").to_numpy())
+            if len(self.matching) >= MAX_COUNTS_KEPT:
+                self.matching.clear()
+            self.matching[where] = found
+        return found
 
     def vector_index(self) -> TableIndex | None:
         """The index on the vector column that a search can go through (one with a metric)."""
@@ -240,11 +289,12 @@ class OpenTable:
         return index.metric if index and index.metric else "l2"
 
 
-TableKey = tuple[str, str, StorageKey, ColumnOverrides]
+TableKey = tuple[str, str, StorageKey, ColumnOverrides, int | None]
 
 
 def _table_key(target: TableTarget) -> TableKey:
-    return (target.uri, target.table_name, target.options.storage_key, target.options.columns)
+    options = target.options
+    return (target.uri, target.table_name, options.storage_key, options.columns, target.version)
 
 
 async def list_tables(connection: AsyncConnection) -> list[str]:
@@ -299,6 +349,8 @@ class TableCache:
                 raise
         connection = await self.connect(target.uri, target.options.storage_options)
         table = await _open_table(connection, target)
+        if target.version is not None:
+            await _check_out(table, target)
         return await self._describe(target.uri, table, target.options, key)
 
     async def _describe(self, uri: str, table: AsyncTable, options: TableOptions, key: TableKey) -> OpenTable:
@@ -309,6 +361,7 @@ class TableCache:
         opened = OpenTable(
             uri, table.name, table, schema, detect_columns(schema, options.columns), indexes, version
         )
+        opened.pinned = key[-1] is not None
         self._tables[key] = opened
         return opened
 
@@ -326,6 +379,20 @@ class TableCache:
             del self._connections[connection_key]
         for table_key in [k for k in self._tables if uri is None or k[0] == uri]:
             del self._tables[table_key]
+
+
+async def _check_out(table: AsyncTable, target: TableTarget) -> None:
+    """Make ``table`` a read-only view of ``target.version`` (LanceDB's ``checkout``: nothing is written)."""
+    assert target.version is not None
+    what = f'opening version {target.version} of table "{target.table_name}"'
+    try:
+        await bounded(table.checkout(target.version), what)
+    except StorageError as error:
+        raise ConnectError(
+            f"{what}: {error.message.split(' failed: ', 1)[-1]}",
+            hint="Choose one of the versions the table lists.",
+            kind="version",
+        ) from None
 
 
 async def _open_table(connection: AsyncConnection, target: TableTarget) -> AsyncTable:

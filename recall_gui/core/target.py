@@ -29,8 +29,15 @@ class TableOptions:
 
 @dataclass(frozen=True)
 class TableTarget:
-    """One table of one database, and how to read it."""
+    """One table of one database, and how to read it: at its latest version, or pinned to an older one
+    (read-only, as LanceDB's ``checkout`` gives it; nothing is restored or tagged)."""
 
     uri: str
     table_name: str
     options: TableOptions = field(default_factory=TableOptions)
+    #: ``None``: the latest version, followed as other programs write; a number: that version only.
+    version: int | None = None
+
+    def at(self, version: int | None) -> TableTarget:
+        """The same table at ``version`` (``None``: the latest)."""
+        return TableTarget(self.uri, self.table_name, self.options, version)

@@ -56,7 +56,8 @@ WAIT_FOR_READ_BYTES = 256 * MB
 #: vectors' memory (and fit in the bound): hits are then built without reading the table again.
 PAYLOAD_SHARE = 1.0
 
-CacheKey = tuple[str, str, str]
+#: URI, table, vector column, and the version the table is pinned to (``None``: it follows the latest).
+CacheKey = tuple[str, str, str, int | None]
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def cache_limit() -> int | NotCached:
 
 
 def _cache_key(opened: OpenTable) -> CacheKey:
-    return (opened.uri, opened.name, opened.columns.vector)
+    return (opened.uri, opened.name, opened.columns.vector, opened.version if opened.pinned else None)
 
 
 class _MatrixBuilder:

@@ -250,7 +250,7 @@ def test_a_new_version_is_read_again_and_its_rows_found(
     vector = embedder.embed_sync("volcano eruption lava")
     before = run_search(session, kb.db_dir, kb.name, vector, 1)
     assert before.method == "exact"
-    key = (str(kb.db_dir), kb.name, "vector")
+    key = (str(kb.db_dir), kb.name, "vector", None)  # None: it follows the latest version
     assert session.vectors.cached_versions()[key] == before.table_version
     text = "A volcano erupts when magma and lava rise to the surface."
     new = embedder.embed_sync(text).astype(np.float32)

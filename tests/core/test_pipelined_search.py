@@ -27,10 +27,10 @@ def threaded_ranking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     original = nearest._rank_when_ready
 
-    def counted(query: Any, *args: Any) -> Any:
+    def counted(query: Any, *args: Any, **kwargs: Any) -> Any:
         if not query.future.done():
             calls.append(1)
-        return original(query, *args)
+        return original(query, *args, **kwargs)
 
     monkeypatch.setattr(nearest, "INLINE_RANK_BYTES", 0)
     monkeypatch.setattr(nearest, "_rank_when_ready", counted)

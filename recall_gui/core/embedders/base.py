@@ -32,6 +32,8 @@ class QueryVector:
 
     future: Future[EmbeddedQuery]
     on_worker: bool = False
+    #: A vector at hand rather than a model's answer (no model width to check against the table).
+    given_vector: bool = False
     #: When the vector was ready (``time.perf_counter()``), once it is.
     ready_at: float | None = field(default=None, init=False)
 
@@ -46,7 +48,7 @@ class QueryVector:
         """A vector at hand (a stored row's, or one a caller computed)."""
         future: Future[EmbeddedQuery] = Future()
         future.set_result(EmbeddedQuery(vector, used))
-        return cls(future, on_worker=True)
+        return cls(future, on_worker=True, given_vector=True)
 
     async def wait(self) -> EmbeddedQuery:
         """The vector, awaited on the event loop."""
