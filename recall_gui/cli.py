@@ -19,7 +19,8 @@ from recall_gui import __version__
 from recall_gui.core.errors import RecallError
 from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, app_registry_dir, resolve_registry_dir
 from recall_gui.core.registry import load_registry
-from recall_gui.core.suffix import SuffixStore, current_tool
+from recall_gui.core.suffix import SuffixWarning, served_tool
+from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.core.types import DEFAULT_LIMIT
 
 
@@ -124,8 +125,21 @@ async def _search(args: argparse.Namespace) -> str:
 
 
 def _tool(args: argparse.Namespace) -> str:
-    registry = load_registry(_location(args).directory)
-    return current_tool(registry, SuffixStore()).to_json()
+    served = served_tool(load_registry(_location(args).directory), SuffixStore())
+    _warn(served.warnings())
+    return served.tool.to_json()
+
+
+def _warn_suffix(location: RegistryLocation) -> None:
+    """What agents are told about the databases, when it is not what the user meant (``list``)."""
+    _warn(served_tool(load_registry(location.directory), SuffixStore()).warnings())
+
+
+def _warn(warnings: Sequence[SuffixWarning]) -> None:
+    for warning in warnings:
+        print(f"warning: {warning.message}", file=sys.stderr)
+        if warning.hint:
+            print(f"hint: {warning.hint}", file=sys.stderr)
 
 
 async def _list_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -221,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             output = _tool(args)
         elif args.command == "list":
             _warn_problems(_location(args))
+            _warn_suffix(_location(args))
             rows = asyncio.run(_list_rows(args))
             output = json.dumps(rows, indent=2, ensure_ascii=False) if args.json else _format_table(rows)
         else:
