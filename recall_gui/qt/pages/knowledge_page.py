@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from recall_gui.core.atomic import write_text_atomic
+from recall_gui.core.captions import plural, quoted
 from recall_gui.core.errors import RecallError
 from recall_gui.core.export import ExportTable, to_csv, to_json
 from recall_gui.core.registry import DatabaseEntry, Registry
@@ -23,7 +24,6 @@ from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
 from recall_gui.qt.messages import UserMessage
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.results_model import METRIC_NAMES
-from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import DetailPanel
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
@@ -50,38 +50,6 @@ class Inputs(NamedTuple):
 
 
 EMPTY_INPUTS = Inputs()
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
-#: How much of a query (or filter) the caption above the table quotes; the query box holds all of it.
-CAPTION_QUOTE_CHARS = 80
-#: Characters that change the writing direction of the text after them (embeddings, overrides, isolates).
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def _visible(char: str) -> str:
-    """A control character as the symbol Unicode has for it (␀, ␇, ␛ …); any other character as it is."""
-    code = ord(char)
-    if code < 0x20:
-        return chr(0x2400 + code)
-    if code == 0x7F:
-        return "\u2421"
-    if 0x80 <= code < 0xA0:
-        return "\ufffd"
-    return char
-
-
-def _quoted(text: str) -> str:
-    """``text`` as the caption quotes it: on one line, at most :data:`CAPTION_QUOTE_CHARS` characters,
-    control characters shown as symbols, and a direction override in it kept inside the quotes (a pasted
-    U+202E would otherwise turn the rest of the caption around)."""
-    line = "".join(_visible(char) for char in one_line(text, CAPTION_QUOTE_CHARS))
-    if any(char in _BIDI_CONTROLS for char in line):
-        line = f"\u2068{line}\u2069"  # first-strong isolate … pop directional isolate
-    return f"“{line}”"
 
 
 class KnowledgePage(QWidget):
@@ -155,7 +123,7 @@ class KnowledgePage(QWidget):
                 label.clear()
             return
         result = report.result
-        self.status_count.setText(_plural(len(result.hits), "result"))
+        self.status_count.setText(plural(len(result.hits), "result"))
         self.status_embed.setText(f"Embedding {report.embed_ms:.1f} ms")
         metric = METRIC_NAMES.get(result.metric, result.metric)
         method = "index" if result.method.startswith("index") else "flat scan"
@@ -335,7 +303,7 @@ class KnowledgePage(QWidget):
                 )
             )
         hits = len(report.result.hits)
-        caption = f"{_plural(hits, 'result')} for {_quoted(query)} in {entry.name}"
+        caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}"
         self.results.show_result(report.result, caption)
         self._show_search_status(report)
         self.searchFinished.emit()
@@ -381,9 +349,9 @@ class KnowledgePage(QWidget):
             return
         total = self.browse_model.total or 0
         if filter_text:
-            caption = f"{_plural(total, 'row')} of {entry.name} contain {_quoted(filter_text)}"
+            caption = f"{plural(total, 'row')} of {entry.name} contain {quoted(filter_text)}"
         else:
-            caption = f"All {_plural(total, 'row')} of {entry.name}"
+            caption = f"All {plural(total, 'row')} of {entry.name}"
         self.results.set_caption(caption)
         self.results.set_browse_placeholder(HINT_NO_MATCH if filter_text else HINT_NO_ROWS)
         self.services.set_activity(f"Page read in {self.browse_model.last_fetch_ms or 0:.1f} ms")
@@ -476,7 +444,7 @@ class KnowledgePage(QWidget):
                 UserMessage(f"Could not write {path}: {error.strerror or error}", "Choose another folder.")
             )
             return 0
-        self.services.set_activity(f"Exported {_plural(len(table.rows), 'row')} to {path}")
+        self.services.set_activity(f"Exported {plural(len(table.rows), 'row')} to {path}")
         return len(table.rows)
 
     def ask_export(self, fmt: ExportFormat) -> None:
