@@ -17,7 +17,7 @@ from enum import Enum
 
 from recall_gui.core.errors import RecallError, RegistryError
 from recall_gui.core.registry import DatabaseEntry, Registry, set_description
-from recall_gui.core.suffix import build_tool_suffix, drift_of
+from recall_gui.core.suffix import SuffixWarning, build_tool_suffix, drift_of, served_drift, suffix_warnings
 from recall_gui.core.suffix_drift import SuffixDrift
 from recall_gui.core.suffix_store import SuffixMode, SuffixSettings, SuffixStore
 from recall_gui.core.types import DEFAULT_LIMIT
@@ -150,6 +150,12 @@ class SuffixDraft:
     def drift(self) -> SuffixDrift:
         """What the draft's own text gets wrong about the registry's databases."""
         return drift_of(self.settings(), self.registry) if self.registry is not None else SuffixDrift()
+
+    def served_warnings(self) -> tuple[SuffixWarning, ...]:
+        """What ``recall-gui tool`` warns about now: unreadable files, and the drift of what is served."""
+        if self.registry is None:
+            return ()
+        return suffix_warnings(self.saved, served_drift(self.saved, self.registry))
 
     # --- editing ---
 

@@ -69,15 +69,25 @@ class ServedTool:
     drift: SuffixDrift
 
     def warnings(self) -> tuple[SuffixWarning, ...]:
-        found = [SuffixWarning(problem.message, problem.hint) for problem in self.settings.problems]
-        if self.drift:
-            found.append(SuffixWarning(self.drift.describe(), DRIFT_HINTS[self.settings.mode]))
-        return tuple(found)
+        return suffix_warnings(self.settings, self.drift)
+
+
+def served_drift(settings: SuffixSettings, registry: Registry) -> SuffixDrift:
+    """The drift of what is served with ``settings``: none while a file cannot be read (the generated
+    list alone is served then)."""
+    return SuffixDrift() if settings.problems else drift_of(settings, registry)
+
+
+def suffix_warnings(settings: SuffixSettings, drift: SuffixDrift) -> tuple[SuffixWarning, ...]:
+    """Every settings file that cannot be read, then the drift of what is served."""
+    found = [SuffixWarning(problem.message, problem.hint) for problem in settings.problems]
+    if drift:
+        found.append(SuffixWarning(drift.describe(), DRIFT_HINTS[settings.mode]))
+    return tuple(found)
 
 
 def served_tool(registry: Registry, store: SuffixStore) -> ServedTool:
     """The tool object an agent is given now for ``registry``, read afresh from the saved settings."""
     settings = store.load()
     suffix = settings.served(build_tool_suffix(registry))
-    drift = SuffixDrift() if settings.problems else drift_of(settings, registry)
-    return ServedTool(Recall().with_description(suffix), suffix, settings, drift)
+    return ServedTool(Recall().with_description(suffix), suffix, settings, served_drift(settings, registry))

@@ -18,13 +18,12 @@ changes the file; the next save writes the files above and keeps it as ``tool_su
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from recall_gui.core.atomic import write_text_atomic
+from recall_gui.core.atomic import set_aside, write_text_atomic
 from recall_gui.core.errors import SettingsError
 from recall_gui.core.paths import app_config_dir
 
@@ -32,8 +31,9 @@ NOTES_FILE = "tool_notes.txt"
 OVERRIDE_FILE = "tool_override.txt"
 #: recall-gui 0.1's full replacement of the generated list.
 LEGACY_FILE = "tool_suffix.txt"
-#: Where a 0.1 file goes once the suffix is saved in the new format.
-LEGACY_BACKUP = LEGACY_FILE + ".bak"
+#: Where a 0.1 file goes once the suffix is saved in the new format (``tool_suffix.txt.bak``).
+LEGACY_TAG = "bak"
+LEGACY_BACKUP = f"{LEGACY_FILE}.{LEGACY_TAG}"
 #: What is appended to the name of a file that could not be read when a save replaces it.
 UNREADABLE_TAG = "unreadable"
 
@@ -144,16 +144,6 @@ def _read(path: Path) -> tuple[str | None, SettingsError | None]:
     return text.replace("\r\n", "\n").replace("\r", "\n"), problem
 
 
-def _free_name(path: Path, tag: str) -> Path:
-    """``path`` with ``.tag`` added, numbered when that name is taken: an earlier copy is never replaced."""
-    candidate = path.with_name(f"{path.name}.{tag}")
-    number = 2
-    while candidate.exists() or candidate.is_symlink():
-        candidate = path.with_name(f"{path.name}.{tag}.{number}")
-        number += 1
-    return candidate
-
-
 def _keep_aside_if_unreadable(path: Path) -> None:
     """Before ``path`` is replaced: move it aside when its bytes are not UTF-8 (its text was shown with
     U+FFFD, so replacing it would lose the original)."""
@@ -162,7 +152,7 @@ def _keep_aside_if_unreadable(path: Path) -> None:
     except OSError:
         return  # absent, or unreadable in a way the write itself will report
     except UnicodeDecodeError:
-        os.replace(path, _free_name(path, UNREADABLE_TAG))
+        set_aside(path, UNREADABLE_TAG)
 
 
 class SuffixStore:
@@ -232,8 +222,9 @@ class SuffixStore:
             else:
                 _keep_aside_if_unreadable(self.override_path)
                 self.override_path.unlink(missing_ok=True)
+            _keep_aside_if_unreadable(self.legacy_path)
             if self.legacy_path.exists():
-                os.replace(self.legacy_path, _free_name(self.directory / LEGACY_FILE, "bak"))
+                set_aside(self.legacy_path, LEGACY_TAG)
         except OSError as error:
             raise SettingsError(
                 f"the suffix was not saved: {error.strerror or error}"

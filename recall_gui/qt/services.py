@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel
 
+from recall_gui.core.drafts import Drafts
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry
 from recall_gui.qt.messages import Topic, UserMessage, user_message
@@ -33,6 +34,8 @@ class WindowServices:
         memory: WindowMemory,
         banner: MessageBanner,
         activity: QLabel,
+        *,
+        drafts: Drafts,
     ) -> None:
         self.location = location
         #: The registry snapshot every page shows; replaced (never mutated) when it is read again.
@@ -40,6 +43,8 @@ class WindowServices:
         self.memory = memory
         self.banner = banner
         self.activity = activity
+        #: What the user is editing or searching now: pages publish to it and read it, never each other.
+        self.drafts = drafts
         self.tasks = TaskKeeper(self.show_error)
         self.heavy = HeavyModules()
         self._harness: Harness | None = None

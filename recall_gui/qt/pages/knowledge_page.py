@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidg
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.captions import plural, quoted
+from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.errors import RecallError
 from recall_gui.core.export import ExportTable, to_csv, to_json
 from recall_gui.core.registry import DatabaseEntry, Registry
@@ -98,10 +99,17 @@ class KnowledgePage(QWidget):
         self.query_bar.limit_spin.valueChanged.connect(
             lambda value: services.memory.set(WindowMemory.LIMIT, value)
         )
+        # What the other pages may read of this one: the database, query and limit as they stand.
+        self.query_bar.query_edit.textChanged.connect(self._publish_search)
+        self.query_bar.limit_spin.valueChanged.connect(self._publish_search)
 
     @property
     def current(self) -> DatabaseEntry | None:
         return self._current
+
+    def _publish_search(self) -> None:
+        inputs = self.read_inputs()
+        self.services.drafts.publish_search(SearchDraft(self._current, inputs.query, inputs.limit))
 
     # --- status ---------------------------------------------------------------------------------------
 
@@ -144,6 +152,7 @@ class KnowledgePage(QWidget):
         if self._current is not None:
             self._current = registry.get(self._current.name)
             self.database_bar.select(self._current.name if self._current else None)
+        self._publish_search()
 
     def show_health(self, healths: Mapping[str, DatabaseHealth]) -> None:
         self.database_bar.set_health(healths)
@@ -178,6 +187,7 @@ class KnowledgePage(QWidget):
         generation = self._supersede()
         self._current = entry
         self._info = None
+        self._publish_search()
         self.database_bar.select(name)
         self._on_entry_selected(None)
         if entry is None:
