@@ -101,6 +101,7 @@ class DescriptionPage(QWidget):
         #: the saved settings and registry it was worked out for (not again for every key typed).
         self._announced: tuple[SuffixWarning, ...] = ()
         self._announced_for: tuple[object, object] = (None, None)
+        self._generated_shown: str | None = None
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("descriptionSplitter")
         self.splitter.setChildrenCollapsible(False)
@@ -413,7 +414,8 @@ class DescriptionPage(QWidget):
         draft = self.drafts.suffix
         overriding = draft.mode is SuffixMode.OVERRIDE
         self.mode_combo.setCurrentIndex(self.mode_combo.findData(draft.mode))
-        if self.generated_view.toPlainText() != draft.generated:
+        if self._generated_shown != draft.generated:  # not at every key typed: the list may be long
+            self._generated_shown = draft.generated
             self.generated_view.setPlainText(draft.generated)
         self.generated_pane.setVisible(not overriding)
         if self.suffix_edit.toPlainText() != draft.text:
