@@ -1,9 +1,9 @@
 """`recall-gui mcp`: the `recall_search` tool served to any MCP client over stdio.
 
 The server exposes exactly the tool cosh gives its own agent: the same name, input schema and description
-(the default text plus the saved suffix, else the generated one), and calls answered by the same harness,
-so a client receives byte for byte the JSON `recall-gui search` prints. Failures are tool errors carrying
-the harness's message, in cosh's wording.
+(the default text plus the suffix: the generated database list and the user's notes, or their override),
+and calls answered by the same harness, so a client receives byte for byte the JSON `recall-gui search`
+prints. Failures are tool errors carrying the harness's message, in cosh's wording.
 
 The tool is re-read from disk for every ``tools/list``, so a suffix saved in the window or a registry
 changed by cosh is served without a restart. A small watcher polls the stamps of those files and tells
@@ -39,12 +39,13 @@ from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
 from recall_gui.core.registry import load_registry
-from recall_gui.core.suffix import SuffixStore, current_tool
+from recall_gui.core.suffix import SuffixWarning, served_tool
+from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.core.tool import TOOL_NAME, Recall
 
 SERVER_NAME = "recall-gui"
 
-#: How often the watcher looks at the registry and suffix files (three ``stat`` calls per look).
+#: How often the watcher looks at the registry and suffix files (five ``stat`` calls per look).
 POLL_SECONDS = 0.5
 
 logger = logging.getLogger("recall_gui.mcp")
@@ -68,20 +69,30 @@ class ToolSource:
     def __init__(self, registry_dir: Path, suffix_store: SuffixStore | None = None) -> None:
         self.registry_dir = Path(registry_dir)
         self.suffix_store = suffix_store or SuffixStore()
+        self._logged: tuple[SuffixWarning, ...] = ()
 
     def current(self) -> Recall:
-        """Read afresh: two small JSON files and a text file, cheap enough for every ``tools/list``.
+        """Read afresh: two small JSON files and a few small text files, cheap enough for every
+        ``tools/list``.
 
-        Raises ``OSError`` or ``ValueError`` when the saved suffix cannot be read (the registry never
-        raises: its problems are reported and the rest is used).
+        Never fails over the user's settings: a suffix file that cannot be read leaves the generated
+        database list served, and goes to the log with every other warning about what agents are told
+        (once, until the warnings change).
         """
-        return current_tool(load_registry(self.registry_dir), self.suffix_store)
+        served = served_tool(load_registry(self.registry_dir), self.suffix_store)
+        warnings = served.warnings()
+        if warnings != self._logged:
+            for warning in warnings:
+                hint = f" (hint: {warning.hint})" if warning.hint else ""
+                logger.warning("%s%s", warning.message, hint)
+            self._logged = warnings
+        return served.tool
 
-    def stamps(self) -> tuple[Stamp, Stamp, Stamp]:
+    def stamps(self) -> tuple[Stamp, ...]:
         return (
             file_stamp(self.registry_dir / DBS_FILE),
             file_stamp(self.registry_dir / ACTIVE_FILE),
-            file_stamp(self.suffix_store.path),
+            *(file_stamp(path) for path in self.suffix_store.paths()),
         )
 
 
@@ -213,7 +224,7 @@ class RecallMcpServer:
         try:
             recall = self.source.current()
         except (OSError, ValueError) as error:
-            message = f"cannot read the saved description suffix {self.source.suffix_store.path}: {error}"
+            message = f"cannot read the description suffix in {self.source.suffix_store.directory}: {error}"
             logger.error("%s; fix or delete that file", message)
             raise MCPError(types.INTERNAL_ERROR, message) from None
         return types.ListToolsResult(tools=[mcp_tool(recall)])

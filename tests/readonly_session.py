@@ -26,7 +26,8 @@ async def _core_session(registry_dir: Path, db_name: str) -> dict[str, Any]:
     from recall_gui.core.health import check_health
     from recall_gui.core.nearest import search
     from recall_gui.core.registry import load_registry
-    from recall_gui.core.suffix import SuffixStore, current_tool
+    from recall_gui.core.suffix import served_tool
+    from recall_gui.core.suffix_store import SuffixStore
 
     summary: dict[str, Any] = {}
     harness = Harness(registry_dir)
@@ -54,7 +55,7 @@ async def _core_session(registry_dir: Path, db_name: str) -> dict[str, Any]:
         summary["row_vector"] = len(full.vector) if full and full.vector is not None else 0
         registry = load_registry(registry_dir)
         summary["health"] = [(await check_health(session, db)).ok for db in registry.databases]
-        summary["tool"] = current_tool(registry, SuffixStore()).name
+        summary["tool"] = served_tool(registry, SuffixStore()).tool.name
     finally:
         await harness.aclose()
     return summary

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, resolve_registry_dir
 from recall_gui.core.registry import load_registry
+
+if TYPE_CHECKING:
+    from recall_gui.core.suffix import SuffixWarning
 
 #: Where ``--registry`` given before the command lands (after it: ``registry``), so neither hides the other.
 TOP_LEVEL_REGISTRY = "registry_before_command"
@@ -52,6 +57,21 @@ def location(args: argparse.Namespace) -> RegistryLocation:
 def warn_problems(where: RegistryLocation) -> None:
     for problem in load_registry(where.directory).problems:
         print(f"warning: {problem}", file=sys.stderr)
+
+
+def warn_suffix(where: RegistryLocation) -> None:
+    """What agents are told about the databases, when it is not what the user meant."""
+    from recall_gui.core.suffix import served_tool
+    from recall_gui.core.suffix_store import SuffixStore
+
+    warn(served_tool(load_registry(where.directory), SuffixStore()).warnings())
+
+
+def warn(warnings: Sequence[SuffixWarning]) -> None:
+    for warning in warnings:
+        print(f"warning: {warning.message}", file=sys.stderr)
+        if warning.hint:
+            print(f"hint: {warning.hint}", file=sys.stderr)
 
 
 def report_error(message: str, hint: str | None = None) -> None:

@@ -7,7 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-from recall_gui.cli.common import location, registry_option, warn_problems, write_stdout
+from recall_gui.cli.common import location, registry_option, warn_problems, warn_suffix, write_stdout
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import load_registry
 
@@ -80,6 +80,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 def run(args: argparse.Namespace) -> int:
     where = location(args)
     warn_problems(where)
+    warn_suffix(where)
     rows = asyncio.run(list_rows(where))
     write_stdout((json.dumps(rows, indent=2, ensure_ascii=False) if args.json else format_table(rows)) + "\n")
     return 0

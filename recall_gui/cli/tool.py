@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import location, registry_option, warn, write_stdout
 from recall_gui.core.registry import load_registry
-from recall_gui.core.suffix import SuffixStore, current_tool
+from recall_gui.core.suffix import served_tool
+from recall_gui.core.suffix_store import SuffixStore
 
 
 def add_to(commands: Any) -> None:
@@ -22,6 +23,7 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    registry = load_registry(location(args).directory)
-    write_stdout(current_tool(registry, SuffixStore()).to_json() + "\n")
+    served = served_tool(load_registry(location(args).directory), SuffixStore())
+    warn(served.warnings())
+    write_stdout(served.tool.to_json() + "\n")
     return 0

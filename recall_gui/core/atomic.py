@@ -1,4 +1,5 @@
-"""Atomic file replacement: a reader (or a crash) sees the old file or the new one, never a mix."""
+"""Atomic file replacement: a reader (or a crash) sees the old file or the new one, never a mix. And a file
+that must make way is moved aside under a free name, never overwritten."""
 
 from __future__ import annotations
 
@@ -48,3 +49,15 @@ def _sync_directory(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def set_aside(path: Path, tag: str) -> Path:
+    """Rename ``path`` to ``path.tag`` (``path.tag.2``, ``.3`` … when taken: an earlier copy is never
+    replaced); returns the new name. Raises ``OSError`` when it cannot be renamed."""
+    target = path.with_name(f"{path.name}.{tag}")
+    number = 2
+    while target.exists() or target.is_symlink():
+        target = path.with_name(f"{path.name}.{tag}.{number}")
+        number += 1
+    os.replace(path, target)
+    return target

@@ -7,6 +7,8 @@ hint never leaks into ``str(error)``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class RecallError(Exception):
     """Base class: an expected failure with a message fit for a user."""
@@ -82,6 +84,15 @@ class ModelUnavailableError(EmbedderError):
 
 class ProviderError(EmbedderError):
     """A cloud embedding provider refused or failed a request."""
+
+
+class SettingsError(RecallError):
+    """One of the app's own settings files cannot be read (not UTF-8, not a file, no permission)."""
+
+    def __init__(self, message: str, *, path: Path, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        #: The file, as the user would look for it.
+        self.path = path
 
 
 class DemoBuildCancelled(RecallError):

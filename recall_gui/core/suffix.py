@@ -1,19 +1,19 @@
-"""The description suffix: generated from the registry as cosh does, or saved by the user.
+"""The description suffix agents get: the database list generated live from the registry, as cosh builds
+it, followed by the user's notes — or the user's own text instead, when they chose that knowingly.
 
-The generated text follows cosh's ``build_tool_suffix`` byte for byte. A saved suffix lives in this app's
-config dir (never in cosh's files); when one exists it is what agents get, until the user resets it.
+:func:`served_tool` is the one answer to "what does an agent get now?": the MCP server lists it, and
+``recall-gui tool`` prints it, with the warnings that go with it (a settings file that cannot be read, a
+text naming databases that are not active or leaving out active ones).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
 
-from recall_gui.core.atomic import write_text_atomic
-from recall_gui.core.paths import app_config_dir
 from recall_gui.core.registry import Registry
+from recall_gui.core.suffix_drift import SuffixDrift, suffix_drift
+from recall_gui.core.suffix_store import SuffixMode, SuffixSettings, SuffixStore
 from recall_gui.core.tool import Recall
-
-SUFFIX_FILE = "tool_suffix.txt"
 
 
 def build_tool_suffix(registry: Registry) -> str:
@@ -30,37 +30,64 @@ def build_tool_suffix(registry: Registry) -> str:
     return "".join(parts)
 
 
-class SuffixStore:
-    """The user's own suffix, kept in the app's config dir."""
-
-    def __init__(self, config_dir: Path | None = None) -> None:
-        self.directory = Path(config_dir) if config_dir is not None else app_config_dir()
-
-    @property
-    def path(self) -> Path:
-        return self.directory / SUFFIX_FILE
-
-    def load(self) -> str | None:
-        """The saved suffix, or ``None`` when the user has not saved one."""
-        try:
-            return self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-
-    def save(self, suffix: str) -> None:
-        write_text_atomic(self.path, suffix)
-
-    def reset(self) -> None:
-        """Forget the saved suffix: agents get the generated one again."""
-        self.path.unlink(missing_ok=True)
+def drift_of(settings: SuffixSettings, registry: Registry) -> SuffixDrift:
+    """What the user's text in ``settings`` gets wrong about ``registry``'s databases."""
+    replaces_list = settings.mode is SuffixMode.OVERRIDE
+    return suffix_drift(settings.text(), registry, replaces_list=replaces_list)
 
 
-def effective_suffix(registry: Registry, store: SuffixStore) -> str:
-    """What agents get now: the saved suffix if there is one, else the generated one."""
-    saved = store.load()
-    return saved if saved is not None else build_tool_suffix(registry)
+#: What to do about a drift, by who wrote the text that drifted.
+DRIFT_HINTS = {
+    SuffixMode.NOTES: (
+        "Your notes name them; the generated list always names the active databases. Edit the notes on "
+        "the window's Agent's tool description page, or activate the databases there."
+    ),
+    SuffixMode.OVERRIDE: (
+        "Your own text replaces the generated database list and does not follow the registry. Edit it on "
+        "the window's Agent's tool description page, or switch back to notes after the generated list."
+    ),
+}
 
 
-def current_tool(registry: Registry, store: SuffixStore) -> Recall:
-    """The tool object an agent would be given now."""
-    return Recall().with_description(effective_suffix(registry, store))
+@dataclass(frozen=True)
+class SuffixWarning:
+    """Something the user should know about what agents get: what (``message``) and what to do."""
+
+    message: str
+    hint: str | None = None
+
+
+@dataclass(frozen=True)
+class ServedTool:
+    """The tool an agent gets now, and why it may not be what the user meant."""
+
+    tool: Recall
+    #: The suffix inside the tool's description.
+    suffix: str
+    settings: SuffixSettings
+    #: Of the text served (none while a settings file cannot be read: then the generated list is served).
+    drift: SuffixDrift
+
+    def warnings(self) -> tuple[SuffixWarning, ...]:
+        return suffix_warnings(self.settings, self.drift)
+
+
+def served_drift(settings: SuffixSettings, registry: Registry) -> SuffixDrift:
+    """The drift of what is served with ``settings``: none while a file cannot be read (the generated
+    list alone is served then)."""
+    return SuffixDrift() if settings.problems else drift_of(settings, registry)
+
+
+def suffix_warnings(settings: SuffixSettings, drift: SuffixDrift) -> tuple[SuffixWarning, ...]:
+    """Every settings file that cannot be read, then the drift of what is served."""
+    found = [SuffixWarning(problem.message, problem.hint) for problem in settings.problems]
+    if drift:
+        found.append(SuffixWarning(drift.describe(), DRIFT_HINTS[settings.mode]))
+    return tuple(found)
+
+
+def served_tool(registry: Registry, store: SuffixStore) -> ServedTool:
+    """The tool object an agent is given now for ``registry``, read afresh from the saved settings."""
+    settings = store.load()
+    suffix = settings.served(build_tool_suffix(registry))
+    return ServedTool(Recall().with_description(suffix), suffix, settings, served_drift(settings, registry))

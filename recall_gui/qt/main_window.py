@@ -8,6 +8,7 @@ not the window; a new page (an agent view, benchmarks) is one more ``addTab``.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +18,18 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget, QVBo
 
 from recall_gui import __version__
 from recall_gui.core.demo import demo_wanted
+from recall_gui.core.drafts import Drafts
 from recall_gui.core.errors import DemoBuildCancelled, RecallError
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry, load_registry
-from recall_gui.core.suffix import SuffixStore
+from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
-from recall_gui.qt.messages import UserMessage, registry_problems_text
+from recall_gui.qt.messages import UserMessage, registry_problems_text, user_message
 from recall_gui.qt.pages.agent_page import AgentPage
+from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.panels.banner import MessageBanner
-from recall_gui.qt.panels.description_panel import DescriptionPanel
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
@@ -48,14 +50,6 @@ SHORTCUTS = (
 )
 
 
-def _padded(widget: QWidget) -> QWidget:
-    page = QWidget()
-    layout = QVBoxLayout(page)
-    layout.setContentsMargins(10, 10, 10, 6)
-    layout.addWidget(widget)
-    return page
-
-
 class MainWindow(QMainWindow):
     """Search and browse a knowledge base, check entries, and edit what the agent reads."""
 
@@ -73,16 +67,18 @@ class MainWindow(QMainWindow):
         self.banner = MessageBanner()
         self.status_activity = QLabel("Starting…")
         self.status_activity.setObjectName("statusActivity")
+        settings, settings_problem = open_settings(config_dir)
         self.services = WindowServices(
             location,
             load_registry(location.directory),
-            WindowMemory(open_settings(config_dir)),
+            WindowMemory(settings),
             self.banner,
             self.status_activity,
+            drafts=Drafts(SuffixStore(config_dir)),
         )
         self.knowledge = KnowledgePage(self.services)
-        self.description = DescriptionPanel(SuffixStore(config_dir))
-        self.agent = AgentPage(self.services, self.description, self.knowledge)
+        self.description = DescriptionPage(self.services)
+        self.agent = AgentPage(self.services)
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
 
@@ -90,7 +86,7 @@ class MainWindow(QMainWindow):
         self.pages.setObjectName("pages")
         self.pages.setDocumentMode(True)
         self.pages.addTab(self.knowledge, "Knowledge base")
-        self.pages.addTab(_padded(self.description), "Agent's tool description")
+        self.pages.addTab(self.description, "Agent's tool description")
         self.pages.addTab(self.agent, "Agent view")
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -109,9 +105,10 @@ class MainWindow(QMainWindow):
         self._build_actions()
 
         self.description.registryEdited.connect(self._on_registry_edited)
-        self.description.message.connect(self.services.show_message)
         self.watcher.touched.connect(self._check_registry)
         self.registryReloaded.connect(self.agent.follow_registry)
+        if settings_problem is not None:
+            self.show_message(replace(user_message(settings_problem), level="warning"))
         self._show_registry()
         self._restore()
 
@@ -287,6 +284,7 @@ class MainWindow(QMainWindow):
 
     def _show_registry(self) -> None:
         registry = self.registry
+        self.services.drafts.follow(registry)
         self.knowledge.set_registry(registry)
         self.description.set_registry(registry)
         if registry.problems:

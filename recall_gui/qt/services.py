@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel
 
+from recall_gui.core.drafts import Drafts
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry
 from recall_gui.qt.messages import Topic, UserMessage, user_message
@@ -35,6 +36,8 @@ class WindowServices:
         memory: WindowMemory,
         banner: MessageBanner,
         activity: QLabel,
+        *,
+        drafts: Drafts,
     ) -> None:
         self.location = location
         #: The registry snapshot every page shows; replaced (never mutated) when it is read again.
@@ -42,6 +45,8 @@ class WindowServices:
         self.memory = memory
         self.banner = banner
         self.activity = activity
+        #: What the user is editing or searching now: pages publish to it and read it, never each other.
+        self.drafts = drafts
         self.tasks = TaskKeeper(self.show_error)
         #: One plain worker thread for the window's blocking chores (imports, building the demo): a
         #: Python thread, not qasync's QThreads, so closing a loop never leaves a running QThread behind.

@@ -10,12 +10,63 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from recall_gui.core.atomic import set_aside
+from recall_gui.core.errors import SettingsError
+
 SETTINGS_FILE = "window.ini"
+#: What is appended to the name of a settings file Qt could not read, when it is moved aside.
+DAMAGED_TAG = "damaged"
 
 
-def open_settings(config_dir: Path) -> QSettings:
-    config_dir.mkdir(parents=True, exist_ok=True)
-    return QSettings(str(config_dir / SETTINGS_FILE), QSettings.Format.IniFormat)
+def open_settings(config_dir: Path) -> tuple[QSettings, SettingsError | None]:
+    """The window's remembered settings, and what was wrong with them (``None`` when nothing was).
+
+    Qt reads a damaged INI file as best it can and rewrites it on exit, losing what it did not
+    understand; so a file that is not UTF-8 text, or that Qt reports as malformed, is moved aside first
+    (``window.ini.damaged``) and the window starts with its defaults. A settings folder that cannot be
+    made leaves the window without memory for this run; either way the window opens.
+    """
+    path = config_dir / SETTINGS_FILE
+    try:
+        config_dir.mkdir(parents=True, exist_ok=True)
+        reason = _damage(path)
+    except OSError as error:
+        problem = SettingsError(
+            f"the window's settings cannot be kept in {config_dir}: {error.strerror or error}",
+            path=path,
+            hint="The window opens with its default size and choices and will not remember them. Make that "
+            "folder writable, or move the settings with RECALL_GUI_CONFIG_DIR.",
+        )
+        return QSettings(str(path), QSettings.Format.IniFormat), problem
+    settings = QSettings(str(path), QSettings.Format.IniFormat)
+    if reason is None and settings.status() is QSettings.Status.FormatError:
+        reason = "Qt cannot read it as settings"
+    if reason is None:
+        return settings, None
+    try:
+        kept = f"it is kept as {set_aside(path, DAMAGED_TAG).name}"
+    except OSError as error:
+        kept = f"it could not be moved aside ({error.strerror or error}) and will be replaced"
+    problem = SettingsError(
+        f"the window's settings file {path} was damaged ({reason}): {kept}",
+        path=path,
+        hint="The window opens with its default size and choices, and remembers them afresh.",
+    )
+    return QSettings(str(path), QSettings.Format.IniFormat), problem
+
+
+def _damage(path: Path) -> str | None:
+    """Why ``path`` cannot be a settings file, or ``None`` (also when it does not exist)."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    if not path.is_file():
+        return "it is not a file"
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"it is not UTF-8 text: byte 0x{data[error.start]:02x} at position {error.start}"
+    return None
 
 
 class WindowMemory:

@@ -59,16 +59,48 @@ def test_search_with_a_bad_limit_uses_five_and_says_so(kb: KnowledgeBase) -> Non
     assert "using 5" in done.stderr
 
 
-def test_tool_prints_the_generated_then_the_saved_suffix(kb: KnowledgeBase, tmp_path: Path) -> None:
-    tool = json.loads(cli("tool", "--registry", str(kb.registry_dir)).stdout)
+def config_dir() -> Path:
+    directory = Path(os.environ["RECALL_GUI_CONFIG_DIR"])
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def test_tool_prints_the_generated_list_then_the_saved_notes(kb: KnowledgeBase) -> None:
+    done = cli("tool", "--registry", str(kb.registry_dir))
+    tool = json.loads(done.stdout)
     assert tool["name"] == "recall_search"
     assert tool["description"].startswith(DEFAULT_DESCRIPTION + "\n\nAvailable databases:\n\n- Name: notes\n")
-    (Path(os.environ["RECALL_GUI_CONFIG_DIR"])).mkdir(parents=True, exist_ok=True)
-    (Path(os.environ["RECALL_GUI_CONFIG_DIR"]) / "tool_suffix.txt").write_text(
-        "Saved words.", encoding="utf-8"
+    assert done.stderr == ""
+    (config_dir() / "tool_notes.txt").write_text("Saved words.", encoding="utf-8")
+    again = json.loads(cli("tool", "--registry", str(kb.registry_dir)).stdout)
+    assert again["description"] == tool["description"] + "Saved words."
+
+
+def test_tool_and_list_warn_when_an_override_leaves_out_an_active_database(kb: KnowledgeBase) -> None:
+    (config_dir() / "tool_suffix.txt").write_text("Saved words.", encoding="utf-8")  # recall-gui 0.1's file
+    done = cli("tool", "--registry", str(kb.registry_dir))
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["description"] == DEFAULT_DESCRIPTION + "\n\nSaved words."
+    warning = "warning: The tool description agents get leaves out a database that is active (notes).\n"
+    assert (
+        warning in done.stderr and "hint: Your own text replaces the generated database list" in done.stderr
     )
-    tool = json.loads(cli("tool", "--registry", str(kb.registry_dir)).stdout)
-    assert tool["description"] == DEFAULT_DESCRIPTION + "\n\nSaved words."
+    listed = cli("list", "--registry", str(kb.registry_dir))
+    assert warning in listed.stderr
+
+
+def test_tool_with_a_suffix_file_that_is_not_utf8_warns_and_prints_the_generated_list(
+    kb: KnowledgeBase,
+) -> None:
+    plain = json.loads(cli("tool", "--registry", str(kb.registry_dir)).stdout)
+    suffix = config_dir() / "tool_suffix.txt"
+    suffix.write_bytes(b"\xff\xfe broken")
+    done = cli("tool", "--registry", str(kb.registry_dir))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads(done.stdout) == plain
+    assert f"warning: {suffix} cannot be read: it is not UTF-8 text (byte 0xff at position 0)" in done.stderr
+    assert "hint: Agents get the generated database list without your text" in done.stderr
 
 
 def test_list_shows_health_of_every_database(kb: KnowledgeBase, tmp_path: Path) -> None:

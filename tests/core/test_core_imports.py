@@ -8,7 +8,7 @@ PROBE = """
 import json, sys
 import recall_gui.core
 from recall_gui.core import Recall, RecallEntry, RecallOutput, RecallSearchInput
-from recall_gui.core import registry, suffix, paths, errors, columns
+from recall_gui.core import registry, suffix, paths, errors, columns, drafts, captions, suffix_store
 print(json.dumps(sorted(sys.modules)))
 """
 

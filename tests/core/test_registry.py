@@ -10,7 +10,8 @@ import pytest
 from recall_gui.core.errors import RegistryError
 from recall_gui.core.paths import resolve_registry_dir
 from recall_gui.core.registry import EmbedderSpec, load_registry, set_active, set_description
-from recall_gui.core.suffix import SuffixStore, build_tool_suffix, current_tool, effective_suffix
+from recall_gui.core.suffix import build_tool_suffix, served_tool
+from recall_gui.core.suffix_store import SuffixMode, SuffixStore
 from recall_gui.core.tool import DEFAULT_DESCRIPTION
 from tests.kbtools import cosh_entry, write_registry
 
@@ -167,16 +168,17 @@ def test_unknown_cloud_model_is_labelled_as_cosh_does() -> None:
     assert EmbedderSpec("cloud", "my-model", "ollama").dim is None
 
 
-def test_saved_suffix_wins_until_reset(tmp_path: Path) -> None:
+def test_saved_notes_live_in_the_config_dir_never_beside_the_registry(tmp_path: Path) -> None:
     write_registry(tmp_path / "reg", [cosh_entry("a", "/x")])
+    before = sorted(path.name for path in (tmp_path / "reg").iterdir())
     registry = load_registry(tmp_path / "reg")
     store = SuffixStore(tmp_path / "config")
-    assert effective_suffix(registry, store) == build_tool_suffix(registry)
-    store.save("My own words about a.")
-    assert current_tool(registry, store).description == DEFAULT_DESCRIPTION + "\n\nMy own words about a."
-    assert not (tmp_path / "reg" / "tool_suffix.txt").exists()
-    store.reset()
-    assert effective_suffix(registry, store) == build_tool_suffix(registry)
+    store.save(SuffixMode.NOTES, "My own words about a.", "")
+    assert served_tool(registry, store).tool.description == (
+        DEFAULT_DESCRIPTION + "\n\n" + build_tool_suffix(registry) + "My own words about a."
+    )
+    assert sorted(path.name for path in (tmp_path / "reg").iterdir()) == before
+    assert [path.name for path in (tmp_path / "config").iterdir()] == ["tool_notes.txt"]
 
 
 def test_registry_location_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,6 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.stdio import get_default_environment
 
 from recall_gui.core.harness import Harness
+from recall_gui.core.suffix_store import SuffixStore
 from tests.kbtools import PASSAGES, cosh_entry, write_lance_table, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +80,12 @@ class SharedKnowledgeBase:
     @property
     def config_dir(self) -> Path:
         return Path(self.env["RECALL_GUI_CONFIG_DIR"])
+
+
+def forget_suffix(store: SuffixStore) -> None:
+    """Put the config dir back as a new user has it: nothing saved, the generated list served."""
+    for path in store.paths():
+        path.unlink(missing_ok=True)
 
 
 def build_shared_kb(root: Path, passage_vectors: Any) -> SharedKnowledgeBase:

@@ -20,10 +20,11 @@ from recall_gui.agent_probe import (
     probe_listing,
 )
 from recall_gui.core.registry import load_registry
-from recall_gui.core.suffix import SuffixStore, current_tool
+from recall_gui.core.suffix import served_tool
+from recall_gui.core.suffix_store import SuffixMode, SuffixStore
 from recall_gui.core.tool import DEFAULT_DESCRIPTION
 from tests.kbtools import KnowledgeBase
-from tests.mcp.live import BackgroundLoop, SharedKnowledgeBase, build_shared_kb, harness_json
+from tests.mcp.live import BackgroundLoop, SharedKnowledgeBase, build_shared_kb, forget_suffix, harness_json
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def held(shared_kb: SharedKnowledgeBase) -> Iterator[HeldProbe]:
 
 
 def expected_tool(kb: SharedKnowledgeBase) -> dict[str, Any]:
-    return current_tool(load_registry(kb.registry_dir), SuffixStore(kb.config_dir)).to_mcp()
+    return served_tool(load_registry(kb.registry_dir), SuffixStore(kb.config_dir)).tool.to_mcp()
 
 
 def test_the_listing_is_what_the_server_serves(held: HeldProbe, shared_kb: SharedKnowledgeBase) -> None:
@@ -96,14 +97,19 @@ def test_changes_are_counted_and_the_next_listing_shows_them(
     store = SuffixStore(shared_kb.config_dir)
     before = held.probe.changes_seen
     try:
-        store.save("Ask notes about the team.")
+        store.save(SuffixMode.NOTES, "Ask notes about the team.", "")
         count = held.loop.run(asyncio.wait_for(held.probe.wait_for_change(after=before), 15))
         assert count == before + 1
         assert len(held.changes) == count
         listing = held.loop.run(held.probe.list_tools())
-        assert listing.description() == DEFAULT_DESCRIPTION + "\n\nAsk notes about the team."
+        assert listing.description() == expected_tool(shared_kb)["description"]
+        assert listing.description().endswith(
+            "- Name: notes\n  Description: Team notes\n  DB URI: "
+            f"{shared_kb.db_dir}\n  Embedding: All-MiniLM-L6-v2 (384d)\n\n"
+            "Ask notes about the team."
+        )
     finally:
-        store.reset()
+        forget_suffix(store)
     held.loop.run(asyncio.wait_for(held.probe.wait_for_change(after=before + 1), 15))
     assert held.loop.run(held.probe.list_tools()).tools == (expected_tool(shared_kb),)
 
@@ -121,7 +127,7 @@ def test_auto_mode_speaks_2026_and_hears_changes_on_a_listen_stream(kb: Knowledg
     async def go() -> tuple[str, int, str | None, str]:
         async with AgentProbe(ServerLaunch.for_registry(kb.registry_dir), mode="auto") as probe:
             version = (await probe.list_tools()).protocol_version
-            store.save("Heard on a listen stream.")
+            store.save(SuffixMode.OVERRIDE, "", "Heard on a listen stream.")
             count = await asyncio.wait_for(probe.wait_for_change(after=0), 15)
             description = (await probe.list_tools()).description()
         return version, count, description, probe.server_log()
@@ -143,7 +149,7 @@ def test_one_shot_helpers_start_and_stop_a_server(kb: KnowledgeBase) -> None:
         True,
         f"Database 'gone' not found. Active databases: {kb.name}",
     )
-    assert listing.tools == (current_tool(load_registry(kb.registry_dir), SuffixStore()).to_mcp(),)
+    assert listing.tools == (served_tool(load_registry(kb.registry_dir), SuffixStore()).tool.to_mcp(),)
 
 
 def test_a_command_that_cannot_run_is_a_clear_error(tmp_path: Path) -> None:

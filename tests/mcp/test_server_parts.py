@@ -11,12 +11,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.shared.exceptions import MCPError
 
 from recall_gui.core.harness import Harness
 from recall_gui.core.registry import load_registry, set_active, set_description
-from recall_gui.core.suffix import SuffixStore, current_tool
-from recall_gui.core.tool import Recall
+from recall_gui.core.suffix import build_tool_suffix, served_tool
+from recall_gui.core.suffix_store import SuffixMode, SuffixStore
+from recall_gui.core.tool import Recall, compose_description
 from recall_gui.mcp_server import (
     ListChangedAnnouncer,
     RecallMcpServer,
@@ -100,7 +100,9 @@ def watcher(kb: KnowledgeBase, tmp_path: Path) -> ToolWatcher:
 
 def test_the_source_reads_the_tool_the_cli_prints(kb: KnowledgeBase, tmp_path: Path) -> None:
     store = SuffixStore(tmp_path / "config")
-    assert ToolSource(kb.registry_dir, store).current() == current_tool(load_registry(kb.registry_dir), store)
+    store.save(SuffixMode.NOTES, "Mine.", "")
+    served = served_tool(load_registry(kb.registry_dir), store)
+    assert ToolSource(kb.registry_dir, store).current() == served.tool
 
 
 def test_nothing_changed_means_nothing_to_announce(watcher: ToolWatcher) -> None:
@@ -109,10 +111,10 @@ def test_nothing_changed_means_nothing_to_announce(watcher: ToolWatcher) -> None
 
 
 def test_a_saved_suffix_is_a_change_and_only_once(watcher: ToolWatcher) -> None:
-    watcher.source.suffix_store.save("Only notes here.")
+    watcher.source.suffix_store.save(SuffixMode.NOTES, "Only notes here.", "")
     assert watcher.check() is True
     assert watcher.check() is False
-    watcher.source.suffix_store.reset()
+    watcher.source.suffix_store.save(SuffixMode.NOTES, "", "")
     assert watcher.check() is True
 
 
@@ -136,10 +138,23 @@ def test_a_changed_description_or_activation_is_a_change(watcher: ToolWatcher, k
     assert "(none active)" in watcher.source.current().description
 
 
-def test_registry_changes_hidden_by_a_saved_suffix_are_not_a_change(
+def test_registry_changes_under_saved_notes_still_reach_the_agent(
     watcher: ToolWatcher, kb: KnowledgeBase
 ) -> None:
-    watcher.source.suffix_store.save("Fixed words.")
+    watcher.source.suffix_store.save(SuffixMode.NOTES, "A sentence of mine.", "")
+    assert watcher.check() is True
+    set_description(kb.registry_dir, kb.name, "Another description")
+    assert watcher.check() is True
+    assert watcher.source.current().description == compose_description(
+        build_tool_suffix(load_registry(kb.registry_dir)) + "A sentence of mine."
+    )
+    assert "Description: Another description\n" in watcher.source.current().description
+
+
+def test_registry_changes_hidden_by_an_override_are_not_a_change(
+    watcher: ToolWatcher, kb: KnowledgeBase
+) -> None:
+    watcher.source.suffix_store.save(SuffixMode.OVERRIDE, "", f"Use {kb.name}.")
     assert watcher.check() is True
     set_description(kb.registry_dir, kb.name, "Another description")
     assert watcher.check() is False
@@ -147,11 +162,11 @@ def test_registry_changes_hidden_by_a_saved_suffix_are_not_a_change(
 
 def test_an_edit_of_the_same_size_in_the_same_tick_is_still_seen(watcher: ToolWatcher) -> None:
     store = watcher.source.suffix_store
-    store.save("words A")
+    store.save(SuffixMode.NOTES, "words A", "")
     assert watcher.check() is True
-    stat = store.path.stat()
-    store.save("words B")  # same size; an atomic save is a new file (a new inode)
-    os.utime(store.path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    stat = store.notes_path.stat()
+    store.save(SuffixMode.NOTES, "words B", "")  # same size; an atomic save is a new file (a new inode)
+    os.utime(store.notes_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert watcher.check() is True
 
 
@@ -163,12 +178,12 @@ def test_the_watcher_announces_what_it_notices(kb: KnowledgeBase, tmp_path: Path
         heard = asyncio.Event()
 
         async def announce() -> None:
-            announced.append(store.load())
+            announced.append(store.load().notes)
             heard.set()
 
         watcher = ToolWatcher(ToolSource(kb.registry_dir, store), announce, interval=0.01)
         task = asyncio.create_task(watcher.run())
-        store.save("First.")
+        store.save(SuffixMode.NOTES, "First.", "")
         async with asyncio.timeout(10):
             await heard.wait()
         task.cancel()
@@ -191,21 +206,25 @@ def test_the_announcer_publishes_to_listen_streams() -> None:
     assert asyncio.run(go()) == [ToolsListChanged()]
 
 
-def test_an_unreadable_suffix_is_a_clear_listing_error_and_not_a_crash(
-    kb: KnowledgeBase, tmp_path: Path
+def test_an_unreadable_suffix_still_lists_the_tool_with_the_generated_list_and_logs_why(
+    kb: KnowledgeBase, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = SuffixStore(tmp_path / "config")
     store.directory.mkdir(parents=True)
-    store.path.write_bytes(b"\xff\xfe not UTF-8")
+    store.notes_path.write_bytes(b"\xff\xfe not UTF-8")
     app = RecallMcpServer(kb.registry_dir, suffix_store=store)  # starts all the same
 
-    async def list_tools() -> MCPError:
+    async def list_tools() -> types.ListToolsResult:
         async with Client(app.server, mode="legacy") as client:
-            with pytest.raises(MCPError) as caught:
-                await client.list_tools()
-            return caught.value
+            return await client.list_tools()
 
-    error = asyncio.run(list_tools())
-    assert error.message.startswith(f"cannot read the saved description suffix {store.path}: ")
-    store.save("Readable again.")
+    with caplog.at_level("WARNING", logger="recall_gui.mcp"):
+        (tool,) = asyncio.run(list_tools()).tools
+        asyncio.run(list_tools())
+    assert tool.description == compose_description(build_tool_suffix(load_registry(kb.registry_dir)))
+    problem = f"{store.notes_path} cannot be read: it is not UTF-8 text (byte 0xff at position 0)"
+    assert caplog.text.count(problem) == 1  # logged once, not at every listing
+    assert "Agents get the generated database list without your text" in caplog.text
+    store.save(SuffixMode.NOTES, "Readable again.", "")
     assert app.watcher.check() is True  # fixing the file is a change the clients hear about
+    assert (tmp_path / "config" / "tool_notes.txt.unreadable").read_bytes() == b"\xff\xfe not UTF-8"

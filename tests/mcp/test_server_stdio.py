@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from recall_gui import __version__
 from recall_gui.core.registry import set_active, set_description
-from recall_gui.core.suffix import SuffixStore
+from recall_gui.core.suffix_store import SuffixMode, SuffixStore
 from recall_gui.core.tool import DEFAULT_DESCRIPTION
 from tests.kbtools import snapshot_tree
 from tests.mcp.live import (
@@ -28,6 +28,7 @@ from tests.mcp.live import (
     LiveSession,
     SharedKnowledgeBase,
     build_shared_kb,
+    forget_suffix,
     harness_json,
     live_session,
     run_cli,
@@ -187,13 +188,14 @@ def test_a_suffix_saved_while_running_is_listed_and_announced(server: Server) ->
     store = SuffixStore(server.kb.config_dir)
     seen = server.live.list_changed_count()
     try:
-        store.save("Use notes for anything about the team.")
+        store.save(SuffixMode.NOTES, "Use notes for anything about the team.", "")
         seen = server.live.wait_for_list_changed(after=seen)
         tools = server.list_tools()
-        assert tools[0]["description"] == DEFAULT_DESCRIPTION + "\n\nUse notes for anything about the team."
+        assert tools[0]["description"].startswith(DEFAULT_DESCRIPTION + "\n\nAvailable databases:\n\n")
+        assert tools[0]["description"].endswith("\n\nUse notes for anything about the team.")
         assert tools == [server.cli_tool()]
     finally:
-        store.reset()
+        forget_suffix(store)
     assert server.live.wait_for_list_changed(after=seen) == seen + 1
     assert server.list_tools() == [server.cli_tool()]
     assert "Available databases" in server.list_tools()[0]["description"]
@@ -246,7 +248,7 @@ def test_a_2026_client_lists_calls_and_hears_changes_through_listen(
                 arguments = {"db_name": "notes", "query": "capital of France", "limit": 2}
                 seen["called"] = only_text(await client.call_tool("recall_search", arguments))
                 async with client.listen(tools_list_changed=True) as subscription:
-                    store.save("Saved for 2026.")
+                    store.save(SuffixMode.OVERRIDE, "", "Saved for 2026.")
                     with anyio.fail_after(15):
                         seen["event"] = await anext(subscription)
                 seen["relisted"] = [wire(tool) for tool in (await client.list_tools()).tools]
@@ -254,7 +256,7 @@ def test_a_2026_client_lists_calls_and_hears_changes_through_listen(
     try:
         anyio.run(session)
     finally:
-        store.reset()
+        forget_suffix(store)
     assert seen["version"] == "2026-07-28"
     assert seen["listed"] == [expected_tool]
     assert seen["called"] + "\n" == expected_search

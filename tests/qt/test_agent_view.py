@@ -23,7 +23,8 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.agent_probe import ServerLaunch
 from recall_gui.core.paths import CONFIG_ENV, RegistryLocation
-from recall_gui.core.suffix import SuffixStore
+from recall_gui.core.registry import set_active
+from recall_gui.core.suffix_store import SuffixMode, SuffixStore
 from recall_gui.core.tool import DEFAULT_DESCRIPTION
 from recall_gui.qt.agent_server import ServerState, launch_for
 from recall_gui.qt.main_window import MainWindow
@@ -36,7 +37,7 @@ QUERY = "How do I change my password?"
 
 def cli(window: MainWindow, *args: str) -> subprocess.CompletedProcess[str]:
     """The `recall-gui` command for the window's registry and config dir (where its suffix is saved)."""
-    env = {**os.environ, CONFIG_ENV: str(window.description.store.directory)}
+    env = {**os.environ, CONFIG_ENV: str(window.services.drafts.suffix.store.directory)}
     return subprocess.run(
         [sys.executable, "-m", "recall_gui", *args, "--registry", str(window.location.directory)],
         check=False,
@@ -125,13 +126,14 @@ def test_an_unsaved_suffix_edit_shows_a_diff_until_saving_it_is_served(
     window = open_window(kb.registry_dir)
     agent = open_agent_view(window, loop)
     suffix = window.findChild(QPlainTextEdit, "suffixEdit")
-    generated = suffix.toPlainText()
+    generated = window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
+    assert generated.startswith("Available databases:") and suffix.toPlainText() == ""
 
     updates: list[int] = []
     agent.diffUpdated.connect(lambda: updates.append(1))
     with waiting_for(loop, agent.diffUpdated):  # once, after the editor rested
         for end in range(1, len("Prefer notes for password questions.\n") + 1):
-            suffix.setPlainText(generated + "Prefer notes for password questions.\n"[:end])
+            suffix.setPlainText("Prefer notes for password questions.\n"[:end])
     assert updates == [1]
     assert agent.verdict.message.startswith("Unsaved edits:")
     assert agent.verdict.tone == "warning"
@@ -161,11 +163,48 @@ def test_a_suffix_saved_elsewhere_is_reported_as_served_but_not_shown(
     window = open_window(kb.registry_dir)
     agent = open_agent_view(window, loop)
     with waiting_for(loop, agent.listingFinished):
-        SuffixStore(window.description.store.directory).save("Saved by another window.\n")
+        SuffixStore(window.services.drafts.suffix.store.directory).save(
+            SuffixMode.NOTES, "Saved by another window.\n", ""
+        )
     assert agent.verdict.tone == "bad"
     assert agent.verdict.message.startswith("The server serves something else")
     removed = [line.text for line in agent.diff_view.lines if line.kind == "removed"]
     assert "Saved by another window." in removed
+    run(loop, window.tasks.wait_idle())
+
+
+def test_saved_notes_stay_served_with_a_database_cosh_activates_later(
+    make_kb: Callable[..., KnowledgeBase], open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    """The saved suffix never freezes the list: after cosh activates a database, the agent is told about
+    it, with the user's notes after it, and the view says the agent gets what the page shows."""
+    kb = make_kb()
+    other = {**cosh_entry("archive", kb.db_dir, "Old notes"), "table": kb.name}
+    write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), other], active=[kb.name])
+    window = open_window(kb.registry_dir)
+    agent = open_agent_view(window, loop)
+    window.findChild(QPlainTextEdit, "suffixEdit").setPlainText("Prefer notes.\n")
+    with waiting_for(loop, agent.listingFinished):
+        window.findChild(QPushButton, "saveSuffixButton").click()
+    with waiting_for(loop, window.registryReloaded):  # the window notices the change
+        set_active(kb.registry_dir, "archive", True)
+
+    # The server announces it too; the view lists and compares again (in whichever order they come).
+    settled = asyncio.Event()
+
+    def check() -> None:
+        listed = "- Name: archive" in agent.description_view.toPlainText()
+        if listed and agent.verdict.message == "The agent gets exactly what you see.":
+            settled.set()
+
+    agent.diffUpdated.connect(check)
+    check()
+    run(loop, settled.wait())
+    agent.diffUpdated.disconnect(check)
+    served = agent.description_view.toPlainText()
+    assert "- Name: archive\n  Description: Old notes\n" in served and served.endswith("\n\nPrefer notes.\n")
+    assert agent.verdict.message == "The agent gets exactly what you see."
+    assert json.loads(cli(window, "tool").stdout)["description"] == served
     run(loop, window.tasks.wait_idle())
 
 

@@ -1,4 +1,5 @@
-"""The description panel: what the agent reads, edited live, saved where the CLI and agents find it."""
+"""The description page: what the agent reads, edited live, saved where the CLI and agents find it — with
+the generated database list always live and the user's own text kept beside it."""
 
 from __future__ import annotations
 
@@ -10,15 +11,19 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTableWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPlainTextEdit, QPushButton, QTableWidget
 from pytestqt.qtbot import QtBot
 
 from recall_gui.cli import main
-from recall_gui.core.registry import load_registry
-from recall_gui.core.suffix import SuffixStore, build_tool_suffix
+from recall_gui.core.registry import load_registry, set_active
+from recall_gui.core.suffix import build_tool_suffix
+from recall_gui.core.suffix_store import SuffixMode, SuffixStore
 from recall_gui.core.tool import DEFAULT_DESCRIPTION, compose_description
+from recall_gui.qt.main_window import MainWindow
+from recall_gui.qt.panels.status_note import StatusNote
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.trusttools import banner
 
 
 def edit(view: QPlainTextEdit, qtbot: QtBot, text: str) -> None:
@@ -27,28 +32,104 @@ def edit(view: QPlainTextEdit, qtbot: QtBot, text: str) -> None:
     qtbot.keyClicks(view, text)
 
 
-def test_editing_the_suffix_updates_the_description_and_tool_json_live(
+def generated_of(registry_dir: Path) -> str:
+    return build_tool_suffix(load_registry(registry_dir))
+
+
+def cli_tool(
+    registry_dir: Path, config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[dict[str, str], str]:
+    """What `recall-gui tool` prints for the window's registry and config dir: the tool, and stderr."""
+    capsys.readouterr()
+    monkeypatch.setenv("RECALL_GUI_CONFIG_DIR", str(config))
+    assert main(["tool", "--registry", str(registry_dir)]) == 0
+    captured = capsys.readouterr()
+    return json.loads(captured.out), captured.err
+
+
+def suffix_widgets(window: MainWindow) -> tuple[QPlainTextEdit, QPlainTextEdit, QPlainTextEdit, StatusNote]:
+    return (
+        window.findChild(QPlainTextEdit, "suffixEdit"),
+        window.findChild(QPlainTextEdit, "generatedSuffixView"),
+        window.findChild(QPlainTextEdit, "descriptionPreview"),
+        window.findChild(StatusNote, "suffixState"),
+    )
+
+
+def choose_mode(window: MainWindow, mode: SuffixMode) -> None:
+    combo = window.findChild(QComboBox, "suffixMode")
+    index = combo.findData(mode)
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)  # as a user's choice does
+
+
+def test_notes_follow_the_live_list_and_update_the_description_and_tool_json_as_typed(
     kb: KnowledgeBase, open_window: WindowFactory, qtbot: QtBot
 ) -> None:
     window = open_window(kb.registry_dir)
-    suffix = window.findChild(QPlainTextEdit, "suffixEdit")
-    preview = window.findChild(QPlainTextEdit, "descriptionPreview")
-    tool_json = window.findChild(QPlainTextEdit, "toolJsonView")
-    generated = build_tool_suffix(load_registry(kb.registry_dir))
-    assert suffix.toPlainText() == generated
+    notes, generated_view, preview, state = suffix_widgets(window)
+    generated = generated_of(kb.registry_dir)
+    assert generated_view.toPlainText() == generated and generated_view.isReadOnly()
+    assert notes.toPlainText() == ""
     assert preview.toPlainText() == compose_description(generated)
 
-    edit(suffix, qtbot, "Prefer notes for account questions.")
+    edit(notes, qtbot, "Prefer notes for account questions.")
     expected = generated + "Prefer notes for account questions."
     assert preview.toPlainText() == compose_description(expected)
-    tool = json.loads(tool_json.toPlainText())
+    tool = json.loads(window.findChild(QPlainTextEdit, "toolJsonView").toPlainText())
     assert tool["name"] == "recall_search"
     assert tool["description"] == f"{DEFAULT_DESCRIPTION}\n\n{expected}"
     assert tool["inputSchema"]["required"] == ["db_name", "query"]
-    assert "not saved" in window.findChild(QLabel, "suffixState").text()
+    assert state.message.startswith("Edited, not saved") and state.tone == "warning"
+    # What is the user's and what is generated are tinted apart in the preview, line by line.
+    bands = preview.extraSelections()
+    assert [band.cursor.selectedText() for band in bands] == [
+        generated.replace("\n", "\u2029"),
+        "Prefer notes for account questions.",
+    ]
 
 
-def test_save_persists_the_suffix_for_agents_and_the_cli_and_reset_forgets_it(
+def test_saved_notes_reach_the_cli_and_a_database_activated_later_reaches_them_too(
+    kb: KnowledgeBase,
+    open_window: WindowFactory,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    config = kb.registry_dir.parent / "profile"
+    other = {**cosh_entry("archive", kb.db_dir, "Old notes"), "table": kb.name}
+    write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), other], active=[kb.name])
+    window = open_window(kb.registry_dir, config_dir=config)
+    notes, _generated, _preview, state = suffix_widgets(window)
+    notes.setPlainText("Ask it about passwords.\n")
+    save = window.findChild(QPushButton, "saveSuffixButton")
+    assert save.isEnabled()
+    save.click()
+    assert SuffixStore(config).notes_path.read_text(encoding="utf-8") == "Ask it about passwords.\n"
+    assert not save.isEnabled() and state.message.startswith(
+        "Saved: agents get the live list, then your notes"
+    )
+    assert banner(window)[0] == "Suffix saved: agents get it from now on."
+    tool, warnings = cli_tool(kb.registry_dir, config, capsys, monkeypatch)
+    assert tool["description"] == compose_description(
+        generated_of(kb.registry_dir) + "Ask it about passwords.\n"
+    )
+    assert warnings == ""
+
+    # cosh activates the other database: the notes stay, the list follows, for the window and the CLI.
+    with waiting_for(loop, window.registryReloaded):
+        set_active(kb.registry_dir, "archive", True)
+    run(loop, window.tasks.wait_idle())
+    generated = generated_of(kb.registry_dir)
+    assert "- Name: archive\n" in generated
+    assert window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText() == generated
+    assert notes.toPlainText() == "Ask it about passwords.\n" and not save.isEnabled()
+    assert cli_tool(kb.registry_dir, config, capsys, monkeypatch)[0]["description"] == compose_description(
+        generated + "Ask it about passwords.\n"
+    )
+
+
+def test_an_override_is_chosen_knowingly_and_a_stale_one_is_named(
     kb: KnowledgeBase,
     open_window: WindowFactory,
     tmp_path: Path,
@@ -57,29 +138,130 @@ def test_save_persists_the_suffix_for_agents_and_the_cli_and_reset_forgets_it(
 ) -> None:
     config = tmp_path / "profile"
     window = open_window(kb.registry_dir, config_dir=config)
-    suffix = window.findChild(QPlainTextEdit, "suffixEdit")
-    suffix.setPlainText("Only the notes database exists. Ask it about passwords.\n")
-    save = window.findChild(QPushButton, "saveSuffixButton")
-    assert save.isEnabled()
-    save.click()
-    assert SuffixStore(config).load() == "Only the notes database exists. Ask it about passwords.\n"
-    assert not save.isEnabled()
-    assert "saved suffix" in window.findChild(QLabel, "suffixState").text()
+    editor, generated_view, preview, state = suffix_widgets(window)
+    editor.setPlainText("Mine.")
+    choose_mode(window, SuffixMode.OVERRIDE)
+    generated = generated_of(kb.registry_dir)
+    assert editor.toPlainText() == generated + "Mine."  # begins as what agents get now
+    assert not generated_view.isVisibleTo(window)
+    assert "instead of the generated list" in window.findChild(QLabel, "suffixEditLabel").text()
+    drift = window.findChild(StatusNote, "suffixDrift")
+    assert drift.isHidden()
 
-    monkeypatch.setenv("RECALL_GUI_CONFIG_DIR", str(config))
-    capsys.readouterr()
-    assert main(["tool", "--registry", str(kb.registry_dir)]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["description"] == compose_description(
-        "Only the notes database exists. Ask it about passwords.\n"
+    editor.setPlainText("Only my own words.")
+    assert not drift.isHidden() and drift.tone == "bad"
+    assert drift.message == (
+        f"Once saved, the tool description agents get leaves out a database that is active ({kb.name}). "
+        "Edit your text, or choose “Generated list, then my notes”."
+    )
+    window.findChild(QPushButton, "saveSuffixButton").click()
+    assert SuffixStore(config).override_path.read_text(encoding="utf-8") == "Only my own words."
+    text, hint = banner(window)
+    assert (
+        text
+        == f"Suffix saved. The tool description agents get leaves out a database that is active ({kb.name})."
+    )
+    assert "replaces the generated database list" in hint
+    assert state.message.startswith("Saved: your text replaces the generated list")
+    assert drift.message.startswith("The tool description agents get leaves out")  # served now
+    tool, warnings = cli_tool(kb.registry_dir, config, capsys, monkeypatch)
+    assert tool["description"] == compose_description("Only my own words.")
+    assert (
+        f"warning: The tool description agents get leaves out a database that is active ({kb.name})."
+        in warnings
+    )
+    assert preview.toPlainText() == tool["description"]
+
+    choose_mode(window, SuffixMode.NOTES)  # back: the notes were kept all along
+    assert editor.toPlainText() == "Mine." and drift.isHidden()
+    window.findChild(QPushButton, "saveSuffixButton").click()
+    assert not SuffixStore(config).override_path.exists()
+    assert cli_tool(kb.registry_dir, config, capsys, monkeypatch) == (
+        {**tool, "description": compose_description(generated + "Mine.")},
+        "",
     )
 
-    window.findChild(QPushButton, "resetSuffixButton").click()
-    assert SuffixStore(config).load() is None
-    assert suffix.toPlainText() == build_tool_suffix(load_registry(kb.registry_dir))
+
+def test_revert_drops_unsaved_suffix_edits(kb: KnowledgeBase, open_window: WindowFactory) -> None:
+    window = open_window(kb.registry_dir)
+    editor, _generated, preview, _state = suffix_widgets(window)
+    editor.setPlainText("draft")
+    revert = window.findChild(QPushButton, "revertSuffixButton")
+    assert revert.isEnabled()
+    revert.click()
+    assert editor.toPlainText() == "" and not revert.isEnabled()
+    assert preview.toPlainText() == compose_description(generated_of(kb.registry_dir))
 
 
-def test_toggling_a_database_writes_only_its_active_state_and_the_suffix_follows(
+def test_a_suffix_from_recall_gui_0_1_is_read_as_notes_after_the_live_list_and_kept_when_saved(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+) -> None:
+    config = tmp_path / "profile"
+    config.mkdir()
+    old = generated_of(kb.registry_dir) + "Prefer notes for passwords.\n"
+    (config / "tool_suffix.txt").write_text(old, encoding="utf-8")
+    window = open_window(kb.registry_dir, config_dir=config)
+    editor, _generated, _preview, state = suffix_widgets(window)
+    assert editor.toPlainText() == "Prefer notes for passwords.\n"
+    assert state.message.startswith(
+        "From tool_suffix.txt (an earlier recall-gui): its database list is generated"
+    )
+    editor.setPlainText("Prefer notes for passwords and cities.\n")
+    window.findChild(QPushButton, "saveSuffixButton").click()
+    assert (config / "tool_suffix.txt.bak").read_text(encoding="utf-8") == old
+    assert not (config / "tool_suffix.txt").exists()
+    assert "The earlier tool_suffix.txt is kept as tool_suffix.txt.bak." in banner(window)[0]
+
+
+@pytest.mark.parametrize("name", ["tool_suffix.txt", "tool_notes.txt"])
+def test_a_suffix_file_that_is_not_utf8_is_reported_and_the_window_opens(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path, name: str
+) -> None:
+    config = tmp_path / "profile"
+    config.mkdir()
+    (config / name).write_bytes(b"Caf\xe9 words\n")
+    window = open_window(kb.registry_dir, config_dir=config)
+    text, hint = banner(window)
+    assert text == f"{config / name} cannot be read: it is not UTF-8 text (byte 0xe9 at position 3)"
+    assert "Agents get the generated database list without your text" in hint
+    editor, _generated, _preview, state = suffix_widgets(window)
+    assert editor.toPlainText().endswith("Caf\ufffd words\n")
+    assert state.tone == "bad" and state.message.startswith(f"{name} cannot be read")
+    save = window.findChild(QPushButton, "saveSuffixButton")
+    assert save.isEnabled()  # saving replaces the damaged file, which is kept aside
+    save.click()
+    assert (config / f"{name}.unreadable").read_bytes() == b"Caf\xe9 words\n"
+    assert state.tone == "good"
+
+
+def test_a_damaged_window_ini_is_set_aside_and_the_window_opens(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+) -> None:
+    config = tmp_path / "profile"
+    config.mkdir()
+    (config / "window.ini").write_bytes(b"\xff\xfe[window]\npage=\x81\n")
+    window = open_window(kb.registry_dir, config_dir=config)
+    assert (config / "window.ini.damaged").read_bytes() == b"\xff\xfe[window]\npage=\x81\n"
+    window.close()  # writes the settings afresh
+    assert "[window]" in (config / "window.ini").read_text(encoding="utf-8")
+
+
+def test_a_damaged_window_ini_is_named_in_the_banner(tmp_path: Path, open_window: WindowFactory) -> None:
+    config = tmp_path / "profile"
+    config.mkdir()
+    (config / "window.ini").mkdir()  # not a file at all
+    registry_dir = write_registry(tmp_path / "reg", [cosh_entry("a", tmp_path / "a")], active=[])
+    window = open_window(registry_dir, config_dir=config, start=False)
+    text, hint = banner(window)
+    assert text == (
+        f"The window's settings file {config / 'window.ini'} was damaged (it is not a file): "
+        "it is kept as window.ini.damaged"
+    )
+    assert "opens with its default size" in hint
+    assert (config / "window.ini.damaged").is_dir()
+
+
+def test_toggling_a_database_writes_only_its_active_state_and_the_list_follows(
     make_kb: Callable[..., KnowledgeBase],
     open_window: WindowFactory,
     loop: asyncio.AbstractEventLoop,
@@ -97,8 +279,8 @@ def test_toggling_a_database_writes_only_its_active_state_and_the_suffix_follows
         table.item(1, 0).setCheckState(Qt.CheckState.Unchecked)
     assert json.loads((registry_dir / "rag_active.json").read_text()) == [kb.name]
     assert (registry_dir / "rag_dbs.json").read_bytes() == dbs_before
-    suffix = window.findChild(QPlainTextEdit, "suffixEdit").toPlainText()
-    assert "- Name: other" not in suffix and f"- Name: {kb.name}" in suffix
+    generated = window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
+    assert "- Name: other" not in generated and f"- Name: {kb.name}" in generated
     assert (
         window.knowledge.database_bar.combo.itemText(window.knowledge.database_bar.combo.count() - 1)
         == "other (inactive)"
@@ -107,11 +289,11 @@ def test_toggling_a_database_writes_only_its_active_state_and_the_suffix_follows
 
     with waiting_for(loop, window.registryReloaded):
         table.item(0, 0).setCheckState(Qt.CheckState.Unchecked)
-    assert "(none active)" in window.findChild(QPlainTextEdit, "suffixEdit").toPlainText()
+    assert "(none active)" in window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
     run(loop, window.tasks.wait_idle())
 
 
-def test_editing_a_description_saves_it_and_keeps_unknown_fields(
+def test_editing_a_description_saves_it_keeps_unknown_fields_and_confirms_it(
     make_kb: Callable[..., KnowledgeBase],
     open_window: WindowFactory,
     qtbot: QtBot,
@@ -132,16 +314,48 @@ def test_editing_a_description_saves_it_and_keeps_unknown_fields(
         **entry,
         "description": "Team notes: passwords, cities, Python — what agents may ask about",
     }
-    assert "what agents may ask about" in window.findChild(QPlainTextEdit, "suffixEdit").toPlainText()
+    assert (
+        "what agents may ask about" in window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
+    )
+    label = window.findChild(QLabel, "dbDescriptionLabel")
+    assert label.text() == f"Description of {kb.name} — saved: agents read it from the registry now."
+    assert (
+        window.status_activity.text()
+        == f"Saved the description of {kb.name} to {registry_dir / 'rag_dbs.json'}"
+    )
+    editor.setPlainText("Changed again")
+    assert label.text() == f"Description of {kb.name}:"
     run(loop, window.tasks.wait_idle())
+
+
+def test_a_description_that_cannot_be_written_is_a_message_not_a_traceback(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+) -> None:
+    """A lone surrogate (``\\ud800`` in the JSON) in a database's name cannot be written back as UTF-8."""
+    registry_dir = tmp_path / "reg"
+    write_registry(registry_dir, [cosh_entry("odd", kb.db_dir, "words")], active=[])
+    dbs = registry_dir / "rag_dbs.json"
+    text = dbs.read_text(encoding="utf-8").replace('"odd"', '"odd\\ud800"')
+    dbs.write_text(text, encoding="utf-8")
+    window = open_window(registry_dir, start=False)
+    if not window.registry.databases:
+        pytest.skip("the registry refuses such a name when it reads it: nothing to save")
+    editor = window.findChild(QPlainTextEdit, "dbDescriptionEdit")
+    editor.setPlainText("new words")
+    assert window.description.save_description() is False
+    message, hint = banner(window)
+    assert message.startswith("Not saved: ")
+    assert hint.endswith("Your text is still in the editor.")
+    assert editor.toPlainText() == "new words"
+    assert dbs.read_text(encoding="utf-8") == text
 
 
 def test_another_program_changing_the_registry_is_noticed_and_unsaved_edits_survive(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(kb.registry_dir)
-    suffix = window.findChild(QPlainTextEdit, "suffixEdit")
-    suffix.setPlainText("my unsaved suffix")
+    notes = window.findChild(QPlainTextEdit, "suffixEdit")
+    notes.setPlainText("my unsaved notes")
     description = window.findChild(QPlainTextEdit, "dbDescriptionEdit")
     description.setPlainText("my unsaved description")
 
@@ -155,7 +369,7 @@ def test_another_program_changing_the_registry_is_noticed_and_unsaved_edits_surv
         pass  # the file watcher notices
     assert "changed by another program" in window.banner.findChild(QLabel, "bannerText").text()
     assert "added-by-cosh" in window.knowledge.database_bar.names()
-    assert suffix.toPlainText() == "my unsaved suffix"
+    assert notes.toPlainText() == "my unsaved notes"
     assert description.toPlainText() == "my unsaved description"
     run(loop, window.tasks.wait_idle())
 
@@ -173,3 +387,22 @@ def test_space_toggles_the_selected_database_from_the_keyboard(
     assert json.loads((kb.registry_dir / "rag_active.json").read_text()) == []
     assert table.item(0, 0).checkState() == Qt.CheckState.Unchecked
     run(loop, window.tasks.wait_idle())
+
+
+def test_the_page_fits_a_small_window(kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path) -> None:
+    """At 800x500 the suffix's state, its two parts and its buttons are all on screen, none squeezed shut."""
+    window = open_window(kb.registry_dir)
+    window.pages.setCurrentIndex(1)
+    window.resize(800, 500)
+    window.description.drafts.suffix.edit("- Name: gone\n")  # shows the drift note as well
+    QApplication.processEvents()  # lay the page out again
+    page = window.description
+    for note in (page.suffix_state, page.suffix_drift):  # every line of the wrapped text shows
+        assert note.isVisible() and note.height() >= note.heightForWidth(note.width())
+    for view in (page.generated_view, page.suffix_edit):
+        assert view.isVisible() and view.height() >= 3 * view.fontMetrics().lineSpacing()
+    button = page.save_suffix_button
+    assert button.isVisible() and button.height() >= button.minimumSizeHint().height()
+    table = page.active_table
+    assert table.columnWidth(1) >= table.sizeHintForColumn(1)  # database names are not cut
+    page.grab().save(str(tmp_path / "description-800x500.png"))

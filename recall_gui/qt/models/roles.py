@@ -8,6 +8,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
+from recall_gui.core import captions
+
 #: The cell's full value (int, float or full text), for sorting, copying and export; the display text may
 #: be shortened (one line, rounded) but this never is.
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -24,8 +26,7 @@ _NARROW = " .,:;'!|ilIj1()[]"
 
 def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
     """The first ``limit`` characters of ``text`` on one line (runs of whitespace become one space)."""
-    head = " ".join(text[: limit * 2].split())
-    return head if len(head) <= limit else head[: limit - 1] + "…"
+    return captions.one_line(text, limit)
 
 
 def plain_value(value: Any) -> Any:

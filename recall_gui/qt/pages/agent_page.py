@@ -2,9 +2,9 @@
 
 Everything shown here went through ``recall-gui mcp`` and the SDK's own client
 (:mod:`recall_gui.agent_probe`): the tool listing (name, description, input schema, the server's name and
-protocol version), a diff between the served description and the one the description page's editor shows,
-and the raw payload of the knowledge page's current query, compared with the window's own search for the
-same arguments.
+protocol version), a diff between the served description and the one the description page shows, and the
+raw payload of the knowledge page's current query, compared with the window's own search for the same
+arguments. What the other pages hold comes from the services' drafts, never from their widgets.
 
 The server starts when the view is first shown (or on Refresh), follows the window's registry, and stops
 when the window closes. Operations are plain ``async def`` methods that tests await directly; slots start
@@ -18,7 +18,7 @@ import html
 import json
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
@@ -31,6 +31,7 @@ from recall_gui.core.agent_check import (
     compare_payload,
     judge_description,
 )
+from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.errors import RecallError
 from recall_gui.core.registry import DatabaseEntry
 from recall_gui.core.text_diff import diff_lines
@@ -40,10 +41,6 @@ from recall_gui.qt.panels.diff_view import DiffView
 from recall_gui.qt.panels.status_note import StatusNote, Tone
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view
-
-if TYPE_CHECKING:
-    from recall_gui.qt.pages.knowledge_page import KnowledgePage
-    from recall_gui.qt.panels.description_panel import DescriptionPanel
 
 #: How long the editor must rest before the diff is recomputed.
 DIFF_DELAY_MS = 300
@@ -86,18 +83,11 @@ class AgentPage(QWidget):
     #: The current query went through the server; its payload (or the failure) is shown.
     payloadFinished = Signal()
 
-    def __init__(
-        self,
-        services: WindowServices,
-        description: DescriptionPanel,
-        knowledge: KnowledgePage,
-        parent: QWidget | None = None,
-    ) -> None:
+    def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("agentPage")
         self.services = services
-        self.description = description
-        self.knowledge = knowledge
+        self.drafts = services.drafts
         self.server = AgentServer(services.chores, parent=self)
         self._listing: AgentListing | None = None
         #: The last ``tools/call`` result received (``None`` before the first, or after a failed call).
@@ -128,7 +118,10 @@ class AgentPage(QWidget):
         self.run_button.clicked.connect(self.request_call)
         self.server.stateChanged.connect(self._show_server_state)
         self.server.toolsChanged.connect(self.request_listing)
-        self.description.suffixStateChanged.connect(self._diff_timer.start)
+        self._unsubscribe = [
+            self.drafts.suffix.changed.add(self._diff_timer.start),
+            self.drafts.search_changed.add(self._show_arguments),
+        ]
         self._diff_timer.timeout.connect(self._on_editor_rested)
         self._show_server_state()
         self.update_diff()
@@ -172,11 +165,12 @@ class AgentPage(QWidget):
         """The served description against the editor's, and the verdict."""
         self.verdict = StatusNote("agentVerdict")
         self.diff_view = DiffView("agentDiffView")
-        legend = QLabel("<b>−</b> served to agents &nbsp;&nbsp; <b>+</b> in your suffix editor")
+        legend = QLabel("<b>−</b> served to agents &nbsp;&nbsp; <b>+</b> shown on the description page")
         legend.setObjectName("agentDiffLegend")
         legend.setEnabled(False)  # drawn in the palette's dim text colour
         return group_box(
-            "Served description vs. your editor", [(self.verdict, 0), (self.diff_view, 1), (legend, 0)]
+            "Served description vs. the description page",
+            [(self.verdict, 0), (self.diff_view, 1), (legend, 0)],
         )
 
     def _call_box(self) -> QWidget:
@@ -216,7 +210,7 @@ class AgentPage(QWidget):
 
     def target(self) -> ServerTarget:
         """The window's registry and the config dir its suffix is saved in: what the server must serve."""
-        return ServerTarget(Path(self.services.location.directory), Path(self.description.store.directory))
+        return ServerTarget(Path(self.services.location.directory), Path(self.drafts.suffix.store.directory))
 
     def _show_server_state(self) -> None:
         server, listing = self.server, self._listing
@@ -297,8 +291,9 @@ class AgentPage(QWidget):
     # --- the diff -------------------------------------------------------------------------------------
 
     def shown_description(self) -> str:
-        """The description the description page shows: the default text plus the editor's suffix."""
-        return compose_description(self.description.suffix_edit.toPlainText())
+        """The description the description page shows: the default text plus the suffix agents would get
+        if it were saved now (the generated list and the notes, or the override)."""
+        return compose_description(self.drafts.suffix.shown)
 
     def update_diff(self, *, checking: bool = False) -> DescriptionVerdict | None:
         """Compare the served description with the editor's; ``None`` while nothing was listed yet.
@@ -316,7 +311,7 @@ class AgentPage(QWidget):
             )
             self.diff_view.show_diff((), "")
         else:
-            verdict = judge_description(served, self.shown_description(), unsaved=self.description.dirty)
+            verdict = judge_description(served, self.shown_description(), unsaved=self.drafts.suffix.dirty)
             text, tone = VERDICTS[verdict]
             if checking and verdict is DescriptionVerdict.DIFFERENT:
                 text, tone = "Asking the server what it serves now…", "neutral"
@@ -333,7 +328,7 @@ class AgentPage(QWidget):
         unexplained = (
             served is not None
             and self.server.running
-            and judge_description(served, self.shown_description(), unsaved=self.description.dirty)
+            and judge_description(served, self.shown_description(), unsaved=self.drafts.suffix.dirty)
             is DescriptionVerdict.DIFFERENT
         )
         self.update_diff(checking=unexplained)
@@ -346,9 +341,9 @@ class AgentPage(QWidget):
 
     def current_call(self) -> tuple[DatabaseEntry | None, dict[str, Any]]:
         """The knowledge page's database, query and limit, as the arguments an agent would send."""
-        entry = self.knowledge.current
-        inputs = self.knowledge.read_inputs()
-        arguments = {"db_name": entry.name if entry else "", "query": inputs.query, "limit": inputs.limit}
+        search: SearchDraft = self.drafts.search
+        entry = search.database
+        arguments = {"db_name": entry.name if entry else "", "query": search.query, "limit": search.limit}
         return entry, arguments
 
     def _show_arguments(self) -> None:
@@ -443,6 +438,8 @@ class AgentPage(QWidget):
 
     def shutdown(self) -> None:
         """The window is closing: begin stopping the server (:meth:`aclose` waits for it)."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
         self._diff_timer.stop()
         self.server.request_stop(closing=True)
 

@@ -17,13 +17,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from recall_gui.core.atomic import write_text_atomic
+from recall_gui.core.captions import plural, quoted
+from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.errors import RecallError
 from recall_gui.core.export import ExportTable, to_csv, to_json
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
 from recall_gui.qt.messages import UserMessage
 from recall_gui.qt.models.browse_model import BrowseModel
-from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import DetailPanel
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
@@ -50,38 +51,6 @@ class Inputs(NamedTuple):
 
 
 EMPTY_INPUTS = Inputs()
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
-#: How much of a query (or filter) the caption above the table quotes; the query box holds all of it.
-CAPTION_QUOTE_CHARS = 80
-#: Characters that change the writing direction of the text after them (embeddings, overrides, isolates).
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def _visible(char: str) -> str:
-    """A control character as the symbol Unicode has for it (␀, ␇, ␛ …); any other character as it is."""
-    code = ord(char)
-    if code < 0x20:
-        return chr(0x2400 + code)
-    if code == 0x7F:
-        return "\u2421"
-    if 0x80 <= code < 0xA0:
-        return "\ufffd"
-    return char
-
-
-def _quoted(text: str) -> str:
-    """``text`` as the caption quotes it: on one line, at most :data:`CAPTION_QUOTE_CHARS` characters,
-    control characters shown as symbols, and a direction override in it kept inside the quotes (a pasted
-    U+202E would otherwise turn the rest of the caption around)."""
-    line = "".join(_visible(char) for char in one_line(text, CAPTION_QUOTE_CHARS))
-    if any(char in _BIDI_CONTROLS for char in line):
-        line = f"\u2068{line}\u2069"  # first-strong isolate … pop directional isolate
-    return f"“{line}”"
 
 
 class KnowledgePage(QWidget):
@@ -130,10 +99,17 @@ class KnowledgePage(QWidget):
         self.query_bar.limit_spin.valueChanged.connect(
             lambda value: services.memory.set(WindowMemory.LIMIT, value)
         )
+        # What the other pages may read of this one: the database, query and limit as they stand.
+        self.query_bar.query_edit.textChanged.connect(self._publish_search)
+        self.query_bar.limit_spin.valueChanged.connect(self._publish_search)
 
     @property
     def current(self) -> DatabaseEntry | None:
         return self._current
+
+    def _publish_search(self) -> None:
+        inputs = self.read_inputs()
+        self.services.drafts.publish_search(SearchDraft(self._current, inputs.query, inputs.limit))
 
     # --- status ---------------------------------------------------------------------------------------
 
@@ -155,7 +131,7 @@ class KnowledgePage(QWidget):
                 label.clear()
             return
         result = report.result
-        self.status_count.setText(_plural(len(result.hits), "result"))
+        self.status_count.setText(plural(len(result.hits), "result"))
         self.status_embed.setText(f"Embedding {report.embed_ms:.1f} ms")
         self.status_search.setText(
             f"Search {result.search_ms:.1f} ms ({result.method_label}, {result.metric_label})"
@@ -177,6 +153,7 @@ class KnowledgePage(QWidget):
         if self._current is not None:
             self._current = registry.get(self._current.name)
             self.database_bar.select(self._current.name if self._current else None)
+        self._publish_search()
 
     def show_health(self, healths: Mapping[str, DatabaseHealth]) -> None:
         self.database_bar.set_health(healths)
@@ -211,6 +188,7 @@ class KnowledgePage(QWidget):
         generation = self._supersede()
         self._current = entry
         self._info = None
+        self._publish_search()
         self.database_bar.select(name)
         self._on_entry_selected(None)
         if entry is None:
@@ -353,7 +331,7 @@ class KnowledgePage(QWidget):
                 )
             )
         hits = len(report.result.hits)
-        caption = f"{_plural(hits, 'result')} for {_quoted(query)} in {entry.name}"
+        caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}"
         self.results.show_result(report.result, caption)
         self._show_search_status(report)
         self.searchFinished.emit()
@@ -391,9 +369,9 @@ class KnowledgePage(QWidget):
             return
         total = self.browse_model.total or 0
         if filter_text:
-            caption = f"{_plural(total, 'row')} of {entry.name} contain {_quoted(filter_text)}"
+            caption = f"{plural(total, 'row')} of {entry.name} contain {quoted(filter_text)}"
         else:
-            caption = f"All {_plural(total, 'row')} of {entry.name}"
+            caption = f"All {plural(total, 'row')} of {entry.name}"
         self.results.set_caption(caption)
         self.results.set_browse_placeholder(HINT_NO_MATCH if filter_text else HINT_NO_ROWS)
         self.services.set_activity(f"Page read in {self.browse_model.last_fetch_ms or 0:.1f} ms")
@@ -481,7 +459,7 @@ class KnowledgePage(QWidget):
                 UserMessage(f"Could not write {path}: {error.strerror or error}", "Choose another folder.")
             )
             return 0
-        self.services.set_activity(f"Exported {_plural(len(table.rows), 'row')} to {path}")
+        self.services.set_activity(f"Exported {plural(len(table.rows), 'row')} to {path}")
         return len(table.rows)
 
     def ask_export(self, fmt: ExportFormat) -> None:
