@@ -23,6 +23,7 @@ from recall_gui.qt.models.roles import (
     TOOLTIP_CHARS,
     VALUE_ROLE,
     cell_text,
+    header_data,
     one_line,
     plain_value,
 )
@@ -232,13 +233,7 @@ class BrowseModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return ("Row", "ID", "Content")[section] if section < 3 else self._extra[section - 3]
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _LEFT
-        return None
+        return header_data(section, orientation, role, ("Row", "ID", "Content", *self._extra), {})
 
     def data(self, index: Index, role: int = _DISPLAY) -> Any:
         # A repaint asks each visible cell for seven roles and this model answers two of them: the role

@@ -7,9 +7,12 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from recall_gui.core.types import METRIC_NAMES, SearchHit, SearchResult
-from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, one_line
+from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
 
 RANK, ID, CONTENT, DISTANCE = range(4)
+_HEADER_TIPS = {
+    DISTANCE: "Smaller is nearer. The metric is the one the search used (the index's, or cosh's L2)."
+}
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 
@@ -46,18 +49,9 @@ class ResultsModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            if section == DISTANCE:
-                metric = self._result.metric if self._result else "l2"
-                return f"Distance ({METRIC_NAMES.get(metric, metric)})"
-            return ("Rank", "ID", "Content", "")[section]
-        if role == Qt.ItemDataRole.ToolTipRole and section == DISTANCE:
-            return "Smaller is nearer. The metric is the one the search used (the index's, or cosh's L2)."
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _LEFT  # right-aligned titles would run into the sort arrow
-        return None
+        metric = self._result.metric if self._result else "l2"
+        titles = ("Rank", "ID", "Content", f"Distance ({METRIC_NAMES.get(metric, metric)})")
+        return header_data(section, orientation, role, titles, _HEADER_TIPS)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or self._result is None:

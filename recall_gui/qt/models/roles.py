@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -22,6 +23,25 @@ PREVIEW_CHARS = 400
 TOOLTIP_CHARS = 600
 #: Narrow characters of common text: a preview is cut after as many of the narrowest of them as fit.
 _NARROW = " .,:;'!|ilIj1()[]"
+
+
+_LEFT_HEADER = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+
+
+def header_data(
+    section: int, orientation: Qt.Orientation, role: int, titles: Sequence[str], tooltips: Mapping[int, str]
+) -> Any:
+    """What a table model's ``headerData`` answers: column ``titles`` (left-aligned: right-aligned titles
+    would run into the sort arrow) and ``tooltips`` by column; no row headers."""
+    if orientation != Qt.Orientation.Horizontal:
+        return None
+    if role == Qt.ItemDataRole.DisplayRole:
+        return titles[section] if section < len(titles) else None
+    if role == Qt.ItemDataRole.ToolTipRole:
+        return tooltips.get(section)
+    if role == Qt.ItemDataRole.TextAlignmentRole:
+        return _LEFT_HEADER
+    return None
 
 
 def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
