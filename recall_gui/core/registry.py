@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -134,12 +135,16 @@ class Registry:
     def active_path(self) -> Path:
         return self.directory / ACTIVE_FILE
 
-    @property
+    @cached_property
     def active(self) -> tuple[DatabaseEntry, ...]:
         return tuple(db for db in self.databases if db.active)
 
+    @cached_property
+    def _by_name(self) -> dict[str, DatabaseEntry]:
+        return {db.name: db for db in reversed(self.databases)}  # the first of a name wins
+
     def get(self, name: str) -> DatabaseEntry | None:
-        return next((db for db in self.databases if db.name == name), None)
+        return self._by_name.get(name)
 
     def changed_on_disk(self) -> bool:
         """True when either file differs from what this snapshot read."""
@@ -286,9 +291,10 @@ def _load_once(directory: Path) -> Registry:
         problems.append(RegistryProblem(dbs_path, 'must be a JSON object with a "dbs" array'))
     databases: list[DatabaseEntry] = []
     seen: set[str] = set()
+    active_set = set(active_names)
     for index, raw in enumerate(raw_entries, start=1):
         try:
-            entry = _parse_entry(raw, set(active_names))
+            entry = _parse_entry(raw, active_set)
         except ValueError as error:
             problems.append(RegistryProblem(dbs_path, f"entry {index} skipped: {error}"))
             continue
