@@ -17,7 +17,7 @@ from bench.results import Metric
 from bench.timing import side_by_side
 
 ENTRIES = 50_000
-GOAL_RATIO = 5.0
+GOAL_RATIO = 6.0
 
 
 def write_big_registry(directory: Path, count: int) -> Path:

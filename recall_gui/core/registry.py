@@ -20,6 +20,7 @@ from recall_gui.core.columns import ColumnOverrides
 from recall_gui.core.errors import RegistryError
 from recall_gui.core.models import cloud_dim, cloud_label, local_model
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.surrogates import first_surrogate, is_unicode, replaced, shown
 
 EmbedderKind = Literal["local", "cloud", "unknown"]
 
@@ -54,14 +55,17 @@ class EmbedderSpec:
         if not isinstance(value, dict) or len(value) != 1:
             raise ValueError('"embedder" must be {"Local": {...}} or {"Cloud": {...}}')
         ((variant, body),) = value.items()
+        _check_unicode(f'the embedder kind "{variant}"', variant)
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             raise ValueError(f'"embedder.{variant}.model" must be a string')
+        _check_unicode(f'"embedder.{variant}.model"', body["model"])
         if variant == "Local":
             return cls("local", body["model"])
         if variant == "Cloud":
             provider = body.get("provider")
             if not isinstance(provider, str):
                 raise ValueError('"embedder.Cloud.provider" must be a string')
+            _check_unicode('"embedder.Cloud.provider"', provider)
             return cls("cloud", body["model"], provider.lower())
         raise ValueError(f'unknown embedder kind "{variant}" (expected Local or Cloud)')
 
@@ -89,13 +93,20 @@ class DatabaseEntry:
 
 @dataclass(frozen=True)
 class RegistryProblem:
-    """Something in a registry file that could not be used, with where it is."""
+    """Something in a registry file that could not be used, with where it is.
+
+    The message quotes what it is about; text that is not Unicode is quoted escaped, so every problem
+    can be printed, logged and shown.
+    """
 
     file: Path
     message: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", shown(self.message))
+
     def __str__(self) -> str:
-        return f"{self.file}: {self.message}"
+        return f"{shown(str(self.file))}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -187,27 +198,46 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
     return data
 
 
+def _check_unicode(what: str, value: str) -> None:
+    """Refuse a lone surrogate (a JSON escape such as ``"\\ud800"``): nothing downstream can write it."""
+    if not is_unicode(value):
+        raise ValueError(
+            f'{what} "{value}" is not valid Unicode text (it holds the unpaired surrogate '
+            f"{first_surrogate(value)})"
+        )
+
+
 def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:
     value = raw.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
         raise ValueError(f'"{key}" must be a string')
+    _check_unicode(f'"{key}"', value)
     return value
 
 
-def _parse_entry(raw: Any, active_names: set[str]) -> DatabaseEntry:
+def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> DatabaseEntry:
+    """One entry; raises ``ValueError`` when it cannot be used, appends to ``notes`` what was mended."""
     if not isinstance(raw, dict):
         raise ValueError("is not a JSON object")
     name, uri = raw.get("name"), raw.get("uri")
     if not isinstance(name, str) or not name:
         raise ValueError('"name" must be a non-empty string')
+    _check_unicode('"name"', name)
     if not isinstance(uri, str) or not uri:
         raise ValueError(f'database "{name}": "uri" must be a non-empty string')
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise ValueError(f'database "{name}": "description" must be a string')
+    if not is_unicode(description):
+        notes.append(
+            f'database "{name}": "description" is not valid Unicode text (it holds the unpaired '
+            f"surrogate {first_surrogate(description)}); it is used with U+FFFD in its place"
+        )
+        description = replaced(description)
     try:
+        _check_unicode('"uri"', uri)
         embedder = EmbedderSpec.from_json(raw.get("embedder"))
     except ValueError as error:
         raise ValueError(f'database "{name}": {error}') from None
@@ -218,6 +248,9 @@ def _parse_entry(raw: Any, active_names: set[str]) -> DatabaseEntry:
     if not isinstance(storage, dict) or not all(isinstance(v, str) for v in storage.values()):
         raise ValueError(f'database "{name}": "storage_options" must map names to strings')
     try:
+        for key, value in storage.items():
+            _check_unicode('a "storage_options" name', key)
+            _check_unicode(f'"storage_options.{key}"', value)
         columns = ColumnOverrides(
             id=_optional_str(raw, "id_column"),
             content=_optional_str(raw, "content_column"),
@@ -253,7 +286,10 @@ def _read_active(path: Path, problems: list[RegistryProblem]) -> list[str]:
     names = [item for item in data if isinstance(item, str)]
     if len(names) != len(data):
         problems.append(RegistryProblem(path, "entries that are not strings were ignored"))
-    return names
+    for name in names:
+        if not is_unicode(name):
+            problems.append(RegistryProblem(path, f'"{name}" ignored: a name that is not valid Unicode text'))
+    return [name for name in names if is_unicode(name)]
 
 
 #: How often a registry that another program is rewriting while it is read is read again.
@@ -293,11 +329,14 @@ def _load_once(directory: Path) -> Registry:
     seen: set[str] = set()
     active_set = set(active_names)
     for index, raw in enumerate(raw_entries, start=1):
+        notes: list[str] = []
         try:
-            entry = _parse_entry(raw, active_set)
+            entry = _parse_entry(raw, active_set, notes)
         except ValueError as error:
             problems.append(RegistryProblem(dbs_path, f"entry {index} skipped: {error}"))
             continue
+        for note in notes:
+            problems.append(RegistryProblem(dbs_path, f"entry {index}: {note}"))
         if entry.name in seen:
             problems.append(
                 RegistryProblem(dbs_path, f'entry {index} skipped: duplicate name "{entry.name}"')
@@ -339,8 +378,12 @@ def _read_for_update(path: Path) -> tuple[Any, bool, FileStamp]:
 
 def _write_json(path: Path, data: Any, trailing_newline: bool, stamp: FileStamp) -> None:
     """Replace ``path`` atomically, unless it changed since ``stamp`` was taken (then the caller redoes
-    its read-modify-write on the new content, so another program's edit is kept, not clobbered)."""
-    text = json.dumps(data, ensure_ascii=False, indent=2) + ("\n" if trailing_newline else "")
+    its read-modify-write on the new content, so another program's edit is kept, not clobbered).
+
+    A lone surrogate that was read from an escape (in an entry this app skips) is written back as that
+    escape: only the field asked for changes.
+    """
+    text = shown(json.dumps(data, ensure_ascii=False, indent=2)) + ("\n" if trailing_newline else "")
     try:
         written = write_text_atomic(path, text, precondition=lambda: FileStamp.of(path) == stamp)
     except OSError as error:
@@ -381,6 +424,12 @@ def _dbs_array(path: Path, data: Any) -> list[Any]:
 def set_description(directory: Path, name: str, description: str) -> None:
     """Change one database's description, keeping every other key and entry exactly as found on disk."""
     path = Path(directory) / DBS_FILE
+    if not is_unicode(description):
+        raise RegistryError(
+            f"not saved: the description is not valid Unicode text (it holds the unpaired surrogate "
+            f"{first_surrogate(description)})",
+            hint="Remove or retype the character; nothing was changed.",
+        )
 
     def change(data: Any) -> Any:
         for raw in _dbs_array(path, data):
