@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.columns import ColumnOverrides
+from recall_gui.core.endpoints import storage_option_problem
 from recall_gui.core.errors import RegistryError
 from recall_gui.core.models import cloud_dim, cloud_label, local_model
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
@@ -198,11 +199,13 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
     return data
 
 
-def _check_unicode(what: str, value: str) -> None:
-    """Refuse a lone surrogate (a JSON escape such as ``"\\ud800"``): nothing downstream can write it."""
+def _check_unicode(what: str, value: str, *, secret: bool = False) -> None:
+    """Refuse a lone surrogate (a JSON escape such as ``"\\ud800"``): nothing downstream can write it.
+    The message quotes the value, unless it may be a secret."""
     if not is_unicode(value):
+        quoted = "" if secret else f' "{value}"'
         raise ValueError(
-            f'{what} "{value}" is not valid Unicode text (it holds the unpaired surrogate '
+            f"{what}{quoted} is not valid Unicode text (it holds the unpaired surrogate "
             f"{first_surrogate(value)})"
         )
 
@@ -250,7 +253,10 @@ def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> Database
     try:
         for key, value in storage.items():
             _check_unicode('a "storage_options" name', key)
-            _check_unicode(f'"storage_options.{key}"', value)
+            _check_unicode(f'"storage_options.{key}"', value, secret=True)
+            problem = storage_option_problem(key, value)
+            if problem is not None:
+                raise ValueError(f'"storage_options.{key}" {problem}')
         columns = ColumnOverrides(
             id=_optional_str(raw, "id_column"),
             content=_optional_str(raw, "content_column"),
