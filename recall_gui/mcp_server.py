@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -41,6 +41,7 @@ from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
 from recall_gui.core.registry import load_registry
 from recall_gui.core.suffix import SuffixStore, current_tool
 from recall_gui.core.tool import TOOL_NAME, Recall
+from recall_gui.mcp_wire import AnsweringStdin
 
 SERVER_NAME = "recall-gui"
 
@@ -230,9 +231,18 @@ class RecallMcpServer:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def serve_stdio(self) -> None:
-        """Serve this process's stdin and stdout until the client closes them, watching for changes."""
+        """Serve this process's stdin and stdout until the client closes them, watching for changes.
+
+        Lines the SDK cannot read are answered in front of it (see :mod:`recall_gui.mcp_wire`); the
+        transport only iterates what it is given as stdin.
+        """
+        stdin = AnsweringStdin(anyio.wrap_file(sys.stdin.buffer))
         try:
-            async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:
+            async with (
+                stdio_server(stdin=cast("anyio.AsyncFile[str]", stdin)) as (read_stream, write_stream),
+                anyio.create_task_group() as tasks,
+            ):
+                stdin.attach(write_stream)
                 tasks.start_soon(self.watcher.run)
                 try:
                     await self.server.run(read_stream, write_stream, self.initialization_options())
