@@ -38,7 +38,7 @@ from recall_gui import __version__
 from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry import Registry, load_registry
 from recall_gui.core.suffix import SuffixStore, current_tool
 from recall_gui.core.tool import TOOL_NAME, Recall
 from recall_gui.mcp_wire import AnsweringStdin
@@ -66,17 +66,26 @@ def file_stamp(path: Path) -> Stamp:
 class ToolSource:
     """The tool as agents should see it now, read from the registry and the saved suffix."""
 
-    def __init__(self, registry_dir: Path, suffix_store: SuffixStore | None = None) -> None:
+    def __init__(
+        self, registry_dir: Path, suffix_store: SuffixStore | None = None, registry: Registry | None = None
+    ) -> None:
         self.registry_dir = Path(registry_dir)
         self.suffix_store = suffix_store or SuffixStore()
+        self._registry = registry
+
+    def registry(self) -> Registry:
+        """The registry snapshot, read again when its files changed (a large one takes long to read)."""
+        if self._registry is None or self._registry.changed_on_disk():
+            self._registry = load_registry(self.registry_dir)
+        return self._registry
 
     def current(self) -> Recall:
-        """Read afresh: two small JSON files and a text file, cheap enough for every ``tools/list``.
+        """The tool from the registry as it is on disk now and the saved suffix, for every ``tools/list``.
 
         Raises ``OSError`` or ``ValueError`` when the saved suffix cannot be read (the registry never
         raises: its problems are reported and the rest is used).
         """
-        return current_tool(load_registry(self.registry_dir), self.suffix_store)
+        return current_tool(self.registry(), self.suffix_store)
 
     def stamps(self) -> tuple[Stamp, Stamp, Stamp]:
         return (
@@ -195,8 +204,9 @@ class RecallMcpServer:
         harness: Harness | None = None,
         poll_interval: float = POLL_SECONDS,
     ) -> None:
-        self.source = ToolSource(registry_dir, suffix_store)
         self.harness = harness or Harness(Path(registry_dir))
+        same_registry = self.harness.registry_dir == Path(registry_dir)
+        self.source = ToolSource(registry_dir, suffix_store, self.harness.registry if same_registry else None)
         self.announcer = ListChangedAnnouncer()
         self.watcher = ToolWatcher(self.source, self.announcer.announce, interval=poll_interval)
         self.server: Server[Any] = Server(
