@@ -9,6 +9,7 @@ know, and replaces the file atomically. A file that does not parse is never writ
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -170,6 +171,21 @@ class _ParseFailure(Exception):
     pass
 
 
+class _LongNumber:
+    """An integer with more digits than Python reads from text (``sys.get_int_max_str_digits()``), kept
+    as written: it is no value this app uses, and a save writes it back unchanged."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _read_integer(text: str) -> int | _LongNumber:
+    try:
+        return int(text)
+    except ValueError:
+        return _LongNumber(text)
+
+
 def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
     """The parsed file, ``None`` when it does not exist; raises ``_ParseFailure`` after recording why."""
     try:
@@ -183,7 +199,7 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
         problems.append(RegistryProblem(path, "is empty (expected JSON); fix or delete the file"))
         raise _ParseFailure
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_read_integer)
     except json.JSONDecodeError as error:
         reason = error.msg.removesuffix(" at")  # "Unterminated string starting at" + " at line ..."
         problems.append(
@@ -389,7 +405,7 @@ def _write_json(path: Path, data: Any, trailing_newline: bool, stamp: FileStamp)
     A lone surrogate that was read from an escape (in an entry this app skips) is written back as that
     escape: only the field asked for changes.
     """
-    text = shown(json.dumps(data, ensure_ascii=False, indent=2)) + ("\n" if trailing_newline else "")
+    text = shown(_dumps(data)) + ("\n" if trailing_newline else "")
     try:
         written = write_text_atomic(path, text, precondition=lambda: FileStamp.of(path) == stamp)
     except OSError as error:
@@ -399,6 +415,23 @@ def _write_json(path: Path, data: Any, trailing_newline: bool, stamp: FileStamp)
         ) from error
     if not written:
         raise _ChangedMeanwhile
+
+
+def _dumps(data: Any) -> str:
+    """Pretty JSON like cosh's, with integers too long to read written back as they were."""
+    marker = f"recall-gui-long-number-{uuid.uuid4().hex}"
+    long_numbers: list[str] = []
+
+    def placeholder(value: Any) -> str:
+        if not isinstance(value, _LongNumber):
+            raise TypeError(f"{type(value).__name__} is not JSON")
+        long_numbers.append(value.text)
+        return f"{marker}-{len(long_numbers) - 1}"
+
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=placeholder)
+    for index, digits in enumerate(long_numbers):
+        text = text.replace(f'"{marker}-{index}"', digits)
+    return text
 
 
 def _rewrite(path: Path, change: Callable[[Any], Any]) -> None:

@@ -3,7 +3,8 @@
 Python's JSON reader accepts it, but no UTF-8 writer can take it (stdout, a JSON answer, the file
 itself), so it is stopped where it enters: an entry whose name or settings hold one is skipped as a
 registry problem, a description holding one is reported and used with U+FFFD in its place, and the
-files are saved with every other entry exactly as found.
+files are saved with every other entry exactly as found. The same for a number with more digits than
+Python reads.
 """
 
 from __future__ import annotations
@@ -153,3 +154,23 @@ def test_tool_and_list_print_such_a_registry_without_a_traceback(kb: KnowledgeBa
     tool = json.loads(cli("tool", "--registry", str(kb.registry_dir)).stdout)
     assert "Description: notes\ufffd\n" in tool["description"]
     assert "bad" not in tool["description"]
+
+
+def test_numbers_too_long_to_read_are_ignored_and_written_back_unchanged(tmp_path: Path) -> None:
+    """Python reads at most 4300 digits of an integer from text; a longer one raised ValueError."""
+    digits = "9" * 5000
+    entry = json.dumps(cosh_entry("notes", "/x")).replace(
+        '"created_at": 1760000000000', f'"created_at": {digits}'
+    )
+    (tmp_path / "rag_dbs.json").write_text(f'{{"dbs": [{entry}], "x-count": -{digits}}}', encoding="utf-8")
+    (tmp_path / "rag_active.json").write_text(f'["notes", {digits}]', encoding="utf-8")
+    registry = load_registry(tmp_path)
+    (db,) = registry.databases
+    assert db.active and db.created_at is None
+    assert [p.message for p in registry.problems] == ["entries that are not strings were ignored"]
+    set_description(tmp_path, "notes", "new words")
+    set_active(tmp_path, "notes", False)
+    saved = (tmp_path / "rag_dbs.json").read_text(encoding="utf-8")
+    assert f'"created_at": {digits}' in saved and f'"x-count": -{digits}' in saved
+    assert '"description": "new words"' in saved
+    assert (tmp_path / "rag_active.json").read_text(encoding="utf-8").count(digits) == 1
