@@ -380,3 +380,17 @@ def test_the_cli_never_prints_or_writes_the_key(
         for path in root.rglob("*"):
             if path.is_file() and path.stat().st_size < 5_000_000:
                 assert SECRET_KEY.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "nan", "0", "-5", "thirty"])
+def test_a_timeout_that_is_no_usable_number_is_named_not_replaced(
+    value: str, kb: KnowledgeBase, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, setting in fake_provider.environment("openai").items():
+        monkeypatch.setenv(name, setting)
+    monkeypatch.setenv("RECALL_GUI_HTTP_TIMEOUT", value)
+    cloud_registry(kb, "openai")
+    with pytest.raises(ProviderError) as caught:
+        search(kb, "x")
+    assert caught.value.message == "openai: RECALL_GUI_HTTP_TIMEOUT is not a number of seconds above 0"
+    assert fake_provider.requests == []

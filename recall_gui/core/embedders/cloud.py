@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -109,6 +110,7 @@ def configuration_problem(provider: str, env: Mapping[str, str]) -> str | None:
         _provider_known(provider)
         _api_key(provider, env)
         _base_url(provider, env)
+        _timeout_from_env(env, provider)
     except ProviderError as error:
         return error.message.removeprefix(f"{provider}: ")
     return None
@@ -173,9 +175,15 @@ class CloudEmbedder:
         self.dim_from_table = dim_from_table
         self.used = f"{self.provider} / {model}"
         self._env = env if env is not None else os.environ
-        self._timeout = timeout if timeout is not None else _timeout_from_env(self._env)
+        self._timeout_given = timeout
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def _timeout(self) -> float:
+        """The bound on one request; raises :class:`ProviderError` when the variable is no usable number."""
+        given = self._timeout_given
+        return given if given is not None else _timeout_from_env(self._env, self.provider)
 
     def _http(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -198,15 +206,16 @@ class CloudEmbedder:
 
     async def _embed(self, text: str) -> Vector:
         endpoint = _endpoint(self.provider, self.model, text, self.dim, self._env)
+        timeout = self._timeout
         where = urlsplit(endpoint.url).hostname or self.provider
         variable = ADDRESS_VARIABLES[self.provider][0]
         failure: ProviderError | None = None
         try:
-            async with asyncio.timeout(self._timeout):  # httpx bounds each read; this, the whole answer
+            async with asyncio.timeout(timeout):  # httpx bounds each read; this, the whole answer
                 response = await self._http().post(endpoint.url, headers=endpoint.headers, json=endpoint.body)
         except (TimeoutError, httpx.TimeoutException):
             failure = ProviderError(
-                f"{self.provider}: no answer from {where} within {self._timeout:g} s",
+                f"{self.provider}: no answer from {where} within {timeout:g} s",
                 hint="The provider is slow or unreachable; try again, or raise RECALL_GUI_HTTP_TIMEOUT.",
             )
         except httpx.HTTPError as error:
@@ -328,12 +337,22 @@ def scrub_secrets(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def _timeout_from_env(env: Mapping[str, str]) -> float:
-    try:
-        value = float(env.get(TIMEOUT_ENV, "") or DEFAULT_TIMEOUT_S)
-    except ValueError:
+def _timeout_from_env(env: Mapping[str, str], provider: str) -> float:
+    """``$RECALL_GUI_HTTP_TIMEOUT`` in seconds (default 30); a value that is no finite number above 0 is
+    refused, naming the variable, rather than replaced unseen (``inf`` crashed the HTTP stack)."""
+    text = env.get(TIMEOUT_ENV, "").strip()
+    if not text:
         return DEFAULT_TIMEOUT_S
-    return value if value > 0 else DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ProviderError(
+            f"{provider}: {TIMEOUT_ENV} is not a number of seconds above 0",
+            hint=f"Set {TIMEOUT_ENV} to the seconds a provider may take (e.g. 30), or unset it.",
+        )
+    return value
 
 
 def _error_detail(response: httpx.Response) -> str:
