@@ -219,10 +219,10 @@ def _check_unicode(what: str, value: str, *, secret: bool = False) -> None:
     """Refuse a lone surrogate (a JSON escape such as ``"\\ud800"``): nothing downstream can write it.
     The message quotes the value, unless it may be a secret."""
     if not is_unicode(value):
-        quoted = "" if secret else f' "{value}"'
+        holder = "it" if secret else f'"{value}"'
+        surrogate = first_surrogate(value)
         raise ValueError(
-            f"{what}{quoted} is not valid Unicode text (it holds the unpaired surrogate "
-            f"{first_surrogate(value)})"
+            f"{what} is not valid Unicode text: {holder} holds the unpaired surrogate {surrogate}"
         )
 
 
@@ -251,8 +251,8 @@ def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> Database
         raise ValueError(f'database "{name}": "description" must be a string')
     if not is_unicode(description):
         notes.append(
-            f'database "{name}": "description" is not valid Unicode text (it holds the unpaired '
-            f"surrogate {first_surrogate(description)}); it is used with U+FFFD in its place"
+            f'database "{name}": "description" is not valid Unicode text: it holds the unpaired '
+            f"surrogate {first_surrogate(description)}, used with U+FFFD in its place"
         )
         description = replaced(description)
     try:
