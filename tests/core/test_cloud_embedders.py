@@ -227,7 +227,7 @@ def test_the_gemini_key_is_named_by_the_variable_it_came_from(
         search(kb, "x")
 
 
-def test_list_says_which_variable_holds_a_key_that_cannot_be_sent(
+def test_list_and_search_say_which_variable_holds_a_key_that_cannot_be_sent(
     kb: KnowledgeBase, fake_provider: FakeProvider, isolated_app_dirs: Path
 ) -> None:
     cloud_registry(kb, "openai")
@@ -236,8 +236,11 @@ def test_list_says_which_variable_holds_a_key_that_cannot_be_sent(
     (row,) = json.loads(listed.stdout)
     assert row["health"]["model"] == "failed"
     assert any("OPENAI_API_KEY holds a line break" in problem for problem in row["problems"])
+    searched = cli("search", "--registry", str(kb.registry_dir), "--db", kb.name, "x", env=env)
+    assert searched.returncode == 1
+    assert "error: openai: the API key in OPENAI_API_KEY holds a line break" in searched.stderr
     for part in key_parts(BAD_KEYS["crlf"][0]):
-        assert part not in listed.stdout + listed.stderr
+        assert part not in listed.stdout + listed.stderr + searched.stdout + searched.stderr
 
 
 @pytest.mark.parametrize(
