@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -38,10 +38,11 @@ from recall_gui import __version__
 from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry import Registry, load_registry
 from recall_gui.core.suffix import SuffixWarning, served_tool
 from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.core.tool import TOOL_NAME, Recall
+from recall_gui.mcp_wire import AnsweringStdin
 
 SERVER_NAME = "recall-gui"
 
@@ -66,20 +67,28 @@ def file_stamp(path: Path) -> Stamp:
 class ToolSource:
     """The tool as agents should see it now, read from the registry and the saved suffix."""
 
-    def __init__(self, registry_dir: Path, suffix_store: SuffixStore | None = None) -> None:
+    def __init__(
+        self, registry_dir: Path, suffix_store: SuffixStore | None = None, registry: Registry | None = None
+    ) -> None:
         self.registry_dir = Path(registry_dir)
         self.suffix_store = suffix_store or SuffixStore()
+        self._registry = registry
         self._logged: tuple[SuffixWarning, ...] = ()
 
+    def registry(self) -> Registry:
+        """The registry snapshot, read again when its files changed (a large one takes long to read)."""
+        if self._registry is None or self._registry.changed_on_disk():
+            self._registry = load_registry(self.registry_dir)
+        return self._registry
+
     def current(self) -> Recall:
-        """Read afresh: two small JSON files and a few small text files, cheap enough for every
-        ``tools/list``.
+        """The tool from the registry as it is on disk now and the saved notes, for every ``tools/list``.
 
         Never fails over the user's settings: a suffix file that cannot be read leaves the generated
         database list served, and goes to the log with every other warning about what agents are told
         (once, until the warnings change).
         """
-        served = served_tool(load_registry(self.registry_dir), self.suffix_store)
+        served = served_tool(self.registry(), self.suffix_store)
         warnings = served.warnings()
         if warnings != self._logged:
             for warning in warnings:
@@ -205,8 +214,9 @@ class RecallMcpServer:
         harness: Harness | None = None,
         poll_interval: float = POLL_SECONDS,
     ) -> None:
-        self.source = ToolSource(registry_dir, suffix_store)
         self.harness = harness or Harness(Path(registry_dir))
+        same_registry = self.harness.registry_dir == Path(registry_dir)
+        self.source = ToolSource(registry_dir, suffix_store, self.harness.registry if same_registry else None)
         self.announcer = ListChangedAnnouncer()
         self.watcher = ToolWatcher(self.source, self.announcer.announce, interval=poll_interval)
         self.server: Server[Any] = Server(
@@ -241,9 +251,18 @@ class RecallMcpServer:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def serve_stdio(self) -> None:
-        """Serve this process's stdin and stdout until the client closes them, watching for changes."""
+        """Serve this process's stdin and stdout until the client closes them, watching for changes.
+
+        Lines the SDK cannot read are answered in front of it (see :mod:`recall_gui.mcp_wire`); the
+        transport only iterates what it is given as stdin.
+        """
+        stdin = AnsweringStdin(anyio.wrap_file(sys.stdin.buffer))
         try:
-            async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:
+            async with (
+                stdio_server(stdin=cast("anyio.AsyncFile[str]", stdin)) as (read_stream, write_stream),
+                anyio.create_task_group() as tasks,
+            ):
+                stdin.attach(write_stream)
                 tasks.start_soon(self.watcher.run)
                 try:
                     await self.server.run(read_stream, write_stream, self.initialization_options())

@@ -16,11 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import quote
 
 #: A key shaped like a real one; tests check it never shows up anywhere a user or a log could see it.
 SECRET_KEY = "sk-test-5up3r53cr3t-k3y-n0t-f0r-y0ur-3y35"
 
 FAULTS = ("401", "429", "500", "timeout", "malformed", "wrong_length")
+#: Faults beyond :data:`FAULTS`: "trickle" sends a good answer one byte every ``trickle_s`` seconds (each
+#: read is quick, the whole answer is not); "echo_key" refuses with the key quoted back in escaped forms.
+MORE_FAULTS = ("trickle", "echo_key")
 
 
 @dataclass
@@ -36,10 +40,12 @@ class FakeProvider:
 
     embed: Callable[[str], Sequence[float]]
     key: str = SECRET_KEY
-    #: ``None`` to behave, or one of :data:`FAULTS`.
+    #: ``None`` to behave, or one of :data:`FAULTS` and :data:`MORE_FAULTS`.
     fault: str | None = None
     #: How long a "timeout" answer takes (longer than the client waits).
     delay_s: float = 5.0
+    #: The pause between two bytes of a "trickle" answer.
+    trickle_s: float = 0.2
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -62,6 +68,9 @@ class FakeProvider:
                 if provider.fault == "timeout":
                     provider._closing.wait(provider.delay_s)
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                if provider.fault == "trickle":
+                    self._trickle(status, data)
+                    return
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -70,6 +79,19 @@ class FakeProvider:
                     self.wfile.write(data)
                 except OSError:  # the client gave up waiting
                     pass
+
+            def _trickle(self, status: int, data: bytes) -> None:
+                head = f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\n"
+                head += f"Content-Length: {len(data)}\r\n\r\n"
+                self.wfile.write(head.encode())
+                for byte in data:
+                    if provider._closing.wait(provider.trickle_s):
+                        return
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:  # the client gave up waiting
+                        return
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -107,6 +129,10 @@ class FakeProvider:
         sent_key = _key_sent(provider, headers)
         if self.fault == "401" or sent_key != self.key:
             return 401, _error_body(provider, f"Incorrect API key provided: {sent_key}.", "invalid_api_key")
+        if self.fault == "echo_key":
+            quoted = [repr(sent_key), repr(sent_key.encode()), quote(sent_key, safe="")]
+            forms = " ".join([*quoted, json.dumps(repr(sent_key))])
+            return 403, _error_body(provider, f"Key not allowed: {forms}", "forbidden")
         if self.fault == "429":
             return 429, _error_body(provider, "Rate limit reached for requests", "rate_limit_exceeded")
         if self.fault == "500":

@@ -70,6 +70,13 @@ def _is_text(field: pa.Field) -> bool:
     return bool(pa.types.is_string(field.type) or pa.types.is_large_string(field.type))
 
 
+def _is_single_value(field: pa.Field) -> bool:
+    """A column whose values print as one id: not a list, struct, map or union."""
+    import pyarrow as pa
+
+    return not pa.types.is_nested(field.type)
+
+
 def _pick(schema: pa.Schema, override: str | None, names: tuple[str, ...], role: str) -> str | None:
     if override is not None:
         if override not in schema.names:
@@ -82,8 +89,20 @@ def _pick(schema: pa.Schema, override: str | None, names: tuple[str, ...], role:
     return next((lowered[name] for name in names if name in lowered), None)
 
 
+def _refuse(role: str, name: str, reason: str) -> ColumnError:
+    return ColumnError(
+        f'{role} column "{name}" {reason}',
+        hint=f'Name another column as "{role}_column" in the registry entry, or remove the key to detect it.',
+    )
+
+
 def detect_columns(schema: pa.Schema, overrides: ColumnOverrides | None = None) -> ColumnMapping:
-    """Resolve the id, content and vector columns of ``schema``; raises :class:`ColumnError`."""
+    """Resolve the id, content and vector columns of ``schema``; raises :class:`ColumnError`.
+
+    A column named in the registry must be able to play its role: the vector column a fixed-size list of
+    floats, the content column text, the id column single values, and no column two roles. A column
+    found by its name alone is passed over when it cannot.
+    """
     overrides = overrides or ColumnOverrides()
     vector = _pick(schema, overrides.vector, VECTOR_NAMES, "vector")
     if vector is None or (overrides.vector is None and vector_width(schema.field(vector)) is None):
@@ -101,18 +120,39 @@ def detect_columns(schema: pa.Schema, overrides: ColumnOverrides | None = None) 
             f'column "{vector}" is not a fixed-size list of floats (it is {schema.field(vector).type})',
             hint=_OVERRIDE_HINT,
         )
-    content = _pick(schema, overrides.content, CONTENT_NAMES, "content")
-    if content is None:
-        texts = [f.name for f in schema if _is_text(f)]
-        id_guess = _pick(schema, overrides.id, ID_NAMES, "id")
-        texts = [name for name in texts if name != id_guess]
-        if len(texts) != 1:
-            found = ", ".join(texts) if texts else "none"
-            raise ColumnError(
-                f"cannot tell which column holds the text (string columns: {found})", hint=_OVERRIDE_HINT
-            )
-        content = texts[0]
+    content = _content_column(schema, overrides, vector)
     identifier = _pick(schema, overrides.id, ID_NAMES, "id")
-    if identifier == content:
-        identifier = None
+    if overrides.id is not None:
+        if identifier == vector:
+            raise _refuse("id", overrides.id, "is the vector column")
+        if identifier == content:
+            raise _refuse("id", overrides.id, "is the content column")
+        if not _is_single_value(schema.field(overrides.id)):
+            raise _refuse("id", overrides.id, f"holds {schema.field(overrides.id).type}, not a single value")
+    elif identifier is not None and (
+        identifier in (content, vector) or not _is_single_value(schema.field(identifier))
+    ):
+        identifier = None  # found by name only: the row number serves instead
     return ColumnMapping(identifier, content, vector, width)
+
+
+def _content_column(schema: pa.Schema, overrides: ColumnOverrides, vector: str) -> str:
+    named = _pick(schema, overrides.content, CONTENT_NAMES, "content")
+    if overrides.content is not None:
+        if named == vector:
+            raise _refuse("content", overrides.content, "is the vector column")
+        if not _is_text(schema.field(overrides.content)):
+            raise _refuse(
+                "content", overrides.content, f"holds {schema.field(overrides.content).type}, not text"
+            )
+        return overrides.content
+    if named is not None and named != vector and _is_text(schema.field(named)):
+        return named
+    id_guess = _pick(schema, overrides.id, ID_NAMES, "id")
+    texts = [f.name for f in schema if _is_text(f) and f.name != id_guess]
+    if len(texts) != 1:
+        found = ", ".join(texts) if texts else "none"
+        raise ColumnError(
+            f"cannot tell which column holds the text (string columns: {found})", hint=_OVERRIDE_HINT
+        )
+    return str(texts[0])

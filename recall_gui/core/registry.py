@@ -9,16 +9,20 @@ know, and replaces the file atomically. A file that does not parse is never writ
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.columns import ColumnOverrides
+from recall_gui.core.endpoints import storage_option_problem
 from recall_gui.core.errors import RegistryError
 from recall_gui.core.models import cloud_dim, cloud_label, local_model
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.surrogates import first_surrogate, is_unicode, replaced, shown
 from recall_gui.core.target import TableOptions, TableTarget
 
 EmbedderKind = Literal["local", "cloud", "unknown"]
@@ -54,14 +58,17 @@ class EmbedderSpec:
         if not isinstance(value, dict) or len(value) != 1:
             raise ValueError('"embedder" must be {"Local": {...}} or {"Cloud": {...}}')
         ((variant, body),) = value.items()
+        _check_unicode(f'the embedder kind "{variant}"', variant)
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             raise ValueError(f'"embedder.{variant}.model" must be a string')
+        _check_unicode(f'"embedder.{variant}.model"', body["model"])
         if variant == "Local":
             return cls("local", body["model"])
         if variant == "Cloud":
             provider = body.get("provider")
             if not isinstance(provider, str):
                 raise ValueError('"embedder.Cloud.provider" must be a string')
+            _check_unicode('"embedder.Cloud.provider"', provider)
             return cls("cloud", body["model"], provider.lower())
         raise ValueError(f'unknown embedder kind "{variant}" (expected Local or Cloud)')
 
@@ -95,13 +102,20 @@ class DatabaseEntry:
 
 @dataclass(frozen=True)
 class RegistryProblem:
-    """Something in a registry file that could not be used, with where it is."""
+    """Something in a registry file that could not be used, with where it is.
+
+    The message quotes what it is about; text that is not Unicode is quoted escaped, so every problem
+    can be printed, logged and shown.
+    """
 
     file: Path
     message: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", shown(self.message))
+
     def __str__(self) -> str:
-        return f"{self.file}: {self.message}"
+        return f"{shown(str(self.file))}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -141,12 +155,16 @@ class Registry:
     def active_path(self) -> Path:
         return self.directory / ACTIVE_FILE
 
-    @property
+    @cached_property
     def active(self) -> tuple[DatabaseEntry, ...]:
         return tuple(db for db in self.databases if db.active)
 
+    @cached_property
+    def _by_name(self) -> dict[str, DatabaseEntry]:
+        return {db.name: db for db in reversed(self.databases)}  # the first of a name wins
+
     def get(self, name: str) -> DatabaseEntry | None:
-        return next((db for db in self.databases if db.name == name), None)
+        return self._by_name.get(name)
 
     def changed_on_disk(self) -> bool:
         """True when either file differs from what this snapshot read."""
@@ -158,6 +176,21 @@ class Registry:
 
 class _ParseFailure(Exception):
     pass
+
+
+class _LongNumber:
+    """An integer with more digits than Python reads from text (``sys.get_int_max_str_digits()``), kept
+    as written: it is no value this app uses, and a save writes it back unchanged."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _read_integer(text: str) -> int | _LongNumber:
+    try:
+        return int(text)
+    except ValueError:
+        return _LongNumber(text)
 
 
 def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
@@ -173,7 +206,7 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
         problems.append(RegistryProblem(path, "is empty (expected JSON); fix or delete the file"))
         raise _ParseFailure
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_read_integer)
     except json.JSONDecodeError as error:
         reason = error.msg.removesuffix(" at")  # "Unterminated string starting at" + " at line ..."
         problems.append(
@@ -189,27 +222,48 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
     return data
 
 
+def _check_unicode(what: str, value: str, *, secret: bool = False) -> None:
+    """Refuse a lone surrogate (a JSON escape such as ``"\\ud800"``): nothing downstream can write it.
+    The message quotes the value, unless it may be a secret."""
+    if not is_unicode(value):
+        holder = "it" if secret else f'"{value}"'
+        surrogate = first_surrogate(value)
+        raise ValueError(
+            f"{what} is not valid Unicode text: {holder} holds the unpaired surrogate {surrogate}"
+        )
+
+
 def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:
     value = raw.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
         raise ValueError(f'"{key}" must be a string')
+    _check_unicode(f'"{key}"', value)
     return value
 
 
-def _parse_entry(raw: Any, active_names: set[str]) -> DatabaseEntry:
+def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> DatabaseEntry:
+    """One entry; raises ``ValueError`` when it cannot be used, appends to ``notes`` what was mended."""
     if not isinstance(raw, dict):
         raise ValueError("is not a JSON object")
     name, uri = raw.get("name"), raw.get("uri")
     if not isinstance(name, str) or not name:
         raise ValueError('"name" must be a non-empty string')
+    _check_unicode('"name"', name)
     if not isinstance(uri, str) or not uri:
         raise ValueError(f'database "{name}": "uri" must be a non-empty string')
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise ValueError(f'database "{name}": "description" must be a string')
+    if not is_unicode(description):
+        notes.append(
+            f'database "{name}": "description" is not valid Unicode text: it holds the unpaired '
+            f"surrogate {first_surrogate(description)}, used with U+FFFD in its place"
+        )
+        description = replaced(description)
     try:
+        _check_unicode('"uri"', uri)
         embedder = EmbedderSpec.from_json(raw.get("embedder"))
     except ValueError as error:
         raise ValueError(f'database "{name}": {error}') from None
@@ -220,6 +274,12 @@ def _parse_entry(raw: Any, active_names: set[str]) -> DatabaseEntry:
     if not isinstance(storage, dict) or not all(isinstance(v, str) for v in storage.values()):
         raise ValueError(f'database "{name}": "storage_options" must map names to strings')
     try:
+        for key, value in storage.items():
+            _check_unicode('a "storage_options" name', key)
+            _check_unicode(f'"storage_options.{key}"', value, secret=True)
+            problem = storage_option_problem(key, value)
+            if problem is not None:
+                raise ValueError(f'"storage_options.{key}" {problem}')
         columns = ColumnOverrides(
             id=_optional_str(raw, "id_column"),
             content=_optional_str(raw, "content_column"),
@@ -255,7 +315,10 @@ def _read_active(path: Path, problems: list[RegistryProblem]) -> list[str]:
     names = [item for item in data if isinstance(item, str)]
     if len(names) != len(data):
         problems.append(RegistryProblem(path, "entries that are not strings were ignored"))
-    return names
+    for name in names:
+        if not is_unicode(name):
+            problems.append(RegistryProblem(path, f'"{name}" ignored: a name that is not valid Unicode text'))
+    return [name for name in names if is_unicode(name)]
 
 
 #: How often a registry that another program is rewriting while it is read is read again.
@@ -293,12 +356,16 @@ def _load_once(directory: Path) -> Registry:
         problems.append(RegistryProblem(dbs_path, 'must be a JSON object with a "dbs" array'))
     databases: list[DatabaseEntry] = []
     seen: set[str] = set()
+    active_set = set(active_names)
     for index, raw in enumerate(raw_entries, start=1):
+        notes: list[str] = []
         try:
-            entry = _parse_entry(raw, set(active_names))
+            entry = _parse_entry(raw, active_set, notes)
         except ValueError as error:
             problems.append(RegistryProblem(dbs_path, f"entry {index} skipped: {error}"))
             continue
+        for note in notes:
+            problems.append(RegistryProblem(dbs_path, f"entry {index}: {note}"))
         if entry.name in seen:
             problems.append(
                 RegistryProblem(dbs_path, f'entry {index} skipped: duplicate name "{entry.name}"')
@@ -340,8 +407,12 @@ def _read_for_update(path: Path) -> tuple[Any, bool, FileStamp]:
 
 def _write_json(path: Path, data: Any, trailing_newline: bool, stamp: FileStamp) -> None:
     """Replace ``path`` atomically, unless it changed since ``stamp`` was taken (then the caller redoes
-    its read-modify-write on the new content, so another program's edit is kept, not clobbered)."""
-    text = json.dumps(data, ensure_ascii=False, indent=2) + ("\n" if trailing_newline else "")
+    its read-modify-write on the new content, so another program's edit is kept, not clobbered).
+
+    A lone surrogate that was read from an escape (in an entry this app skips) is written back as that
+    escape: only the field asked for changes.
+    """
+    text = shown(_dumps(data)) + ("\n" if trailing_newline else "")
     try:
         written = write_text_atomic(path, text, precondition=lambda: FileStamp.of(path) == stamp)
     except OSError as error:
@@ -351,6 +422,23 @@ def _write_json(path: Path, data: Any, trailing_newline: bool, stamp: FileStamp)
         ) from error
     if not written:
         raise _ChangedMeanwhile
+
+
+def _dumps(data: Any) -> str:
+    """Pretty JSON like cosh's, with integers too long to read written back as they were."""
+    marker = f"recall-gui-long-number-{uuid.uuid4().hex}"
+    long_numbers: list[str] = []
+
+    def placeholder(value: Any) -> str:
+        if not isinstance(value, _LongNumber):
+            raise TypeError(f"{type(value).__name__} is not JSON")
+        long_numbers.append(value.text)
+        return f"{marker}-{len(long_numbers) - 1}"
+
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=placeholder)
+    for index, digits in enumerate(long_numbers):
+        text = text.replace(f'"{marker}-{index}"', digits)
+    return text
 
 
 def _rewrite(path: Path, change: Callable[[Any], Any]) -> None:
@@ -382,6 +470,12 @@ def _dbs_array(path: Path, data: Any) -> list[Any]:
 def set_description(directory: Path, name: str, description: str) -> None:
     """Change one database's description, keeping every other key and entry exactly as found on disk."""
     path = Path(directory) / DBS_FILE
+    if not is_unicode(description):
+        raise RegistryError(
+            f"not saved: the description is not valid Unicode text (it holds the unpaired surrogate "
+            f"{first_surrogate(description)})",
+            hint="Remove or retype the character; nothing was changed.",
+        )
 
     def change(data: Any) -> Any:
         for raw in _dbs_array(path, data):

@@ -90,6 +90,7 @@ _UNREACHABLE = (
 )
 _SOURCE_LOCATION = re.compile(r",?\s*/\S+\.rs:\d+:\d+")
 _URL = re.compile(r"https?://[^/\s?]+")
+_USER_INFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
 
 
 def describe_lance_error(error: BaseException) -> str:
@@ -99,6 +100,7 @@ def describe_lance_error(error: BaseException) -> str:
     locations are dropped. Other errors keep their text, shortened.
     """
     text = _SOURCE_LOCATION.sub("", " ".join(str(error).split())) or type(error).__name__
+    text = _USER_INFO.sub(r"\1***@", text)  # a password in a storage address is never shown
     lowered = text.lower()
     phrase = next((p for p in _UNREACHABLE if p in lowered), None)
     if phrase is not None:

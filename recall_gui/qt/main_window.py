@@ -35,6 +35,9 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
 from recall_gui.qt.tasks import TaskKeeper
 
+#: The task key of reading the registry (and re-checking the databases after it).
+REGISTRY_READ = "reload"
+
 #: Every keyboard shortcut, as Help ▸ Keyboard Shortcuts lists them.
 SHORTCUTS = (
     ("Ctrl+L", "focus the query"),
@@ -81,6 +84,10 @@ class MainWindow(QMainWindow):
         self.agent = AgentPage(self.services)
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
+        #: Whether a registry read under way (or superseded by one) was started by another program's change.
+        self._external_change = False
+        #: Registry reads under way on the worker.
+        self._reads = 0
 
         self.pages = QTabWidget()
         self.pages.setObjectName("pages")
@@ -301,13 +308,42 @@ class MainWindow(QMainWindow):
 
     async def reload_registry(self, *, external: bool = False) -> None:
         """Read the registry again and re-check the databases; keeps the current choice and all edits."""
-        self.reread_registry(external=external)
+        await self.read_registry(external=external)
         await self.follow_registry()
 
-    def reread_registry(self, *, external: bool = False) -> None:
-        """Take a new snapshot of the registry now (synchronously: after the window's own write, so the
-        write is never mistaken for another program's) and show it."""
-        self.services.registry = load_registry(self.location.directory)
+    def reread_registry(self, *, external: bool = False) -> asyncio.Task[Any]:
+        """Start reading the registry again (then re-checking the databases); see :meth:`read_registry`."""
+        self._external_change = self._external_change or external
+        return self.tasks.start(self.reload_registry(external=external), key=REGISTRY_READ)
+
+    async def read_registry(self, *, external: bool = False) -> None:
+        """Take a new snapshot of the registry on the core's worker (a large one takes long to read) and
+        show it.
+
+        While a read is under way, the watcher's news wait for it (:meth:`_check_registry`): a read started
+        after the window's own write includes that write, so the write is never taken for another
+        program's. A change another program made meanwhile is still seen: the snapshot is checked
+        against the files once more when it is shown.
+        """
+        self._external_change = self._external_change or external
+        directory = self.location.directory
+        self._reads += 1
+        try:
+            registry = await asyncio.get_running_loop().run_in_executor(
+                self.services.chores, load_registry, directory
+            )
+        finally:
+            self._reads -= 1
+        if directory != self.location.directory:  # pointed at another registry meanwhile: read that
+            await self.read_registry()
+            return
+        external, self._external_change = self._external_change, False
+        self._adopt_registry(registry, external=external)
+        if registry.changed_on_disk():
+            self.reread_registry(external=True)
+
+    def _adopt_registry(self, registry: Registry, *, external: bool) -> None:
+        self.services.registry = registry
         self.watcher.rewatch()
         self._show_registry()
         if external and not self.registry.problems:
@@ -336,18 +372,17 @@ class MainWindow(QMainWindow):
         self.knowledge.show_health({health.entry.name: health for health in healths})
 
     def _check_registry(self) -> None:
+        if self._reads:
+            return  # the read under way is checked against the files when it is done
         if self.registry.changed_on_disk():
             self.reread_registry(external=True)
-            self.tasks.start(self.follow_registry(), key="reload")
 
     def _on_reload(self) -> None:
         self.reread_registry()
-        self.tasks.start(self.follow_registry(), key="reload")
         self.services.set_activity("Registry reloaded")
 
     def _on_registry_edited(self) -> None:
         self.reread_registry()
-        self.tasks.start(self.follow_registry(), key="reload")
 
     def _on_build_demo(self) -> None:
         self.tasks.start(self.build_demo(), key="demo")

@@ -48,9 +48,10 @@ class WindowServices:
         #: What the user is editing or searching now: pages publish to it and read it, never each other.
         self.drafts = drafts
         self.tasks = TaskKeeper(self.show_error)
-        #: One plain worker thread for the window's blocking chores (imports, building the demo): a
-        #: Python thread, not qasync's QThreads, so closing a loop never leaves a running QThread behind.
-        self.chores = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-gui-bg")
+        #: Plain worker threads for the window's blocking chores (imports, reading the registry, building
+        #: the demo): Python threads, not qasync's QThreads, so closing a loop never leaves a running
+        #: QThread behind. Two, so a registry read never waits for a long chore.
+        self.chores = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-gui-bg")
         self.heavy = HeavyModules(self.chores)
         self._session: Session | None = None
         self._harness: Harness | None = None

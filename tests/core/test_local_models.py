@@ -101,6 +101,24 @@ def test_a_model_neither_cached_nor_downloadable_fails_fast_naming_model_and_cac
     assert caught.value.hint and "FASTEMBED_CACHE_PATH" in caught.value.hint
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "said"),
+    [("http://[::1", "IPv6"), ("http://127.0.0.1:99999", "port"), ("ftp://hub.local", "scheme")],
+)
+def test_an_hf_endpoint_that_cannot_be_used_is_named(
+    endpoint: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed"))
+    monkeypatch.setenv("RECALL_GUI_DOWNLOAD_MODELS", "1")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    with pytest.raises(ModelUnavailableError) as caught:
+        load_local_model("BGESmallENV15")
+    assert "HF_ENDPOINT is not a usable address" in caught.value.message
+    assert said in caught.value.message
+    assert caught.value.hint and "HF_ENDPOINT" in caught.value.hint
+
+
 def test_without_any_network_the_default_setup_fails_fast(tmp_path: Path) -> None:
     """No HF_HUB_OFFLINE, downloads allowed, no network at all (a fresh network namespace)."""
     if shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"], check=False).returncode:

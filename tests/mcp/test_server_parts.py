@@ -105,6 +105,28 @@ def test_the_source_reads_the_tool_the_cli_prints(kb: KnowledgeBase, tmp_path: P
     assert ToolSource(kb.registry_dir, store).current() == served.tool
 
 
+def test_the_source_reads_the_registry_again_only_when_its_files_changed(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry of 50k entries takes a second or more to read: not for every tools/list."""
+    import recall_gui.mcp_server as server_module
+
+    reads: list[Path] = []
+
+    def counted(directory: Path) -> Any:
+        reads.append(directory)
+        return load_registry(directory)
+
+    monkeypatch.setattr(server_module, "load_registry", counted)
+    source = ToolSource(kb.registry_dir, SuffixStore(tmp_path / "config"))
+    first = source.current()
+    assert [source.current() for _ in range(3)] == [first] * 3
+    assert len(reads) == 1
+    set_description(kb.registry_dir, kb.name, "Changed by another program")
+    assert "Changed by another program" in source.current().description
+    assert len(reads) == 2
+
+
 def test_nothing_changed_means_nothing_to_announce(watcher: ToolWatcher) -> None:
     assert watcher.check() is False
     assert watcher.check() is False

@@ -13,7 +13,7 @@ from concurrent.futures import Executor
 
 from recall_gui.core.collector import collection_paused
 from recall_gui.core.embedders.base import EmbeddedQuery, QueryVector, Vector
-from recall_gui.core.embedders.cloud import CloudEmbedder
+from recall_gui.core.embedders.cloud import CloudEmbedder, configuration_problem
 from recall_gui.core.embedders.local import (
     LocalEmbedder,
     fastembed_cache_dir,
@@ -37,8 +37,6 @@ __all__ = [
     "model_problem",
 ]
 
-_KEY_VARS = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
-
 
 def model_problem(spec: EmbedderSpec) -> str | None:
     """Why ``spec`` surely cannot embed here, without loading anything; ``None`` if it may work."""
@@ -48,14 +46,7 @@ def model_problem(spec: EmbedderSpec) -> str | None:
         provider = spec.provider or ""
         if provider not in CLOUD_PROVIDERS:
             return f'unknown embedding provider "{provider}"'
-        key_var = _KEY_VARS.get(provider)
-        if (
-            key_var
-            and not os.environ.get(key_var)
-            and not (provider == "gemini" and os.environ.get("GOOGLE_API_KEY"))
-        ):
-            return f"{key_var} is not set"
-        return None
+        return configuration_problem(provider, os.environ)
     info = local_model(spec.model)
     if info is None:
         return f'unknown local model "{spec.model}"'

@@ -1,8 +1,10 @@
 """Cloud embedding providers cosh supports: OpenAI, Gemini and Ollama, over HTTP with httpx.
 
-Keys and hosts come from the providers' usual environment variables. A key is sent only in a request
-header, and any text that could reach a user (an error body, an exception) is scrubbed of it first.
-Every failure names the provider and, for HTTP errors, the status.
+Keys and hosts come from the providers' usual environment variables, checked before any request: a key
+an HTTP header cannot carry, or an address that is no URL, is refused naming its variable. A key is sent
+only in a request header, and every error text this module raises is scrubbed of every form a key can
+take in it first. Every failure names the provider and, for HTTP errors, the status. The timeout bounds
+each request as a whole, however slowly the answer arrives.
 """
 
 from __future__ import annotations
@@ -10,15 +12,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import httpx
 import numpy as np
 
 from recall_gui.core.embedders.base import Vector
+from recall_gui.core.endpoints import address_problem, header_value_problem
 from recall_gui.core.errors import ProviderError
 
 TIMEOUT_ENV = "RECALL_GUI_HTTP_TIMEOUT"
@@ -35,22 +41,86 @@ class Endpoint:
     secret: str | None
 
 
-def _ollama_base(env: Mapping[str, str]) -> str:
-    host = env.get("OLLAMA_HOST", "").strip() or "http://localhost:11434"
-    if "://" not in host:
-        host = f"http://{host}"
-    return host.rstrip("/")
+#: Where each provider's key comes from, in order; openai and gemini need one, ollama only behind a proxy.
+KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "ollama": ("OLLAMA_API_KEY",),
+}
+_KEY_REQUIRED = frozenset({"openai", "gemini"})
+#: Each provider's address variable and its default.
+ADDRESS_VARIABLES: dict[str, tuple[str, str]] = {
+    "openai": ("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+    "gemini": ("GEMINI_BASE_URL", "https://generativelanguage.googleapis.com/v1beta"),
+    "ollama": ("OLLAMA_HOST", "http://localhost:11434"),
+}
+
+
+def _provider_known(provider: str) -> None:
+    if provider not in KEY_VARIABLES:
+        raise ProviderError(
+            f'unknown embedding provider "{provider}"', hint="cosh's providers are openai, gemini and ollama."
+        )
+
+
+def _api_key(provider: str, env: Mapping[str, str]) -> str | None:
+    """The provider's key from the first of its variables that is set; refused when it is missing but
+    needed, or cannot be sent in a header (the message names the variable, never the value)."""
+    variables = KEY_VARIABLES[provider]
+    for variable in variables:
+        key = env.get(variable, "").strip()
+        if not key:
+            continue
+        problem = header_value_problem(key)
+        if problem is not None:
+            raise ProviderError(
+                f"{provider}: the API key in {variable} holds {problem}, which an HTTP header cannot carry",
+                hint=f"Set {variable} to the key alone, on one line, without spaces or quotes "
+                "(the key is not shown here).",
+            )
+        return key
+    if provider in _KEY_REQUIRED:
+        raise ProviderError(
+            f"{provider}: {variables[0]} is not set",
+            hint=f"Set {variables[0]} in the environment recall-gui starts from.",
+        )
+    return None
+
+
+def _base_url(provider: str, env: Mapping[str, str]) -> str:
+    """The provider's address from its variable (or the default), refused when it is no HTTP(S) URL."""
+    variable, default = ADDRESS_VARIABLES[provider]
+    address = env.get(variable, "").strip()
+    if not address:
+        return default
+    if provider == "ollama" and "://" not in address:
+        address = f"http://{address}"  # OLLAMA_HOST is usually host:port
+    problem = address_problem(address)
+    if problem is not None:
+        raise ProviderError(
+            f"{provider}: {variable} is not a usable address: {problem}",
+            hint=f"Set {variable} to the provider's address (by default {default}), or unset it.",
+        )
+    return address.rstrip("/")
+
+
+def configuration_problem(provider: str, env: Mapping[str, str]) -> str | None:
+    """Why ``provider`` cannot be asked for an embedding with ``env`` (key and address), without a request."""
+    try:
+        _provider_known(provider)
+        _api_key(provider, env)
+        _base_url(provider, env)
+        _timeout_from_env(env, provider)
+    except ProviderError as error:
+        return error.message.removeprefix(f"{provider}: ")
+    return None
 
 
 def _endpoint(provider: str, model: str, text: str, dim: int | None, env: Mapping[str, str]) -> Endpoint:
+    _provider_known(provider)
+    key = _api_key(provider, env)
+    base = _base_url(provider, env)
     if provider == "openai":
-        key = env.get("OPENAI_API_KEY", "").strip()
-        if not key:
-            raise ProviderError(
-                "openai: OPENAI_API_KEY is not set",
-                hint="Set OPENAI_API_KEY in the environment recall-gui starts from.",
-            )
-        base = (env.get("OPENAI_BASE_URL", "").strip() or "https://api.openai.com/v1").rstrip("/")
         return Endpoint(
             f"{base}/embeddings",
             {"Authorization": f"Bearer {key}"},
@@ -58,26 +128,12 @@ def _endpoint(provider: str, model: str, text: str, dim: int | None, env: Mappin
             key,
         )
     if provider == "gemini":
-        key = (env.get("GEMINI_API_KEY", "") or env.get("GOOGLE_API_KEY", "")).strip()
-        if not key:
-            raise ProviderError(
-                "gemini: GEMINI_API_KEY is not set",
-                hint="Set GEMINI_API_KEY in the environment recall-gui starts from.",
-            )
-        base = (
-            env.get("GEMINI_BASE_URL", "").strip() or "https://generativelanguage.googleapis.com/v1beta"
-        ).rstrip("/")
         body: dict[str, Any] = {"model": f"models/{model}", "content": {"parts": [{"text": text}]}}
         if dim:
             body["outputDimensionality"] = dim
-        return Endpoint(f"{base}/models/{model}:embedContent", {"x-goog-api-key": key}, body, key)
-    if provider == "ollama":
-        token = env.get("OLLAMA_API_KEY", "").strip() or None
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return Endpoint(f"{_ollama_base(env)}/api/embed", headers, {"model": model, "input": text}, token)
-    raise ProviderError(
-        f'unknown embedding provider "{provider}"', hint="cosh's providers are openai, gemini and ollama."
-    )
+        return Endpoint(f"{base}/models/{model}:embedContent", {"x-goog-api-key": key or ""}, body, key)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return Endpoint(f"{base}/api/embed", headers, {"model": model, "input": text}, key)
 
 
 def _extract(provider: str, data: Any) -> list[Any]:
@@ -119,9 +175,15 @@ class CloudEmbedder:
         self.dim_from_table = dim_from_table
         self.used = f"{self.provider} / {model}"
         self._env = env if env is not None else os.environ
-        self._timeout = timeout if timeout is not None else _timeout_from_env(self._env)
+        self._timeout_given = timeout
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def _timeout(self) -> float:
+        """The bound on one request; raises :class:`ProviderError` when the variable is no usable number."""
+        given = self._timeout_given
+        return given if given is not None else _timeout_from_env(self._env, self.provider)
 
     def _http(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -131,28 +193,46 @@ class CloudEmbedder:
         return self._client
 
     async def embed_query(self, text: str) -> Vector:
-        endpoint = _endpoint(self.provider, self.model, text, self.dim, self._env)
-        where = httpx.URL(endpoint.url).host or endpoint.url
+        """The query's vector; every failure is a :class:`ProviderError` whose texts hold no secret.
+
+        The error is raised outside the handler that caught it, so it carries no chained exception
+        either: those quote headers and bodies as they were.
+        """
         try:
-            response = await self._http().post(endpoint.url, headers=endpoint.headers, json=endpoint.body)
-        except UnicodeEncodeError:
-            # Never show the error itself: it quotes the header, which holds the key.
-            raise ProviderError(
-                f"{self.provider}: the API key holds characters an HTTP header cannot carry",
-                hint="Check the key in the environment for stray characters (quotes, spaces, accents).",
-            ) from None
-        except httpx.TimeoutException:
-            raise ProviderError(
-                f"{self.provider}: no answer from {where} within {self._timeout:g} s",
+            return await self._embed(text)
+        except ProviderError as error:
+            failure = ProviderError(self._scrub(error.message), hint=self._scrub(error.hint or "") or None)
+        raise failure
+
+    async def _embed(self, text: str) -> Vector:
+        endpoint = _endpoint(self.provider, self.model, text, self.dim, self._env)
+        timeout = self._timeout
+        where = urlsplit(endpoint.url).hostname or self.provider
+        variable = ADDRESS_VARIABLES[self.provider][0]
+        failure: ProviderError | None = None
+        try:
+            async with asyncio.timeout(timeout):  # httpx bounds each read; this, the whole answer
+                response = await self._http().post(endpoint.url, headers=endpoint.headers, json=endpoint.body)
+        except (TimeoutError, httpx.TimeoutException):
+            failure = ProviderError(
+                f"{self.provider}: no answer from {where} within {timeout:g} s",
                 hint="The provider is slow or unreachable; try again, or raise RECALL_GUI_HTTP_TIMEOUT.",
-            ) from None
+            )
         except httpx.HTTPError as error:
-            raise ProviderError(
-                f"{self.provider}: cannot reach {where}: {self._scrub(str(error) or type(error).__name__)}",
-                hint="Check the network and the provider's base URL (OPENAI_BASE_URL, OLLAMA_HOST, ...).",
-            ) from None
+            failure = ProviderError(
+                f"{self.provider}: cannot reach {where}: {str(error) or type(error).__name__}",
+                hint=f"Check the network and the provider's address ({variable}).",
+            )
+        except (httpx.InvalidURL, UnicodeError, OverflowError) as error:
+            # The checks above should leave nothing for these; if the HTTP stack still refuses, say where.
+            failure = ProviderError(
+                f"{self.provider}: the request could not be made: {type(error).__name__}: {error}",
+                hint=f"Check {variable} and the provider's API key variable for stray characters.",
+            )
+        if failure is not None:
+            raise failure
         if response.status_code >= 400:
-            detail = self._scrub(_error_detail(response))
+            detail = _shortened(self._scrub(_error_detail(response)))  # scrubbed whole, then cut
             hint = _STATUS_HINTS.get(response.status_code) or (
                 "The provider had a server error; try again later."
                 if response.status_code >= 500
@@ -191,11 +271,19 @@ class CloudEmbedder:
         return vector
 
     def _scrub(self, text: str) -> str:
-        for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY"):
-            secret = self._env.get(name, "").strip()
-            if secret:
-                text = text.replace(secret, "***")
-        return text
+        return scrub_secrets(text, self._secrets())
+
+    def _secrets(self) -> list[str]:
+        """Every key variable's value (as set and as used), and any password in an address variable."""
+        secrets: list[str] = []
+        for variables in KEY_VARIABLES.values():
+            for variable in variables:
+                value = self._env.get(variable, "")
+                secrets += [value, value.strip()]
+        for variable, _default in ADDRESS_VARIABLES.values():
+            with contextlib.suppress(ValueError):
+                secrets.append(urlsplit(self._env.get(variable, "").strip()).password or "")
+        return [secret for secret in secrets if secret]
 
     async def aclose(self) -> None:
         if self._client is not None and not self._client.is_closed:
@@ -204,25 +292,83 @@ class CloudEmbedder:
         self._client = None
 
 
-def _timeout_from_env(env: Mapping[str, str]) -> float:
+#: A piece of a key split at characters a header cannot carry is masked from this length on; shorter ones
+#: say nothing about the key.
+MASKED_PART_LENGTH = 6
+_HEADER_UNSAFE = re.compile(r"[^\x21-\x7e]+")
+
+
+def _escaped_forms(text: str) -> set[str]:
+    """How error texts quote ``text``: Python's repr, as bytes, JSON (ASCII or not), percent-encoded."""
     try:
-        value = float(env.get(TIMEOUT_ENV, "") or DEFAULT_TIMEOUT_S)
-    except ValueError:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "backslashreplace")
+    return {
+        repr(text)[1:-1],
+        repr(raw)[2:-1],
+        json.dumps(text)[1:-1],
+        json.dumps(text, ensure_ascii=False)[1:-1],
+        quote(raw, safe=""),
+    }
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every form ``secret`` can take in an error text: as is, escaped once or twice (a repr inside JSON),
+    and the pieces it falls into at characters a header cannot carry."""
+    forms = {secret}
+    parts = [part for part in _HEADER_UNSAFE.split(secret) if len(part) >= MASKED_PART_LENGTH]
+    for base in [secret, *parts]:
+        once = _escaped_forms(base)
+        forms |= {base} | once
+        for escaped in once:
+            forms |= _escaped_forms(escaped)
+    return {form for form in forms if form}
+
+
+def scrub_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every form of every secret replaced by ``***`` (longest forms first)."""
+    forms: set[str] = set()
+    for secret in secrets:
+        if secret:
+            forms |= secret_forms(secret)
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "***")
+    return text
+
+
+def _timeout_from_env(env: Mapping[str, str], provider: str) -> float:
+    """``$RECALL_GUI_HTTP_TIMEOUT`` in seconds (default 30); a value that is no finite number above 0 is
+    refused, naming the variable, rather than replaced unseen (``inf`` crashed the HTTP stack)."""
+    text = env.get(TIMEOUT_ENV, "").strip()
+    if not text:
         return DEFAULT_TIMEOUT_S
-    return value if value > 0 else DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ProviderError(
+            f"{provider}: {TIMEOUT_ENV} is not a number of seconds above 0",
+            hint=f"Set {TIMEOUT_ENV} to the seconds a provider may take (e.g. 30), or unset it.",
+        )
+    return value
 
 
 def _error_detail(response: httpx.Response) -> str:
-    """The provider's own error message, if it sent one, kept short."""
+    """The provider's own error message, if it sent one (a body that is no JSON: its text)."""
     try:
         data = response.json()
     except ValueError:
-        text = " ".join(response.text.split())
-        return text[:200]
+        return " ".join(response.text.split())
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict):
         message = error.get("message")
-        return str(message)[:300] if message else ""
+        return str(message) if message else ""
     if isinstance(error, str):
-        return error[:300]
+        return error
     return ""
+
+
+def _shortened(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

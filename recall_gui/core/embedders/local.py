@@ -27,6 +27,7 @@ from recall_gui.core.embedders.offline import (
     register_offline_model,
     stage_offline_model,
 )
+from recall_gui.core.endpoints import address_problem
 from recall_gui.core.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.models import LOCAL_MODELS, OFFLINE_SERVABLE, local_model
 
@@ -94,17 +95,23 @@ def fastembed_cache_dir() -> Path:
 
 
 def hub_address() -> tuple[str, int]:
-    """The model hub's host and port: ``$HF_ENDPOINT`` (Hugging Face's own override) or the public hub."""
+    """The model hub's host and port: ``$HF_ENDPOINT`` (Hugging Face's own override) or the public hub.
+
+    Raises :class:`ModelUnavailableError` naming the variable when it is no HTTP(S) address.
+    """
     endpoint = os.environ.get("HF_ENDPOINT", "").strip()
-    if endpoint:
-        parsed = urlparse(endpoint if "://" in endpoint else f"https://{endpoint}")
-        if parsed.hostname:
-            try:
-                port = parsed.port
-            except ValueError:
-                port = None
-            return parsed.hostname, port or (80 if parsed.scheme == "http" else 443)
-    return HUB_HOST, 443
+    if not endpoint:
+        return HUB_HOST, 443
+    if "://" not in endpoint:
+        endpoint = f"https://{endpoint}"
+    problem = address_problem(endpoint)
+    if problem is not None:
+        raise ModelUnavailableError(
+            f"HF_ENDPOINT is not a usable address: {problem}",
+            hint=f"Set HF_ENDPOINT to the model hub's address (by default https://{HUB_HOST}), or unset it.",
+        )
+    parsed = urlparse(endpoint)
+    return parsed.hostname or HUB_HOST, parsed.port or (80 if parsed.scheme == "http" else 443)
 
 
 def hub_reachable(timeout: float = HUB_CHECK_TIMEOUT_S) -> bool:

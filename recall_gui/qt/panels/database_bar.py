@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from recall_gui.core.registry import DatabaseEntry, Registry
@@ -79,6 +80,8 @@ class DatabaseBar(QWidget):
         layout.addWidget(self.info, 1)
         self._entries: dict[str, DatabaseEntry] = {}
         self._healths: dict[str, DatabaseHealth] = {}
+        #: One dot per state, drawn once: drawing one per item cost most of listing a large registry.
+        self._dots: dict[str, QIcon] = {}
         self.combo.activated.connect(self._on_activated)
 
     def current_name(self) -> str | None:
@@ -146,7 +149,10 @@ class DatabaseBar(QWidget):
         health = self._healths.get(entry.name)
         state = "checking" if health is None else ("ok" if health.ok else "failed")
         self.combo.setItemText(index, item_text(entry, health))
-        self.combo.setItemIcon(index, status_dot(state))
+        dot = self._dots.get(state)
+        if dot is None:
+            dot = self._dots[state] = status_dot(state)
+        self.combo.setItemIcon(index, dot)
         if health is None:
             tip = "Checking…"
         elif health.ok:
