@@ -10,6 +10,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel
 
 from recall_gui.core.paths import RegistryLocation
@@ -23,6 +24,16 @@ from recall_gui.qt.warmup import HeavyModules
 if TYPE_CHECKING:
     from recall_gui.core.harness import Harness
     from recall_gui.core.session import Session
+
+
+class Navigation(QObject):
+    """Requests from one page to show something on another, so no page reaches into another's widgets."""
+
+    #: Show entry ``entry_id`` (second) of database ``db_name`` (first) on the knowledge-base page.
+    entryRequested = Signal(str, str)
+
+    def open_entry(self, db_name: str, entry_id: str) -> None:
+        self.entryRequested.emit(db_name, entry_id)
 
 
 class WindowServices:
@@ -47,6 +58,7 @@ class WindowServices:
         #: Python thread, not qasync's QThreads, so closing a loop never leaves a running QThread behind.
         self.chores = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-gui-bg")
         self.heavy = HeavyModules(self.chores)
+        self.navigation = Navigation()
         self._session: Session | None = None
         self._harness: Harness | None = None
 

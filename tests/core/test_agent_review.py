@@ -4,10 +4,6 @@ changed the table, contents by id, coverage and its never-returned rows."""
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +12,6 @@ import pytest
 
 from recall_gui.core.agent_log import CallRecord, now_iso
 from recall_gui.core.agent_review import (
-    compare_ids,
     coverage,
     lookup_contents,
     replay,
@@ -24,28 +19,13 @@ from recall_gui.core.agent_review import (
     rows_by_row_id,
 )
 from recall_gui.core.harness import Harness
+from recall_gui.core.rank_changes import compare_ids
 from recall_gui.core.registry import load_registry
 from tests.coretools import in_session, target
 from tests.kbtools import KnowledgeBase, cosh_entry, write_lance_table, write_registry
+from tests.logtools import add_row_elsewhere, logged_call
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def logged(harness: Harness, arguments: dict[str, Any]) -> CallRecord:
-    """What the server records for a call that the harness answers now."""
-    report = asyncio.run(harness.run(arguments))
-    return CallRecord(
-        now_iso(),
-        "test-agent",
-        "1",
-        "recall_search",
-        arguments,
-        tuple(hit.id for hit in report.result.hits),
-        None,
-        report.embed_ms,
-        report.result.search_ms,
-        report.result.table_version,
-    )
 
 
 # --- comparing ------------------------------------------------------------------------------------------
@@ -68,18 +48,6 @@ def test_compare_marks_gained_lost_and_moved_ids() -> None:
 
 # --- replay -----------------------------------------------------------------------------------------------
 
-ADD_ROW = textwrap.dedent(
-    """
-    import json, sys
-    import lancedb, pyarrow as pa
-    db_dir, table, row_file = sys.argv[1:4]
-    row = json.loads(open(row_file, encoding="utf-8").read())
-    vector = pa.FixedSizeListArray.from_arrays(pa.array(row["vector"], pa.float32()), len(row["vector"]))
-    data = pa.table({"id": [row["id"]], "content": [row["content"]], "vector": vector})
-    lancedb.connect(db_dir).open_table(table).add(data)
-    """
-)
-
 
 def test_replay_marks_what_changed_after_another_program_added_a_row(
     kb: KnowledgeBase, embedder: Any, tmp_path: Path
@@ -87,27 +55,14 @@ def test_replay_marks_what_changed_after_another_program_added_a_row(
     harness = Harness(kb.registry_dir)
     try:
         arguments = {"db_name": kb.name, "query": "What is the capital city of France?", "limit": 3}
-        before = logged(harness, arguments)
+        before = logged_call(harness, arguments)
         assert before.result_ids[0] == "paris"
 
         unchanged = asyncio.run(replay(harness, before))
         assert unchanged.error is None and not unchanged.diff.changed
 
         content = "Paris is the capital city of France."
-        row = {
-            "id": "paris-capital",
-            "content": content,
-            "vector": [float(x) for x in embedder.embed_sync(content)],
-        }
-        (tmp_path / "row.json").write_text(json.dumps(row), encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, "-c", ADD_ROW, str(kb.db_dir), kb.name, str(tmp_path / "row.json")],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
+        add_row_elsewhere(kb.db_dir, kb.name, "paris-capital", content, embedder, tmp_path)
 
         again = asyncio.run(replay(harness, before))
     finally:
@@ -186,9 +141,9 @@ def test_coverage_counts_the_entries_the_logged_calls_returned(
     harness = Harness(kb.registry_dir)
     try:
         records = [
-            logged(harness, {"db_name": kb.name, "query": "reset my password", "limit": 2}),
-            logged(harness, {"db_name": kb.name, "query": "capital of Germany", "limit": 1}),
-            logged(harness, {"db_name": kb.name, "query": "reset my password", "limit": 3}),
+            logged_call(harness, {"db_name": kb.name, "query": "reset my password", "limit": 2}),
+            logged_call(harness, {"db_name": kb.name, "query": "capital of Germany", "limit": 1}),
+            logged_call(harness, {"db_name": kb.name, "query": "reset my password", "limit": 3}),
         ]
     finally:
         asyncio.run(harness.aclose())
