@@ -27,14 +27,14 @@ ADD_ROW = textwrap.dedent(
 )
 
 
-def logged_call(
+async def answered(
     harness: Harness, arguments: dict[str, Any], *, client: str = "test-agent", time: str | None = None
 ) -> CallRecord:
     """The record the server writes for a call that ``harness`` answers now (errors included)."""
     from recall_gui.core.errors import RecallError
 
     try:
-        report = asyncio.run(harness.run(arguments))
+        report = await harness.run(arguments)
     except RecallError as error:
         return CallRecord(time or now_iso(), client, "1.0", "recall_search", arguments, error=error.message)
     return CallRecord(
@@ -49,6 +49,13 @@ def logged_call(
         report.result.search_ms,
         report.result.table_version,
     )
+
+
+def logged_call(
+    harness: Harness, arguments: dict[str, Any], *, client: str = "test-agent", time: str | None = None
+) -> CallRecord:
+    """:func:`answered`, for tests without an event loop of their own."""
+    return asyncio.run(answered(harness, arguments, client=client, time=time))
 
 
 def write_records(files: LogFiles, records: list[CallRecord], max_bytes: int = 10 * 1024 * 1024) -> None:

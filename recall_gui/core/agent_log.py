@@ -88,6 +88,13 @@ class CallRecord:
     #: The query, ids or error were cut to keep the record within the log's bound.
     shortened: bool = False
 
+    def __post_init__(self) -> None:
+        # Microseconds are all a log needs; rounded here, a record reads back equal to the one written.
+        for name in ("embed_ms", "search_ms"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, round(value, 3))
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "time": self.time,
@@ -97,8 +104,8 @@ class CallRecord:
             "arguments": self.arguments,
             "result_ids": list(self.result_ids),
             "error": self.error,
-            "embed_ms": None if self.embed_ms is None else round(self.embed_ms, 3),
-            "search_ms": None if self.search_ms is None else round(self.search_ms, 3),
+            "embed_ms": self.embed_ms,
+            "search_ms": self.search_ms,
             "table_version": self.table_version,
         }
         if self.shortened:
