@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QTabWidget,
@@ -153,6 +154,8 @@ class LogPage(QWidget):
         self.location.setObjectName("logLocation")
         self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.location.setEnabled(False)  # the palette's dim text: a detail
+        # A long path is cut rather than widening the window; the tooltip holds all of it.
+        self.location.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.note = StatusNote("logNote")
         self.note.hide()
         row = QHBoxLayout()
@@ -322,7 +325,7 @@ class LogPage(QWidget):
             widget.blockSignals(False)
         self.location.setText(f"Log: {self.files.current}")
         self.location.setToolTip(
-            f"Set {SWITCH_ENV}=off in a server's environment to keep it from recording; "
+            f"{self.files.current}\nSet {SWITCH_ENV}=off in a server's environment to keep it from recording; "
             "RECALL_GUI_AGENT_LOG_DIR moves the log"
         )
         self._settings_problems = problems
