@@ -97,6 +97,8 @@ class CallsModel(QAbstractTableModel):
                 return one_line(record.query, TOOLTIP_CHARS)
             if column == TIME:
                 return record.time
+            if column == CLIENT:
+                return record.client_label
         return None
 
     @staticmethod
