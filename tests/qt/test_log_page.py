@@ -213,6 +213,11 @@ def test_coverage_lists_the_entries_never_returned_and_opens_them(
     ]
 
     page.never_table.selectRow(2)
+    # A call arriving meanwhile is not counted behind the user's back (that would reset the rows shown).
+    with waiting_for(loop, page.logLoaded, timeout=10):
+        record_calls(window, loop, [("cursor", {"db_name": kb.name, "query": "espresso", "limit": 1})])
+    assert page.coverage_summary.text().endswith("Calls arrived since: press Compute to count them too.")
+    assert model.rowCount() == len(never)
     item = page.never_table.selectionModel().selectedRows()[0].data(Qt.ItemDataRole.UserRole + 2)
     assert isinstance(item, BrowseRow) and item.id == never[2]
     page.never_open_button.click()

@@ -119,6 +119,7 @@ class LogPage(QWidget):
         self._notes: tuple[str, ...] = ()
         self._selected: CallRecord | None = None
         self.coverage: Coverage | None = None
+        self._coverage_outdated = False
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._check_files)
@@ -325,8 +326,8 @@ class LogPage(QWidget):
             widget.blockSignals(False)
         self.location.setText(f"Log: {self.files.current}")
         self.location.setToolTip(
-            f"{self.files.current}\nSet {SWITCH_ENV}=off in a server's environment to keep it from recording; "
-            "RECALL_GUI_AGENT_LOG_DIR moves the log"
+            f"{self.files.current}\nSet {SWITCH_ENV}=off in a server's environment to keep it from "
+            "recording; RECALL_GUI_AGENT_LOG_DIR moves the log"
         )
         self._settings_problems = problems
         self._show_note()
@@ -358,13 +359,18 @@ class LogPage(QWidget):
         contents: LogContents = await loop.run_in_executor(self.services.chores, self.files.read)
         self._stamps = stamps
         self._notes = contents.notes
+        changed = contents.records != self.calls_model.records
         self.calls_model.set_records(contents.records)
         self._show_caption()
         self._show_note()
         if self._selected is not None and self.calls_table.selectionModel().currentIndex().isValid() is False:
             self._select(self._selected)
-        if self.coverage is not None:
-            self.request_coverage(self.coverage.db_name)
+        if self.coverage is not None and changed and not self._coverage_outdated:
+            # Not computed again by itself: that would reset the rows the user is browsing.
+            self._coverage_outdated = True
+            self.coverage_summary.setText(
+                self.coverage_summary.text() + " Calls arrived since: press Compute to count them too."
+            )
         self.logLoaded.emit()
 
     def _show_caption(self) -> None:
@@ -522,6 +528,7 @@ class LogPage(QWidget):
             self.coverageFinished.emit()
             return
         self.coverage = found
+        self._coverage_outdated = False
         rows = found.never_returned_rows
 
         async def fetch(offset: int, limit: int) -> Page:
