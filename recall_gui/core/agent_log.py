@@ -277,7 +277,10 @@ class LogFiles:
                 os.close(fd)
 
     def read(self) -> LogContents:
-        """Every record, oldest first, with a note for each line that is not a whole record."""
+        """Every record, oldest first, with a note for each line that is not a whole record. Reading
+        creates nothing: without a log there is nothing to lock."""
+        if not (self.current.exists() or self.older.exists()):
+            return LogContents()
         try:
             lock = self._lock()
             lock.acquire()

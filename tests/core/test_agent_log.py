@@ -84,6 +84,11 @@ def test_a_record_reads_back_as_written_with_every_field(tmp_path: Path) -> None
     assert (read.records[1].db_name, read.records[1].query) == ("notes", "question 2")
 
 
+def test_reading_a_log_that_does_not_exist_creates_nothing(tmp_path: Path) -> None:
+    assert LogFiles(tmp_path / "nowhere").read().records == ()
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_the_log_is_private_to_the_user(tmp_path: Path) -> None:
     files = LogFiles(tmp_path)
     files.append(record(1).to_line(), 1_000_000)
