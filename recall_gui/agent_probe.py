@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
+from recall_gui import __version__
 from recall_gui.core.errors import RecallError
 from recall_gui.core.tool import TOOL_NAME
 
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 
 #: How long one request may take; the first search also loads the embedding model.
 DEFAULT_TIMEOUT = 60.0
+
+#: The name the probe gives itself at ``initialize`` (the agent log shows it as the calls' client).
+PROBE_CLIENT_NAME = "recall-gui agent view"
 
 #: How much of the server's log an error message quotes.
 _LOG_TAIL_CHARS = 2000
@@ -147,6 +151,7 @@ class AgentProbe:
     async def __aenter__(self) -> AgentProbe:
         import anyio
         from mcp import Client, StdioServerParameters, stdio_client
+        from mcp_types import Implementation
 
         self._changed = anyio.Event()
         # The server's stderr: shown in error messages, and kept after the server stopped.
@@ -159,6 +164,8 @@ class AgentProbe:
             mode=self.mode,
             cache=None,
             read_timeout_seconds=self.timeout,
+            # How the agent log tells the window's own calls from an agent's.
+            client_info=Implementation(name=PROBE_CLIENT_NAME, version=__version__),
             message_handler=self._on_message,
         )
         try:

@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -35,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from recall_gui import __version__
+from recall_gui.core.agent_log import CallLog, CallRecord, now_iso
 from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
@@ -183,24 +185,69 @@ def mcp_tool(recall: Recall) -> types.Tool:
     return types.Tool.model_validate(recall.to_mcp())
 
 
-async def call_recall_search(harness: Harness, arguments: Mapping[str, Any]) -> types.CallToolResult:
-    """One tool call: the harness JSON as the only text content, or a tool error with its message.
+@dataclass(frozen=True)
+class CallFacts:
+    """What the agent log keeps of a call's outcome besides its arguments."""
+
+    result_ids: tuple[str, ...] = ()
+    error: str | None = None
+    embed_ms: float | None = None
+    search_ms: float | None = None
+    table_version: int | None = None
+
+
+async def answer_call(
+    harness: Harness, arguments: Mapping[str, Any]
+) -> tuple[types.CallToolResult, CallFacts]:
+    """One tool call: the harness JSON as the only text content, or a tool error with its message; and
+    the facts the agent log records of it.
 
     The agent gets the message alone, exactly as cosh's own tool reports it. The hint that comes with it
     ("activate it in the description panel", "fix the embedder in the registry") speaks to the person who
     runs the server, not to the agent, which can do neither: it goes to the log.
     """
     try:
-        text = await harness.recall_search(arguments)
+        report = await harness.run(arguments)
     except RecallError as error:
         hint = f" (hint: {error.hint})" if error.hint else ""
         logger.warning("recall_search failed: %s%s", error.message, hint)
-        return types.CallToolResult(content=[types.TextContent(text=error.message)], is_error=True)
+        failed = types.CallToolResult(content=[types.TextContent(text=error.message)], is_error=True)
+        return failed, CallFacts(error=error.message)
     except Exception as error:  # the boundary to the agent: a bug must not end the connection
         logger.exception("recall_search failed unexpectedly")
         message = f"recall_search failed unexpectedly: {type(error).__name__}: {error}"
-        return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
-    return types.CallToolResult(content=[types.TextContent(text=text)])
+        failed = types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+        return failed, CallFacts(error=message)
+    result = report.result
+    facts = CallFacts(
+        tuple(hit.id for hit in result.hits), None, report.embed_ms, result.search_ms, result.table_version
+    )
+    return types.CallToolResult(content=[types.TextContent(text=report.to_json())]), facts
+
+
+async def call_recall_search(harness: Harness, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    """One tool call's result, as the agent receives it (see :func:`answer_call`)."""
+    return (await answer_call(harness, arguments))[0]
+
+
+def call_record(
+    ctx: ServerRequestContext[Any, Any], received: str, params: types.CallToolRequestParams, facts: CallFacts
+) -> CallRecord:
+    """The agent log's record of one call: the client as it named itself at ``initialize`` (or in a
+    2026-07-28 request's envelope), the arguments as received, and the outcome."""
+    client = ctx.session.client_params.client_info if ctx.session.client_params is not None else None
+    return CallRecord(
+        time=received,
+        client=client.name if client is not None else None,
+        client_version=client.version if client is not None else None,
+        tool=params.name,
+        arguments=params.arguments,
+        result_ids=facts.result_ids,
+        error=facts.error,
+        embed_ms=facts.embed_ms,
+        search_ms=facts.search_ms,
+        table_version=facts.table_version,
+    )
 
 
 class RecallMcpServer:
@@ -213,10 +260,13 @@ class RecallMcpServer:
         suffix_store: SuffixStore | None = None,
         harness: Harness | None = None,
         poll_interval: float = POLL_SECONDS,
+        call_log: CallLog | None = None,
     ) -> None:
         self.harness = harness or Harness(Path(registry_dir))
         same_registry = self.harness.registry_dir == Path(registry_dir)
         self.source = ToolSource(registry_dir, suffix_store, self.harness.registry if same_registry else None)
+        #: Where calls are recorded (the settings beside the saved notes say whether).
+        self.call_log = call_log or CallLog.for_server(self.source.suffix_store.directory)
         self.announcer = ListChangedAnnouncer()
         self.watcher = ToolWatcher(self.source, self.announcer.announce, interval=poll_interval)
         self.server: Server[Any] = Server(
@@ -242,10 +292,23 @@ class RecallMcpServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        received = now_iso()
         if params.name != TOOL_NAME:
             # Not a tool failure but a request for a tool that does not exist: a protocol error.
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name} (this server has {TOOL_NAME})")
-        return await call_recall_search(self.harness, params.arguments or {})
+            message = f"Unknown tool: {params.name} (this server has {TOOL_NAME})"
+            self._record(call_record(ctx, received, params, CallFacts(error=message)))
+            raise MCPError(types.INVALID_PARAMS, message)
+        result, facts = await answer_call(self.harness, params.arguments or {})
+        self._record(call_record(ctx, received, params, facts))
+        return result
+
+    def _record(self, record: CallRecord) -> None:
+        """Hand the call to the agent log, whose thread writes it: the reply does not wait for the disk,
+        and nothing the log does can fail the call."""
+        try:
+            self.call_log.submit(record)
+        except Exception:
+            logger.exception("cannot hand the call to the agent log")
 
     def initialization_options(self) -> InitializationOptions:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
@@ -270,6 +333,7 @@ class RecallMcpServer:
                     tasks.cancel_scope.cancel()
         finally:
             await self.harness.aclose()
+            await anyio.to_thread.run_sync(self.call_log.close)
 
 
 def configure_logging() -> None:
@@ -286,4 +350,6 @@ def run(registry_dir: Path, *, source: str = "") -> None:
     configure_logging()
     where = f" ({source})" if source else ""
     logger.info("serving %s for the registry in %s%s", TOOL_NAME, registry_dir, where)
-    asyncio.run(RecallMcpServer(registry_dir).serve_stdio())
+    server = RecallMcpServer(registry_dir)
+    logger.info("%s", server.call_log.describe())
+    asyncio.run(server.serve_stdio())

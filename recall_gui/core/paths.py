@@ -17,6 +17,7 @@ REGISTRY_ENV = "RECALL_REGISTRY_DIR"
 CONFIG_ENV = "RECALL_GUI_CONFIG_DIR"
 DATA_ENV = "RECALL_GUI_DATA_DIR"
 CACHE_ENV = "RECALL_GUI_CACHE_DIR"
+AGENT_LOG_ENV = "RECALL_GUI_AGENT_LOG_DIR"
 DBS_FILE = "rag_dbs.json"
 ACTIVE_FILE = "rag_active.json"
 
@@ -44,6 +45,11 @@ def app_data_dir() -> Path:
 def app_cache_dir() -> Path:
     """Disposable files (the staged offline model folder)."""
     return _env_path(CACHE_ENV) or Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
+def agent_log_dir() -> Path:
+    """Where ``recall-gui mcp`` records the calls agents make (the app's data dir unless moved)."""
+    return _env_path(AGENT_LOG_ENV) or app_data_dir()
 
 
 def app_registry_dir() -> Path:

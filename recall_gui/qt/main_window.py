@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget, QVBoxLayout, QWidget
 
 from recall_gui import __version__
+from recall_gui.core.app_settings import SettingsStore
 from recall_gui.core.demo import demo_wanted
 from recall_gui.core.drafts import Drafts
 from recall_gui.core.errors import DemoBuildCancelled, RecallError
@@ -29,6 +30,7 @@ from recall_gui.qt.messages import UserMessage, registry_problems_text, user_mes
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
+from recall_gui.qt.pages.log_page import LogPage
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
@@ -47,7 +49,10 @@ SHORTCUTS = (
     ("F5", "reload the registry and re-check the databases"),
     ("Ctrl+B", "browse all rows"),
     ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
-    ("Ctrl+1 / Ctrl+2 / Ctrl+3", "knowledge base / agent's tool description / agent view"),
+    (
+        "Ctrl+1 / Ctrl+2 / Ctrl+3 / Ctrl+4",
+        "knowledge base / agent's tool description / agent view / agent log",
+    ),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )
@@ -82,6 +87,7 @@ class MainWindow(QMainWindow):
         self.knowledge = KnowledgePage(self.services)
         self.description = DescriptionPage(self.services)
         self.agent = AgentPage(self.services)
+        self.log = LogPage(self.services, SettingsStore(config_dir))
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
         #: Whether a registry read under way (or superseded by one) was started by another program's change.
@@ -95,6 +101,7 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.knowledge, "Knowledge base")
         self.pages.addTab(self.description, "Agent's tool description")
         self.pages.addTab(self.agent, "Agent view")
+        self.pages.addTab(self.log, "Agent log")
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 6, 0, 0)
@@ -116,6 +123,10 @@ class MainWindow(QMainWindow):
         self.registryReloaded.connect(self.agent.follow_registry)
         if settings_problem is not None:
             self.show_message(replace(user_message(settings_problem), level="warning"))
+        self.registryReloaded.connect(self.log.follow_registry)
+        self.services.navigation.entryRequested.connect(
+            lambda *_: self.pages.setCurrentWidget(self.knowledge)
+        )
         self._show_registry()
         self._restore()
 
@@ -174,6 +185,7 @@ class MainWindow(QMainWindow):
             self._action("&Knowledge Base", "Ctrl+1", lambda: self.pages.setCurrentIndex(0)),
             self._action("Agent's &Tool Description", "Ctrl+2", lambda: self.pages.setCurrentIndex(1)),
             self._action("&Agent View", "Ctrl+3", lambda: self.pages.setCurrentIndex(2)),
+            self._action("Agent &Log", "Ctrl+4", lambda: self.pages.setCurrentWidget(self.log)),
         ]
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel
 
 from recall_gui.core.drafts import Drafts
@@ -24,6 +25,16 @@ from recall_gui.qt.warmup import HeavyModules
 if TYPE_CHECKING:
     from recall_gui.core.harness import Harness
     from recall_gui.core.session import Session
+
+
+class Navigation(QObject):
+    """Requests from one page to show something on another, so no page reaches into another's widgets."""
+
+    #: Show entry ``entry_id`` (second) of database ``db_name`` (first) on the knowledge-base page.
+    entryRequested = Signal(str, str)
+
+    def open_entry(self, db_name: str, entry_id: str) -> None:
+        self.entryRequested.emit(db_name, entry_id)
 
 
 class WindowServices:
@@ -53,6 +64,7 @@ class WindowServices:
         #: QThread behind. Two, so a registry read never waits for a long chore.
         self.chores = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-gui-bg")
         self.heavy = HeavyModules(self.chores)
+        self.navigation = Navigation()
         self._session: Session | None = None
         self._harness: Harness | None = None
 

@@ -74,7 +74,7 @@ def test_an_unexpected_failure_is_a_tool_error_not_a_crash(
     kb: KnowledgeBase, caplog: pytest.LogCaptureFixture
 ) -> None:
     class Broken(Harness):
-        async def recall_search(self, args: Any) -> str:
+        async def run(self, args: Any) -> Any:
             raise RuntimeError("disk on fire")
 
     async def go() -> types.CallToolResult:

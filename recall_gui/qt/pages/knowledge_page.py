@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from recall_gui.core.atomic import write_text_atomic
@@ -102,6 +102,7 @@ class KnowledgePage(QWidget):
         # What the other pages may read of this one: the database, query and limit as they stand.
         self.query_bar.query_edit.textChanged.connect(self._publish_search)
         self.query_bar.limit_spin.valueChanged.connect(self._publish_search)
+        services.navigation.entryRequested.connect(self.request_open_entry)
 
     @property
     def current(self) -> DatabaseEntry | None:
@@ -441,6 +442,46 @@ class KnowledgePage(QWidget):
         hit = await fetch_row(await self.services.session(), entry.target, row.row_id)
         if self._detail_item is row:
             self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
+
+    async def open_entry(self, name: str, entry_id: str) -> bool:
+        """Show entry ``entry_id`` of database ``name``: its rows browsed with the id as filter, the row
+        with exactly that id selected and open in the detail. ``False`` when it cannot be shown (the
+        banner says why)."""
+        services = self.services
+        if services.registry.get(name) is None:
+            services.show_message(
+                UserMessage(
+                    f"{name} is not in the registry the window shows ({services.location.directory}).",
+                    "The call may have gone to a server of another registry.",
+                    "warning",
+                    "database",
+                )
+            )
+            return False
+        self.query_bar.query_edit.clear()
+        self.results.filter_edit.setText(entry_id)
+        inputs = self.read_inputs()
+        if self._current is not None and self._current.name == name:
+            await self.browse(inputs)
+        else:
+            await self._open_database(self._switch_to(name), inputs)
+        if self.browse_model.total is None:
+            return False  # the table could not be read (the banner says why), or a newer request came
+        page = self.browse_model.cache.locate(0)
+        rows = page[0].ids if page is not None else ()
+        if entry_id not in rows:
+            services.show_message(
+                UserMessage(f"{name} holds no entry with the id {entry_id!r} now.", None, "info", "database")
+            )
+            return False
+        index = self.browse_model.index(rows.index(entry_id), 0)
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        self.results.browse_table.selectionModel().setCurrentIndex(index, flags)
+        self.results.browse_table.scrollTo(index)
+        return True
+
+    def request_open_entry(self, name: str, entry_id: str) -> None:
+        self.services.tasks.start(self.open_entry(name, entry_id), key="search")
 
     # --- export ---------------------------------------------------------------------------------------
 

@@ -1,0 +1,67 @@
+"""The server hands calls to the agent log without waiting for it: in-process, with the SDK's client."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import mcp_types as types
+from mcp import Client
+
+from recall_gui.core.agent_log import CallLog, LogFiles, LogSwitch
+from recall_gui.core.app_settings import SettingsStore
+from recall_gui.mcp_server import RecallMcpServer
+from tests.kbtools import KnowledgeBase
+
+
+class SlowDisk(LogFiles):
+    """A log folder on a disk that takes a second for every write."""
+
+    def append(self, line: bytes, max_bytes: int) -> None:
+        time.sleep(1.0)
+        super().append(line, max_bytes)
+
+
+def test_a_call_is_answered_without_waiting_for_the_log(kb: KnowledgeBase, tmp_path: Path) -> None:
+    files = SlowDisk(tmp_path / "log")
+    log = CallLog(files, LogSwitch(SettingsStore(tmp_path / "config")))
+    app = RecallMcpServer(kb.registry_dir, call_log=log)
+    arguments = {"db_name": kb.name, "query": "how do tides work", "limit": 2}
+
+    async def calls() -> tuple[list[float], int]:
+        took = []
+        async with Client(app.server, mode="legacy") as client:
+            await client.call_tool("recall_search", arguments)  # loads the model before timing
+            for _ in range(3):
+                started = time.perf_counter()
+                result = await client.call_tool("recall_search", arguments)
+                took.append(time.perf_counter() - started)
+                assert isinstance(result.content[0], types.TextContent) and not result.is_error
+        return took, len(files.read().records)
+
+    took, written_meanwhile = asyncio.run(calls())
+    log.close()
+    asyncio.run(app.harness.aclose())
+    assert sum(took) < 1.0, took  # three writes take three seconds: the calls did not wait for them
+    assert written_meanwhile < 4
+    records = files.read().records
+    assert len(records) == 4 and {r.result_ids[0] for r in records} == {"tides"}  # close wrote the rest
+
+
+def test_the_client_is_recorded_by_the_name_it_gave_at_initialize(kb: KnowledgeBase, tmp_path: Path) -> None:
+    files = LogFiles(tmp_path / "log")
+    log = CallLog(files, LogSwitch(SettingsStore(tmp_path / "config")))
+    app = RecallMcpServer(kb.registry_dir, call_log=log)
+
+    async def call() -> None:
+        info = types.Implementation(name="claude-code", version="2.0.1")
+        async with Client(app.server, mode="legacy", client_info=info) as client:
+            await client.call_tool("recall_search", {"db_name": kb.name, "query": "espresso", "limit": 1})
+
+    asyncio.run(call())
+    log.close()
+    asyncio.run(app.harness.aclose())
+    (record,) = files.read().records
+    assert (record.client, record.client_version, record.result_ids) == ("claude-code", "2.0.1", ("coffee",))
+    assert record.client_label == "claude-code 2.0.1"
