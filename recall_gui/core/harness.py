@@ -15,6 +15,7 @@ from typing import Any
 
 from recall_gui.core.embedders.base import QueryVector
 from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
+from recall_gui.core.model_detection import no_model_error
 from recall_gui.core.nearest import open_for_search, rank, require_width
 from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
 from recall_gui.core.session import Session
@@ -136,6 +137,8 @@ class Harness:
         try:
             opened = await open_for_search(self.session, target)
             table_dim = opened.columns.vector_dim
+            if spec.kind == "unknown":  # an opened table no model fits: say why, and what to do
+                raise no_model_error(entry, table_dim)
             if spec.dim is not None:
                 require_width(
                     spec.dim,
