@@ -12,11 +12,11 @@ import sys
 from collections.abc import Sequence
 
 from recall_gui import __version__
-from recall_gui.cli import demo, listing, mcp, search, tool, window
+from recall_gui.cli import demo, listing, mcp, register, search, tool, window
 from recall_gui.cli.common import registry_option, report_error
 from recall_gui.core.errors import RecallError
 
-COMMANDS = (search, tool, listing, demo, mcp)
+COMMANDS = (search, tool, listing, register, demo, mcp)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,8 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from recall_gui.runtime import configure_process
 
     configure_process()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(window.path_as_open(parser, sys.argv[1:] if argv is None else argv))
     try:
+        window.refuse_misplaced(args)
         return int(args.run(args))
     except RecallError as error:
         report_error(error.message, error.hint)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from recall_gui.core.browse import TableInfo, describe_table
 from recall_gui.core.embedders import model_problem
 from recall_gui.core.errors import ColumnError, ConnectError, RecallError
-from recall_gui.core.model_detection import no_model_error
+from recall_gui.core.model_detection import no_model_problem
 from recall_gui.core.registry import DatabaseEntry
 from recall_gui.core.session import Session
 
@@ -65,8 +65,8 @@ async def check_health(session: Session, entry: DatabaseEntry) -> DatabaseHealth
         problems.append(HealthProblem("storage", error.message, error.hint))
     reason = model_problem(entry.embedder)
     if entry.embedder.kind == "unknown" and info is not None:
-        no_model = no_model_error(entry, info.columns.vector_dim)
-        problems.append(HealthProblem("model", no_model.message, no_model.hint))
+        message, hint = no_model_problem(entry, info.columns.vector_dim)
+        problems.append(HealthProblem("model", message, hint))
     elif reason is not None:
         problems.append(HealthProblem("model", f"model unavailable: {reason}"))
     model_dim = entry.embedder.dim

@@ -247,18 +247,30 @@ def require_fit(spec: EmbedderSpec, width: int, table: str) -> None:
 
 
 def _choose_hint(width: int) -> str:
-    names = [c.spec.label for c in model_choices(width) if c.ready][:4]
-    ready = f" Ready here: {', '.join(names)}." if names else ""
+    names = [c.spec.label for c in model_choices(width)][:4]
+    if not names:
+        return (
+            f"No model recall-gui knows gives {width}-dimensional vectors; a cloud model of that width can "
+            "be named with --model provider/model on the command line."
+        )
     return (
-        f"Choose a model of {width} dimensions: a cloud model, or a local model of that width "
-        f"(the Model button in the window, --model on the command line).{ready}"
+        f"Choose the model the table was made with, one of {width} dimensions (the Model button in the "
+        f"window, --model on the command line), e.g. {', '.join(names)}."
     )
 
 
 def no_model_error(entry: DatabaseEntry, width: int) -> ModelUnavailableError:
     """Why an opened table cannot be searched yet, and what to do."""
-    reason = entry.model_reason or f"no model of {width} dimensions was chosen"
     return ModelUnavailableError(
-        f"cannot search {entry.name} without a model: {reason}",
+        f"cannot search {entry.name} without a model: {_why_none(entry, width)}",
         hint="Browsing works. " + _choose_hint(width),
     )
+
+
+def no_model_problem(entry: DatabaseEntry, width: int) -> tuple[str, str]:
+    """:func:`no_model_error` as a health check says it (after the database's name): message and hint."""
+    return f"no model to search with: {_why_none(entry, width)}", "Browsing works. " + _choose_hint(width)
+
+
+def _why_none(entry: DatabaseEntry, width: int) -> str:
+    return entry.model_reason or f"no model of {width} dimensions was chosen"

@@ -96,15 +96,16 @@ def cosh_notes(raw: dict[str, Any]) -> tuple[str, ...]:
     notes = []
     if "table" in raw:
         notes.append(
-            f'cosh opens the table named like the database: only a database named "{raw["table"]}" '
-            "is searchable by cosh itself"
+            f"cosh itself opens the table named like the database: under this name only recall-gui's "
+            f'MCP server finds table "{raw["table"]}" (name the database "{raw["table"]}" for cosh too)'
         )
-    renamed = [raw[key] for key in ("id_column", "content_column", "vector_column") if key in raw]
+    roles = (("id_column", "ids"), ("content_column", "text"), ("vector_column", "vectors"))
+    renamed = [f"its {what} in “{raw[key]}”" for key, what in roles if key in raw]
     if renamed:
         notes.append(
-            "cosh reads the columns id, content and vector: this table's "
-            + ", ".join(f"“{name}”" for name in renamed)
-            + " are read by recall-gui's MCP server only"
+            "cosh itself reads the columns id, content and vector; this table keeps "
+            + " and ".join(renamed)
+            + ", which only recall-gui's MCP server reads"
         )
     return tuple(notes)
 

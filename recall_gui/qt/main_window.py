@@ -8,12 +8,22 @@ not the window; a new page (an agent view, benchmarks) is one more ``addTab``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from recall_gui import __version__
 from recall_gui.core.demo import demo_wanted
@@ -26,6 +36,7 @@ from recall_gui.qt.icons import app_icon
 from recall_gui.qt.messages import UserMessage, registry_problems_text
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
+from recall_gui.qt.pages.opened_tables import OpenedTables, folder_of
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.panels.description_panel import DescriptionPanel
 from recall_gui.qt.registry_watcher import RegistryWatcher
@@ -33,8 +44,12 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
 from recall_gui.qt.tasks import TaskKeeper
 
+#: A folder or URI to open at start, with its storage options (``recall-gui PATH``).
+OpenRequest = tuple[str, Mapping[str, str]]
+
 #: Every keyboard shortcut, as Help ▸ Keyboard Shortcuts lists them.
 SHORTCUTS = (
+    ("Ctrl+O", "open a LanceDB folder (read-only, not registered)"),
     ("Ctrl+L", "focus the query"),
     ("Enter", "search (an empty query browses every row)"),
     ("Esc", "cancel the running search, or close the message"),
@@ -64,7 +79,9 @@ class MainWindow(QMainWindow):
     #: Start-up finished: libraries loaded, health checked, a database chosen.
     started = Signal()
 
-    def __init__(self, location: RegistryLocation, config_dir: Path) -> None:
+    def __init__(
+        self, location: RegistryLocation, config_dir: Path, open_at_start: OpenRequest | None = None
+    ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
         self.setWindowTitle("recall-gui")
@@ -83,6 +100,10 @@ class MainWindow(QMainWindow):
         self.knowledge = KnowledgePage(self.services)
         self.description = DescriptionPanel(SuffixStore(config_dir))
         self.agent = AgentPage(self.services, self.description, self.knowledge)
+        self.opened = OpenedTables(self.services, self.knowledge, self)
+        #: A folder or URI (and its storage options) to open instead of the remembered database.
+        self.open_at_start = open_at_start
+        self.setAcceptDrops(True)
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
 
@@ -109,6 +130,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
 
         self.description.registryEdited.connect(self._on_registry_edited)
+        self.opened.registryEdited.connect(self._on_registry_edited)
         self.description.message.connect(self.services.show_message)
         self.watcher.touched.connect(self._check_registry)
         self.registryReloaded.connect(self.agent.follow_registry)
@@ -152,6 +174,27 @@ class MainWindow(QMainWindow):
         self.export_json_action = self._action(
             "Export as &JSON…", "Ctrl+Shift+E", lambda: knowledge.ask_export("json"), "Save the rows as JSON"
         )
+        self.open_folder_action = self._action(
+            "&Open Folder…",
+            QKeySequence.StandardKey.Open,
+            self.ask_folder,
+            "Open a LanceDB folder read-only, without registering it",
+        )
+        self.open_uri_action = self._action(
+            "Open &URI…",
+            None,
+            lambda: self.opened.ask_uri(knowledge.read_inputs()),
+            "Open a LanceDB database on object storage (s3://…), read-only",
+        )
+        self.recent_menu = QMenu("Open &Recent", self)
+        self.recent_menu.setObjectName("recentMenu")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.add_to_agents_action = self._action(
+            "&Add to Agents' Databases…",
+            None,
+            self.opened.ask_register,
+            "Register the opened table so that cosh and the MCP server offer it to agents",
+        )
         self.reload_action = self._action(
             "&Reload Registry", "F5", self._on_reload, "Read the registry again"
         )
@@ -176,6 +219,10 @@ class MainWindow(QMainWindow):
 
         menus = self.menuBar()
         file_menu = menus.addMenu("&File")
+        file_menu.addActions([self.open_folder_action, self.open_uri_action])
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addAction(self.add_to_agents_action)
+        file_menu.addSeparator()
         file_menu.addActions([self.export_csv_action, self.export_json_action])
         file_menu.addSeparator()
         file_menu.addActions([self.reload_action, self.demo_action])
@@ -187,6 +234,44 @@ class MainWindow(QMainWindow):
         search_menu.addAction(self.browse_action)
         menus.addMenu("&View").addActions(self.page_actions)
         menus.addMenu("&Help").addActions([shortcuts, about])
+
+    # --- opening folders ------------------------------------------------------------------------------
+
+    def ask_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a LanceDB folder (read-only)", str(Path.home()))
+        if path:
+            self.open_folder(path)
+
+    def open_folder(self, path: str) -> None:
+        self.tasks.start(self.opened.open_place(path, inputs=self.knowledge.read_inputs()), key="open")
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        places = self.opened.recent.places()
+        for place in places:
+            action = self.recent_menu.addAction(place.label)
+            action.triggered.connect(
+                lambda _checked=False, p=place: self.opened.open_recent(p, self.knowledge.read_inputs())
+            )
+        if not places:
+            self.recent_menu.addAction("No folders opened yet").setEnabled(False)
+            return
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction("Clear Recent", self.opened.recent.clear)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if folder_of(event.mimeData()) is not None:
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        folder = folder_of(event.mimeData())
+        if folder is None:
+            super().dropEvent(event)
+            return
+        event.acceptProposedAction()
+        self.open_folder(folder)
 
     def focus_query(self) -> None:
         self.pages.setCurrentWidget(self.knowledge)
@@ -223,11 +308,14 @@ class MainWindow(QMainWindow):
         await self._on_screen()
         await self.services.heavy.ready()
         self.services.set_activity("Ready")
-        if demo_wanted(self.location, self.registry) and await self.build_demo():
+        opening = self.open_at_start
+        if opening is None and demo_wanted(self.location, self.registry) and await self.build_demo():
             self.started.emit()  # building it re-read the registry and opened the demo
             return
         await self.refresh_health()
-        await self.knowledge.choose_database(self._initial_database(), self.knowledge.read_inputs())
+        inputs = self.knowledge.read_inputs()
+        if opening is None or not await self.opened.open_place(opening[0], opening[1], inputs=inputs):
+            await self.knowledge.choose_database(self._initial_database(), inputs)
         self.started.emit()
 
     async def _on_screen(self, timeout_s: float = 1.0) -> None:

@@ -279,7 +279,9 @@ def test_a_width_no_local_model_has_browses_and_search_says_why_not(
         "cannot search wide without a model: no local model of 1000 dimensions is available here"
     )
     assert caught.value.hint is not None
-    assert caught.value.hint.startswith("Browsing works. Choose a model of 1000 dimensions: a cloud model")
+    assert caught.value.hint.startswith(
+        "Browsing works. No model recall-gui knows gives 1000-dimensional vectors; a cloud model"
+    )
     health = run(lambda: check_health(shared_session, opened.entry))
     assert health.info is not None and [p.kind for p in health.problems] == ["model"]
 
