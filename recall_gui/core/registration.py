@@ -97,7 +97,7 @@ def cosh_notes(raw: dict[str, Any]) -> tuple[str, ...]:
     if "table" in raw:
         notes.append(
             f"cosh itself opens the table named like the database: under this name only recall-gui's "
-            f'MCP server finds table "{raw["table"]}" (name the database "{raw["table"]}" for cosh too)'
+            f"MCP server finds table “{raw['table']}” (name the database “{raw['table']}” for cosh too)"
         )
     roles = (("id_column", "ids"), ("content_column", "text"), ("vector_column", "vectors"))
     renamed = [f"its {what} in “{raw[key]}”" for key, what in roles if key in raw]

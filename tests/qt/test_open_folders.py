@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QTableView, QToolButton
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.folders import open_table
@@ -83,7 +83,7 @@ def test_an_opened_folder_is_listed_under_opened_and_searched_as_the_agent_would
     assert window.knowledge.results.caption.text() == "All 12 rows of vectorstore"
     bar = window.knowledge.opened_bar
     assert bar.isVisible()
-    assert window.findChild(QToolButton, "modelButton").text() == "All-MiniLM-L6-v2 (384d)"
+    assert window.findChild(QPushButton, "modelButton").text() == "All-MiniLM-L6-v2 (384d)"
     info = window.findChild(QLabel, "openedInfo")
     assert info.text() == "by width: the only local model of 384 dimensions available"
     assert "opened, not registered: agents cannot search it" in window.findChild(QLabel, "dbInfo").text()
@@ -178,7 +178,7 @@ def test_a_width_no_local_model_has_is_browsed_and_search_says_what_to_do(
     assert banner.message is not None and banner.message.text.startswith(
         "wide: no model to search with: no local model of 1000 dimensions is available here"
     )
-    assert window.findChild(QToolButton, "modelButton").text() == "choose a model"
+    assert window.findChild(QPushButton, "modelButton").text() == "choose a model"
     menu = window.knowledge.opened_bar.menu
     texts = [action.text() for action in menu.actions()]
     assert "none of 1000 dimensions" in texts
@@ -212,7 +212,7 @@ def test_another_model_is_one_click_away_and_the_search_follows_it(
     current = window.knowledge.current
     assert current is not None and current.embedder == EmbedderSpec("local", "BGESmallENV15")
     assert current.model_reason == "chosen by you"
-    assert window.findChild(QToolButton, "modelButton").text() == "BGE-Small-EN-v1.5 (384d)"
+    assert window.findChild(QPushButton, "modelButton").text() == "BGE-Small-EN-v1.5 (384d)"
     assert len([i for i in combo_items(window) if i.startswith("vectorstore")]) == 1  # replaced, not added
 
     by_text = {action.text(): action for action in menu.actions()}
@@ -254,7 +254,7 @@ def test_add_to_agents_databases_registers_it_and_the_mcp_server_offers_it(
     assert dialog.problem.text() == f'Cannot add: a database called "{kb.name}" is already registered.'
     dialog.name_edit.setText("lc-notes")
     assert dialog.add_button.isEnabled()
-    assert 'only recall-gui\'s MCP server finds table "vectorstore"' in dialog.cosh_note.text()
+    assert "only recall-gui's MCP server finds table “vectorstore”" in dialog.cosh_note.text()
     dialog.description_edit.setPlainText("Passwords, capitals and other notes kept by LangChain")
     with waiting_for(loop, window.registryReloaded):
         dialog.add_button.click()
@@ -357,3 +357,25 @@ def test_a_uri_on_s3_opens_with_the_options_typed_and_secrets_stay_out_of_the_re
     assert recent.storage_options["aws_endpoint"] == s3.endpoint
     window.save_state()
     assert SECRET_KEY not in (tmp_path / "config" / "window.ini").read_text()
+
+
+def test_a_folder_given_at_start_that_does_not_exist_is_reported_and_the_registry_opens(
+    kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    from recall_gui.qt import create_window
+
+    missing = tmp_path / "typo"
+    window = create_window(kb.registry_dir, tmp_path / "config", open_path=(str(missing), {}))
+    window.show()
+    try:
+        run(loop, window.start())
+        message = window.services.banner.message
+        assert message is not None and message.text == f"Folder {missing} does not exist"
+        assert window.knowledge.current is not None and window.knowledge.current.name == kb.name
+        assert not missing.exists()
+    finally:
+        run(loop, window.tasks.wait_idle())
+        window.close()
+        run(loop, window.tasks.wait_idle())
+        run(loop, window.aclose())
+        window.deleteLater()

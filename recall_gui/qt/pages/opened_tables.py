@@ -102,7 +102,7 @@ class OpenedTables(QObject):
             await self.open_table(folder, folder.table(wanted).name, inputs=inputs)
         except RecallError as error:
             services.set_activity("Ready")
-            services.show_error(error, "database")
+            services.show_error(error)  # "general": it stays when another database is opened instead
             return False
         return True
 

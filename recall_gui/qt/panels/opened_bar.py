@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QWidget
 
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.widgets import push_button
@@ -27,10 +27,8 @@ class OpenedBar(QWidget):
         self.info.setObjectName("openedInfo")
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.model_button = QToolButton()
+        self.model_button = QPushButton()
         self.model_button.setObjectName("modelButton")
-        self.model_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.model_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.menu = QMenu(self.model_button)
         self.menu.setObjectName("modelMenu")
         self.menu.setToolTipsVisible(True)

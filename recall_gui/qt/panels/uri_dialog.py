@@ -49,7 +49,7 @@ class UriDialog(QDialog):
         intro = QLabel(
             "Open a LanceDB database on object storage (S3 or S3-compatible, GCS, Azure), read-only and "
             "without registering it. Credentials can also come from the usual variables (AWS_ACCESS_KEY_ID, "
-            "…); options typed here are not saved in the recent list if they are secrets."
+            "…). Secret options (keys, tokens) are never kept in the recent list."
         )
         intro.setWordWrap(True)
         self.uri_edit = QLineEdit(uri)
