@@ -55,7 +55,7 @@ async def _register(args: argparse.Namespace) -> str:
         entry = opened.entry
         request = Registration(args.name, args.description, entry.embedder, active=not args.inactive)
         done = await register_table(session, where.directory, entry, request)
-    for note in done.cosh_notes:
+    for note in done.notes:
         print(f"note: {note}", file=sys.stderr)
     state = "inactive: agents cannot search it until it is activated" if args.inactive else "active"
     return (

@@ -1,7 +1,8 @@
 """Adding an opened table to the agents' databases: a cosh registry entry, written safely.
 
 The entry is cosh's (``name``, ``uri``, ``description``, ``embedder``, ``created_at``) plus the optional
-keys this app reads where the table needs them (``table``, the column names, ``storage_options``). It is
+keys this app reads where the table needs them (``table``, the column names, ``storage_options`` without
+credentials: those stay in the environment, as everywhere else in this app). It is
 refused, with one line saying why, when the name is taken, the place holds no such table, or the model's
 width is not the table's. The registry file is re-read and changed in place (unknown fields and entries
 kept, a file that does not parse never written; see :func:`recall_gui.core.registry.add_database`).
@@ -20,6 +21,7 @@ from recall_gui.core.folders import place_of, read_folder
 from recall_gui.core.model_detection import require_fit
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec, add_database, load_registry
 from recall_gui.core.session import Session
+from recall_gui.core.target import is_secret_option, without_secrets
 
 #: The column names cosh itself reads; a table with others needs this app's optional registry keys.
 COSH_COLUMNS = ("id", "content", "vector")
@@ -38,11 +40,11 @@ class Registration:
 
 @dataclass(frozen=True)
 class Registered:
-    """The entry as written, and what cosh itself will not be able to do with it."""
+    """The entry as written, and what the user should know about it (see :func:`registration_notes`)."""
 
     raw: dict[str, Any]
     registry_file: Path
-    cosh_notes: tuple[str, ...]
+    notes: tuple[str, ...]
 
 
 def embedder_json(spec: EmbedderSpec) -> dict[str, Any]:
@@ -86,14 +88,22 @@ def registry_entry(
     for key, column, cosh in zip(keys, found, COSH_COLUMNS, strict=True):
         if column is not None and column != cosh:
             raw[key] = column
-    if entry.storage_options:
-        raw["storage_options"] = dict(entry.storage_options)
+    storage = without_secrets(entry.storage_options)
+    if storage:
+        raw["storage_options"] = storage
     return raw
 
 
-def cosh_notes(raw: dict[str, Any]) -> tuple[str, ...]:
-    """What cosh itself ignores in ``raw`` (recall-gui's MCP server reads all of it)."""
+def registration_notes(raw: dict[str, Any], entry: DatabaseEntry) -> tuple[str, ...]:
+    """What cosh itself ignores in ``raw`` (recall-gui's MCP server reads all of it), and the credentials
+    that were not written."""
     notes = []
+    withheld = sorted(name for name in entry.storage_options if is_secret_option(name))
+    if withheld:
+        notes.append(
+            f"the credentials ({', '.join(withheld)}) were not written to the registry: give cosh and the "
+            "MCP server the AWS_* (or your store's) variables in their environment"
+        )
     if "table" in raw:
         notes.append(
             f"cosh itself opens the table named like the database: under this name only recall-gui's "
@@ -127,4 +137,4 @@ async def register_table(
     require_fit(request.embedder, table.columns.vector_dim, table.name)
     raw = registry_entry(entry, table.columns, request, int(time.time() * 1000))
     add_database(registry_dir, raw, active=request.active)
-    return Registered(raw, registry_dir / "rag_dbs.json", cosh_notes(raw))
+    return Registered(raw, registry_dir / "rag_dbs.json", registration_notes(raw, entry))

@@ -8,17 +8,15 @@ place that needs them is reopened with the AWS_* variables or through Open URIâ€
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from recall_gui.core.target import without_secrets
 from recall_gui.qt.settings import WindowMemory
 
 RECENT_KEY = "opened/recent"
 #: How many places File â–¸ Open Recent lists.
 MAX_RECENT = 10
-#: Storage option names that hold secrets (aws_secret_access_key, azure_storage_sas_token, ...).
-_SECRET = re.compile(r"secret|token|password|key|credential|sas|signature", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -38,10 +36,6 @@ class RecentPlace:
         if self.storage_options:
             data["storage_options"] = dict(self.storage_options)
         return data
-
-
-def without_secrets(options: Mapping[str, str]) -> dict[str, str]:
-    return {key: value for key, value in options.items() if not _SECRET.search(key)}
 
 
 class RecentPlaces:

@@ -126,7 +126,7 @@ def test_a_langchain_table_gets_the_local_model_of_its_width(
     request = Registration("my-notes", "LangChain notes", MINILM, active=False)
     done = register(shared_session, registry, opened.entry, request)
     assert done.raw["table"] == "vectorstore" and done.raw["content_column"] == "text"
-    assert len(done.cosh_notes) == 2 and "vectorstore" in done.cosh_notes[0]
+    assert len(done.notes) == 2 and "vectorstore" in done.notes[0]
     written = json.loads((registry / "rag_dbs.json").read_text())
     assert written["schema_version"] == 7
     assert written["dbs"][0]["added_by_cosh_later"] == {"keep": True}
@@ -180,7 +180,7 @@ def test_a_folder_on_s3_opens_with_the_registrys_storage_options(
 ) -> None:
     import boto3
 
-    from tests.s3server import SECRET_KEY, upload_tree
+    from tests.s3server import SECRET_KEY, environment, upload_tree
 
     local = tmp_path / "to-upload"
     write_lancedb_registry_table(local, "docs", passage_vectors, model="all-MiniLM-L6-v2")
@@ -209,9 +209,17 @@ def test_a_folder_on_s3_opens_with_the_registrys_storage_options(
     registry = tmp_path / "registry"
     request = Registration("team-kb", "The team's notes on S3", MINILM)
     done = register(shared_session, registry, opened.entry, request)
-    assert done.raw["uri"] == uri and done.raw["storage_options"] == options
-    assert done.raw["table"] == "docs"
-    registered_copy_matches(shared_session, registry, opened, "team-kb")
+    assert done.raw["uri"] == uri and done.raw["table"] == "docs"
+    assert done.raw["storage_options"] == {
+        k: options[k] for k in ("aws_endpoint", "aws_region", "allow_http")
+    }
+    assert done.notes[0].startswith(
+        "the credentials (aws_access_key_id, aws_secret_access_key) were not written to the registry"
+    )
+    assert SECRET_KEY not in (registry / "rag_dbs.json").read_text()
+    credentials = {"AWS_ACCESS_KEY_ID": options["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+    with environment(credentials):  # where cosh and the MCP server get them
+        registered_copy_matches(shared_session, registry, opened, "team-kb")
     with pytest.raises(FolderError, match=r"no LanceDB table in s3://"):
         run(lambda: open_table(shared_session, s3.uri("team", "elsewhere"), storage_options=options))
     keys_after = sorted((o["Key"], o["ETag"]) for o in client.list_objects_v2(Bucket=s3.bucket)["Contents"])

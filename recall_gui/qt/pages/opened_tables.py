@@ -207,7 +207,7 @@ class OpenedTables(QObject):
         state = "active"
         if not request.active:
             state = "inactive: tick it on the description page to let agents search it"
-        notes = "".join(f" Note: {note}." for note in done.cosh_notes)
+        notes = "".join(f" Note: {note}." for note in done.notes)
         services.show_message(
             UserMessage(
                 f"Added {request.name} to the agents' databases ({state}).",

@@ -135,7 +135,7 @@ class AddDatabaseDialog(QDialog):
         )
 
     def _check(self) -> None:
-        from recall_gui.core.registration import Registration, check_name, cosh_notes, registry_entry
+        from recall_gui.core.registration import Registration, check_name, registration_notes, registry_entry
 
         name = self.name_edit.text()
         problem = check_name(name, self.taken)
@@ -145,7 +145,7 @@ class AddDatabaseDialog(QDialog):
         notes: tuple[str, ...] = ()
         if spec is not None and name.strip():
             raw = registry_entry(self.entry, self.columns, Registration(name, "", spec), 0)
-            notes = cosh_notes(raw)
+            notes = registration_notes(raw, self.entry)
         self.cosh_note.setText("\n".join(f"Note: {note}." for note in notes))
         self.cosh_note.setVisible(bool(notes))
         self.problem.setText(f"Cannot add: {problem}." if problem else "")
