@@ -131,6 +131,7 @@ class MainWindow(QMainWindow):
 
         self.description.registryEdited.connect(self._on_registry_edited)
         self.opened.registryEdited.connect(self._on_registry_edited)
+        self.opened.pickerCancelled.connect(self._on_picker_cancelled)
         self.description.message.connect(self.services.show_message)
         self.watcher.touched.connect(self._check_registry)
         self.registryReloaded.connect(self.agent.follow_registry)
@@ -244,6 +245,11 @@ class MainWindow(QMainWindow):
 
     def open_folder(self, path: str) -> None:
         self.tasks.start(self.opened.open_place(path, inputs=self.knowledge.read_inputs()), key="open")
+
+    def _on_picker_cancelled(self) -> None:
+        if self.knowledge.current is None:  # started on a folder, then no table chosen: the usual one
+            inputs = self.knowledge.read_inputs()
+            self.tasks.start(self.knowledge.choose_database(self._initial_database(), inputs), key="choose")
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()

@@ -379,3 +379,30 @@ def test_a_folder_given_at_start_that_does_not_exist_is_reported_and_the_registr
         run(loop, window.tasks.wait_idle())
         run(loop, window.aclose())
         window.deleteLater()
+
+
+def test_a_folder_of_several_tables_given_at_start_falls_back_to_the_registry_if_none_is_chosen(
+    kb: KnowledgeBase, passage_vectors: Any, loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    from recall_gui.qt import create_window
+
+    db = tmp_path / "two"
+    write_lance_table(db, "alpha", tuple(PASSAGES), tuple(PASSAGES.values()), passage_vectors)
+    write_langchain_table(db, "beta", passage_vectors[:5])
+    window = create_window(kb.registry_dir, tmp_path / "config", open_path=(str(db), {}))
+    window.show()
+    try:
+        with waiting_for(loop, window.opened.pickerShown):
+            window.begin()
+        assert window.knowledge.current is None
+        picker = window.opened.picker
+        assert picker is not None
+        with waiting_for(loop, window.knowledge.browseReady):
+            picker.reject()
+        assert window.knowledge.current is not None and window.knowledge.current.name == kb.name
+    finally:
+        run(loop, window.tasks.wait_idle())
+        window.close()
+        run(loop, window.tasks.wait_idle())
+        run(loop, window.aclose())
+        window.deleteLater()

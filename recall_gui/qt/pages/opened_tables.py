@@ -57,6 +57,8 @@ class OpenedTables(QObject):
     registryEdited = Signal()
     #: The table picker is shown (tests choose in it).
     pickerShown = Signal()
+    #: The table picker was closed without a choice.
+    pickerCancelled = Signal()
     #: The "Add to agents' databases" dialog is shown.
     addDialogShown = Signal()
 
@@ -116,6 +118,7 @@ class OpenedTables(QObject):
                 self.services.tasks.start(self.open_table(folder, name, inputs=inputs), key="open")
 
         picker.accepted.connect(chosen)
+        picker.rejected.connect(self.pickerCancelled)
         picker.finished.connect(picker.deleteLater)
         self.picker = picker
         picker.open()
