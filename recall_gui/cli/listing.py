@@ -109,9 +109,9 @@ async def folder_rows(path: str, storage: dict[str, str]) -> tuple[list[dict[str
             else:
                 healths.append(await check_health(session, opened_entry(folder, table)))
     notes = [
-        f"{h.entry.name}: model {h.entry.embedder.label} ({h.entry.model_reason})"
+        f"{h.entry.name}: {h.entry.embedder.label}, {h.entry.model_reason}"
         for h in healths
-        if h.entry.model_reason
+        if h.entry.model_reason and h.entry.embedder.kind != "unknown"  # else a problem line says why
     ]
     return rows_of(healths), notes
 

@@ -29,7 +29,10 @@ def add_to(commands: Any) -> None:
         "of its width): a cosh name (AllMiniLML6V2), a Hugging Face id, or provider/model",
     )
     parser.add_argument(
-        "--description", default="", help="what the database holds: agents read it to decide when to search"
+        "--description",
+        default="",
+        metavar="TEXT",
+        help="what the database holds: agents read it to decide when to search",
     )
     parser.add_argument(
         "--inactive", action="store_true", help="register it without letting agents search it yet"
@@ -60,7 +63,7 @@ async def _register(args: argparse.Namespace) -> str:
     state = "inactive: agents cannot search it until it is activated" if args.inactive else "active"
     return (
         f'registered "{args.name}" ({state}) in {done.registry_file}: table "{entry.table_name}" of '
-        f"{entry.uri}, model {entry.embedder.label} ({entry.model_reason})\n"
+        f"{entry.uri}, model {entry.embedder.label}, {entry.model_reason}\n"
     )
 
 

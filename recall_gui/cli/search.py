@@ -93,7 +93,7 @@ async def _search_folder(
     )
     if args.verbose:
         entry = opened.entry
-        print(f"model: {entry.embedder.label} ({entry.model_reason})", file=sys.stderr)
+        print(f"model: {entry.embedder.label}, {entry.model_reason}", file=sys.stderr)
     return await harness.search_database(opened.entry, query, limit)
 
 

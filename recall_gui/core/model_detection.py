@@ -263,13 +263,16 @@ def no_model_error(entry: DatabaseEntry, width: int) -> ModelUnavailableError:
     """Why an opened table cannot be searched yet, and what to do."""
     return ModelUnavailableError(
         f"cannot search {entry.name} without a model: {_why_none(entry, width)}",
-        hint="Browsing works. " + _choose_hint(width),
+        hint="The table can still be browsed. " + _choose_hint(width),
     )
 
 
 def no_model_problem(entry: DatabaseEntry, width: int) -> tuple[str, str]:
     """:func:`no_model_error` as a health check says it (after the database's name): message and hint."""
-    return f"no model to search with: {_why_none(entry, width)}", "Browsing works. " + _choose_hint(width)
+    return (
+        f"no model to search with: {_why_none(entry, width)}",
+        "The table can still be browsed. " + _choose_hint(width),
+    )
 
 
 def _why_none(entry: DatabaseEntry, width: int) -> str:

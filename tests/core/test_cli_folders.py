@@ -73,8 +73,8 @@ def test_register_then_the_agent_search_and_the_folder_search_print_the_same_jso
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
         f'registered "lc-notes" (active) in {registry / "rag_dbs.json"}: table "vectorstore" of '
-        f"{db.resolve()}, model All-MiniLM-L6-v2 (384d) (by width: the only local model of 384 dimensions "
-        "available)\n"
+        f"{db.resolve()}, model All-MiniLM-L6-v2 (384d), by width: the only local model of 384 dimensions "
+        "available\n"
     )
     assert "note: cosh itself opens the table named like the database" in done.stderr
     entry = json.loads((registry / "rag_dbs.json").read_text())["dbs"][1]
@@ -92,7 +92,7 @@ def test_register_then_the_agent_search_and_the_folder_search_print_the_same_jso
     assert by_name.returncode == by_path.returncode == 0, by_path.stderr
     assert by_path.stdout == by_name.stdout
     assert json.loads(by_path.stdout)["results"][0]["id"] == "lc-paris"
-    assert "model: All-MiniLM-L6-v2 (384d) (by width: the only local model" in by_path.stderr
+    assert "model: All-MiniLM-L6-v2 (384d), by width: the only local model" in by_path.stderr
 
     listing = asyncio.run(probe_listing(registry))
     assert "lc-notes" in listing.tools[0]["description"]
@@ -145,7 +145,7 @@ def test_list_path_prints_every_table_in_the_registrys_shape(passage_vectors: An
     ]
     assert rows[0]["health"] == registered["health"] and not rows[1]["problems"]
     text = cli("list", "--path", str(db))
-    assert "beta: model All-MiniLM-L6-v2 (384d) (from the table's metadata" in text.stdout
+    assert "beta: All-MiniLM-L6-v2 (384d), from the table's metadata" in text.stdout
 
 
 @pytest.mark.parametrize(

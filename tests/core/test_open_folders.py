@@ -288,7 +288,7 @@ def test_a_width_no_local_model_has_browses_and_search_says_why_not(
     )
     assert caught.value.hint is not None
     assert caught.value.hint.startswith(
-        "Browsing works. No model recall-gui knows gives 1000-dimensional vectors; a cloud model"
+        "The table can still be browsed. No model recall-gui knows gives 1000-dimensional vectors"
     )
     health = run(lambda: check_health(shared_session, opened.entry))
     assert health.info is not None and [p.kind for p in health.problems] == ["model"]
