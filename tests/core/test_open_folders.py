@@ -303,6 +303,12 @@ def test_a_width_no_local_model_has_browses_and_search_says_why_not(
         with pytest.raises(RecallError, match=expected):
             register(shared_session, registry, opened.entry, Registration("wide", "", spec))
     assert not registry.exists()
+    # A cloud model whose width nobody knows is taken at the table's width (as cosh's harness does).
+    in_house = EmbedderSpec("cloud", "in-house-embedder", "ollama")
+    named = run(lambda: open_table(shared_session, str(db), model="ollama/in-house-embedder"))
+    assert (named.entry.embedder, named.entry.model_reason) == (in_house, "chosen by you")
+    done = register(shared_session, registry, named.entry, Registration("wide", "", in_house))
+    assert done.raw["embedder"] == {"Cloud": {"provider": "ollama", "model": "in-house-embedder"}}
     assert snapshot_tree(db) == before
 
 
