@@ -12,11 +12,11 @@ import sys
 from collections.abc import Sequence
 
 from recall_gui import __version__
-from recall_gui.cli import demo, listing, log, mcp, search, tool, window
+from recall_gui.cli import demo, listing, log, mcp, register, search, tool, window
 from recall_gui.cli.common import registry_option, report_error
 from recall_gui.core.errors import RecallError
 
-COMMANDS = (search, tool, listing, demo, mcp, log)
+COMMANDS = (search, tool, listing, register, demo, mcp, log)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,12 +35,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_names() -> frozenset[str]:
+    return frozenset(command.NAME for command in COMMANDS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from recall_gui.runtime import configure_process
 
     configure_process()
-    args = build_parser().parse_args(argv)
+    words = window.path_as_open(command_names(), sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(words)
     try:
+        window.refuse_misplaced(args)
         return int(args.run(args))
     except RecallError as error:
         report_error(error.message, error.hint)

@@ -89,3 +89,31 @@ def write_stdout(text: str) -> None:
     else:
         buffer.write(text.encode("utf-8"))
     sys.stdout.flush()
+
+
+def storage_option_arg(parser: argparse.ArgumentParser, *, dest: str = "storage_option") -> None:
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        dest=dest,
+        metavar="KEY=VALUE",
+        help="an object-store option, as a registry entry's storage_options holds them (repeatable; "
+        "e.g. aws_endpoint=http://127.0.0.1:9000); the AWS_* variables work too",
+    )
+
+
+def storage_options(values: list[str] | None) -> dict[str, str]:
+    """``KEY=VALUE`` words as a mapping; refuses one without ``=`` or a key given twice."""
+    options: dict[str, str] = {}
+    for value in values or []:
+        key, sep, text = value.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InvalidInputError(
+                f"--storage-option {value!r} is not KEY=VALUE",
+                hint="Give each option as KEY=VALUE, e.g. --storage-option aws_region=eu-west-1.",
+            )
+        if key in options and options[key] != text:
+            raise InvalidInputError(f"--storage-option {key} was given twice with different values")
+        options[key] = text
+    return options

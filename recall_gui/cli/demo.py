@@ -11,10 +11,12 @@ from typing import Any
 from recall_gui.cli.common import chosen_registry, registry_option, write_stdout
 from recall_gui.core.paths import REGISTRY_ENV, app_registry_dir
 
+NAME = "demo"
+
 
 def add_to(commands: Any) -> None:
     parser = commands.add_parser(
-        "demo",
+        NAME,
         help="build (or rebuild) the demo knowledge base",
         description="Build the demo knowledge base (Python's help topics, embedded with the packaged "
         "model) in the app's data folder and register it in the app's own registry.",

@@ -5,32 +5,55 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from recall_gui.cli.common import location, registry_option, warn_problems, warn_suffix, write_stdout
+from recall_gui.cli.common import (
+    chosen_registry,
+    location,
+    registry_option,
+    warn_problems,
+    warn_suffix,
+    write_stdout,
+)
+from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import load_registry
+
+if TYPE_CHECKING:
+    from recall_gui.core.health import DatabaseHealth
+
+
+NAME = "list"
 
 
 def add_to(commands: Any) -> None:
     parser = commands.add_parser(
-        "list",
+        NAME,
         help="list every database with its health",
         description="List every database of the registry with its table, model, size and health "
         "(folder, table, model, dimension).",
     )
     registry_option(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_path_options(parser, table_and_model=False)
     parser.set_defaults(run=run)
 
 
 async def list_rows(where: RegistryLocation) -> list[dict[str, Any]]:
-    from recall_gui.core.health import CHECKS, check_health
+    from recall_gui.core.health import check_health
     from recall_gui.core.session import Session
 
     registry = load_registry(where.directory)
     async with Session() as session:
         healths = await asyncio.gather(*(check_health(session, entry) for entry in registry.databases))
+    return rows_of(healths)
+
+
+def rows_of(healths: Sequence[DatabaseHealth]) -> list[dict[str, Any]]:
+    from recall_gui.core.health import CHECKS
+
     rows = []
     for health in healths:
         entry, info = health.entry, health.info
@@ -77,7 +100,46 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+async def folder_rows(path: str, storage: dict[str, str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every table of an unregistered folder, in the rows' shape, and how each one's model was chosen."""
+    from recall_gui.core.folders import opened_entry, place_of, read_folder
+    from recall_gui.core.health import DatabaseHealth, HealthProblem, check_health
+    from recall_gui.core.model_detection import NO_MODEL
+    from recall_gui.core.registry import DatabaseEntry
+    from recall_gui.core.session import Session
+
+    async with Session() as session:
+        folder = await read_folder(session, place_of(path, storage))
+        healths: list[DatabaseHealth] = []
+        for table in folder.tables:
+            if table.columns is None:  # listed with what is wrong, like a registered table
+                entry = DatabaseEntry(table.name, folder.place.uri, "", NO_MODEL, origin="opened")
+                problem = HealthProblem("columns", table.problem or "the table cannot be read")
+                healths.append(DatabaseHealth(entry, None, (problem,)))
+            else:
+                healths.append(await check_health(session, opened_entry(folder, table)))
+    notes = [
+        f"{h.entry.name}: {h.entry.embedder.label}, {h.entry.model_reason}"
+        for h in healths
+        if h.entry.model_reason and h.entry.embedder.kind != "unknown"  # else a problem line says why
+    ]
+    return rows_of(healths), notes
+
+
 def run(args: argparse.Namespace) -> int:
+    refuse_without_path(args)
+    if args.path is not None:
+        if chosen_registry(args) is not None:
+            raise InvalidInputError(
+                "--registry has no use with --path: a folder is listed without the registry",
+                hint="Leave --registry out, or list the registry's databases without --path.",
+            )
+        rows, notes = asyncio.run(folder_rows(args.path, path_storage(args)))
+        text = json.dumps(rows, indent=2, ensure_ascii=False) if args.json else format_table(rows)
+        if not args.json and notes:
+            text += "\n" + "\n".join(notes)
+        write_stdout(text + "\n")
+        return 0
     where = location(args)
     warn_problems(where)
     warn_suffix(where)

@@ -24,13 +24,15 @@ from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
 if TYPE_CHECKING:
     from recall_gui.core.agent_review import Coverage
 
+NAME = "log"
+
 #: How much of a query one line of the listing quotes.
 QUERY_CHARS = 80
 
 
 def add_to(commands: Any) -> None:
     parser = commands.add_parser(
-        "log",
+        NAME,
         help="the calls agents made to recall-gui mcp, and which entries they reached",
         description="Print the calls recorded by `recall-gui mcp` (oldest first): time, client, database, "
         "query, result count and milliseconds, or with --json one object per call as stored. With "

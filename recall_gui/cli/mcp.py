@@ -7,6 +7,8 @@ from typing import Any
 
 from recall_gui.cli.common import location, registry_option, warn_problems
 
+NAME = "mcp"
+
 
 def add_to(commands: Any) -> None:
     description = (
@@ -14,7 +16,7 @@ def add_to(commands: Any) -> None:
         "a call returns exactly what `recall-gui search` prints. The server only reads."
     )
     parser = commands.add_parser(
-        "mcp", help="serve recall_search to MCP clients over stdio", description=description
+        NAME, help="serve recall_search to MCP clients over stdio", description=description
     )
     registry_option(parser)
     parser.set_defaults(run=run)

@@ -6,24 +6,32 @@ import argparse
 import asyncio
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.core.errors import RecallError
+from recall_gui.cli.common import chosen_registry, location, registry_option, write_stdout
+from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.core.errors import InvalidInputError, RecallError
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import load_registry
 from recall_gui.core.types import DEFAULT_LIMIT
 
+if TYPE_CHECKING:
+    from recall_gui.core.harness import Harness, SearchReport
+
+
+NAME = "search"
+
 
 def add_to(commands: Any) -> None:
     parser = commands.add_parser(
-        "search",
+        NAME,
         help="run recall_search and print the JSON an agent gets",
         description="Search an active database exactly as an agent's recall_search call does, and print "
         "the JSON the agent would get.",
     )
     registry_option(parser)
-    parser.add_argument("--db", required=True, metavar="NAME", help="name of an active database")
+    parser.add_argument("--db", metavar="NAME", help="name of an active database")
+    add_path_options(parser)
     parser.add_argument(
         "--limit",
         default=str(DEFAULT_LIMIT),
@@ -56,6 +64,42 @@ def _demo_hint(where: RegistryLocation) -> str | None:
     return None
 
 
+def _refuse_mixed(args: argparse.Namespace) -> None:
+    if args.db is not None and args.path is not None:
+        raise InvalidInputError(
+            "--db and --path were both given",
+            hint="Search a registered database (--db) or a folder (--path).",
+        )
+    if args.db is None and args.path is None:
+        raise InvalidInputError(
+            "no database given",
+            hint="Name an active database with --db NAME, or a LanceDB folder with --path PATH.",
+        )
+    refuse_without_path(args)
+    if args.path is not None and chosen_registry(args) is not None:
+        raise InvalidInputError(
+            "--registry has no use with --path: a folder is searched without the registry",
+            hint="Leave --registry out, or search a registered database with --db.",
+        )
+
+
+async def _search_folder(
+    harness: Harness, args: argparse.Namespace, arguments: dict[str, Any]
+) -> SearchReport:
+    """The agent's search on a table of an unregistered folder (the same pipeline, the same JSON)."""
+    from recall_gui.core.folders import open_table
+    from recall_gui.core.harness import parse_arguments
+
+    _db, query, limit = parse_arguments({**arguments, "db_name": ""})
+    opened = await open_table(
+        harness.session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
+    )
+    if args.verbose:
+        entry = opened.entry
+        print(f"model: {entry.embedder.label}, {entry.model_reason}", file=sys.stderr)
+    return await harness.search_database(opened.entry, query, limit)
+
+
 async def _search(args: argparse.Namespace) -> str:
     from recall_gui.core.harness import Harness
 
@@ -63,9 +107,12 @@ async def _search(args: argparse.Namespace) -> str:
     harness = Harness(where.directory)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
-        report = await harness.run(arguments)
+        if args.path is None:
+            report = await harness.run(arguments)
+        else:
+            report = await _search_folder(harness, args, arguments)
     except RecallError as error:
-        hint = _demo_hint(where)
+        hint = _demo_hint(where) if args.path is None else None
         if hint and not error.hint:
             error.hint = hint
         raise
@@ -84,5 +131,6 @@ async def _search(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    _refuse_mixed(args)
     write_stdout(asyncio.run(_search(args)) + "\n")
     return 0

@@ -10,10 +10,12 @@ from recall_gui.core.registry import load_registry
 from recall_gui.core.suffix import served_tool
 from recall_gui.core.suffix_store import SuffixStore
 
+NAME = "tool"
+
 
 def add_to(commands: Any) -> None:
     parser = commands.add_parser(
-        "tool",
+        NAME,
         help="print the MCP tool object an agent would get now",
         description="Print the recall_search tool (name, description, input schema) as an MCP client "
         "gets it from `recall-gui mcp` now.",

@@ -66,6 +66,10 @@ class ColumnError(RecallError):
     """The id, content or vector column of a table cannot be found."""
 
 
+class FolderError(RecallError):
+    """A folder or URI opened by hand holds no LanceDB table that can be read."""
+
+
 class StorageError(RecallError):
     """Reading the table failed after it was opened (remote storage gone, corrupt files, ...)."""
 

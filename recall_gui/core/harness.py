@@ -15,6 +15,7 @@ from typing import Any
 
 from recall_gui.core.embedders.base import QueryVector, Vector
 from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
+from recall_gui.core.model_detection import no_model_error
 from recall_gui.core.nearest import open_for_search, rank, require_width
 from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
 from recall_gui.core.session import Session
@@ -183,7 +184,10 @@ class Harness:
         try:
             opened = await open_for_search(self.session, target)
             table_dim = opened.columns.vector_dim
-            if spec.dim is not None and not (query_vector is not None and query_vector.given_vector):
+            given = query_vector is not None and query_vector.given_vector
+            if spec.kind == "unknown" and not given:  # an opened table no model fits: say why, what to do
+                raise no_model_error(entry, table_dim)
+            if spec.dim is not None and not given:
                 require_width(
                     spec.dim,
                     table_dim,

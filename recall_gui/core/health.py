@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from recall_gui.core.browse import TableInfo, describe_table
 from recall_gui.core.embedders import model_problem
 from recall_gui.core.errors import ColumnError, ConnectError, RecallError
+from recall_gui.core.model_detection import no_model_problem
 from recall_gui.core.registry import DatabaseEntry
 from recall_gui.core.session import Session
 
@@ -63,7 +64,10 @@ async def check_health(session: Session, entry: DatabaseEntry) -> DatabaseHealth
     except RecallError as error:
         problems.append(HealthProblem("storage", error.message, error.hint))
     reason = model_problem(entry.embedder)
-    if reason is not None:
+    if entry.embedder.kind == "unknown" and info is not None:
+        message, hint = no_model_problem(entry, info.columns.vector_dim)
+        problems.append(HealthProblem("model", message, hint))
+    elif reason is not None:
         problems.append(HealthProblem("model", f"model unavailable: {reason}"))
     model_dim = entry.embedder.dim
     if info is not None and model_dim is not None and model_dim != info.columns.vector_dim:

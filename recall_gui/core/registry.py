@@ -26,6 +26,8 @@ from recall_gui.core.surrogates import first_surrogate, is_unicode, replaced, sh
 from recall_gui.core.target import TableOptions, TableTarget
 
 EmbedderKind = Literal["local", "cloud", "unknown"]
+#: Where an entry comes from: the registry's files, or a folder the user opened without registering it.
+Origin = Literal["registry", "opened"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class EmbedderSpec:
     @property
     def label(self) -> str:
         """cosh's label, as its tool suffix prints it."""
+        if self.kind == "unknown" and not self.model:
+            return "no model"
         if self.kind == "cloud":
             return cloud_label(self.provider or "", self.model)
         known = local_model(self.model) if self.kind == "local" else None
@@ -88,6 +92,10 @@ class DatabaseEntry:
     columns: ColumnOverrides = field(default_factory=ColumnOverrides)
     metric: str | None = None
     storage_options: Mapping[str, str] = field(default_factory=dict)
+    #: "opened": a table the user opened by its folder; it is never written to the registry.
+    origin: Origin = "registry"
+    #: How the model of an opened table was chosen ("from the table's metadata", "by width: ...").
+    model_reason: str = ""
 
     @property
     def table_name(self) -> str:
@@ -527,3 +535,32 @@ def register_database(directory: Path, raw_entry: Mapping[str, Any], *, active: 
 
     _rewrite(path, change)
     set_active(directory, str(raw_entry["name"]), active)
+
+
+def add_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool) -> None:
+    """Add a database the user asked for; refuses a name the registry already has (never replaces one).
+
+    The check runs on the file as it is when written, so an entry another program added meanwhile under
+    the same name is refused too, not overwritten.
+    """
+    directory = Path(directory)
+    path = directory / DBS_FILE
+    name = str(raw_entry["name"])
+    if active:
+        _read_for_update(directory / ACTIVE_FILE)  # refuse before writing anything if it does not parse
+
+    def change(data: Any) -> Any:
+        if data is None:
+            data = {"dbs": []}
+        entries = _dbs_array(path, data)
+        if any(isinstance(e, dict) and e.get("name") == name for e in entries):
+            raise RegistryError(
+                f'not saved: a database called "{name}" is already registered in {path}',
+                hint="Choose another name.",
+            )
+        entries.append(dict(raw_entry))
+        return data
+
+    _rewrite(path, change)
+    if active:
+        set_active(directory, name, True)

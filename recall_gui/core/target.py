@@ -3,12 +3,25 @@ registry entry (or an opened folder) gives for reading it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from recall_gui.core.columns import ColumnOverrides
 
 StorageKey = tuple[tuple[str, str], ...]
+
+#: Storage option names that hold credentials (aws_secret_access_key, azure_storage_sas_token, ...).
+_SECRET_OPTION = re.compile(r"secret|token|password|key|credential|sas|signature", re.IGNORECASE)
+
+
+def is_secret_option(name: str) -> bool:
+    return _SECRET_OPTION.search(name) is not None
+
+
+def without_secrets(options: Mapping[str, str]) -> dict[str, str]:
+    """``options`` minus credentials: what may be written to a settings or registry file."""
+    return {name: value for name, value in options.items() if not is_secret_option(name)}
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ for the ``recall-gui`` command).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,10 +17,13 @@ if TYPE_CHECKING:
 
 
 def create_window(
-    registry_dir: str | os.PathLike[str] | None = None, config_dir: str | os.PathLike[str] | None = None
+    registry_dir: str | os.PathLike[str] | None = None,
+    config_dir: str | os.PathLike[str] | None = None,
+    open_path: tuple[str, Mapping[str, str]] | None = None,
 ) -> MainWindow:
     """The main window for ``registry_dir`` (default: ``--registry`` rules: $RECALL_REGISTRY_DIR, cosh's,
-    else the app's own) keeping its settings in ``config_dir`` (default: the app's config dir).
+    else the app's own) keeping its settings in ``config_dir`` (default: the app's config dir); with
+    ``open_path`` (a folder or URI and its storage options), start on that folder's table instead.
 
     Nothing runs until the caller starts it: ``window.begin()`` (or ``await window.start()``) loads the
     libraries, checks the databases and opens one; with the app's own empty registry it builds the demo.
@@ -29,4 +33,4 @@ def create_window(
 
     location = resolve_registry_dir(registry_dir)
     config = Path(config_dir).expanduser() if config_dir is not None else app_config_dir()
-    return MainWindow(location, config)
+    return MainWindow(location, config, open_path)

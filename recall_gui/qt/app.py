@@ -46,8 +46,14 @@ def configure_qt_process() -> None:
     os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
 
 
-def run_app(registry_dir: str | None = None, *, smoke: bool = False) -> int:
-    """Open the window on ``registry_dir`` (or the default registry) and run until it is closed.
+def run_app(
+    registry_dir: str | None = None,
+    *,
+    smoke: bool = False,
+    open_path: tuple[str, Mapping[str, str]] | None = None,
+) -> int:
+    """Open the window on ``registry_dir`` (or the default registry) and run until it is closed; with
+    ``open_path``, on that LanceDB folder or URI (with its storage options) instead of a registered database.
 
     With ``smoke``, check that the window works (:mod:`recall_gui.qt.smoke`) and quit: 0 if it does.
     """
@@ -70,7 +76,7 @@ def run_app(registry_dir: str | None = None, *, smoke: bool = False) -> int:
     app.setDesktopFileName(DESKTOP_FILE_NAME)
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # the loop below ends the app, after cleaning up
-    window = create_window(registry_dir)
+    window = create_window(registry_dir, open_path=open_path)
     outcome = 0
 
     async def main() -> None:

@@ -8,13 +8,23 @@ not the window; a new page (an agent view, benchmarks) is one more ``addTab``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from recall_gui import __version__
 from recall_gui.core.app_settings import SettingsStore
@@ -31,6 +41,7 @@ from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.pages.log_page import LogPage
+from recall_gui.qt.pages.opened_tables import OpenedTables, folder_of
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
@@ -39,9 +50,12 @@ from recall_gui.qt.tasks import TaskKeeper
 
 #: The task key of reading the registry (and re-checking the databases after it).
 REGISTRY_READ = "reload"
+#: A folder or URI to open at start, with its storage options (``recall-gui PATH``).
+OpenRequest = tuple[str, Mapping[str, str]]
 
 #: Every keyboard shortcut, as Help ▸ Keyboard Shortcuts lists them.
 SHORTCUTS = (
+    ("Ctrl+O", "open a LanceDB folder (read-only, not registered)"),
     ("Ctrl+L", "focus the query"),
     ("Enter", "search (an empty query browses every row)"),
     ("Esc", "cancel the running search, or close the message"),
@@ -66,7 +80,9 @@ class MainWindow(QMainWindow):
     #: Start-up finished: libraries loaded, health checked, a database chosen.
     started = Signal()
 
-    def __init__(self, location: RegistryLocation, config_dir: Path) -> None:
+    def __init__(
+        self, location: RegistryLocation, config_dir: Path, open_at_start: OpenRequest | None = None
+    ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
         self.setWindowTitle("recall-gui")
@@ -88,6 +104,10 @@ class MainWindow(QMainWindow):
         self.description = DescriptionPage(self.services)
         self.agent = AgentPage(self.services)
         self.log = LogPage(self.services, SettingsStore(config_dir))
+        self.opened = OpenedTables(self.services, self.knowledge, self)
+        #: A folder or URI (and its storage options) to open instead of the remembered database.
+        self.open_at_start = open_at_start
+        self.setAcceptDrops(True)
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
         #: Whether a registry read under way (or superseded by one) was started by another program's change.
@@ -96,6 +116,16 @@ class MainWindow(QMainWindow):
         self._reads = 0
 
         self.pages = QTabWidget()
+        self._lay_out()
+        self._build_actions()
+        self._connect()
+        if settings_problem is not None:
+            self.show_message(replace(user_message(settings_problem), level="warning"))
+        self._show_registry()
+        self._restore()
+
+    def _lay_out(self) -> None:
+        """The banner above the pages (one tab each), the status bar below."""
         self.pages.setObjectName("pages")
         self.pages.setDocumentMode(True)
         self.pages.addTab(self.knowledge, "Knowledge base")
@@ -116,19 +146,18 @@ class MainWindow(QMainWindow):
         for label in self.knowledge.status_labels:
             label.setContentsMargins(8, 0, 8, 0)
             self.statusBar().addPermanentWidget(label)
-        self._build_actions()
 
+    def _connect(self) -> None:
+        """What spans pages: registry edits, the registry's changes, and requests to open an entry."""
         self.description.registryEdited.connect(self._on_registry_edited)
+        self.opened.registryEdited.connect(self._on_registry_edited)
+        self.opened.pickerCancelled.connect(self._on_picker_cancelled)
         self.watcher.touched.connect(self._check_registry)
         self.registryReloaded.connect(self.agent.follow_registry)
-        if settings_problem is not None:
-            self.show_message(replace(user_message(settings_problem), level="warning"))
         self.registryReloaded.connect(self.log.follow_registry)
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
         )
-        self._show_registry()
-        self._restore()
 
     @property
     def location(self) -> RegistryLocation:
@@ -167,6 +196,27 @@ class MainWindow(QMainWindow):
         self.export_json_action = self._action(
             "Export as &JSON…", "Ctrl+Shift+E", lambda: knowledge.ask_export("json"), "Save the rows as JSON"
         )
+        self.open_folder_action = self._action(
+            "&Open Folder…",
+            QKeySequence.StandardKey.Open,
+            self.ask_folder,
+            "Open a LanceDB folder read-only, without registering it",
+        )
+        self.open_uri_action = self._action(
+            "Open &URI…",
+            None,
+            lambda: self.opened.ask_uri(knowledge.read_inputs()),
+            "Open a LanceDB database on object storage (s3://…), read-only",
+        )
+        self.recent_menu = QMenu("Open &Recent", self)
+        self.recent_menu.setObjectName("recentMenu")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.add_to_agents_action = self._action(
+            "&Add to Agents' Databases…",
+            None,
+            self.opened.ask_register,
+            "Register the opened table so that cosh and the MCP server offer it to agents",
+        )
         self.reload_action = self._action(
             "&Reload Registry", "F5", self._on_reload, "Read the registry again"
         )
@@ -192,6 +242,10 @@ class MainWindow(QMainWindow):
 
         menus = self.menuBar()
         file_menu = menus.addMenu("&File")
+        file_menu.addActions([self.open_folder_action, self.open_uri_action])
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addAction(self.add_to_agents_action)
+        file_menu.addSeparator()
         file_menu.addActions([self.export_csv_action, self.export_json_action])
         file_menu.addSeparator()
         file_menu.addActions([self.reload_action, self.demo_action])
@@ -203,6 +257,49 @@ class MainWindow(QMainWindow):
         search_menu.addAction(self.browse_action)
         menus.addMenu("&View").addActions(self.page_actions)
         menus.addMenu("&Help").addActions([shortcuts, about])
+
+    # --- opening folders ------------------------------------------------------------------------------
+
+    def ask_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a LanceDB folder (read-only)", str(Path.home()))
+        if path:
+            self.open_folder(path)
+
+    def open_folder(self, path: str) -> None:
+        self.tasks.start(self.opened.open_place(path, inputs=self.knowledge.read_inputs()), key="open")
+
+    def _on_picker_cancelled(self) -> None:
+        if self.knowledge.current is None:  # started on a folder, then no table chosen: the usual one
+            inputs = self.knowledge.read_inputs()
+            self.tasks.start(self.knowledge.choose_database(self._initial_database(), inputs), key="choose")
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        places = self.opened.recent.places()
+        for place in places:
+            action = self.recent_menu.addAction(place.label)
+            action.triggered.connect(
+                lambda _checked=False, p=place: self.opened.open_recent(p, self.knowledge.read_inputs())
+            )
+        if not places:
+            self.recent_menu.addAction("No folders opened yet").setEnabled(False)
+            return
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction("Clear Recent", self.opened.recent.clear)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if folder_of(event.mimeData()) is not None:
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        folder = folder_of(event.mimeData())
+        if folder is None:
+            super().dropEvent(event)
+            return
+        event.acceptProposedAction()
+        self.open_folder(folder)
 
     def focus_query(self) -> None:
         self.pages.setCurrentWidget(self.knowledge)
@@ -239,11 +336,14 @@ class MainWindow(QMainWindow):
         await self._on_screen()
         await self.services.heavy.ready()
         self.services.set_activity("Ready")
-        if demo_wanted(self.location, self.registry) and await self.build_demo():
+        opening = self.open_at_start
+        if opening is None and demo_wanted(self.location, self.registry) and await self.build_demo():
             self.started.emit()  # building it re-read the registry and opened the demo
             return
         await self.refresh_health()
-        await self.knowledge.choose_database(self._initial_database(), self.knowledge.read_inputs())
+        inputs = self.knowledge.read_inputs()
+        if opening is None or not await self.opened.open_place(opening[0], opening[1], inputs=inputs):
+            await self.knowledge.choose_database(self._initial_database(), inputs)
         self.started.emit()
 
     async def _on_screen(self, timeout_s: float = 1.0) -> None:

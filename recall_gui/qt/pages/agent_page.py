@@ -350,11 +350,17 @@ class AgentPage(QWidget):
         entry, arguments = self.current_call()
         if entry is None:
             self.call_arguments.setText("No database chosen on the Knowledge base page.")
+        elif entry.origin == "opened":
+            self.call_arguments.setText(
+                f"{entry.table_name} is opened from its folder, not registered: agents cannot search it. "
+                "Add it with File ▸ Add to Agents' Databases… first."
+            )
         elif not arguments["query"].strip():
             self.call_arguments.setText(f"No query typed on the Knowledge base page (database {entry.name}).")
         else:
             self.call_arguments.setText("arguments: " + json.dumps(arguments, ensure_ascii=False))
-        self.run_button.setEnabled(entry is not None and bool(arguments["query"].strip()))
+        runnable = entry is not None and entry.origin == "registry" and bool(arguments["query"].strip())
+        self.run_button.setEnabled(runnable)
 
     async def run_call(self, entry: DatabaseEntry, arguments: dict[str, Any]) -> None:
         """Send ``arguments`` to the server as ``tools/call`` and show the payload next to the window's own
@@ -419,7 +425,7 @@ class AgentPage(QWidget):
     def request_call(self) -> None:
         entry, arguments = self.current_call()
         self._show_arguments()
-        if entry is None or not arguments["query"].strip():
+        if entry is None or entry.origin == "opened" or not arguments["query"].strip():
             return
         self.services.tasks.start(self.run_call(entry, arguments), key="agent-call")
 

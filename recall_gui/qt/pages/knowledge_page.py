@@ -27,6 +27,7 @@ from recall_gui.qt.messages import UserMessage
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import DetailPanel
+from recall_gui.qt.panels.opened_bar import OpenedBar
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
 from recall_gui.qt.services import WindowServices
@@ -66,12 +67,15 @@ class KnowledgePage(QWidget):
         self.setObjectName("knowledgePage")
         self.services = services
         self._current: DatabaseEntry | None = None
+        #: The "Opened" group's key of the current database, when it is an opened table.
+        self._opened_key: str | None = None
         self._info: TableInfo | None = None
         self._generation = 0
         self._busy = False
         self._detail_item: object | None = None
 
         self.database_bar = DatabaseBar()
+        self.opened_bar = OpenedBar()
         self.query_bar = QueryBar()
         self.browse_model = BrowseModel(services.tasks.start)
         self.results = ResultsPanel(self.browse_model)
@@ -87,6 +91,7 @@ class KnowledgePage(QWidget):
         layout.setContentsMargins(10, 10, 10, 6)
         layout.setSpacing(8)
         layout.addWidget(self.database_bar)
+        layout.addWidget(self.opened_bar)
         layout.addWidget(self.query_bar)
         layout.addWidget(self.splitter, 1)
         self.status_labels = self._status_labels()
@@ -111,6 +116,11 @@ class KnowledgePage(QWidget):
     def _publish_search(self) -> None:
         inputs = self.read_inputs()
         self.services.drafts.publish_search(SearchDraft(self._current, inputs.query, inputs.limit))
+
+    @property
+    def table_info(self) -> TableInfo | None:
+        """The current database's table as last checked (``None`` until read, or if it cannot be)."""
+        return self._info
 
     # --- status ---------------------------------------------------------------------------------------
 
@@ -151,7 +161,7 @@ class KnowledgePage(QWidget):
     def set_registry(self, registry: Registry) -> None:
         """Show a new registry snapshot; the current database stays chosen while it is listed."""
         self.database_bar.set_registry(registry)
-        if self._current is not None:
+        if self._current is not None and self._current.origin == "registry":
             self._current = registry.get(self._current.name)
             self.database_bar.select(self._current.name if self._current else None)
         self._publish_search()
@@ -179,24 +189,57 @@ class KnowledgePage(QWidget):
         ``inputs.query`` (or browse it when the query is empty), unless a newer request came meanwhile."""
         await self._open_database(self._switch_to(name), inputs)
 
-    def _switch_to(self, name: str | None) -> int:
+    async def choose_opened(self, key: str, entry: DatabaseEntry, inputs: Inputs = EMPTY_INPUTS) -> None:
+        """Make the opened table ``entry`` (listed under ``key`` in the "Opened" group) the current
+        database, as :meth:`choose_database` does for a registered one."""
+        self._opened_key = key
+        await self._open_database(self._switch_to(None, entry), inputs)
+
+    def show_opened(self, key: str, entry: DatabaseEntry) -> None:
+        """:meth:`choose_opened` from a slot: the switch happens now, the opening as a kept task."""
+        inputs = self.read_inputs()
+        self._opened_key = key
+        self.services.tasks.start(self._open_database(self._switch_to(None, entry), inputs), key="choose")
+
+    def _is_current(self, entry: DatabaseEntry) -> bool:
+        """Whether ``entry`` is still the database chosen (a registered one by name, an opened one as is)."""
+        current = self._current
+        if current is None or current.origin != entry.origin:
+            return False
+        return current.name == entry.name if entry.origin == "registry" else current.target == entry.target
+
+    def _show_entry_health(self, entry: DatabaseEntry, health: DatabaseHealth) -> None:
+        if entry.origin == "opened" and self._opened_key is not None:
+            self.database_bar.set_opened_health(self._opened_key, health)
+        else:
+            self.database_bar.set_health({entry.name: health})
+        if entry.origin == "opened":
+            self.opened_bar.show_entry(entry, health.info.columns.vector_dim if health.info else None)
+
+    def _switch_to(self, name: str | None, opened: DatabaseEntry | None = None) -> int:
         """Choosing, the part that takes no time: from now on requests go to ``name``, and every earlier
         one is void. Done at once when the user chooses, so that a search entered right after it (even one
         whose key press was queued behind the choice) is newer than the choice. Returns its generation."""
         services = self.services
-        entry = services.registry.get(name) if name else None
+        entry = opened if opened is not None else services.registry.get(name) if name else None
         services.tasks.cancel("search")  # a search in the previous database must not land here
         generation = self._supersede()
         self._current = entry
         self._info = None
         self._publish_search()
-        self.database_bar.select(name)
+        if opened is not None and self._opened_key is not None:
+            self.database_bar.select_opened(self._opened_key)
+        else:
+            self._opened_key = None
+            self.database_bar.select(name)
+        self.opened_bar.show_entry(entry, None)
         self._on_entry_selected(None)
         if entry is None:
             self.browse_model.reset(None)
             self.results.show_result(None, "", self._no_database_hint())
         else:
-            services.memory.set(WindowMemory.DATABASE, entry.name)
+            if entry.origin == "registry":
+                services.memory.set(WindowMemory.DATABASE, entry.name)
             services.dismiss("database", "search")  # about the previous database, or a search in it
         return generation
 
@@ -209,9 +252,9 @@ class KnowledgePage(QWidget):
         from recall_gui.core.health import check_health
 
         health = await check_health(session, entry)
-        if self._current is None or self._current.name != entry.name:
+        if not self._is_current(entry):
             return  # another database was chosen meanwhile
-        self.database_bar.set_health({entry.name: health})
+        self._show_entry_health(entry, health)
         self._info = health.info
         if health.problems:
             problem = health.problems[0]
@@ -257,12 +300,12 @@ class KnowledgePage(QWidget):
         try:
             await session.models.get(entry.embedder, health.info.columns.vector_dim)
         except RecallError as error:
-            if self._current is None or self._current.name != entry.name:
+            if not self._is_current(entry):
                 return  # another database was chosen meanwhile; a search in this one will say it
             from recall_gui.core.health import HealthProblem
 
             problem = HealthProblem("model", error.message, error.hint)
-            self.database_bar.set_health({entry.name: replace(health, problems=(*health.problems, problem))})
+            self._show_entry_health(entry, replace(health, problems=(*health.problems, problem)))
             self.services.show_message(
                 UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning", "database")
             )
@@ -543,5 +586,5 @@ class KnowledgePage(QWidget):
     def save(self, memory: WindowMemory) -> None:
         memory.set(WindowMemory.SPLITTER, self.splitter.saveState())
         memory.set(WindowMemory.LIMIT, self.query_bar.limit())
-        if self._current is not None:
+        if self._current is not None and self._current.origin == "registry":
             memory.set(WindowMemory.DATABASE, self._current.name)

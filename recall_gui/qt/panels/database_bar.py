@@ -1,7 +1,8 @@
 """The database dropdown and the facts about the chosen database.
 
-Active databases (the ones agents can search) come first, inactive ones after a separator. Each item shows
-its health as a coloured dot and, when a check failed, what failed — no dialog needed.
+Active databases (the ones agents can search) come first, inactive ones after a separator, then, under
+"Opened", tables opened by their folder (not in the registry). Each item shows its health as a coloured dot
+and, when a check failed, what failed — no dialog needed.
 """
 
 from __future__ import annotations
@@ -21,10 +22,25 @@ if TYPE_CHECKING:
     from recall_gui.core.health import DatabaseHealth
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
+#: An opened table's key (its place), on the items of the "Opened" group.
+OPENED_ROLE = Qt.ItemDataRole.UserRole + 2
+OPENED_HEADER = "Opened — not in the registry"
+
+
+def short_place(uri: str) -> str:
+    """A folder as the dropdown names it: its last two parts (the whole place is in the tooltip)."""
+    scheme, sep, rest = uri.rpartition("://")
+    parts = [part for part in rest.replace("\\", "/").split("/") if part]
+    if len(parts) <= 2:
+        return uri
+    return f"{scheme}{sep}{parts[0]}/…/{parts[-1]}" if sep else f"…/{parts[-2]}/{parts[-1]}"
 
 
 def item_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
-    text = entry.name if entry.active else f"{entry.name} (inactive)"
+    if entry.origin == "opened":
+        text = f"{entry.table_name} — {short_place(entry.uri)}"
+    else:
+        text = entry.name if entry.active else f"{entry.name} (inactive)"
     if health is not None and health.problems:
         text += " — " + ", ".join(dict.fromkeys(health_label(p.kind) for p in health.problems))
     return text
@@ -48,7 +64,9 @@ def info_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
         parts.append(f"version {info.version}")
     elif health is None:
         parts.append("checking…")
-    if not entry.active:
+    if entry.origin == "opened":
+        parts.append("opened, not registered: agents cannot search it")
+    elif not entry.active:
         parts.append("inactive: agents cannot search it")
     return " · ".join(parts)
 
@@ -57,6 +75,8 @@ class DatabaseBar(QWidget):
     """``dbCombo`` and ``dbInfo``; emits :attr:`databaseChosen` when the user picks a database."""
 
     databaseChosen = Signal(str)
+    #: The user picked a table of the "Opened" group (its key).
+    openedChosen = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -82,6 +102,8 @@ class DatabaseBar(QWidget):
         self._healths: dict[str, DatabaseHealth] = {}
         #: One dot per state, drawn once: drawing one per item cost most of listing a large registry.
         self._dots: dict[str, QIcon] = {}
+        self._opened: dict[str, DatabaseEntry] = {}
+        self._opened_healths: dict[str, DatabaseHealth] = {}
         self.combo.activated.connect(self._on_activated)
 
     def current_name(self) -> str | None:
@@ -95,26 +117,81 @@ class DatabaseBar(QWidget):
 
     def set_registry(self, registry: Registry) -> None:
         """List the registry's databases, keeping the current choice when it is still there."""
-        current = self.current_name()
         self._entries = {entry.name: entry for entry in registry.databases}
         self._healths = {name: h for name, h in self._healths.items() if name in self._entries}
+        self._fill()
+
+    def set_opened(self, opened: Mapping[str, DatabaseEntry]) -> None:
+        """List the opened tables (by key) in their own group, keeping the current choice."""
+        self._opened = dict(opened)
+        self._opened_healths = {k: h for k, h in self._opened_healths.items() if k in self._opened}
+        self._fill()
+
+    def _fill(self) -> None:
+        current, current_opened = self.current_name(), self.current_opened()
+        databases = list(self._entries.values())
         self.combo.blockSignals(True)
         self.combo.clear()
-        active = [e for e in registry.databases if e.active]
-        inactive = [e for e in registry.databases if not e.active]
+        active = [e for e in databases if e.active]
+        inactive = [e for e in databases if not e.active]
         for entry in active:
             self._add(entry)
         if active and inactive:
             self.combo.insertSeparator(self.combo.count())
         for entry in inactive:
             self._add(entry)
-        if not registry.databases:
+        if not databases and not self._opened:
             self.combo.addItem("(no databases registered)")
             self.combo.setEnabled(False)
         else:
             self.combo.setEnabled(True)
-        self.select(current)
+        if self._opened:
+            self._add_opened_group()
+        if current_opened is not None:
+            self.select_opened(current_opened)
+        else:
+            self.select(current)
         self.combo.blockSignals(False)
+        self._show_info()
+
+    def _add_opened_group(self) -> None:
+        if self.combo.count():
+            self.combo.insertSeparator(self.combo.count())
+        self.combo.addItem(OPENED_HEADER)
+        header = self.combo.model().item(self.combo.count() - 1)  # type: ignore[attr-defined]
+        header.setEnabled(False)
+        font = header.font()
+        font.setBold(True)
+        header.setFont(font)
+        for key, entry in self._opened.items():
+            self.combo.addItem(entry.table_name)
+            index = self.combo.count() - 1
+            self.combo.setItemData(index, key, OPENED_ROLE)
+            self._decorate(index, entry, self._opened_healths.get(key))
+
+    def current_opened(self) -> str | None:
+        """The key of the opened table chosen, if one is."""
+        key = self.combo.currentData(OPENED_ROLE)
+        return key if isinstance(key, str) else None
+
+    def select_opened(self, key: str) -> bool:
+        """Show the opened table ``key`` as chosen, without emitting :attr:`openedChosen`."""
+        index = self.combo.findData(key, OPENED_ROLE)
+        if index < 0:
+            return False
+        self.combo.blockSignals(True)
+        self.combo.setCurrentIndex(index)
+        self.combo.blockSignals(False)
+        self._show_info()
+        return True
+
+    def set_opened_health(self, key: str, health: DatabaseHealth) -> None:
+        if key not in self._opened:
+            return
+        self._opened_healths[key] = health
+        index = self.combo.findData(key, OPENED_ROLE)
+        if index >= 0:
+            self._decorate(index, self._opened[key], health)
         self._show_info()
 
     def set_health(self, healths: Mapping[str, DatabaseHealth]) -> None:
@@ -122,7 +199,7 @@ class DatabaseBar(QWidget):
         for index in range(self.combo.count()):
             name = self.combo.itemData(index, NAME_ROLE)
             if isinstance(name, str) and name in healths:
-                self._decorate(index, self._entries[name])
+                self._decorate(index, self._entries[name], self._healths.get(name))
         self._show_info()
 
     def health(self, name: str) -> DatabaseHealth | None:
@@ -143,10 +220,9 @@ class DatabaseBar(QWidget):
         self.combo.addItem(entry.name)
         index = self.combo.count() - 1
         self.combo.setItemData(index, entry.name, NAME_ROLE)
-        self._decorate(index, entry)
+        self._decorate(index, entry, self._healths.get(entry.name))
 
-    def _decorate(self, index: int, entry: DatabaseEntry) -> None:
-        health = self._healths.get(entry.name)
+    def _decorate(self, index: int, entry: DatabaseEntry, health: DatabaseHealth | None) -> None:
         state = "checking" if health is None else ("ok" if health.ok else "failed")
         self.combo.setItemText(index, item_text(entry, health))
         dot = self._dots.get(state)
@@ -162,18 +238,24 @@ class DatabaseBar(QWidget):
         self.combo.setItemData(index, f"{entry.uri}\n{tip}", Qt.ItemDataRole.ToolTipRole)
 
     def _show_info(self) -> None:
-        name = self.current_name()
-        entry = self._entries.get(name) if name else None
+        name, key = self.current_name(), self.current_opened()
+        if key is not None:
+            entry, health = self._opened.get(key), self._opened_healths.get(key)
+        else:
+            entry = self._entries.get(name) if name else None
+            health = self._healths.get(name) if name else None
         if entry is None:
             self.info.setText("")
             self.info.setToolTip("")
             return
-        health = self._healths.get(entry.name)
         self.info.setText(info_text(entry, health))
         self.info.setToolTip(f"{entry.uri}\n{entry.description}")
 
     def _on_activated(self, index: int) -> None:
-        name = self.combo.itemData(index, NAME_ROLE)
+        name, key = self.combo.itemData(index, NAME_ROLE), self.combo.itemData(index, OPENED_ROLE)
         if isinstance(name, str):
             self._show_info()
             self.databaseChosen.emit(name)
+        elif isinstance(key, str):
+            self._show_info()
+            self.openedChosen.emit(key)

@@ -1,0 +1,74 @@
+"""``recall-gui register``: add a table of a LanceDB folder to the agents' databases (cosh's registry)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from recall_gui.cli.common import location, registry_option, storage_option_arg, storage_options, write_stdout
+
+NAME = "register"
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help="add a LanceDB folder's table to the agents' databases",
+        description="Add a table of a LanceDB folder (or object-store URI) to the registry that cosh and "
+        "recall-gui's MCP server read, active unless --inactive. Refused, with the reason, when the name "
+        "is taken, PATH holds no such table, or the model's width is not the table's.",
+    )
+    registry_option(parser)
+    parser.add_argument("path", metavar="PATH", help="the LanceDB folder or URI (s3://bucket/prefix)")
+    parser.add_argument("--name", required=True, help="the database's name, as agents will call it")
+    parser.add_argument("--table", metavar="NAME", help="the table, when PATH holds several")
+    parser.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="the model the table was made with (default: the one the table names, else the local model "
+        "of its width): a cosh name (AllMiniLML6V2), a Hugging Face id, or provider/model",
+    )
+    parser.add_argument(
+        "--description",
+        default="",
+        metavar="TEXT",
+        help="what the database holds: agents read it to decide when to search",
+    )
+    parser.add_argument(
+        "--inactive", action="store_true", help="register it without letting agents search it yet"
+    )
+    storage_option_arg(parser)
+    parser.set_defaults(run=run)
+
+
+async def _register(args: argparse.Namespace) -> str:
+    from recall_gui.core.folders import open_table
+    from recall_gui.core.registration import Registration, register_table
+    from recall_gui.core.session import Session
+
+    where = location(args)
+    async with Session() as session:
+        opened = await open_table(
+            session,
+            args.path,
+            table=args.table,
+            model=args.model,
+            storage_options=storage_options(args.storage_option),
+        )
+        entry = opened.entry
+        request = Registration(args.name, args.description, entry.embedder, active=not args.inactive)
+        done = await register_table(session, where.directory, entry, request)
+    for note in done.notes:
+        print(f"note: {note}", file=sys.stderr)
+    state = "inactive: agents cannot search it until it is activated" if args.inactive else "active"
+    return (
+        f'registered "{args.name}" ({state}) in {done.registry_file}: table "{entry.table_name}" of '
+        f"{entry.uri}, model {entry.embedder.label}, {entry.model_reason}\n"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    write_stdout(asyncio.run(_register(args)))
+    return 0
