@@ -157,8 +157,8 @@ def test_the_dropdown_names_what_it_knows_is_wrong_before_any_search(
     texts = [combo.itemText(i) for i in range(combo.count()) if combo.itemText(i)]
     assert texts == [
         faults.kb.name,
-        "absent",
-        "damaged",
+        "absent — model unavailable",  # neither cached nor downloadable: known without loading it
+        "damaged",  # only loading it can tell
         "wider — dimension mismatch",
         "unported — model unavailable",
     ]
