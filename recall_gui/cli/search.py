@@ -9,9 +9,7 @@ import sys
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.core.errors import RecallError
-from recall_gui.core.paths import RegistryLocation
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry_advice import location_problem
 from recall_gui.core.types import DEFAULT_LIMIT
 
 
@@ -50,25 +48,17 @@ def limit_from_text(text: str) -> int:
     return DEFAULT_LIMIT
 
 
-def _demo_hint(where: RegistryLocation) -> str | None:
-    if where.is_app_registry and not load_registry(where.directory).databases:
-        return "No knowledge base is registered yet: run `recall-gui demo` to build the demo."
-    return None
-
-
 async def _search(args: argparse.Namespace) -> str:
     from recall_gui.core.harness import Harness
 
     where = location(args)
+    wrong_folder = location_problem(where)
+    if wrong_folder is not None:
+        raise wrong_folder
     harness = Harness(where.directory)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
         report = await harness.run(arguments)
-    except RecallError as error:
-        hint = _demo_hint(where)
-        if hint and not error.hint:
-            error.hint = hint
-        raise
     finally:
         await harness.aclose()
     if args.verbose:

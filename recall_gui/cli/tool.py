@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import location, registry_option, warn_problems, write_stdout
 from recall_gui.core.registry import load_registry
 from recall_gui.core.suffix import SuffixStore, current_tool
 
@@ -22,6 +22,8 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    registry = load_registry(location(args).directory)
+    where = location(args)
+    registry = load_registry(where.directory)
+    warn_problems(where, registry)  # the tool is printed all the same: it is what agents get now
     write_stdout(current_tool(registry, SuffixStore()).to_json() + "\n")
     return 0

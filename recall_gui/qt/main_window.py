@@ -20,10 +20,11 @@ from recall_gui.core.demo import demo_wanted
 from recall_gui.core.errors import DemoBuildCancelled, RecallError
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry, load_registry
+from recall_gui.core.registry_advice import location_problem
 from recall_gui.core.suffix import SuffixStore
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
-from recall_gui.qt.messages import UserMessage, registry_problems_text
+from recall_gui.qt.messages import UserMessage, registry_problems_text, sentence
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.panels.banner import MessageBanner
@@ -289,7 +290,12 @@ class MainWindow(QMainWindow):
         registry = self.registry
         self.knowledge.set_registry(registry)
         self.description.set_registry(registry)
-        if registry.problems:
+        wrong_folder = location_problem(self.location)
+        if wrong_folder is not None:
+            self.show_message(
+                UserMessage(sentence(wrong_folder.message), wrong_folder.hint, "warning", "registry")
+            )
+        elif registry.problems:
             self.show_message(
                 UserMessage(
                     registry_problems_text(registry.problems),

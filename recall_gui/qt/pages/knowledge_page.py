@@ -20,8 +20,9 @@ from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.errors import RecallError
 from recall_gui.core.export import ExportTable, to_csv, to_json
 from recall_gui.core.registry import DatabaseEntry, Registry
+from recall_gui.core.registry_advice import empty_registry_hint, location_problem
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
-from recall_gui.qt.messages import UserMessage
+from recall_gui.qt.messages import UserMessage, sentence
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_bar import DatabaseBar
@@ -267,7 +268,11 @@ class KnowledgePage(QWidget):
                 "No knowledge base is registered yet. Build the demo with File ▸ Build Demo Knowledge Base, "
                 "or add one with cosh."
             )
-        return f"The registry in {location.directory} lists no database."
+        wrong_folder = location_problem(location)
+        if wrong_folder is not None:
+            return f"{sentence(wrong_folder.message)}. {wrong_folder.hint}"
+        advice = empty_registry_hint(location.directory)
+        return f"The registry in {location.directory} lists no database. {advice}"
 
     async def _preload_model(self, entry: DatabaseEntry, health: DatabaseHealth) -> None:
         """Load the database's model in the background, so the first search does not wait for it; a model
