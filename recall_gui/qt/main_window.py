@@ -32,6 +32,7 @@ from recall_gui.qt.panels.description_panel import DescriptionPanel
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
+from recall_gui.qt.shortcuts import ShortcutsFirst
 from recall_gui.qt.tasks import TaskKeeper
 
 #: Every keyboard shortcut, as Help ▸ Keyboard Shortcuts lists them.
@@ -108,6 +109,7 @@ class MainWindow(QMainWindow):
             label.setContentsMargins(8, 0, 8, 0)
             self.statusBar().addPermanentWidget(label)
         self._build_actions()
+        self.shortcuts_first = ShortcutsFirst(self)
 
         self.description.registryEdited.connect(self._on_registry_edited)
         self.description.message.connect(self.services.show_message)
