@@ -49,6 +49,8 @@ SHORTCUTS = (
     ("F1", "this list"),
 )
 
+EXPORT_TIP = "Save the search results, or every row of the browsed table (that the filter keeps), as {}"
+
 
 def _padded(widget: QWidget) -> QWidget:
     page = QWidget()
@@ -150,10 +152,13 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         knowledge = self.knowledge
         self.export_csv_action = self._action(
-            "Export as &CSV…", "Ctrl+E", lambda: knowledge.ask_export("csv"), "Save the rows shown as CSV"
+            "Export as &CSV…", "Ctrl+E", lambda: knowledge.ask_export("csv"), EXPORT_TIP.format("CSV")
         )
         self.export_json_action = self._action(
-            "Export as &JSON…", "Ctrl+Shift+E", lambda: knowledge.ask_export("json"), "Save the rows as JSON"
+            "Export as &JSON…",
+            "Ctrl+Shift+E",
+            lambda: knowledge.ask_export("json"),
+            EXPORT_TIP.format("JSON"),
         )
         self.reload_action = self._action(
             "&Reload Registry", "F5", self._on_reload, "Read the registry again"

@@ -8,6 +8,7 @@ or page that finishes after a newer request started is dropped: the newer reques
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import replace
 from pathlib import Path
@@ -18,10 +19,11 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidg
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.errors import RecallError
-from recall_gui.core.export import ExportTable, to_csv, to_json
+from recall_gui.core.export import to_csv, to_json
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.registry_advice import empty_registry_hint, location_problem
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
+from recall_gui.qt.export_dialog import ExportProgress
 from recall_gui.qt.messages import UserMessage, sentence
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.roles import one_line
@@ -102,6 +104,8 @@ class KnowledgePage(QWidget):
         self._generation = 0
         self._busy = False
         self._detail_item: object | None = None
+        #: The database and filter the browse table shows (what exporting it writes).
+        self._browsing: tuple[DatabaseEntry, str] | None = None
 
         self.database_bar = DatabaseBar()
         self.query_bar = QueryBar()
@@ -216,6 +220,7 @@ class KnowledgePage(QWidget):
         self._on_entry_selected(None)
         if entry is None:
             self.browse_model.reset(None)
+            self._browsing = None
             self.results.show_result(None, "", self._no_database_hint())
         else:
             services.memory.set(WindowMemory.DATABASE, entry.name)
@@ -248,6 +253,7 @@ class KnowledgePage(QWidget):
         if health.info is None:  # the table cannot be read: the message above says why
             self._supersede()
             self.browse_model.reset(None)
+            self._browsing = None
             self._show_search_status(None)
             self._set_busy(None)
             self.results.show_browse(
@@ -379,6 +385,7 @@ class KnowledgePage(QWidget):
             return await fetch_page(session, target, offset=offset, limit=limit, filter_text=filter_text)
 
         self.browse_model.reset(fetch, self._metadata_columns())
+        self._browsing = (entry, filter_text)
         generation = self.browse_model.generation
         self.results.show_browse(f"Reading {entry.name}…")
         self._show_search_status(None)
@@ -471,13 +478,12 @@ class KnowledgePage(QWidget):
 
     # --- export ---------------------------------------------------------------------------------------
 
-    async def export_table(self) -> ExportTable:
-        """Exactly the rows and columns the table shows, in its order."""
-        return await self.results.shown_table()
-
     async def export_to(self, path: Path, fmt: ExportFormat) -> int:
-        """Write the shown rows to ``path`` as CSV or JSON; returns the number of rows written."""
-        table = await self.export_table()
+        """Write the search results as shown, or every row of the browsed table (that its filter keeps),
+        to ``path`` as CSV or JSON; returns the number of rows written."""
+        if self.results.mode == "browse":
+            return await self.export_browsed(path, fmt)
+        table = self.results.shown_results()
         text = to_csv(table) if fmt == "csv" else to_json(table)
         try:
             write_text_atomic(path, text)
@@ -488,6 +494,35 @@ class KnowledgePage(QWidget):
             return 0
         self.services.set_activity(f"Exported {_plural(len(table.rows), 'row')} to {path}")
         return len(table.rows)
+
+    async def export_browsed(self, path: Path, fmt: ExportFormat) -> int:
+        """Every row of the browsed table that its filter keeps — not only the rows read so far — streamed
+        to ``path`` behind a progress dialog whose Cancel leaves no file; returns the rows written."""
+        if self._browsing is None:
+            self.services.show_message(
+                UserMessage("There are no rows to export.", "Choose a database that can be read.", "info")
+            )
+            return 0
+        entry, filter_text = self._browsing
+        session = await self.services.session()
+        from recall_gui.core.table_export import export_table
+
+        progress = ExportProgress(self, path, asyncio.current_task())
+        try:
+            columns = self.results.export_columns()
+            count = await export_table(
+                session, entry.target, path, fmt, columns, filter_text=filter_text, progress=progress.update
+            )
+        except asyncio.CancelledError:
+            self.services.set_activity(f"Export cancelled: {path} was not written")
+            raise
+        except RecallError as error:
+            self.services.show_error(error)
+            return 0
+        finally:
+            progress.close()
+        self.services.set_activity(f"Exported {_plural(count, 'row')} to {path}")
+        return count
 
     def ask_export(self, fmt: ExportFormat) -> None:
         name = self._current.name if self._current else "results"
