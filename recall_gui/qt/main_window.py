@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from recall_gui import __version__
 from recall_gui.core.demo import demo_wanted
@@ -34,6 +34,7 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
 from recall_gui.qt.shortcuts import ShortcutsFirst
 from recall_gui.qt.tasks import TaskKeeper
+from recall_gui.qt.widgets import PageTabs
 
 #: Every keyboard shortcut, as Help ▸ Keyboard Shortcuts lists them.
 SHORTCUTS = (
@@ -90,7 +91,7 @@ class MainWindow(QMainWindow):
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
 
-        self.pages = QTabWidget()
+        self.pages = PageTabs()
         self.pages.setObjectName("pages")
         self.pages.setDocumentMode(True)
         self.pages.addTab(self.knowledge, "Knowledge base")

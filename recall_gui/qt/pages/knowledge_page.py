@@ -28,11 +28,12 @@ from recall_gui.qt.messages import UserMessage, sentence
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_bar import DatabaseBar
-from recall_gui.qt.panels.detail_panel import DetailPanel
+from recall_gui.qt.panels.detail_panel import MONOSPACE_SETTING, DetailPanel
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory
+from recall_gui.qt.widgets import ElidedLabel
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -106,6 +107,8 @@ class KnowledgePage(QWidget):
         self._detail_item: object | None = None
         #: The database and filter the browse table shows (what exporting it writes).
         self._browsing: tuple[DatabaseEntry, str] | None = None
+        #: The caption and limit of the search results shown.
+        self._searched: tuple[str, int] | None = None
 
         self.database_bar = DatabaseBar()
         self.query_bar = QueryBar()
@@ -135,6 +138,8 @@ class KnowledgePage(QWidget):
         self.query_bar.limit_spin.valueChanged.connect(
             lambda value: services.memory.set(WindowMemory.LIMIT, value)
         )
+        self.query_bar.limit_spin.valueChanged.connect(self._on_limit_changed)
+        self.query_bar.limit_spin.refused.connect(self._on_limit_refused)
 
     @property
     def current(self) -> DatabaseEntry | None:
@@ -148,9 +153,9 @@ class KnowledgePage(QWidget):
         self.status_count.setObjectName("statusCount")
         self.status_embed = QLabel()
         self.status_embed.setObjectName("statusEmbed")
-        self.status_search = QLabel()
+        self.status_search = ElidedLabel()
         self.status_search.setObjectName("statusSearch")
-        self.status_model = QLabel()
+        self.status_model = ElidedLabel()
         self.status_model.setObjectName("statusModel")
         return [self.status_count, self.status_embed, self.status_search, self.status_model]
 
@@ -250,15 +255,15 @@ class KnowledgePage(QWidget):
             services.tasks.start(self._prepare_table(entry), key="prepare")
         if generation != self._generation:
             return  # a newer request (a search entered while the database was checked) shows its outcome
-        if health.info is None:  # the table cannot be read: the message above says why
+        if health.info is None:  # the table cannot be read
             self._supersede()
             self.browse_model.reset(None)
             self._browsing = None
             self._show_search_status(None)
             self._set_busy(None)
-            self.results.show_browse(
-                f"{entry.name} cannot be read: see the message above.", "No rows to show."
-            )
+            why = health.problems[0].message if health.problems else "the table cannot be read"
+            # The caption says why in its own words: the banner may be dismissed, or replaced.
+            self.results.show_browse(f"{entry.name} cannot be read: {why}", "No rows to show.")
             return
         if inputs.query.strip():
             await self.search(inputs)
@@ -324,6 +329,7 @@ class KnowledgePage(QWidget):
             await self.browse(inputs)
             return
         generation = self._supersede()
+        self._searched = None
         self._set_busy(f"Searching {entry.name}…")
         try:
             report = await (await services.harness()).search_database(entry, query, limit)
@@ -333,7 +339,7 @@ class KnowledgePage(QWidget):
                 services.show_error(error, "search")
                 self._show_search_status(None)
                 self.results.show_result(
-                    None, f"The search in {entry.name} failed: see the message above.", "No results."
+                    None, f"The search in {entry.name} failed: {error.message}", "No results."
                 )
                 self.searchFinished.emit()
             return
@@ -366,6 +372,8 @@ class KnowledgePage(QWidget):
         hits = len(report.result.hits)
         caption = f"{_plural(hits, 'result')} for {_quoted(query)} in {entry.name}"
         self.results.show_result(report.result, caption)
+        self._searched = (caption, limit)
+        self._on_limit_changed(self.query_bar.limit())  # changed while it searched
         self._show_search_status(report)
         self.searchFinished.emit()
 
@@ -386,6 +394,7 @@ class KnowledgePage(QWidget):
 
         self.browse_model.reset(fetch, self._metadata_columns())
         self._browsing = (entry, filter_text)
+        self._searched = None
         generation = self.browse_model.generation
         self.results.show_browse(f"Reading {entry.name}…")
         self._show_search_status(None)
@@ -394,9 +403,7 @@ class KnowledgePage(QWidget):
         except RecallError as error:
             if generation == self.browse_model.generation:
                 self.services.show_error(error, "search")
-                self.results.set_caption(
-                    f"The rows of {entry.name} could not be read: see the message above."
-                )
+                self.results.set_caption(f"The rows of {entry.name} could not be read: {error.message}")
                 self.results.set_browse_placeholder("No rows to show.")
             return
         if generation != self.browse_model.generation:
@@ -461,6 +468,7 @@ class KnowledgePage(QWidget):
             vector=None,
             norm=None,
             vector_pending=row.row_id is not None,
+            highlight=self._browsing[1] if self._browsing is not None else "",
         )
         if row.row_id is not None:
             self.services.tasks.start(self.load_vector(row), key="detail")
@@ -535,7 +543,25 @@ class KnowledgePage(QWidget):
     # --- slots (thin: they read the widgets and start an operation) -----------------------------------
 
     def request_search(self) -> None:
+        problem = self.query_bar.limit_spin.problem()
+        if problem is not None:  # the box shows a limit it does not hold: never search with another one
+            self._on_limit_refused(problem)
+            return
         self.services.tasks.start(self.search(self.read_inputs()), key="search")
+
+    def _on_limit_changed(self, limit: int) -> None:
+        """Results found with another limit say so: they are not what the agent would get now."""
+        if self._searched is None or self.results.mode != "results":
+            return
+        caption, searched_with = self._searched
+        if limit != searched_with:
+            caption += f" — the limit is now {limit:,}: press Enter to search again"
+        self.results.set_caption(caption)
+
+    def _on_limit_refused(self, why: str) -> None:
+        self.services.show_message(
+            UserMessage(why, "Type a whole number in that range (cosh's default is 5).", "warning", "search")
+        )
 
     def _on_database_chosen(self, name: str) -> None:
         inputs = self.read_inputs()
@@ -546,6 +572,7 @@ class KnowledgePage(QWidget):
 
     def browse_all(self) -> None:
         self.query_bar.query_edit.clear()
+        self.results.filter_edit.clear()  # all rows: an earlier filter would hide some
         self.services.tasks.start(self.browse(self.read_inputs()), key="search")
 
     def focus_query(self) -> None:
@@ -558,11 +585,13 @@ class KnowledgePage(QWidget):
         splitter = memory.bytes(WindowMemory.SPLITTER)
         if splitter is None or not self.splitter.restoreState(splitter):
             self.splitter.setSizes([760, 520])
+        self.detail.set_monospace(bool(memory.integer(MONOSPACE_SETTING, 0)))
         limit = memory.integer(WindowMemory.LIMIT, DEFAULT_LIMIT)
         self.query_bar.limit_spin.setValue(min(max(limit, 1), MAX_LIMIT))
 
     def save(self, memory: WindowMemory) -> None:
         memory.set(WindowMemory.SPLITTER, self.splitter.saveState())
         memory.set(WindowMemory.LIMIT, self.query_bar.limit())
+        memory.set(MONOSPACE_SETTING, int(self.detail.monospace.isChecked()))
         if self._current is not None:
             memory.set(WindowMemory.DATABASE, self._current.name)

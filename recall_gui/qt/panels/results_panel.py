@@ -21,7 +21,6 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QStackedWidget,
     QTableView,
@@ -34,7 +33,7 @@ from recall_gui.core.types import SearchResult
 from recall_gui.qt.models.browse_model import CONTENT, BrowseModel
 from recall_gui.qt.models.results_model import ResultsModel
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, chars_that_fit
-from recall_gui.qt.widgets import PlaceholderTableView
+from recall_gui.qt.widgets import ElidedLabel, PlaceholderTableView
 
 Mode = Literal["results", "browse"]
 FILTER_DELAY_MS = 250
@@ -92,9 +91,8 @@ class ResultsPanel(QWidget):
         self.set_mode("results")
 
     def _build_header(self) -> QHBoxLayout:
-        self.caption = QLabel()
+        self.caption = ElidedLabel()
         self.caption.setObjectName("resultsCaption")
-        self.caption.setTextFormat(Qt.TextFormat.PlainText)
         self.filter_edit = QLineEdit()
         self.filter_edit.setObjectName("filterEdit")
         self.filter_edit.setPlaceholderText("Filter by id or content")
