@@ -73,7 +73,7 @@ async def export_table(
                 progress(done, max(total, done))
         await writes.run(_finish, writer, file)
     except BaseException as error:
-        writes.submit(file.discard)  # after any write still running: the writes keep their order
+        writes.after_the_last(file.discard)
         if isinstance(error, OSError):
             raise _not_written(path, error) from error
         raise
@@ -86,12 +86,20 @@ class _Writes:
 
     def __init__(self, session: Session) -> None:
         self.executor = session.compute_executor
-
-    def submit(self, call: Callable[..., Any], *args: Any) -> Future[Any]:
-        return self.executor.submit(call, *args)
+        self._last: Future[Any] | None = None
 
     async def run(self, call: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.wrap_future(self.submit(call, *args))
+        self._last = self.executor.submit(call, *args)
+        return await asyncio.wrap_future(self._last)
+
+    def after_the_last(self, call: Callable[[], Any]) -> None:
+        """``call()`` once no job is running any more: now, or when the one still running ends (on its
+        thread; not queued, so a session closing meanwhile cannot drop it)."""
+        last = self._last
+        if last is None or last.done() or last.cancel():
+            call()
+        else:
+            last.add_done_callback(lambda _job: call())
 
 
 def _finish(writer: RowWriter, file: AtomicTextFile) -> None:
