@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, resolve_registry_dir
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry import Registry, load_registry
+from recall_gui.core.registry_advice import location_problem
 
 if TYPE_CHECKING:
     from recall_gui.core.suffix import SuffixWarning
@@ -54,9 +55,19 @@ def location(args: argparse.Namespace) -> RegistryLocation:
     return resolve_registry_dir(chosen_registry(args))
 
 
-def warn_problems(where: RegistryLocation) -> None:
-    for problem in load_registry(where.directory).problems:
-        print(f"warning: {problem}", file=sys.stderr)
+def warn_problems(
+    where: RegistryLocation, registry: Registry | None = None, *, level: str = "warning"
+) -> bool:
+    """Say on stderr what is wrong with the registry: its folder, else each problem of its files.
+    Returns whether anything was."""
+    wrong_folder = location_problem(where)
+    if wrong_folder is not None:
+        report_error(wrong_folder.message, wrong_folder.hint, level=level)
+        return True
+    problems = (registry or load_registry(where.directory)).problems
+    for problem in problems:
+        print(f"{level}: {problem}", file=sys.stderr)
+    return bool(problems)
 
 
 def warn_suffix(where: RegistryLocation) -> None:
@@ -74,8 +85,8 @@ def warn(warnings: Sequence[SuffixWarning]) -> None:
             print(f"hint: {warning.hint}", file=sys.stderr)
 
 
-def report_error(message: str, hint: str | None = None) -> None:
-    print(f"error: {message}", file=sys.stderr)
+def report_error(message: str, hint: str | None = None, *, level: str = "error") -> None:
+    print(f"{level}: {message}", file=sys.stderr)
     if hint:
         print(f"hint: {hint}", file=sys.stderr)
 

@@ -6,10 +6,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from recall_gui.cli.common import chosen_registry, registry_option, write_stdout
-from recall_gui.core.paths import REGISTRY_ENV, app_registry_dir
+from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, app_registry_dir, folder_problem
+from recall_gui.core.registry_advice import location_problem
 
 NAME = "demo"
 
@@ -30,13 +31,46 @@ def add_to(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from recall_gui.core.demo import build_demo
 
-    explicit = chosen_registry(args) or os.environ.get(REGISTRY_ENV, "").strip() or None
+    explicit = chosen_registry(args)
+    source = "--registry" if explicit else REGISTRY_ENV
+    explicit = explicit or os.environ.get(REGISTRY_ENV, "").strip() or None
     registry_dir = Path(explicit).expanduser() if explicit else app_registry_dir()
+    where = RegistryLocation(registry_dir, source if explicit else "app")
+    wrong_folder = location_problem(where)
+    if wrong_folder is not None and folder_problem(registry_dir) != "does not exist":
+        raise wrong_folder  # before embedding for a minute: a folder that does not exist yet is made
 
-    def progress(done: int, total: int) -> None:
-        print(f"\rembedding passages: {done}/{total}", end="", file=sys.stderr, flush=True)
-
+    progress = Progress(sys.stderr, "embedding passages")
     path = build_demo(registry_dir, progress=progress)
-    print(file=sys.stderr)
+    progress.end()
     write_stdout(f"demo knowledge base: {path}\nregistered in: {registry_dir}\n")
     return 0
+
+
+class Progress:
+    """``done/total`` on stderr: redrawn in place on a terminal, as a few plain lines anywhere else (a
+    pipe or a log keeps no carriage returns)."""
+
+    #: Lines written when the output is not a terminal: at every tenth of the work.
+    STEPS = 10
+
+    def __init__(self, stream: TextIO, what: str) -> None:
+        self.stream = stream
+        self.what = what
+        self.on_terminal = stream.isatty()
+        self._shown = -1
+        self._drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.on_terminal:
+            print(f"\r{self.what}: {done}/{total}", end="", file=self.stream, flush=True)
+            self._drawn = True
+            return
+        step = self.STEPS if done >= total else done * self.STEPS // max(total, 1)
+        if step > self._shown:
+            self._shown = step
+            print(f"{self.what}: {done}/{total}", file=self.stream, flush=True)
+
+    def end(self) -> None:
+        if self._drawn:
+            print(file=self.stream)

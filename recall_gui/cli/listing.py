@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,14 +13,15 @@ from recall_gui.cli.common import (
     chosen_registry,
     location,
     registry_option,
+    report_error,
     warn_problems,
     warn_suffix,
     write_stdout,
 )
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.paths import RegistryLocation
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry import Registry, load_registry
+from recall_gui.core.registry_advice import empty_registry_hint, location_problem
 
 if TYPE_CHECKING:
     from recall_gui.core.health import DatabaseHealth
@@ -33,7 +35,8 @@ def add_to(commands: Any) -> None:
         NAME,
         help="list every database with its health",
         description="List every database of the registry with its table, model, size and health "
-        "(folder, table, model, dimension).",
+        "(folder, table, columns, search, model, dimension). Exits with 1 when the registry has problems "
+        "or an active database cannot be searched.",
     )
     registry_option(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -41,11 +44,10 @@ def add_to(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-async def list_rows(where: RegistryLocation) -> list[dict[str, Any]]:
+async def list_rows(registry: Registry) -> list[dict[str, Any]]:
     from recall_gui.core.health import check_health
     from recall_gui.core.session import Session
 
-    registry = load_registry(where.directory)
     async with Session() as session:
         healths = await asyncio.gather(*(check_health(session, entry) for entry in registry.databases))
     return rows_of(healths)
@@ -67,19 +69,20 @@ def rows_of(healths: Sequence[DatabaseHealth]) -> list[dict[str, Any]]:
                 "dimension": info.columns.vector_dim if info else entry.embedder.dim,
                 "rows": info.row_count if info else None,
                 "health": {check: health.status(check) for check in CHECKS},
+                "failed": list(dict.fromkeys(p.kind for p in health.problems)),
                 "problems": [p.message for p in health.problems],
             }
         )
     return rows
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
+def format_table(rows: list[dict[str, Any]], empty: str) -> str:
+    """The rows as a table, or ``empty`` when there are none."""
     if not rows:
-        return "(no databases registered)"
+        return empty
     headers = ["NAME", "ACTIVE", "URI", "TABLE", "EMBEDDER", "DIM", "ROWS", "HEALTH"]
     lines = []
     for row in rows:
-        failed = [check for check, state in row["health"].items() if state == "failed"]
         lines.append(
             [
                 row["name"],
@@ -89,7 +92,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                 row["embedder"],
                 "?" if row["dimension"] is None else str(row["dimension"]),
                 "?" if row["rows"] is None else str(row["rows"]),
-                "ok" if not row["problems"] else "FAILED " + ",".join(failed or ["storage"]),
+                "ok" if not row["problems"] else "FAILED " + ",".join(row["failed"]),
             ]
         )
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
@@ -126,6 +129,17 @@ async def folder_rows(path: str, storage: dict[str, str]) -> tuple[list[dict[str
     return rows_of(healths), notes
 
 
+def unusable_active(rows: list[dict[str, Any]]) -> str | None:
+    """Which active databases cannot be searched, and why in short; ``None`` if every one can."""
+    broken = [
+        f"{row['name']} ({', '.join(row['failed'])})" for row in rows if row["active"] and row["problems"]
+    ]
+    if not broken:
+        return None
+    databases = "database" if len(broken) == 1 else "databases"
+    return f"{len(broken)} active {databases} cannot be searched by agents: {', '.join(broken)}"
+
+
 def run(args: argparse.Namespace) -> int:
     refuse_without_path(args)
     if args.path is not None:
@@ -135,14 +149,27 @@ def run(args: argparse.Namespace) -> int:
                 hint="Leave --registry out, or list the registry's databases without --path.",
             )
         rows, notes = asyncio.run(folder_rows(args.path, path_storage(args)))
-        text = json.dumps(rows, indent=2, ensure_ascii=False) if args.json else format_table(rows)
+        listing = format_table(rows, f"(no tables in {args.path})")
+        text = json.dumps(rows, indent=2, ensure_ascii=False) if args.json else listing
         if not args.json and notes:
             text += "\n" + "\n".join(notes)
         write_stdout(text + "\n")
         return 0
     where = location(args)
-    warn_problems(where)
+    wrong_folder = location_problem(where)
+    if wrong_folder is not None:
+        raise wrong_folder
+    registry = load_registry(where.directory)
+    registry_broken = warn_problems(where, registry, level="error")
     warn_suffix(where)
-    rows = asyncio.run(list_rows(where))
-    write_stdout((json.dumps(rows, indent=2, ensure_ascii=False) if args.json else format_table(rows)) + "\n")
-    return 0
+    rows = asyncio.run(list_rows(registry))
+    listing = format_table(rows, f"(no databases registered in {registry.directory})")
+    write_stdout((json.dumps(rows, indent=2, ensure_ascii=False) if args.json else listing) + "\n")
+    if not rows and not registry_broken:
+        print(f"hint: {empty_registry_hint(registry.directory)}", file=sys.stderr)
+    broken = unusable_active(rows)
+    if broken is not None:
+        report_error(
+            broken, "What failed is listed with each database: fix it, then run `recall-gui list` again."
+        )
+    return 1 if registry_broken or broken else 0

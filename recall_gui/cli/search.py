@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import chosen_registry, location, registry_option, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.errors import InvalidInputError, RecallError
-from recall_gui.core.paths import RegistryLocation
-from recall_gui.core.registry import load_registry
+from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.registry_advice import location_problem
 from recall_gui.core.types import DEFAULT_LIMIT
 
 if TYPE_CHECKING:
@@ -58,12 +57,6 @@ def limit_from_text(text: str) -> int:
     return DEFAULT_LIMIT
 
 
-def _demo_hint(where: RegistryLocation) -> str | None:
-    if where.is_app_registry and not load_registry(where.directory).databases:
-        return "No knowledge base is registered yet: run `recall-gui demo` to build the demo."
-    return None
-
-
 def _refuse_mixed(args: argparse.Namespace) -> None:
     if args.db is not None and args.path is not None:
         raise InvalidInputError(
@@ -104,6 +97,9 @@ async def _search(args: argparse.Namespace) -> str:
     from recall_gui.core.harness import Harness
 
     where = location(args)
+    wrong_folder = location_problem(where) if args.path is None else None
+    if wrong_folder is not None:
+        raise wrong_folder
     harness = Harness(where.directory)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
@@ -111,11 +107,6 @@ async def _search(args: argparse.Namespace) -> str:
             report = await harness.run(arguments)
         else:
             report = await _search_folder(harness, args, arguments)
-    except RecallError as error:
-        hint = _demo_hint(where) if args.path is None else None
-        if hint and not error.hint:
-            error.hint = hint
-        raise
     finally:
         await harness.aclose()
     if args.verbose:

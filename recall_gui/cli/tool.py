@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from recall_gui.cli.common import location, registry_option, warn, write_stdout
+from recall_gui.cli.common import location, registry_option, warn, warn_problems, write_stdout
 from recall_gui.core.registry import load_registry
 from recall_gui.core.suffix import served_tool
 from recall_gui.core.suffix_store import SuffixStore
@@ -25,7 +25,10 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    served = served_tool(load_registry(location(args).directory), SuffixStore())
+    where = location(args)
+    registry = load_registry(where.directory)
+    warn_problems(where, registry)  # the tool is printed all the same: it is what agents get now
+    served = served_tool(registry, SuffixStore())
     warn(served.warnings())
     write_stdout(served.tool.to_json() + "\n")
     return 0

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 
 def write_text_atomic(path: Path, text: str, *, precondition: Callable[[], bool] | None = None) -> bool:
@@ -37,6 +39,47 @@ def write_text_atomic(path: Path, text: str, *, precondition: Callable[[], bool]
             os.unlink(tmp_name)
         raise
     return True
+
+
+class AtomicTextFile:
+    """A new file written piece by piece that appears under its name only once it is whole.
+
+    The text goes to a temporary file beside ``path``; :meth:`commit` flushes it to disk and renames it
+    over ``path``, :meth:`discard` removes it. Until the commit, ``path`` is as it was (absent, or the old
+    file), whatever happens meanwhile.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        # Not mkstemp: its file is private to the user, while an export gets a new file's usual rights.
+        self.temporary = str(path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp"))
+        fd = os.open(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            # newline="": the writers choose the line ends (CSV's are CRLF, JSON's LF).
+            self.stream: TextIO = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        except BaseException:
+            os.close(fd)
+            os.unlink(self.temporary)
+            raise
+
+    def commit(self) -> None:
+        """Make the written text ``path``'s content."""
+        try:
+            self.stream.flush()
+            os.fsync(self.stream.fileno())
+            self.stream.close()
+            os.replace(self.temporary, self.path)
+        except BaseException:
+            self.discard()
+            raise
+        _sync_directory(self.path.parent)
+
+    def discard(self) -> None:
+        """Leave ``path`` as it was and nothing else behind."""
+        with contextlib.suppress(OSError, ValueError):
+            self.stream.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.temporary)
 
 
 def _sync_directory(directory: Path) -> None:

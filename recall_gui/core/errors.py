@@ -74,6 +74,10 @@ class StorageError(RecallError):
     """Reading the table failed after it was opened (remote storage gone, corrupt files, ...)."""
 
 
+class ExportError(RecallError):
+    """An export file cannot be written."""
+
+
 class RegistryError(RecallError):
     """A registry file cannot be read, or a change cannot be saved safely."""
 

@@ -18,6 +18,7 @@ from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
 from recall_gui.core.model_detection import no_model_error
 from recall_gui.core.nearest import open_for_search, rank, require_width
 from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
+from recall_gui.core.registry_advice import not_found_hint
 from recall_gui.core.session import Session
 from recall_gui.core.types import DEFAULT_LIMIT, RecallOutput, SearchResult
 
@@ -109,7 +110,7 @@ class Harness:
         names = ", ".join(db.name for db in registry.active) or "(none)"
         raise DatabaseNotFoundError(
             f"Database '{db_name}' not found. Active databases: {names}",
-            hint="Activate it in recall-gui's description panel, or with cosh.",
+            hint=not_found_hint(registry, db_name),
         )
 
     async def run(self, args: Mapping[str, Any]) -> SearchReport:

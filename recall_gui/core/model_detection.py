@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from recall_gui.core.embedders import is_cached_locally
+from recall_gui.core.embedders.local import local_model_problem
 from recall_gui.core.errors import InvalidInputError, ModelUnavailableError
 from recall_gui.core.models import (
     CLOUD_MODEL_DIMS,
@@ -134,9 +134,14 @@ def available_local_models() -> list[LocalModel]:
     found: dict[str, LocalModel] = {}
     for model in LOCAL_MODELS.values():
         family = model.fastembed_id
-        if family and family not in found and is_cached_locally(EmbedderSpec("local", model.cosh_name)):
+        if family and family not in found and _loads_without_download(model):
             found[family] = model
     return list(found.values())
+
+
+def _loads_without_download(model: LocalModel) -> bool:
+    """Packaged, or in fastembed's cache (the model hub is not asked)."""
+    return local_model_problem(model.cosh_name, hub_is_reachable=lambda: False) is None
 
 
 def detect_model(

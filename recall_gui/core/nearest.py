@@ -31,7 +31,7 @@ from recall_gui.core.errors import DimensionMismatchError, InvalidInputError
 from recall_gui.core.exact import VectorMatrix, nearest_rows
 from recall_gui.core.rows import hits_from_arrow
 from recall_gui.core.session import Session
-from recall_gui.core.tables import OpenTable, TableIndex, read_query
+from recall_gui.core.tables import OpenTable, TableIndex, bounded, read_query
 from recall_gui.core.target import TableOptions, TableTarget
 from recall_gui.core.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult, effective_limit
 from recall_gui.core.vector_cache import CachedTable, NotCached
@@ -121,7 +121,10 @@ def metric_for(opened: OpenTable, options: TableOptions | None) -> str:
     metric = (options.metric if options else None) or opened.default_metric()
     metric = metric.lower()
     if metric not in METRICS:
-        raise InvalidInputError(f'unknown distance metric "{metric}" (expected one of {", ".join(METRICS)})')
+        raise InvalidInputError(
+            f'unknown distance metric "{metric}" (expected one of {", ".join(METRICS)})',
+            hint='Fix "metric" in the registry entry of this database, or remove it to use the default.',
+        )
     return metric
 
 
@@ -269,12 +272,41 @@ async def _lance_search(
     opened: OpenTable, embedded: EmbeddedQuery, metric: str, limit: int, where: str | None, *, indexed: bool
 ) -> tuple[SearchHit, ...]:
     vector = checked_vector(embedded, opened.columns.vector_dim)
+    query = _vector_query(opened, vector, metric, limit, where, indexed=indexed)
+    rows = await read_query(query, f'searching "{opened.name}"')
+    return hits_from_arrow(rows, opened.columns)
+
+
+def _vector_query(
+    opened: OpenTable,
+    vector: npt.NDArray[np.float32],
+    metric: str,
+    limit: int,
+    where: str | None = None,
+    *,
+    indexed: bool,
+) -> AsyncVectorQuery:
     query = opened.table.query().nearest_to(vector).column(opened.columns.vector).distance_type(metric)
     if where is not None:
         query = query.where(where)  # the async API filters before ranking by default
     query = _tune(query, opened, limit) if indexed else query.bypass_vector_index()
-    rows = await read_query(query.limit(limit).with_row_id(), f'searching "{opened.name}"')
-    return hits_from_arrow(rows, opened.columns)
+    return query.limit(limit).with_row_id()
+
+
+async def check_searchable(session: Session, target: TableTarget) -> None:
+    """Raise what a search of ``target`` would raise whatever the query: a metric the registry names that
+    is unknown, a vector column or metric LanceDB refuses (its query plan is built, nothing is ranked),
+    a row that cannot be made a hit (the first row is read). Reads one row; for health checks."""
+    import pyarrow as pa
+
+    opened = await session.tables.open(target)
+    metric = metric_for(opened, target.options)
+    probe = np.zeros(opened.columns.vector_dim, dtype=np.float32)
+    query = _vector_query(opened, probe, metric, 1, indexed=index_for(opened, metric) is not None)
+    await bounded(query.explain_plan(), f'searching "{opened.name}"')
+    first = await read_query(opened.table.query().limit(1).with_row_id(), f'reading table "{opened.name}"')
+    if first.num_rows:
+        hits_from_arrow(first.append_column("_distance", pa.array([0.0], pa.float32())), opened.columns)
 
 
 #: Rows re-ranked with full vectors per result on product-quantized indexes (``refine_factor``).

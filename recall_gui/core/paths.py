@@ -6,7 +6,9 @@ real files, and users can keep the app's state wherever they like.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,3 +86,33 @@ def resolve_registry_dir(explicit: str | os.PathLike[str] | None = None) -> Regi
     if (cosh / DBS_FILE).exists():
         return RegistryLocation(cosh, "cosh")
     return RegistryLocation(app_registry_dir(), "app")
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why ``path`` is not a folder that can be read, in words that complete "``path`` …" ("does not
+    exist", "is a file, not a folder", "is a symbolic link loop" …); ``None`` for a readable folder."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            return f"is a symbolic link to {os.readlink(path)}, which does not exist"
+        return "does not exist"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "is a symbolic link loop (it leads back to itself)"
+        if error.errno == errno.ENOTDIR:
+            return "does not exist (a part of its path is a file, not a folder)"
+        if error.errno in (errno.EACCES, errno.EPERM):
+            return "cannot be reached (permission denied)"
+        return f"cannot be read ({error.strerror or error})"
+    if stat.S_ISDIR(mode):
+        return None if os.access(path, os.R_OK | os.X_OK) else "is a folder this user may not read"
+    kinds = (
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    kind = next((name for test, name in kinds if test(mode)), None)
+    return f"is {kind}, not a folder" if kind else "is not a folder"

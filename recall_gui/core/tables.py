@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 from recall_gui.core.columns import ColumnMapping, ColumnOverrides, detect_columns
 from recall_gui.core.compat import lancedb_row_id_executor
 from recall_gui.core.errors import ConnectError, FilterError, RecallError, StorageError
+from recall_gui.core.paths import folder_problem
 from recall_gui.core.target import StorageKey, TableOptions, TableTarget
 
 if TYPE_CHECKING:
@@ -181,10 +182,12 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
     target = uri
     if is_local_uri(uri):
         path = local_path(uri)
-        if not path.is_dir():
+        problem = folder_problem(path)
+        if problem is not None:
             raise ConnectError(
-                f"database folder {path} does not exist",
-                hint='Check the "uri" of this database in the registry (or build it with cosh first).',
+                f"database folder {path} {problem}",
+                hint='Check the "uri" of this database in the registry: it names the LanceDB folder '
+                "that holds the table (build it with cosh first if it does not exist yet).",
                 kind="path",
             )
         target = str(path)

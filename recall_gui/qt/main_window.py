@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -33,10 +32,11 @@ from recall_gui.core.drafts import Drafts
 from recall_gui.core.errors import DemoBuildCancelled, RecallError
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry, load_registry
+from recall_gui.core.registry_advice import location_problem
 from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
-from recall_gui.qt.messages import UserMessage, registry_problems_text, user_message
+from recall_gui.qt.messages import UserMessage, registry_problems_text, sentence, user_message
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
@@ -46,7 +46,9 @@ from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
+from recall_gui.qt.shortcuts import ShortcutsFirst
 from recall_gui.qt.tasks import TaskKeeper
+from recall_gui.qt.widgets import PageTabs
 
 #: The task key of reading the registry (and re-checking the databases after it).
 REGISTRY_READ = "reload"
@@ -70,6 +72,8 @@ SHORTCUTS = (
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )
+
+EXPORT_TIP = "Save the search results, or every row of the browsed table (that the filter keeps), as {}"
 
 
 class MainWindow(QMainWindow):
@@ -115,9 +119,10 @@ class MainWindow(QMainWindow):
         #: Registry reads under way on the worker.
         self._reads = 0
 
-        self.pages = QTabWidget()
+        self.pages = PageTabs()
         self._lay_out()
         self._build_actions()
+        self.shortcuts_first = ShortcutsFirst(self)
         self._connect()
         if settings_problem is not None:
             self.show_message(replace(user_message(settings_problem), level="warning"))
@@ -191,10 +196,13 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         knowledge = self.knowledge
         self.export_csv_action = self._action(
-            "Export as &CSV…", "Ctrl+E", lambda: knowledge.ask_export("csv"), "Save the rows shown as CSV"
+            "Export as &CSV…", "Ctrl+E", lambda: knowledge.ask_export("csv"), EXPORT_TIP.format("CSV")
         )
         self.export_json_action = self._action(
-            "Export as &JSON…", "Ctrl+Shift+E", lambda: knowledge.ask_export("json"), "Save the rows as JSON"
+            "Export as &JSON…",
+            "Ctrl+Shift+E",
+            lambda: knowledge.ask_export("json"),
+            EXPORT_TIP.format("JSON"),
         )
         self.open_folder_action = self._action(
             "&Open Folder…",
@@ -406,7 +414,12 @@ class MainWindow(QMainWindow):
         self.services.drafts.follow(registry)
         self.knowledge.set_registry(registry)
         self.description.set_registry(registry)
-        if registry.problems:
+        wrong_folder = location_problem(self.location)
+        if wrong_folder is not None:
+            self.show_message(
+                UserMessage(sentence(wrong_folder.message), wrong_folder.hint, "warning", "registry")
+            )
+        elif registry.problems:
             self.show_message(
                 UserMessage(
                     registry_problems_text(registry.problems),

@@ -30,6 +30,7 @@ HEALTH_LABELS = {
     "model": "model unavailable",
     "dimension": "dimension mismatch",
     "columns": "columns not found",
+    "search": "cannot be searched",
     "storage": "storage error",
 }
 
@@ -53,7 +54,7 @@ def user_message(error: BaseException, topic: Topic = "general") -> UserMessage:
             "info",
         )
     if isinstance(error, RecallError):
-        return UserMessage(_sentence(error.message), error.hint, "error", topic)
+        return UserMessage(sentence(error.message), error.hint, "error", topic)
     log.error("unexpected error", exc_info=(type(error), error, error.__traceback__))
     return UserMessage(
         f"Unexpected error: {type(error).__name__}: {error}",
@@ -80,6 +81,6 @@ def health_label(kind: str) -> str:
     return HEALTH_LABELS.get(kind, kind)
 
 
-def _sentence(text: str) -> str:
+def sentence(text: str) -> str:
     """Core messages are lowercase, as cosh's are (agents read them); the window starts them capitalised."""
     return text[:1].upper() + text[1:] if text else text

@@ -4,17 +4,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal, SignalInstance
-from PySide6.QtGui import QFont, QFontDatabase, QKeyEvent, QPainter, QPaintEvent, QPalette
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSize,
+    Qt,
+    Signal,
+    SignalInstance,
+)
+from PySide6.QtGui import (
+    QFocusEvent,
+    QFont,
+    QFontDatabase,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+    QValidator,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -120,17 +143,142 @@ _RELAYOUT_SIGNALS = (
 )
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that shows as much of its text as fits, ending in "…", and never makes its window
+    wider: a caption quoting a long query or a long database name used to push an 800-pixel window wider
+    than the screen. :meth:`text` is the whole text; so is the tooltip when it is cut (unless a tooltip of
+    its own was set)."""
+
+    #: Characters it keeps room for at the least.
+    MIN_CHARS = 4
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self._own_tip = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.setText(text)
+
+    def text(self) -> str:  # the whole text, not what fits
+        return self._full
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        self.updateGeometry()
+        self._elide()
+
+    def clear(self) -> None:
+        self.setText("")
+
+    def setToolTip(self, tip: str) -> None:
+        self._own_tip = tip
+        self._elide()
+
+    def is_elided(self) -> bool:
+        return super().text() != self._full
+
+    def _around_text(self) -> int:
+        """Pixels of the label's width that are not text (margins, frame)."""
+        return self.width() - self.contentsRect().width() + 2 * self.margin()
+
+    def sizeHint(self) -> QSize:
+        line = " ".join(self._full.splitlines())
+        width = self.fontMetrics().horizontalAdvance(line) + self._around_text() + 2
+        return QSize(width, super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        width = self.fontMetrics().averageCharWidth() * self.MIN_CHARS + self._around_text()
+        return QSize(width, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        line = " ".join(self._full.splitlines())
+        room = max(0, self.contentsRect().width() - 2 * self.margin())
+        shown = self.fontMetrics().elidedText(line, Qt.TextElideMode.ElideRight, room)
+        super().setText(shown)
+        super().setToolTip(self._own_tip or (self._full if shown != self._full else ""))
+
+
+class PageTabs(QTabWidget):
+    """Tabs whose pages scroll when the window is smaller than a page needs. A tab widget is as tall as
+    its tallest page's minimum: one page kept the whole window from fitting 800x500. Pages are added,
+    found and shown as themselves (:meth:`page`, :meth:`indexOf`, :meth:`setCurrentWidget`)."""
+
+    def addTab(self, page: QWidget, label: str) -> int:  # type: ignore[override]
+        area = QScrollArea()
+        area.setObjectName(f"{page.objectName() or 'page'}Scroll")
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setWidget(page)
+        return super().addTab(area, label)
+
+    def page(self, index: int) -> QWidget | None:
+        area = self.widget(index)
+        return area.widget() if isinstance(area, QScrollArea) else area
+
+    def indexOf(self, page: QWidget) -> int:
+        return next((index for index in range(self.count()) if self.page(index) is page), -1)
+
+    def setCurrentWidget(self, page: QWidget) -> None:
+        self.setCurrentIndex(self.indexOf(page))
+
+    def currentWidget(self) -> QWidget | None:  # type: ignore[override]
+        return self.page(self.currentIndex())
+
+
 class LimitSpin(QSpinBox):
-    """The result limit; Enter in it searches, as in the query box."""
+    """The result limit; Enter in it searches, as in the query box.
+
+    What it cannot hold is refused out loud, never changed silently: a number beyond its range (Qt drops
+    the keystroke that makes 500 into 5000), text that is no number, and a box left empty or at 0 (Qt puts
+    the previous value back when the box loses focus) each emit :attr:`refused` with a sentence to show.
+    """
 
     returnPressed = Signal()
+    #: A sentence saying what was refused and what the limit stays at.
+    refused = Signal(str)
+
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:
+        answer = super().validate(text, pos)
+        if answer[0] == QValidator.State.Invalid and text != self.text():
+            self.refused.emit(self._refusal(text))
+        return answer
+
+    def problem(self) -> str | None:
+        """Why what the box shows is not a limit it can search with, or ``None``."""
+        return None if self.hasAcceptableInput() else self._refusal(self.text())
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            problem = self.problem()
+            if problem is not None:
+                self.refused.emit(problem)
+                return
             self.interpretText()
             self.returnPressed.emit()
             return
         super().keyPressEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        problem = self.problem()
+        if problem is not None:
+            self.refused.emit(problem)  # Qt is about to put the previous value back
+        super().focusOutEvent(event)
+
+    def _refusal(self, text: str) -> str:
+        typed = text.strip()
+        holds = f"The limit holds {self.minimum():,} to {self.maximum():,}"
+        stays = f"it stays {self.value():,}"
+        if typed.isdigit() and int(typed) > self.maximum():
+            return f"{holds}: {int(typed):,} is more; {stays}."
+        if not typed:
+            return f"{holds}: the box is empty; {stays}."
+        shown = typed if len(typed) <= 20 else typed[:19] + "…"
+        return f"{holds}: “{shown}” is not one of them; {stays}."
 
 
 def monospace_font_family() -> str:

@@ -117,7 +117,9 @@ def test_list_shows_health_of_every_database(kb: KnowledgeBase, tmp_path: Path) 
     done = cli("list", "--registry", str(kb.registry_dir), "--json")
     assert done.returncode == 0, done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)}
-    assert rows[kb.name]["health"] == {"path": "ok", "table": "ok", "model": "ok", "dimension": "ok"}
+    assert rows[kb.name]["health"] == dict.fromkeys(
+        ("path", "table", "columns", "search", "model", "dimension"), "ok"
+    )
     assert rows[kb.name]["rows"] == len(kb.ids) and rows[kb.name]["active"] is True
     assert rows["gone"]["health"]["path"] == "failed"
     assert rows["wrongtable"]["health"]["table"] == "failed"

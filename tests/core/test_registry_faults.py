@@ -192,11 +192,18 @@ def test_a_vanished_folder_or_table_is_a_clear_error(kb: KnowledgeBase, tmp_path
     assert 'table "dropped" not found' in capsys.readouterr().err
 
 
-def test_missing_registry_files_or_folder_mean_no_databases(tmp_path: Path, capsys: Any) -> None:
-    assert cli_main(["list", "--registry", str(tmp_path / "nowhere")]) == 0
-    assert "(no databases registered)" in capsys.readouterr().out
-    assert cli_main(["search", "--registry", str(tmp_path / "nowhere"), "--db", "a", "x"]) == 1
+def test_missing_registry_files_mean_no_databases_a_missing_folder_is_named(
+    tmp_path: Path, capsys: Any
+) -> None:
+    (tmp_path / "empty").mkdir()
+    assert cli_main(["list", "--registry", str(tmp_path / "empty")]) == 0
+    assert f"(no databases registered in {tmp_path / 'empty'})" in capsys.readouterr().out
+    assert cli_main(["search", "--registry", str(tmp_path / "empty"), "--db", "a", "x"]) == 1
     assert "Database 'a' not found. Active databases: (none)" in capsys.readouterr().err
+    assert cli_main(["list", "--registry", str(tmp_path / "nowhere")]) == 1
+    assert f"the registry folder {tmp_path / 'nowhere'} (given with --registry) does not exist" in (
+        capsys.readouterr().err
+    )
     assert not (tmp_path / "nowhere").exists()
 
 

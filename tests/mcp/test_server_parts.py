@@ -67,7 +67,7 @@ def test_a_failure_sends_the_message_and_logs_the_hint(
         result = call(kb, {"db_name": "gone", "query": "x"})
     assert result.is_error is True
     assert text_of(result) == f"Database 'gone' not found. Active databases: {kb.name}"
-    assert "Activate it in recall-gui's description panel" in caplog.text
+    assert f'No database called "gone" is registered in {kb.registry_dir}' in caplog.text
 
 
 def test_an_unexpected_failure_is_a_tool_error_not_a_crash(

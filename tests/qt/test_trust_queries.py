@@ -182,12 +182,45 @@ def test_the_limit_spinner_holds_only_1_to_1000_and_the_search_uses_what_it_show
         assert window.knowledge.status_count.text().startswith(f"{rows()} result")
         return spin.text(), spin.value()
 
+    def refused_in_spin(keys: str) -> str:
+        """Enter with ``keys`` in the box: no search runs (the box does not show a limit it holds); the
+        refusal is said in the banner, and leaving the box puts back the value the results were for."""
+        window.banner.dismiss()
+        shown = window.knowledge.results.caption.text()
+        spin.setFocus()
+        spin.selectAll()
+        qtbot.keyClicks(spin, keys) if keys else qtbot.keyClick(spin, Qt.Key.Key_Delete)
+        qtbot.keyClick(spin, Qt.Key.Key_Return)
+        loop.run_until_complete(window.tasks.wait_idle())
+        assert window.knowledge.results.caption.text() == shown
+        query.setFocus()
+        return banner(window)[0]
+
+    def refused_as_typed(keys: str) -> tuple[str, str, int]:
+        """Type ``keys`` (a key the box cannot take is refused and the banner says so at once), then
+        Enter: the search uses what the box shows."""
+        window.banner.dismiss()
+        spin.setFocus()
+        spin.selectAll()
+        qtbot.keyClicks(spin, keys)
+        said = banner(window)[0]
+        assert said.startswith("The limit holds 1 to 1,000: ")  # said, not silently dropped
+        press_enter(window, loop, qtbot, spin)
+        assert rows() == min(spin.value(), len(kb.ids))
+        return said, spin.text(), spin.value()
+
     assert enter_in_spin("3") == ("3", 3)
-    assert enter_in_spin("0") == ("3", 3)  # below the range: back to the previous value
-    assert enter_in_spin("") == ("3", 3)  # nothing: the same
-    assert enter_in_spin("-2") == ("2", 2)  # a minus sign is refused as it is typed
-    assert enter_in_spin("7.5e3") == ("753", 753)  # so are the point and the letter
-    assert enter_in_spin("2000") == ("200", 200)  # and the digit that would pass 1000
+    assert refused_in_spin("0") == "The limit holds 1 to 1,000: “0” is not one of them; it stays 3."
+    assert spin.text() == "3"
+    assert refused_in_spin("") == "The limit holds 1 to 1,000: the box is empty; it stays 3."
+    # a minus sign is refused as it is typed, so are the point and the letter, and the digit past 1000
+    assert refused_as_typed("-2")[1:] == ("2", 2)
+    assert refused_as_typed("7.5e3")[1:] == ("753", 753)
+    assert refused_as_typed("2000") == (
+        "The limit holds 1 to 1,000: 2,000 is more; it stays 200.",
+        "200",
+        200,
+    )
     assert enter_in_spin("1000", Qt.Key.Key_Up) == ("1000", 1000)  # stepping stops at the bounds
     assert enter_in_spin("1", Qt.Key.Key_Down) == ("1", 1)
     assert enter_in_spin("1", Qt.Key.Key_PageDown) == ("1", 1)

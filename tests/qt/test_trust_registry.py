@@ -167,7 +167,9 @@ def test_a_registry_without_its_files_opens_empty_and_says_so(
     window = open_window(registry_dir)
     assert banner(window) == ("", "")
     assert window.knowledge.results.results_table.placeholder() == (  # type: ignore[attr-defined]
-        f"The registry in {registry_dir} lists no database."
+        f"The registry in {registry_dir} lists no database. Add a LanceDB folder to it with `recall-gui "
+        "register PATH --name NAME`, or a database with cosh, or choose another registry with --registry or "
+        "$RECALL_REGISTRY_DIR."
     )
     assert list(registry_dir.iterdir()) == []
 

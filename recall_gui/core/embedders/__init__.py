@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from concurrent.futures import Executor
 
 from recall_gui.core.collector import collection_paused
@@ -16,12 +17,13 @@ from recall_gui.core.embedders.base import EmbeddedQuery, QueryVector, Vector
 from recall_gui.core.embedders.cloud import CloudEmbedder, configuration_problem
 from recall_gui.core.embedders.local import (
     LocalEmbedder,
-    fastembed_cache_dir,
+    hub_reachable,
     load_local_model,
     load_offline_model,
+    local_model_problem,
 )
 from recall_gui.core.errors import ModelUnavailableError
-from recall_gui.core.models import CLOUD_PROVIDERS, OFFLINE_SERVABLE, local_model
+from recall_gui.core.models import CLOUD_PROVIDERS, local_model
 from recall_gui.core.registry import EmbedderSpec
 
 __all__ = [
@@ -55,21 +57,10 @@ def model_problem(spec: EmbedderSpec) -> str | None:
     return None
 
 
-def is_cached_locally(spec: EmbedderSpec) -> bool:
-    """Whether a local model can load without network (packaged copy, or something in fastembed's cache)."""
-    if spec.kind != "local":
-        return False
-    if spec.model in OFFLINE_SERVABLE:
-        return True
-    info = local_model(spec.model)
-    if info is None or info.fastembed_id is None:
-        return False
-    cache = fastembed_cache_dir()
-    needle = info.fastembed_id.split("/")[-1].lower()
-    return cache.is_dir() and any(needle in child.name.lower() for child in cache.iterdir())
-
-
 Embedder = LocalEmbedder | CloudEmbedder
+
+#: How long the answer to "does the model hub answer?" is kept.
+HUB_ANSWER_KEPT_S = 60.0
 
 
 class EmbedderPool:
@@ -81,11 +72,38 @@ class EmbedderPool:
         self._lock = threading.Lock()
         self._local: dict[str, LocalEmbedder] = {}
         self._cloud: dict[tuple[EmbedderSpec, int | None], CloudEmbedder] = {}
+        self._hub_answer: tuple[float, bool] | None = None
 
     def loaded_local(self, spec: EmbedderSpec) -> LocalEmbedder | None:
         """The local model for ``spec`` if it is loaded already (no waiting), else ``None``."""
         with self._lock:
             return self._local.get(spec.model) if spec.kind == "local" else None
+
+    async def problem(self, spec: EmbedderSpec) -> ModelUnavailableError | None:
+        """Why ``spec`` cannot embed here, found without loading the model (what :func:`model_problem`
+        knows, then whether a local model is packaged, cached or can be downloaded now); ``None`` if it
+        can. The blocking part runs on the embedding thread."""
+        reason = model_problem(spec)
+        if reason is not None:
+            return ModelUnavailableError(reason)
+        if spec.kind != "local" or self.loaded_local(spec) is not None:
+            return None
+        return await asyncio.wrap_future(
+            self.executor.submit(local_model_problem, spec.model, self._hub_reachable)
+        )
+
+    def _hub_reachable(self) -> bool:
+        """Whether the model hub answers, asked at most once per :data:`HUB_ANSWER_KEPT_S` (a health
+        check of many databases asks once)."""
+        now = time.monotonic()
+        with self._lock:
+            kept = self._hub_answer
+        if kept is not None and now - kept[0] < HUB_ANSWER_KEPT_S:
+            return kept[1]
+        reachable = hub_reachable()
+        with self._lock:
+            self._hub_answer = (now, reachable)
+        return reachable
 
     def _load_local(self, cosh_name: str) -> LocalEmbedder:
         """Blocking; runs on the embedding thread, so a model is never loaded twice at once."""

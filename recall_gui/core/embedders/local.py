@@ -8,6 +8,7 @@ to put it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import socket
@@ -152,6 +153,79 @@ def _cached_model_folder(fastembed_id: str, cache: Path) -> Path | None:
     return None
 
 
+def cached_model_file(fastembed_id: str, cache: Path) -> Path | None:
+    """The model file fastembed would load ``fastembed_id`` from under ``cache`` without a download, if
+    one is there (a Hugging Face snapshot, or an unpacked archive of fastembed's older layout)."""
+    for description in fastembed_model_descriptions():
+        if description.model.lower() != fastembed_id.lower():
+            continue
+        folders: list[Path] = []
+        if description.sources.hf:
+            wanted = ("models--" + description.sources.hf.replace("/", "--")).lower()
+            with contextlib.suppress(OSError):  # fastembed also finds a snapshot cached in other casing
+                folders += [
+                    snapshot
+                    for child in cache.iterdir()
+                    if child.name.lower() == wanted
+                    for snapshot in (child / "snapshots").glob("*")
+                ]
+        name = fastembed_id.rsplit("/", maxsplit=1)[-1]
+        folders += [cache / name, cache / f"fast-{name}"]
+        for folder in folders:
+            path: Path = folder / str(description.model_file)
+            with contextlib.suppress(OSError):
+                if path.is_file() and path.stat().st_size > 0:
+                    return path
+        return None
+    return None
+
+
+def _downloads_off_reason() -> str | None:
+    """Which setting forbids downloading a model, if one does."""
+    if not _downloads_allowed():
+        if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "TRUE", "YES", "ON"):
+            return "HF_HUB_OFFLINE is set"
+        return f"{DOWNLOAD_ENV} is {os.environ.get(DOWNLOAD_ENV, '').strip()}"
+    return None
+
+
+def local_model_problem(
+    cosh_name: str, hub_is_reachable: Callable[[], bool] = hub_reachable
+) -> ModelUnavailableError | None:
+    """Why cosh's local model ``cosh_name`` cannot load here, found without loading it: ``None`` when it
+    is packaged, in the fastembed cache, or can be downloaded now. Blocking (the cache is read, and the
+    model hub may be asked whether it answers)."""
+    info = local_model(cosh_name)
+    if info is None or info.fastembed_id is None or cosh_name in OFFLINE_SERVABLE:
+        return None  # unknown and unported models are named without any I/O (model_problem)
+    cache = fastembed_cache_dir()
+    if cached_model_file(info.fastembed_id, cache) is not None:
+        return None
+    off = _downloads_off_reason()
+    try:
+        reachable = off is None and hub_is_reachable()
+    except ModelUnavailableError as error:  # the hub's address itself is unusable
+        return error
+    if reachable:
+        return None
+    if off is not None:
+        why = f"downloading models is off ({off})"
+    else:
+        why = f"the model hub ({hub_address()[0]}) cannot be reached to download it"
+    return ModelUnavailableError(
+        f"model {cosh_name} ({info.fastembed_id}) is not in the fastembed cache at {cache}, and {why}",
+        hint=_fetch_hint(info.fastembed_id, cache),
+    )
+
+
+def _fetch_hint(fastembed_id: str, cache: Path) -> str:
+    return (
+        f'On a connected machine run: python -c "from fastembed import TextEmbedding; '
+        f"TextEmbedding('{fastembed_id}')\", then copy its fastembed cache folder to {cache} "
+        "(or point FASTEMBED_CACHE_PATH at it)."
+    )
+
+
 def _quiet_fastembed() -> None:
     """fastembed logs an ERROR line for every cache miss; those are expected here and reported better."""
     try:
@@ -210,11 +284,7 @@ def load_local_model(cosh_name: str) -> LocalEmbedder:
         if cosh_name in OFFLINE_SERVABLE:
             return load_offline_model()
         reason = _short(cached_error)
-    fetch_hint = (
-        f'On a connected machine run: python -c "from fastembed import TextEmbedding; '
-        f"TextEmbedding('{info.fastembed_id}')\", then copy its fastembed cache folder to {cache} "
-        "(or point FASTEMBED_CACHE_PATH at it)."
-    )
+    fetch_hint = _fetch_hint(info.fastembed_id, cache)
     damaged = _cached_model_folder(info.fastembed_id, cache)
     if damaged is not None:
         raise ModelUnavailableError(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from recall_gui.core.errors import RecallError
+from recall_gui.core.export import ExportColumn
 from recall_gui.core.paging import DEFAULT_MAX_PAGES, DEFAULT_PAGE_SIZE, PageCache
 from recall_gui.qt.models.roles import (
     ITEM_ROLE,
@@ -114,28 +114,6 @@ class BrowseModel(QAbstractTableModel):
         """Changes on every :meth:`reset`; a caller awaiting a page compares it to notice a newer reset."""
         return self._generation
 
-    async def shown_items(self) -> list[BrowseRow]:
-        """Every row the view shows (up to the current row count), fetching pages that are not in memory;
-        fetched pages are not kept, so exporting a long table does not push the visible rows out."""
-        fetch, generation, count = self._fetch, self._generation, self._exposed
-        items: list[BrowseRow] = []
-        if fetch is None:
-            return items
-        size = self._cache.page_size
-        for offset in range(0, count, size):
-            cached = [self._cache.row(row) for row in range(offset, min(offset + size, count))]
-            if all(item is not None for item in cached):
-                items.extend(item for item in cached if item is not None)
-                continue
-            page = await fetch(offset, min(size, count - offset))
-            if generation != self._generation:
-                raise RecallError(
-                    "export stopped: another table or filter was chosen while rows were being read",
-                    hint="Export again.",
-                )
-            items.extend(page.rows)
-        return items[:count]
-
     def value(self, item: BrowseRow, column: int) -> Any:
         """The full value of one cell: what sorting, copying and export use."""
         if column == ROW:
@@ -145,6 +123,16 @@ class BrowseModel(QAbstractTableModel):
         if column == CONTENT:
             return item.content
         return plain_value(item.extra.get(self._extra[column - 3]))
+
+    def export_column(self, column: int, title: str) -> ExportColumn:
+        """What a whole-table export writes for ``column``, under ``title``."""
+        if column == ROW:
+            return ExportColumn(title, "row")
+        if column == ID:
+            return ExportColumn(title, "id")
+        if column == CONTENT:
+            return ExportColumn(title, "content")
+        return ExportColumn(title, "metadata", self._extra[column - 3])
 
     def item(self, row: int) -> BrowseRow | None:
         return self._cache.row(row)

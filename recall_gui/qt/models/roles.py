@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
-from recall_gui.core import captions
+from recall_gui.core import captions, export
 
 #: The cell's full value (int, float or full text), for sorting, copying and export; the display text may
 #: be shortened (one line, rounded) but this never is.
@@ -50,15 +50,8 @@ def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 def plain_value(value: Any) -> Any:
-    """A metadata value as JSON can hold it: scalars as they are, anything else as readable text."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, bytes):
-        return f"<{len(value)} bytes>"
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
+    """A metadata value as JSON can hold it (the core's rule, which a whole-table export follows too)."""
+    return export.plain_value(value)
 
 
 def cell_text(value: Any, limit: int = PREVIEW_CHARS) -> str:

@@ -8,6 +8,7 @@ or page that finishes after a newer request started is dropped: the newer reques
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import replace
 from pathlib import Path
@@ -20,18 +21,21 @@ from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.captions import plural, quoted
 from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.errors import RecallError
-from recall_gui.core.export import ExportTable, to_csv, to_json
+from recall_gui.core.export import to_csv, to_json
 from recall_gui.core.registry import DatabaseEntry, Registry
+from recall_gui.core.registry_advice import empty_registry_hint, location_problem
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
-from recall_gui.qt.messages import UserMessage
+from recall_gui.qt.export_dialog import ExportProgress
+from recall_gui.qt.messages import UserMessage, sentence
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.panels.database_bar import DatabaseBar
-from recall_gui.qt.panels.detail_panel import DetailPanel
+from recall_gui.qt.panels.detail_panel import MONOSPACE_SETTING, DetailPanel
 from recall_gui.qt.panels.opened_bar import OpenedBar
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory
+from recall_gui.qt.widgets import ElidedLabel
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -73,6 +77,10 @@ class KnowledgePage(QWidget):
         self._generation = 0
         self._busy = False
         self._detail_item: object | None = None
+        #: The database and filter the browse table shows (what exporting it writes).
+        self._browsing: tuple[DatabaseEntry, str] | None = None
+        #: The caption and limit of the search results shown.
+        self._searched: tuple[str, int] | None = None
 
         self.database_bar = DatabaseBar()
         self.opened_bar = OpenedBar()
@@ -108,6 +116,8 @@ class KnowledgePage(QWidget):
         self.query_bar.query_edit.textChanged.connect(self._publish_search)
         self.query_bar.limit_spin.valueChanged.connect(self._publish_search)
         services.navigation.entryRequested.connect(self.request_open_entry)
+        self.query_bar.limit_spin.valueChanged.connect(self._on_limit_changed)
+        self.query_bar.limit_spin.refused.connect(self._on_limit_refused)
 
     @property
     def current(self) -> DatabaseEntry | None:
@@ -130,9 +140,9 @@ class KnowledgePage(QWidget):
         self.status_count.setObjectName("statusCount")
         self.status_embed = QLabel()
         self.status_embed.setObjectName("statusEmbed")
-        self.status_search = QLabel()
+        self.status_search = ElidedLabel()
         self.status_search.setObjectName("statusSearch")
-        self.status_model = QLabel()
+        self.status_model = ElidedLabel()
         self.status_model.setObjectName("statusModel")
         return [self.status_count, self.status_embed, self.status_search, self.status_model]
 
@@ -236,6 +246,7 @@ class KnowledgePage(QWidget):
         self._on_entry_selected(None)
         if entry is None:
             self.browse_model.reset(None)
+            self._browsing = None
             self.results.show_result(None, "", self._no_database_hint())
         else:
             if entry.origin == "registry":
@@ -266,14 +277,15 @@ class KnowledgePage(QWidget):
             services.tasks.start(self._prepare_table(entry), key="prepare")
         if generation != self._generation:
             return  # a newer request (a search entered while the database was checked) shows its outcome
-        if health.info is None:  # the table cannot be read: the message above says why
+        if health.info is None:  # the table cannot be read
             self._supersede()
             self.browse_model.reset(None)
+            self._browsing = None
             self._show_search_status(None)
             self._set_busy(None)
-            self.results.show_browse(
-                f"{entry.name} cannot be read: see the message above.", "No rows to show."
-            )
+            why = health.problems[0].message if health.problems else "the table cannot be read"
+            # The caption says why in its own words: the banner may be dismissed, or replaced.
+            self.results.show_browse(f"{entry.name} cannot be read: {why}", "No rows to show.")
             return
         if inputs.query.strip():
             await self.search(inputs)
@@ -289,7 +301,11 @@ class KnowledgePage(QWidget):
                 "No knowledge base is registered yet. Build the demo with File ▸ Build Demo Knowledge Base, "
                 "or add one with cosh."
             )
-        return f"The registry in {location.directory} lists no database."
+        wrong_folder = location_problem(location)
+        if wrong_folder is not None:
+            return f"{sentence(wrong_folder.message)}. {wrong_folder.hint}"
+        advice = empty_registry_hint(location.directory)
+        return f"The registry in {location.directory} lists no database. {advice}"
 
     async def _preload_model(self, entry: DatabaseEntry, health: DatabaseHealth) -> None:
         """Load the database's model in the background, so the first search does not wait for it; a model
@@ -335,6 +351,7 @@ class KnowledgePage(QWidget):
             await self.browse(inputs)
             return
         generation = self._supersede()
+        self._searched = None
         self._set_busy(f"Searching {entry.name}…")
         try:
             report = await (await services.harness()).search_database(entry, query, limit)
@@ -344,7 +361,7 @@ class KnowledgePage(QWidget):
                 services.show_error(error, "search")
                 self._show_search_status(None)
                 self.results.show_result(
-                    None, f"The search in {entry.name} failed: see the message above.", "No results."
+                    None, f"The search in {entry.name} failed: {error.message}", "No results."
                 )
                 self.searchFinished.emit()
             return
@@ -377,6 +394,8 @@ class KnowledgePage(QWidget):
         hits = len(report.result.hits)
         caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}"
         self.results.show_result(report.result, caption)
+        self._searched = (caption, limit)
+        self._on_limit_changed(self.query_bar.limit())  # changed while it searched
         self._show_search_status(report)
         self.searchFinished.emit()
 
@@ -396,6 +415,8 @@ class KnowledgePage(QWidget):
             return await fetch_page(session, target, offset=offset, limit=limit, filter_text=filter_text)
 
         self.browse_model.reset(fetch, self._metadata_columns())
+        self._browsing = (entry, filter_text)
+        self._searched = None
         generation = self.browse_model.generation
         self.results.show_browse(f"Reading {entry.name}…")
         self._show_search_status(None)
@@ -404,9 +425,7 @@ class KnowledgePage(QWidget):
         except RecallError as error:
             if generation == self.browse_model.generation:
                 self.services.show_error(error, "search")
-                self.results.set_caption(
-                    f"The rows of {entry.name} could not be read: see the message above."
-                )
+                self.results.set_caption(f"The rows of {entry.name} could not be read: {error.message}")
                 self.results.set_browse_placeholder("No rows to show.")
             return
         if generation != self.browse_model.generation:
@@ -471,6 +490,7 @@ class KnowledgePage(QWidget):
             vector=None,
             norm=None,
             vector_pending=row.row_id is not None,
+            highlight=self._browsing[1] if self._browsing is not None else "",
         )
         if row.row_id is not None:
             self.services.tasks.start(self.load_vector(row), key="detail")
@@ -528,13 +548,12 @@ class KnowledgePage(QWidget):
 
     # --- export ---------------------------------------------------------------------------------------
 
-    async def export_table(self) -> ExportTable:
-        """Exactly the rows and columns the table shows, in its order."""
-        return await self.results.shown_table()
-
     async def export_to(self, path: Path, fmt: ExportFormat) -> int:
-        """Write the shown rows to ``path`` as CSV or JSON; returns the number of rows written."""
-        table = await self.export_table()
+        """Write the search results as shown, or every row of the browsed table (that its filter keeps),
+        to ``path`` as CSV or JSON; returns the number of rows written."""
+        if self.results.mode == "browse":
+            return await self.export_browsed(path, fmt)
+        table = self.results.shown_results()
         text = to_csv(table) if fmt == "csv" else to_json(table)
         try:
             write_text_atomic(path, text)
@@ -545,6 +564,35 @@ class KnowledgePage(QWidget):
             return 0
         self.services.set_activity(f"Exported {plural(len(table.rows), 'row')} to {path}")
         return len(table.rows)
+
+    async def export_browsed(self, path: Path, fmt: ExportFormat) -> int:
+        """Every row of the browsed table that its filter keeps — not only the rows read so far — streamed
+        to ``path`` behind a progress dialog whose Cancel leaves no file; returns the rows written."""
+        if self._browsing is None:
+            self.services.show_message(
+                UserMessage("There are no rows to export.", "Choose a database that can be read.", "info")
+            )
+            return 0
+        entry, filter_text = self._browsing
+        session = await self.services.session()
+        from recall_gui.core.table_export import export_table
+
+        progress = ExportProgress(self, path, asyncio.current_task())
+        try:
+            columns = self.results.export_columns()
+            count = await export_table(
+                session, entry.target, path, fmt, columns, filter_text=filter_text, progress=progress.update
+            )
+        except asyncio.CancelledError:
+            self.services.set_activity(f"Export cancelled: {path} was not written")
+            raise
+        except RecallError as error:
+            self.services.show_error(error)
+            return 0
+        finally:
+            progress.close()
+        self.services.set_activity(f"Exported {plural(count, 'row')} to {path}")
+        return count
 
     def ask_export(self, fmt: ExportFormat) -> None:
         name = self._current.name if self._current else "results"
@@ -557,7 +605,25 @@ class KnowledgePage(QWidget):
     # --- slots (thin: they read the widgets and start an operation) -----------------------------------
 
     def request_search(self) -> None:
+        problem = self.query_bar.limit_spin.problem()
+        if problem is not None:  # the box shows a limit it does not hold: never search with another one
+            self._on_limit_refused(problem)
+            return
         self.services.tasks.start(self.search(self.read_inputs()), key="search")
+
+    def _on_limit_changed(self, limit: int) -> None:
+        """Results found with another limit say so: they are not what the agent would get now."""
+        if self._searched is None or self.results.mode != "results":
+            return
+        caption, searched_with = self._searched
+        if limit != searched_with:
+            caption += f" — the limit is now {limit:,}: press Enter to search again"
+        self.results.set_caption(caption)
+
+    def _on_limit_refused(self, why: str) -> None:
+        self.services.show_message(
+            UserMessage(why, "Type a whole number in that range (cosh's default is 5).", "warning", "search")
+        )
 
     def _on_database_chosen(self, name: str) -> None:
         inputs = self.read_inputs()
@@ -568,6 +634,7 @@ class KnowledgePage(QWidget):
 
     def browse_all(self) -> None:
         self.query_bar.query_edit.clear()
+        self.results.filter_edit.clear()  # all rows: an earlier filter would hide some
         self.services.tasks.start(self.browse(self.read_inputs()), key="search")
 
     def focus_query(self) -> None:
@@ -580,11 +647,13 @@ class KnowledgePage(QWidget):
         splitter = memory.bytes(WindowMemory.SPLITTER)
         if splitter is None or not self.splitter.restoreState(splitter):
             self.splitter.setSizes([760, 520])
+        self.detail.set_monospace(bool(memory.integer(MONOSPACE_SETTING, 0)))
         limit = memory.integer(WindowMemory.LIMIT, DEFAULT_LIMIT)
         self.query_bar.limit_spin.setValue(min(max(limit, 1), MAX_LIMIT))
 
     def save(self, memory: WindowMemory) -> None:
         memory.set(WindowMemory.SPLITTER, self.splitter.saveState())
         memory.set(WindowMemory.LIMIT, self.query_bar.limit())
+        memory.set(MONOSPACE_SETTING, int(self.detail.monospace.isChecked()))
         if self._current is not None and self._current.origin == "registry":
             memory.set(WindowMemory.DATABASE, self._current.name)

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.qt.icons import status_dot
 from recall_gui.qt.messages import health_label
+from recall_gui.qt.widgets import ElidedLabel
 
 if TYPE_CHECKING:
     from recall_gui.core.health import DatabaseHealth
@@ -71,6 +72,40 @@ def info_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
     return " · ".join(parts)
 
 
+class DatabaseCombo(QComboBox):
+    """The dropdown: as wide as its longest item (up to :data:`WIDEST_CHARS` characters) where there is
+    room, narrower where there is not (down to :data:`NARROWEST_CHARS`, the rest elided); its list always
+    shows whole names. A long database name used to make the window wider than an 800-pixel screen."""
+
+    NARROWEST_CHARS = 16
+    WIDEST_CHARS = 48
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(self.NARROWEST_CHARS)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def _width_for(self, text_width: int) -> int:
+        """The combo's width when its text takes ``text_width`` pixels (frame, icon and arrow added)."""
+        return super().minimumSizeHint().width() + text_width - self._chars(self.NARROWEST_CHARS)
+
+    def _chars(self, count: int) -> int:
+        return self.fontMetrics().horizontalAdvance("x") * count
+
+    def sizeHint(self) -> QSize:
+        metrics = self.fontMetrics()
+        widest = max((metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count())), default=0)
+        text = min(max(widest, self._chars(self.NARROWEST_CHARS)), self._chars(self.WIDEST_CHARS))
+        return QSize(self._width_for(text), super().sizeHint().height())
+
+    def showPopup(self) -> None:
+        metrics = self.view().fontMetrics()
+        widest = max((metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count())), default=0)
+        self.view().setMinimumWidth(min(widest + self.iconSize().width() + 48, self.screen().size().width()))
+        super().showPopup()
+
+
 class DatabaseBar(QWidget):
     """``dbCombo`` and ``dbInfo``; emits :attr:`databaseChosen` when the user picks a database."""
 
@@ -80,14 +115,11 @@ class DatabaseBar(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.combo = QComboBox()
+        self.combo = DatabaseCombo()
         self.combo.setObjectName("dbCombo")
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.combo.setMinimumContentsLength(18)
         self.combo.setToolTip("The database to search or browse (F5 reloads the registry)")
-        self.info = QLabel()
+        self.info = ElidedLabel()
         self.info.setObjectName("dbInfo")
-        self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         label = QLabel("&Database:")
         label.setBuddy(self.combo)
@@ -152,6 +184,7 @@ class DatabaseBar(QWidget):
         else:
             self.select(current)
         self.combo.blockSignals(False)
+        self.combo.updateGeometry()  # its width follows its longest name
         self._show_info()
 
     def _add_opened_group(self) -> None:
@@ -200,6 +233,7 @@ class DatabaseBar(QWidget):
             name = self.combo.itemData(index, NAME_ROLE)
             if isinstance(name, str) and name in healths:
                 self._decorate(index, self._entries[name], self._healths.get(name))
+        self.combo.updateGeometry()
         self._show_info()
 
     def health(self, name: str) -> DatabaseHealth | None:

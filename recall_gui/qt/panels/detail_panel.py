@@ -7,28 +7,39 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QTextCharFormat
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
+    QScrollArea,
     QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
 from recall_gui.qt.models.roles import plain_value
-from recall_gui.qt.widgets import group_box, push_button, text_view
+from recall_gui.qt.widgets import group_box, monospace_font_family, push_button, text_view
 
 if TYPE_CHECKING:
     from recall_gui.core.types import Vector
 
 #: Metadata rows shown without scrolling; the content gets the rest of the height.
 MAX_METADATA_ROWS = 8
+#: Places in the content marked as matching the browse filter, at most.
+MAX_HIGHLIGHTS = 1000
+#: A marker yellow, readable with black text on light and dark themes alike.
+HIGHLIGHT = QColor("#ffd54f")
+#: Where the window remembers the monospace choice.
+MONOSPACE_SETTING = "detail/monospace"
 EMPTY_TEXT = "Select a row to see the whole entry: its full content, every other column and its vector."
 
 
@@ -60,11 +71,24 @@ class DetailPanel(QWidget):
         self.empty.setEnabled(False)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.empty)
-        self.stack.addWidget(self._details())
+        self.stack.addWidget(self._scrolling(self._details()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.stack)
         self.clear()
+
+    @staticmethod
+    def _scrolling(details: QWidget) -> QScrollArea:
+        """The entry scrolls up and down in a short window rather than making the window taller."""
+        area = QScrollArea()
+        area.setObjectName("detailScroll")
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        area.setWidget(details)
+        scroll_bar = area.verticalScrollBar().sizeHint().width()
+        area.setMinimumWidth(details.minimumSizeHint().width() + scroll_bar)
+        return area
 
     def _details(self) -> QWidget:
         self.id_edit = QLineEdit()
@@ -88,6 +112,12 @@ class DetailPanel(QWidget):
         self.content = text_view("detailContent", read_only=True)
         copy_content = push_button("Copy", "copyContentButton", "Copy the full content")
         copy_content.clicked.connect(lambda: _copy(self.content.toPlainText()))
+        self.monospace = QCheckBox("&Monospace, no wrap")
+        self.monospace.setObjectName("detailMonospace")
+        self.monospace.setToolTip(
+            "Show the content as preformatted text: a fixed-width font, lines as they are"
+        )
+        self.monospace.toggled.connect(self.set_monospace)
         self.metadata = QTableWidget(0, 2)
         self.metadata.setObjectName("detailMetadata")
         self.metadata.setHorizontalHeaderLabels(["Column", "Value"])
@@ -104,7 +134,7 @@ class DetailPanel(QWidget):
         layout = QVBoxLayout(details)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(form)
-        layout.addWidget(group_box("Content", [(self.content, 1)], [copy_content]), 1)
+        layout.addWidget(group_box("Content", [(self.content, 1)], [self.monospace, copy_content]), 1)
         layout.addWidget(self.metadata_box, 0)
         return details
 
@@ -127,6 +157,7 @@ class DetailPanel(QWidget):
         vector: Vector | None,
         norm: float | None,
         vector_pending: bool = False,
+        highlight: str = "",
     ) -> None:
         self.stack.setCurrentIndex(1)
         self.id_edit.setText(entry_id)
@@ -134,6 +165,7 @@ class DetailPanel(QWidget):
         self.position.setText(position)
         if self.content.toPlainText() != content:
             self.content.setPlainText(content)
+        self.highlight(highlight)
         self._metadata = {name: plain_value(value) for name, value in metadata.items()}
         self.metadata.setRowCount(len(self._metadata))
         for row, (name, value) in enumerate(self._metadata.items()):
@@ -145,9 +177,44 @@ class DetailPanel(QWidget):
         self.metadata_box.setVisible(bool(self._metadata))
         shown = min(len(self._metadata), MAX_METADATA_ROWS)
         header = self.metadata.horizontalHeader().sizeHint().height()
-        self.metadata.setFixedHeight(header + shown * self.metadata.verticalHeader().defaultSectionSize() + 4)
+        row = self.metadata.verticalHeader().defaultSectionSize()
+        # As tall as its rows where there is room; down to one row in a short window (it scrolls).
+        self.metadata.setMinimumHeight(header + min(shown, 1) * row + 4)
+        self.metadata.setMaximumHeight(header + shown * row + 4)
         self.copy_metadata.setEnabled(bool(self._metadata))
         self.set_vector(vector, norm, pending=vector_pending)
+
+    def set_monospace(self, on: bool) -> None:
+        """Preformatted text (code, tables, logs) in a fixed-width font without wrapping, or prose."""
+        self.content.setFont(QFont(monospace_font_family()) if on else self.font())
+        wrap = QPlainTextEdit.LineWrapMode
+        self.content.setLineWrapMode(wrap.NoWrap if on else wrap.WidgetWidth)
+        if self.monospace.isChecked() != on:
+            self.monospace.setChecked(on)
+
+    def highlight(self, text: str) -> int:
+        """Mark where ``text`` occurs in the content, in any case (as the browse filter matched the row);
+        returns how many places are marked (at most :data:`MAX_HIGHLIGHTS`)."""
+        marks: list[QTextEdit.ExtraSelection] = []
+        needle = text.strip()
+        if needle:
+            document = self.content.document()
+            look = QTextCharFormat()
+            look.setBackground(HIGHLIGHT)
+            look.setForeground(QColor("black"))
+            found = document.find(needle, 0)
+            while not found.isNull() and len(marks) < MAX_HIGHLIGHTS:
+                mark = QTextEdit.ExtraSelection()
+                mark.cursor = found
+                mark.format = look
+                marks.append(mark)
+                found = document.find(needle, found)
+        self.content.setExtraSelections(marks)
+        return len(marks)
+
+    def highlighted(self) -> list[str]:
+        """The marked text, in order."""
+        return [mark.cursor.selectedText() for mark in self.content.extraSelections()]
 
     def set_vector(self, vector: Vector | None, norm: float | None, *, pending: bool = False) -> None:
         self._vector = vector

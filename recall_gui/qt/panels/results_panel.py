@@ -21,7 +21,6 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QStackedWidget,
     QTableView,
@@ -29,12 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.export import ExportTable, to_clipboard_text
+from recall_gui.core.export import ExportColumn, ExportTable, to_clipboard_text
 from recall_gui.core.types import SearchResult
 from recall_gui.qt.models.browse_model import CONTENT, BrowseModel
 from recall_gui.qt.models.results_model import ResultsModel
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, chars_that_fit
-from recall_gui.qt.widgets import PlaceholderTableView
+from recall_gui.qt.widgets import ElidedLabel, PlaceholderTableView
 
 Mode = Literal["results", "browse"]
 FILTER_DELAY_MS = 250
@@ -92,9 +91,8 @@ class ResultsPanel(QWidget):
         self.set_mode("results")
 
     def _build_header(self) -> QHBoxLayout:
-        self.caption = QLabel()
+        self.caption = ElidedLabel()
         self.caption.setObjectName("resultsCaption")
-        self.caption.setTextFormat(Qt.TextFormat.PlainText)
         self.filter_edit = QLineEdit()
         self.filter_edit.setObjectName("filterEdit")
         self.filter_edit.setPlaceholderText("Filter by id or content")
@@ -181,17 +179,20 @@ class ResultsPanel(QWidget):
         model = table.model()
         return tuple(model.index(row, c).data(VALUE_ROLE) for c in self.visible_columns(table))
 
-    async def shown_table(self) -> ExportTable:
-        """Every row the current view shows, in its order (as the user sorted it) and column order, with
-        full values. Browsed rows that are no longer in memory are read again."""
-        table = self.current_table()
-        if table is self.results_table:
-            rows = tuple(self.row_values(r, table) for r in range(table.model().rowCount()))
-            return ExportTable(self.headers(table), rows)
-        columns = self.visible_columns(table)
-        items = await self.browse_model.shown_items()
-        values = tuple(tuple(self.browse_model.value(item, c) for c in columns) for item in items)
-        return ExportTable(self.headers(table), values)
+    def shown_results(self) -> ExportTable:
+        """Every search result, in the view's order (as the user sorted it) and column order, with full
+        values."""
+        table = self.results_table
+        rows = tuple(self.row_values(r, table) for r in range(table.model().rowCount()))
+        return ExportTable(self.headers(table), rows)
+
+    def export_columns(self) -> list[ExportColumn]:
+        """The browsed table's columns as a whole-table export writes them: the view's, in its order."""
+        table = self.browse_table
+        return [
+            self.browse_model.export_column(column, title)
+            for column, title in zip(self.visible_columns(table), self.headers(table), strict=True)
+        ]
 
     def selected_rows(self) -> list[int]:
         table = self.current_table()
