@@ -154,8 +154,8 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         """What spans pages: registry edits, the registry's changes, and requests to open an entry."""
+        self.services.reload_registry = self.reload_registry
         self.description.registryEdited.connect(self._on_registry_edited)
-        self.opened.registryEdited.connect(self._on_registry_edited)
         self.opened.pickerCancelled.connect(self._on_picker_cancelled)
         self.watcher.touched.connect(self._check_registry)
         self.registryReloaded.connect(self.agent.follow_registry)

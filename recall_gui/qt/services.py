@@ -7,6 +7,7 @@ banner from here, so it can be built, tested and added to the window without kno
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,9 @@ class WindowServices:
         self.chores = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-gui-bg")
         self.heavy = HeavyModules(self.chores)
         self.navigation = Navigation()
+        #: Reads the registry again and shows it (the window sets it): a page that has just written the
+        #: registry awaits it before it shows what it wrote.
+        self.reload_registry: Callable[[], Awaitable[None]] = _nothing_to_reload
         self._session: Session | None = None
         self._harness: Harness | None = None
 
@@ -107,3 +111,7 @@ class WindowServices:
         if self._session is not None:
             await self._session.aclose()
         self.chores.shutdown(wait=False, cancel_futures=True)
+
+
+async def _nothing_to_reload() -> None:
+    """Until a window sets :attr:`WindowServices.reload_registry` (a page tested on its own)."""

@@ -242,6 +242,14 @@ def test_the_current_query_through_the_server_is_what_recall_gui_search_prints(
     assert shown == [result["id"] for result in json.loads(printed.stdout)["results"]]
     run(loop, window.tasks.wait_idle())
 
+    # The query box emptied (or changed): the payload below is never taken for this call's answer.
+    window.knowledge.query_bar.query_edit.clear()
+    assert agent.call_arguments.text().startswith("No query typed")
+    assert agent.payload_state.message.startswith("Shown below: the payload for an earlier call (")
+    assert "Matches the window" not in agent.payload_state.message
+    window.knowledge.query_bar.query_edit.setText(QUERY)  # back to the call that was answered
+    assert "Matches the window: the same 3 results" in agent.payload_state.message
+
 
 def test_an_inactive_database_shows_the_servers_tool_error(
     make_kb: Callable[..., KnowledgeBase],

@@ -188,7 +188,10 @@ def test_a_width_no_local_model_has_is_browsed_and_search_says_what_to_do(
         "Cannot search wide without a model:"
     )
     assert "No model recall-gui knows gives 1000-dimensional vectors" in (banner.message.hint or "")
-    assert window.knowledge.results.caption.text() == "The search in wide failed: see the message above."
+    assert window.knowledge.results.caption.text() == (
+        "The search in wide failed: cannot search wide without a model: no local model of 1000 dimensions "
+        "is available here"
+    )
 
 
 def test_another_model_is_one_click_away_and_the_search_follows_it(

@@ -92,6 +92,9 @@ class AgentPage(QWidget):
         self._listing: AgentListing | None = None
         #: The last ``tools/call`` result received (``None`` before the first, or after a failed call).
         self.last_payload: AgentPayload | None = None
+        #: The arguments the payload shown answered (``None`` while none is shown).
+        self._payload_for: dict[str, Any] | None = None
+        self._payload_note: tuple[str, Tone] = ("Not run yet.", "neutral")
         self._diff_timer = QTimer(self)
         self._diff_timer.setSingleShot(True)
         self._diff_timer.setInterval(DIFF_DELAY_MS)
@@ -361,6 +364,17 @@ class AgentPage(QWidget):
             self.call_arguments.setText("arguments: " + json.dumps(arguments, ensure_ascii=False))
         runnable = entry is not None and entry.origin == "registry" and bool(arguments["query"].strip())
         self.run_button.setEnabled(runnable)
+        if self._payload_for is None:
+            return
+        if self._payload_for == arguments:
+            self.payload_state.show_note(*self._payload_note)
+        else:  # what is below answered an earlier call: never let it read as the answer to this one
+            earlier = json.dumps(self._payload_for, ensure_ascii=False)
+            self.payload_state.show_note(
+                f"Shown below: the payload for an earlier call ({earlier}). "
+                "Run Through the Server sends the call above.",
+                "neutral",
+            )
 
     async def run_call(self, entry: DatabaseEntry, arguments: dict[str, Any]) -> None:
         """Send ``arguments`` to the server as ``tools/call`` and show the payload next to the window's own
@@ -368,8 +382,8 @@ class AgentPage(QWidget):
         self.payload_state.show_note("Running the query through the server…", "neutral")
         try:
             await self.server.ensure(self.target())
-        except RecallError:
-            self.payload_state.show_note("The server is not available: see the message above.", "bad")
+        except RecallError as error:
+            self.payload_state.show_note(f"The server is not available: {error.message}", "bad")
             self.payloadFinished.emit()
             return
         window = asyncio.ensure_future(self._window_answer(entry, arguments["query"], arguments["limit"]))
@@ -378,6 +392,7 @@ class AgentPage(QWidget):
         except RecallError as error:
             window.cancel()
             self.last_payload = None
+            self._payload_for = None
             self.payload_state.show_note(f"The call failed: {error.message}. {RETRY_HINT}", "bad")
             for view in (self.payload_pretty, self.payload_raw, self.payload_result):
                 view.clear()
@@ -388,6 +403,7 @@ class AgentPage(QWidget):
             raise
         answer = await window
         self.last_payload = payload
+        self._payload_for = arguments
         self._show_payload(payload, answer, entry)
         self.payloadFinished.emit()
 
@@ -413,9 +429,11 @@ class AgentPage(QWidget):
                 f" {entry.name} is not active: agents cannot search it (tick it on the description page)."
             )
         kind = "Tool error (isError: true)" if payload.is_error else "Result (isError: false)"
-        self.payload_state.show_note(
-            f"{kind} · {payload.elapsed_ms:.0f} ms — {summary}", "good" if comparison.matches else "bad"
+        self._payload_note = (
+            f"{kind} · {payload.elapsed_ms:.0f} ms — {summary}",
+            "good" if comparison.matches else "bad",
         )
+        self.payload_state.show_note(*self._payload_note)
 
     # --- slots and events (thin: they read the widgets and start an operation) ------------------------
 

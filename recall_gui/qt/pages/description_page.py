@@ -355,8 +355,9 @@ class DescriptionPage(QWidget):
             label = "Description:"
         elif state is DescriptionState.MISSING:
             label = (
-                f"Description of {name} — not in the registry as it reads now (see the message above). "
-                "Your edit is kept: save it once the file is fixed, or revert it."
+                f"Description of {name} — not in the registry as it reads now (the registry file has a "
+                "problem, or another program removed it). Your edit is kept: save it once the file is "
+                "fixed, or revert it."
             )
         elif state is DescriptionState.CHANGED_ELSEWHERE:
             label = (

@@ -53,8 +53,6 @@ def folder_of(mime: QMimeData) -> str | None:
 class OpenedTables(QObject):
     """The opened tables of one window, its recent places, and the dialogs that open and register them."""
 
-    #: A table was added to the registry: the window reads the registry again (synchronously).
-    registryEdited = Signal()
     #: The table picker is shown (tests choose in it).
     pickerShown = Signal()
     #: The table picker was closed without a choice.
@@ -205,7 +203,7 @@ class OpenedTables(QObject):
             return False
         self.entries.pop(entry_key(entry), None)
         self.knowledge.database_bar.set_opened(self.entries)
-        self.registryEdited.emit()
+        await services.reload_registry()  # the registered database is in the snapshot it chooses from
         await self.knowledge.choose_database(request.name, inputs)
         state = "active"
         if not request.active:
