@@ -1,0 +1,284 @@
+"""Groups of rows whose vectors lie within a distance threshold: exact, blocked, cancellable.
+
+Every pair of rows is compared once (the upper triangle of the all-pairs matrix), a tile of
+:data:`TILE_ROWS` x :data:`TILE_COLUMNS` dot products at a time, so the memory it takes beside the vectors
+is bounded (~40 MB) whatever the table's size. A float32 matrix product scores each tile; a strict bound on
+its rounding error keeps every pair that could be within the threshold, and only those are measured again
+in float64 with LanceDB's formulas and kept if they are. Pairs join groups as they are found (union-find);
+a group is the set of rows linked by such pairs, and its ``max_distance`` is the largest distance between
+any two of its rows (above the threshold when rows chain: a-b and b-c close, a-c not).
+
+Metrics: ``cosine`` (``1 - x.y / (|x| |y|)``; rows of zero length have no cosine and join no group) and
+``l2`` (squared Euclidean distance, LanceDB's ``l2``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from recall_gui.core.errors import InvalidInputError, OperationCancelled
+from recall_gui.core.exact import VectorMatrix
+
+#: The default thresholds (docs/PERFORMANCE.md#near_duplicates-default_threshold): a passage re-embedded
+#: after a small edit stays within them, distinct passages of the demo are twice as far apart or more.
+#: For vectors of length 1 (most embedding models), squared L2 is twice the cosine distance.
+DEFAULT_THRESHOLDS = {"cosine": 0.05, "l2": 0.10}
+METRICS = tuple(DEFAULT_THRESHOLDS)
+#: Rows and columns of one tile of dot products (float32: 32 MB, plus a mask of 8 MB).
+TILE_ROWS = 1024
+TILE_COLUMNS = 8192
+#: Rows of a group measured at once when its largest distance is computed (float64).
+_GROUP_BLOCK = 512
+#: Unit roundoff of float32.
+_U = float(np.finfo(np.float32).eps) / 2
+
+Progress = Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The groups found: positions in the matrix (ascending within a group), and each group's largest
+    distance between two of its rows."""
+
+    groups: tuple[npt.NDArray[np.intp], ...]
+    max_distances: tuple[float, ...]
+    #: Pairs within the threshold.
+    pairs: int
+    #: Rows compared (rows of zero length are left out of a cosine comparison).
+    rows: int
+
+
+def check_threshold(threshold: float, metric: str) -> float:
+    """``threshold`` if it can be used with ``metric``; refuses it with what to use instead."""
+    if metric not in DEFAULT_THRESHOLDS:
+        raise InvalidInputError(
+            f'unknown metric "{metric}" for near-duplicates (expected one of {", ".join(METRICS)})'
+        )
+    if not np.isfinite(threshold) or threshold < 0:
+        raise InvalidInputError(
+            f"the threshold {threshold!r} is not a distance",
+            hint=f"Give a number of 0 or more; the default for {metric} is {DEFAULT_THRESHOLDS[metric]}.",
+        )
+    if metric == "cosine" and threshold >= 1:
+        raise InvalidInputError(
+            f"a cosine distance threshold of {threshold:g} would group unrelated entries",
+            hint=f"Give a number below 1; near-copies are within about {DEFAULT_THRESHOLDS['cosine']}.",
+        )
+    return float(threshold)
+
+
+class GroupFinder:
+    """The search for groups, one tile of pairs per :meth:`step`, so that a caller can run it on a shared
+    worker thread without holding it for long (a search waits for one tile at most), report progress
+    between steps and stop at any step. :meth:`finish` then measures each group."""
+
+    def __init__(
+        self,
+        vectors: VectorMatrix,
+        threshold: float,
+        metric: str = "cosine",
+        *,
+        tile_rows: int = TILE_ROWS,
+        tile_columns: int = TILE_COLUMNS,
+    ) -> None:
+        self.threshold = check_threshold(threshold, metric)
+        self.metric = metric
+        self.vectors = vectors
+        rows = vectors.rows
+        dim = int(vectors.matrix.shape[1]) if vectors.matrix.ndim == 2 else 0
+        gamma = dim * _U / (1 - dim * _U)
+        #: A bound on the float32 error of a tile's scores, in the units of each comparison.
+        self._slack = 8 * (gamma + 4 * _U)
+        self._parent = np.arange(rows, dtype=np.intp)
+        self._usable = vectors.inv_norms > 0 if metric == "cosine" else np.ones(rows, bool)
+        self._tiles = [
+            (start, min(start + tile_rows, rows), column, min(column + tile_columns, rows))
+            for start in range(0, rows, tile_rows)
+            for column in range(start, rows, tile_columns)
+        ]
+        self._next = 0
+        self._block: tuple[int, npt.NDArray[np.float32]] | None = None
+        self._total_work = float(
+            sum((stop - start) * (end - column) for start, stop, column, end in self._tiles)
+        )
+        self._done_work = 0.0
+        self.pairs = 0
+
+    @property
+    def done(self) -> bool:
+        return self._next >= len(self._tiles)
+
+    @property
+    def progress(self) -> float:
+        """The share of the pairs compared so far (0 to 1)."""
+        return self._done_work / self._total_work if self._total_work else 1.0
+
+    def step(self) -> None:
+        """Compare the pairs of the next tile and join the groups of those within the threshold."""
+        if self.done:
+            return
+        start, stop, column, end = self._tiles[self._next]
+        self._next += 1
+        vectors = self.vectors
+        if self._block is None or self._block[0] != start:
+            block = vectors.matrix[start:stop]
+            if self.metric == "cosine":
+                block = block * vectors.inv_norms[start:stop, None]  # unit rows: scores are |x_j| cos
+            self._block = (start, block)
+        first, second = self._candidates(self._block[1], start, column, end)
+        if len(first):
+            keep = self._usable[first] & self._usable[second]
+            first, second = first[keep], second[keep]
+            distances = pair_distances(vectors.matrix, first, second, self.metric)
+            close = distances <= self.threshold
+            first, second = first[close], second[close]
+            self.pairs += len(first)
+            _union(self._parent, first, second)
+        self._done_work += (stop - start) * (end - column)
+        if self.done:
+            self._block = None
+
+    def _candidates(
+        self, block: npt.NDArray[np.float32], start: int, column: int, end: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """Positions ``(i, j)``, ``i < j``, of rows ``start..`` and columns ``column..end`` whose float32
+        score could mean a distance within ``threshold``: a superset of the pairs that are within it."""
+        vectors, threshold, slack = self.vectors, self.threshold, self._slack
+        scores = block @ vectors.matrix[column:end].T
+        if self.metric == "cosine":
+            # x_i/|x_i| . x_j >= (1 - t) |x_j| within the float32 error bound (|x_j| gamma, a few roundoffs).
+            norms = np.sqrt(vectors.sq_norms[column:end], dtype=np.float32)
+            bound = (1.0 - threshold - slack) * norms
+        else:
+            # |x_i|^2 + |x_j|^2 - 2 x_i.x_j <= t  <=>  x_i.x_j >= (|x_i|^2 + |x_j|^2 - t) / 2; the error
+            # of each term is within |x_i| |x_j| gamma.
+            scale = vectors.max_norm**2
+            bound = (vectors.sq_norms[column:end] - threshold - slack * scale) / 2
+            bound = bound[None, :] + vectors.sq_norms[start : start + len(block), None] / 2
+        found = scores >= bound
+        first, second = np.nonzero(found)
+        first = first.astype(np.intp) + start
+        second = second.astype(np.intp) + column
+        upper = first < second
+        return first[upper], second[upper]
+
+    def finish(self, cancel: threading.Event | None = None) -> Grouping:
+        """The groups, largest first (then the closest), each with its largest distance."""
+        groups = _groups(self._parent)
+        maxima = []
+        for members in groups:
+            if cancel is not None and cancel.is_set():
+                raise OperationCancelled("the search for near-duplicates was cancelled")
+            maxima.append(largest_distance(self.vectors.matrix, members, self.metric))
+        order = sorted(range(len(groups)), key=lambda g: (-len(groups[g]), maxima[g], int(groups[g][0])))
+        compared = int(np.count_nonzero(self._usable))
+        return Grouping(
+            tuple(groups[g] for g in order), tuple(maxima[g] for g in order), self.pairs, compared
+        )
+
+
+def find_groups(
+    vectors: VectorMatrix,
+    threshold: float,
+    metric: str = "cosine",
+    *,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    tile_rows: int = TILE_ROWS,
+    tile_columns: int = TILE_COLUMNS,
+) -> Grouping:
+    """Every group of rows of ``vectors`` linked by pairs within ``threshold`` (``metric``), in one call
+    (blocking). ``progress`` gets the share of the work done after each tile; setting ``cancel`` stops the
+    work at the next tile with :class:`OperationCancelled`."""
+    finder = GroupFinder(vectors, threshold, metric, tile_rows=tile_rows, tile_columns=tile_columns)
+    while not finder.done:
+        if cancel is not None and cancel.is_set():
+            raise OperationCancelled("the search for near-duplicates was cancelled")
+        finder.step()
+        if progress is not None:
+            progress(finder.progress)
+    return finder.finish(cancel)
+
+
+def pair_distances(
+    matrix: npt.NDArray[np.float32],
+    first: npt.NDArray[np.intp],
+    second: npt.NDArray[np.intp],
+    metric: str,
+    chunk: int = 8192,
+) -> npt.NDArray[np.float64]:
+    """LanceDB's distance between rows ``first[k]`` and ``second[k]``, in float64 (NaN where a cosine
+    has none)."""
+    found = np.empty(len(first), np.float64)
+    for at in range(0, len(first), chunk):
+        x = matrix[first[at : at + chunk]].astype(np.float64)
+        y = matrix[second[at : at + chunk]].astype(np.float64)
+        if metric == "cosine":
+            dots = np.einsum("ij,ij->i", x, y)
+            norms = np.sqrt(np.einsum("ij,ij->i", x, x) * np.einsum("ij,ij->i", y, y))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                found[at : at + chunk] = 1.0 - dots / norms
+        else:
+            difference = x - y
+            found[at : at + chunk] = np.einsum("ij,ij->i", difference, difference)
+        found[at : at + chunk][(x == y).all(axis=1)] = 0.0  # a copy: exactly 0, whatever the rounding
+    return found
+
+
+def largest_distance(matrix: npt.NDArray[np.float32], members: npt.NDArray[np.intp], metric: str) -> float:
+    """The largest distance between two of ``members`` (float64, a block of rows at a time); 0 for
+    copies of one vector."""
+    rows = matrix[members].astype(np.float64)
+    if (rows == rows[0]).all():
+        return 0.0
+    if metric == "cosine":
+        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    largest = 0.0
+    for start in range(0, len(rows), _GROUP_BLOCK):
+        block = rows[start : start + _GROUP_BLOCK]
+        if metric == "cosine":
+            distances = 1.0 - block @ rows.T
+        else:
+            squares = np.einsum("ij,ij->i", rows, rows)
+            distances = squares[start : start + len(block), None] + squares[None, :] - 2 * (block @ rows.T)
+        largest = max(largest, float(distances.max()))
+    return max(largest, 0.0)
+
+
+def _find(parent: npt.NDArray[np.intp], nodes: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """The root of each node (every parent is at or below its child, so following parents ends)."""
+    roots = parent[nodes]
+    while True:
+        above = parent[roots]
+        if np.array_equal(above, roots):
+            return roots
+        roots = above
+
+
+def _union(parent: npt.NDArray[np.intp], first: npt.NDArray[np.intp], second: npt.NDArray[np.intp]) -> None:
+    """Join the groups of ``first[k]`` and ``second[k]`` for every ``k``, vectorised: each round points the
+    larger root of every pair still apart at the smaller one; of several writes to one root one wins, and
+    the pairs it left apart are joined in a later round."""
+    while len(first):
+        a, b = _find(parent, first), _find(parent, second)
+        apart = a != b
+        a, b = a[apart], b[apart]
+        if not len(a):
+            return
+        parent[np.maximum(a, b)] = np.minimum(a, b)
+        first, second = a, b
+
+
+def _groups(parent: npt.NDArray[np.intp]) -> list[npt.NDArray[np.intp]]:
+    """The sets of two or more rows that share a root, each in ascending order."""
+    roots = _find(parent, np.arange(len(parent), dtype=np.intp))
+    order = np.argsort(roots, kind="stable")
+    ordered = roots[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sizes = np.diff(np.r_[starts, len(ordered)])
+    return [order[s : s + n] for s, n in zip(starts, sizes, strict=True) if n > 1]
