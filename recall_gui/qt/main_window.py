@@ -25,6 +25,8 @@ from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.messages import UserMessage, registry_problems_text
 from recall_gui.qt.pages.agent_page import AgentPage
+from recall_gui.qt.pages.checks_page import ChecksPage
+from recall_gui.qt.pages.duplicates_page import DuplicatesPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.panels.description_panel import DescriptionPanel
@@ -43,6 +45,9 @@ SHORTCUTS = (
     ("Ctrl+B", "browse all rows"),
     ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
     ("Ctrl+1 / Ctrl+2 / Ctrl+3", "knowledge base / agent's tool description / agent view"),
+    ("Ctrl+4 / Ctrl+5", "golden checks / near-duplicates"),
+    ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
+    ("Ctrl+G", "add the last query with the selected rows as a golden check"),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )
@@ -83,6 +88,8 @@ class MainWindow(QMainWindow):
         self.knowledge = KnowledgePage(self.services)
         self.description = DescriptionPanel(SuffixStore(config_dir))
         self.agent = AgentPage(self.services, self.description, self.knowledge)
+        self.checks = ChecksPage(self.services)
+        self.duplicates = DuplicatesPage(self.services)
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
 
@@ -92,6 +99,8 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.knowledge, "Knowledge base")
         self.pages.addTab(_padded(self.description), "Agent's tool description")
         self.pages.addTab(self.agent, "Agent view")
+        self.pages.addTab(self.checks, "Checks")
+        self.pages.addTab(self.duplicates, "Duplicates")
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 6, 0, 0)
@@ -112,6 +121,7 @@ class MainWindow(QMainWindow):
         self.description.message.connect(self.services.show_message)
         self.watcher.touched.connect(self._check_registry)
         self.registryReloaded.connect(self.agent.follow_registry)
+        self.registryReloaded.connect(self.duplicates.follow_registry)
         self._show_registry()
         self._restore()
 
@@ -170,6 +180,8 @@ class MainWindow(QMainWindow):
             self._action("&Knowledge Base", "Ctrl+1", lambda: self.pages.setCurrentIndex(0)),
             self._action("Agent's &Tool Description", "Ctrl+2", lambda: self.pages.setCurrentIndex(1)),
             self._action("&Agent View", "Ctrl+3", lambda: self.pages.setCurrentIndex(2)),
+            self._action("&Checks", "Ctrl+4", lambda: self.pages.setCurrentWidget(self.checks)),
+            self._action("&Duplicates", "Ctrl+5", lambda: self.pages.setCurrentWidget(self.duplicates)),
         ]
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)
@@ -185,6 +197,10 @@ class MainWindow(QMainWindow):
         search_menu = menus.addMenu("&Search")
         search_menu.addActions([self.focus_query_action, self.search_action, self.cancel_action])
         search_menu.addAction(self.browse_action)
+        search_menu.addSeparator()
+        tools = knowledge.entry_tools
+        search_menu.addActions([tools.more_like_action, tools.add_golden_action])
+        self.addActions([tools.more_like_action, tools.add_golden_action])
         menus.addMenu("&View").addActions(self.page_actions)
         menus.addMenu("&Help").addActions([shortcuts, about])
 
@@ -193,7 +209,7 @@ class MainWindow(QMainWindow):
         self.knowledge.focus_query()
 
     def _on_escape(self) -> None:
-        if not self.knowledge.cancel():
+        if not (self.knowledge.cancel() or self.checks.cancel() or self.duplicates.cancel()):
             self.banner.dismiss()
 
     def _show_about(self) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QLabel
 
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry
+from recall_gui.qt.golden_checks import GoldenChecks
 from recall_gui.qt.messages import Topic, UserMessage, user_message
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.settings import WindowMemory
@@ -47,6 +48,8 @@ class WindowServices:
         #: Python thread, not qasync's QThreads, so closing a loop never leaves a running QThread behind.
         self.chores = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-gui-bg")
         self.heavy = HeavyModules(self.chores)
+        #: The golden file the pages share (the Checks page runs it, the knowledge page adds to it).
+        self.golden = GoldenChecks()
         self._session: Session | None = None
         self._harness: Harness | None = None
 

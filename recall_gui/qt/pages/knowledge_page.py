@@ -17,8 +17,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from recall_gui.core.atomic import write_text_atomic
-from recall_gui.core.errors import RecallError
+from recall_gui.core.errors import GoldenFileError, RecallError
 from recall_gui.core.export import ExportTable, to_csv, to_json
+from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
 from recall_gui.qt.messages import UserMessage
@@ -26,6 +27,7 @@ from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import DetailPanel
+from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
 from recall_gui.qt.services import WindowServices
@@ -91,6 +93,8 @@ class KnowledgePage(QWidget):
     searchFinished = Signal()
     #: The first page of the table (or of the filtered rows) is shown.
     browseReady = Signal()
+    #: "Would the agent see this?" for a browsed row was answered (or could not be).
+    visibilityShown = Signal()
 
     def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -101,17 +105,23 @@ class KnowledgePage(QWidget):
         self._generation = 0
         self._busy = False
         self._detail_item: object | None = None
+        #: The last search by text shown in this database: (database, query, limit).
+        self._searched: tuple[str, str, int] | None = None
+        #: The results shown: the limit they were asked with, and the id they are "more like" (if so).
+        self._shown_limit = DEFAULT_LIMIT
+        self._like: str | None = None
 
         self.database_bar = DatabaseBar()
         self.query_bar = QueryBar()
         self.browse_model = BrowseModel(services.tasks.start)
         self.results = ResultsPanel(self.browse_model)
         self.detail = DetailPanel()
+        self.entry_tools = EntryTools()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self.results)
-        self.splitter.addWidget(self.detail)
+        self.splitter.addWidget(self._detail_column())
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
@@ -127,6 +137,8 @@ class KnowledgePage(QWidget):
         self.database_bar.databaseChosen.connect(self._on_database_chosen)
         self.results.entrySelected.connect(self._on_entry_selected)
         self.results.filterChanged.connect(self._on_filter_changed)
+        self.entry_tools.moreLikeRequested.connect(self.request_more_like)
+        self.entry_tools.addGoldenRequested.connect(self.add_golden_check)
         self.query_bar.limit_spin.valueChanged.connect(
             lambda value: services.memory.set(WindowMemory.LIMIT, value)
         )
@@ -134,6 +146,15 @@ class KnowledgePage(QWidget):
     @property
     def current(self) -> DatabaseEntry | None:
         return self._current
+
+    def _detail_column(self) -> QWidget:
+        column = QWidget()
+        layout = QVBoxLayout(column)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.detail, 1)
+        layout.addWidget(self.entry_tools)
+        return column
 
     # --- status ---------------------------------------------------------------------------------------
 
@@ -211,6 +232,7 @@ class KnowledgePage(QWidget):
         generation = self._supersede()
         self._current = entry
         self._info = None
+        self._searched = None
         self.database_bar.select(name)
         self._on_entry_selected(None)
         if entry is None:
@@ -354,6 +376,7 @@ class KnowledgePage(QWidget):
             )
         hits = len(report.result.hits)
         caption = f"{_plural(hits, 'result')} for {_quoted(query)} in {entry.name}"
+        self._searched, self._shown_limit, self._like = (entry.name, query, limit), limit, None
         self.results.show_result(report.result, caption)
         self._show_search_status(report)
         self.searchFinished.emit()
@@ -425,6 +448,7 @@ class KnowledgePage(QWidget):
             self._show_hit(item)
         else:
             self._show_row(item)  # type: ignore[arg-type]
+        self._show_entry_tools(item)
 
     def _show_hit(self, hit: SearchHit) -> None:
         result = self.results.results_model.result
@@ -463,6 +487,156 @@ class KnowledgePage(QWidget):
         hit = await fetch_row(await self.services.session(), entry.target, row.row_id)
         if self._detail_item is row:
             self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
+
+    # --- the selected entry: more like it, a golden check, would the agent see it ----------------------
+
+    def _show_entry_tools(self, item: object) -> None:
+        tools, entry, searched = self.entry_tools, self._current, self._searched
+        self.services.tasks.cancel("visibility")
+        is_hit = isinstance(item, SearchHit)
+        golden = is_hit and self._like is None and searched is not None
+        tip = None if golden else "Search for a question first, then select the rows it must return"
+        tools.set_enabled(
+            more_like=item is not None and entry is not None, golden=golden, golden_tip=tip or ""
+        )
+        if item is None or entry is None:
+            tools.show_verdict(NO_QUERY, "neutral")
+            return
+        if isinstance(item, SearchHit):
+            result = self.results.results_model.result
+            if result is None or item not in result.hits:
+                return
+            if self._like is not None:
+                rank = result.hits.index(item) + 1
+                tools.show_verdict(
+                    f"{rank:,} of the entries most like “{self._like}”, at distance {item.distance:.4f} "
+                    f"({result.metric_label}).",
+                    "neutral",
+                )
+                return
+            from recall_gui.core.visibility import in_result
+
+            tools.show_visibility(in_result(result, item, self._shown_limit), active=entry.active)
+            return
+        row: BrowseRow = item  # type: ignore[assignment]
+        typed = self.query_bar.query()
+        query = typed if typed.strip() else (searched[1] if searched else "")
+        if row.row_id is None or not query.strip():
+            tools.show_verdict(NO_QUERY, "neutral")
+            return
+        tools.show_verdict(f"Ranking this entry for {_quoted(query)}…", "neutral")
+        limit = self.query_bar.limit()
+        self.services.tasks.start(self.show_visibility(row, query, limit), key="visibility")
+
+    async def show_visibility(self, row: BrowseRow, query: str, limit: int) -> None:
+        """Where the browsed ``row`` ranks for ``query`` with ``limit``, shown if it is still selected."""
+        entry = self._current
+        if entry is None or row.row_id is None:
+            return
+        from recall_gui.core.visibility import would_agent_see
+
+        harness = await self.services.harness()
+        try:
+            visibility = await would_agent_see(harness, entry, query, limit, row.row_id, entry_id=row.id)
+        except RecallError as error:
+            if self._detail_item is row:
+                self.entry_tools.show_verdict(f"Cannot tell where it ranks: {error.message}", "warning")
+                self.visibilityShown.emit()
+            return
+        if self._detail_item is row and self._current is entry:
+            self.entry_tools.show_visibility(visibility, active=entry.active)
+            self.visibilityShown.emit()
+
+    def request_more_like(self) -> None:
+        item = self._detail_item
+        if item is not None and self._current is not None:
+            self.services.tasks.start(self.more_like_this(item, self.query_bar.limit()), key="search")
+
+    async def more_like_this(self, item: object, limit: int) -> None:
+        """Search the current database with ``item``'s stored vector and show the entries most like it."""
+        entry, services = self._current, self.services
+        if entry is None:
+            return
+        from recall_gui.core.browse import fetch_row
+        from recall_gui.core.similar import more_like
+
+        generation = self._supersede()
+        self._set_busy(f"Searching {entry.name} for entries like the selected one…")
+        try:
+            hit: SearchHit | None = item if isinstance(item, SearchHit) else None
+            row_id = getattr(item, "row_id", None)
+            if (hit is None or hit.vector is None) and row_id is not None:
+                hit = await fetch_row(await services.session(), entry.target, row_id)
+            if hit is None:
+                raise RecallError("the selected entry is no longer in the table", hint="Browse it again.")
+            report = await more_like(await services.harness(), entry, hit, limit)
+        except RecallError as error:
+            if generation == self._generation:
+                services.show_error(error, "search")
+                self.searchFinished.emit()
+            return
+        finally:
+            if generation == self._generation and self._busy:
+                self._set_busy(None)
+        if generation != self._generation:
+            return
+        services.dismiss("search")
+        found = len(report.result.hits)
+        caption = (
+            f"{found:,} entr{'y' if found == 1 else 'ies'} most like {_quoted(hit.id)} in {entry.name} "
+            "(searched with its stored vector)"
+        )
+        self._shown_limit, self._like = limit, hit.id
+        self.results.show_result(report.result, caption)
+        self._show_search_status(report)
+        self.searchFinished.emit()
+
+    def add_golden_check(self) -> GoldenCheck | None:
+        """Save the last query, with the selected result rows as the ids it must return, as a golden check
+        (in the golden file the Checks page shows). Returns the check, ``None`` if there was none to add."""
+        entry, searched, services = self._current, self._searched, self.services
+        selected = (
+            self.results.selected_items() if self.results.mode == "results" and self._like is None else []
+        )
+        ids = tuple(dict.fromkeys(item.id for item in selected if isinstance(item, SearchHit)))
+        if entry is None or searched is None or not ids:
+            services.show_message(
+                UserMessage(
+                    "Nothing to add as a golden check.",
+                    "Search for a question, select the rows the agent must get for it, then add them.",
+                    "warning",
+                    "search",
+                )
+            )
+            return None
+        name, query, limit = searched
+        check = GoldenCheck(name, query, ids, limit)
+        golden = services.golden
+        try:
+            replaced = golden.add(check)
+        except GoldenFileError as error:
+            services.show_message(
+                UserMessage(
+                    f"The golden check is kept, but not saved: {error.message}",
+                    "Save the checks to another file on the Checks page (Save As…).",
+                    "warning",
+                )
+            )
+            return check
+        done = "Updated" if replaced else "Added"
+        services.set_activity(
+            f"{done} the golden check {_quoted(query)} ({_plural(len(ids), 'id')}, limit {limit}) "
+            f"in {golden.path.name}"
+        )
+        if not entry.active:
+            services.show_message(
+                UserMessage(
+                    f"{name} is not active: agents cannot search it, so this check cannot run until it is.",
+                    "Activate it on the Agent's tool description page.",
+                    "warning",
+                )
+            )
+        return check
 
     # --- export ---------------------------------------------------------------------------------------
 
