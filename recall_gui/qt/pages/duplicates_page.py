@@ -120,6 +120,7 @@ class DuplicatesPage(QWidget):
         self.setObjectName("duplicatesPage")
         self.services = services
         self.report: DuplicateReport | None = None
+        self._cards: list[EntryCard] = []
         self._build_widgets()
         self._lay_out()
         self.metric_combo.currentIndexChanged.connect(self._on_metric)
@@ -322,21 +323,24 @@ class DuplicatesPage(QWidget):
 
     def show_group(self, group: DuplicateGroup | None) -> None:
         """The entries of ``group`` side by side (or the hint to select one)."""
-        while self.members_layout.count():
-            taken = self.members_layout.takeAt(0)
-            widget = taken.widget() if taken is not None else None
-            if widget is not None and widget is not self.members_hint:
-                widget.deleteLater()
+        for card in self._cards:
+            self.members_layout.removeWidget(card)
+            card.deleteLater()
+        self._cards = []
+        self.members_layout.removeWidget(self.members_hint)
         if group is None:
             self.members_layout.addWidget(self.members_hint, 1, Qt.AlignmentFlag.AlignCenter)
             self.members_hint.show()
             return
         self.members_hint.hide()
         for title, subtitle, content, marked in card_texts(group):
-            self.members_layout.addWidget(EntryCard(title, subtitle, content, marked), 1)
+            card = EntryCard(title, subtitle, content, marked)
+            self._cards.append(card)
+            self.members_layout.addWidget(card, 1)
 
     def cards(self) -> list[EntryCard]:
-        return [card for card in self.members.findChildren(EntryCard) if card.parent() is self.members]
+        """The entries of the group shown, left to right."""
+        return list(self._cards)
 
     def _on_group_selected(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         rows = self.groups.selectionModel().selectedRows()
