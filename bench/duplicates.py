@@ -74,8 +74,8 @@ async def measure(ctx: BenchContext) -> Metric:
     grouped = sum(len(group.entries) for group in report.groups)
     same = report.pairs == floor_found
     print(
-        f"  {report.pairs} pairs ({floor_found} by the floor), {len(report.groups)} groups of {grouped} rows; "
-        f"vectors read in {read_s:.1f} s",
+        f"  {report.pairs} pairs ({floor_found} by the floor), {len(report.groups)} groups of {grouped} "
+        f"rows; vectors read in {read_s:.1f} s",
         flush=True,
     )
     return Metric(

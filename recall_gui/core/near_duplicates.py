@@ -24,7 +24,7 @@ import numpy.typing as npt
 from recall_gui.core.errors import InvalidInputError, OperationCancelled
 from recall_gui.core.exact import VectorMatrix
 
-#: The default thresholds (docs/PERFORMANCE.md#near_duplicates-default_threshold): a passage re-embedded
+#: The default thresholds (docs/PERFORMANCE.md#near_duplicates-default_thresholds): a passage re-embedded
 #: after a small edit stays within them, distinct passages of the demo are twice as far apart or more.
 #: For vectors of length 1 (most embedding models), squared L2 is twice the cosine distance.
 DEFAULT_THRESHOLDS = {"cosine": 0.05, "l2": 0.10}

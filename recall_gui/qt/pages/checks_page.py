@@ -52,6 +52,14 @@ def _when(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
+def shown_path(path: Path) -> str:
+    """``path`` as the page shows it: under the home folder as ``~/…``."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
 def outcome_text(
     check: GoldenCheck, outcome: CheckOutcome | None, change: Change | None, last: LastRun | None
 ) -> str:
@@ -179,7 +187,7 @@ class ChecksPage(QWidget):
 
     def _show_file(self) -> None:
         golden = self.golden
-        self.file_label.setText(str(golden.path) + ("   (not saved)" if golden.unsaved else ""))
+        self.file_label.setText(shown_path(golden.path) + ("   (not saved)" if golden.unsaved else ""))
         self.file_label.setToolTip(golden.unsaved or golden.problem or str(golden.path))
         self.model.set_checks(golden.checks)
         self.remove_button.setEnabled(False)

@@ -100,7 +100,10 @@ def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[i
             same = "the first entry"
         else:
             marked = changed_ranges(first, entry.content)[1] if entry.content != first else ()
-            same = "same text as the first" if entry.content == first else f"{len(marked)} passages differ"
+            places = f"{len(marked)} place{'s' if len(marked) != 1 else ''}"
+            same = (
+                "same text as the first" if entry.content == first else f"differs from the first in {places}"
+            )
             if entry.content != first and not marked:
                 same = "rewritten (too unlike the first to mark words)"
         cards.append((entry.id, f"row {entry.row_id} · {same}", entry.content, marked))
@@ -138,7 +141,7 @@ class DuplicatesPage(QWidget):
     def _build_widgets(self) -> None:
         self.database_combo = QComboBox()
         self.database_combo.setObjectName("duplicatesDatabase")
-        self.database_combo.setMinimumWidth(200)
+        self.database_combo.setMinimumWidth(150)
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("duplicatesMetric")
         for metric in METRICS:
@@ -149,7 +152,7 @@ class DuplicatesPage(QWidget):
         self.threshold_spin.setSingleStep(0.005)
         self.threshold_spin.setToolTip("Entries this close (or closer) count as near-duplicates")
         self.find_button = push_button(
-            "Find near-duplicates", "duplicatesFindButton", "Compare every pair of entries"
+            "Find", "duplicatesFindButton", "Compare every pair of entries and group the near-duplicates"
         )
         self.find_button.setDefault(True)
         self.cancel_button = push_button("Cancel", "duplicatesCancelButton", "Stop the search (Esc)")
@@ -172,6 +175,7 @@ class DuplicatesPage(QWidget):
         self.groups.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.groups.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.groups.setWordWrap(False)
+        self.groups.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 10)
         self.groups.horizontalHeader().setStretchLastSection(True)
         self.groups.setColumnWidth(0, 60)
         self.groups.setColumnWidth(1, 80)
