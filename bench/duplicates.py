@@ -1,8 +1,8 @@
 """``duplicates_100k``: the core's near-duplicate search over a 100k x 384 table (``find_duplicates``:
-every pair compared, a tile at a time on the session's compute thread, groups joined and measured, their
-rows read) beside a NumPy floor: the blocked all-pairs product of the same vectors, already in memory and
-already normalised, over the same upper triangle in tiles of the same size, keeping the pairs above the
-threshold's similarity (no exact re-check, no groups). Checked: the core's pairs are the floor's pairs.
+every pair compared, in steps on the session's compute thread, through its pre-filter; groups joined and
+measured, their rows read) beside a NumPy floor: the blocked all-pairs product of the same vectors, already
+in memory and already normalised, over the same upper triangle in tiles of the same size, keeping the pairs
+above the threshold's similarity (no exact re-check, no groups). Checked: the core's pairs are the floor's.
 
 Both run on one BLAS thread (``OPENBLAS_NUM_THREADS=1``, as the app sets it), alternately, twice."""
 
@@ -19,7 +19,8 @@ from bench.results import Metric
 
 ROWS = 100_000
 ROUNDS = 2
-GOAL_RATIO = 1.5
+#: The pre-filter must make the exact search faster than NumPy's plain all-pairs.
+GOAL_RATIO = 1.0
 
 
 def run(ctx: BenchContext) -> list[Metric]:
@@ -29,13 +30,13 @@ def run(ctx: BenchContext) -> list[Metric]:
 def floor_pairs(unit: np.ndarray[Any, Any], threshold: float, tile_rows: int, tile_columns: int) -> int:
     """NumPy's blocked all-pairs: the pairs ``i < j`` whose cosine distance is within ``threshold``."""
     rows = len(unit)
-    similar = 1.0 - threshold
+    similar = np.float32(1.0 - threshold)
     found = 0
     for start in range(0, rows, tile_rows):
         block = unit[start : start + tile_rows]
         for column in range(start, rows, tile_columns):
             scores = block @ unit[column : column + tile_columns].T
-            first, second = np.nonzero(scores >= similar)
+            first, second = np.divmod(np.flatnonzero(scores >= similar), scores.shape[1])
             found += int(np.count_nonzero(first + start < second + column))
     return found
 

@@ -88,7 +88,7 @@ async def find_duplicates(
     two rows near-duplicates, by default :data:`DEFAULT_THRESHOLDS` of ``metric``).
 
     ``on_progress`` is called on the event loop with the share of the work done. Cancelling the awaiting
-    task stops the work after the tile in progress (a fraction of a second).
+    task stops the work after the step in progress (about ``near_duplicates.STEP_SECONDS``).
     """
     threshold = check_threshold(
         DEFAULT_THRESHOLDS.get(metric, 0.0) if threshold is None else threshold, metric
@@ -98,7 +98,7 @@ async def find_duplicates(
     cached = await _vectors(session, opened)
     loop = asyncio.get_running_loop()
     finder = GroupFinder(cached.vectors, threshold, metric)
-    # One tile per job: a search queued on the same thread meanwhile waits for one tile at most.
+    # A step per job: a search queued on the same thread meanwhile waits for one step at most.
     while not finder.done:
         await loop.run_in_executor(session.compute_executor, finder.step)
         if on_progress is not None:

@@ -17,7 +17,7 @@ import pytest
 from recall_gui.core.duplicates import NotInMemoryError, find_duplicates
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.exact import VectorMatrix
-from recall_gui.core.near_duplicates import DEFAULT_THRESHOLDS, find_groups
+from recall_gui.core.near_duplicates import DEFAULT_THRESHOLDS, GroupFinder, find_groups
 from recall_gui.core.session import Session
 from recall_gui.core.target import TableTarget
 from tests.core.test_cli import cli
@@ -125,18 +125,29 @@ def test_planted_copies_are_all_found_and_nothing_else(
     assert snapshot_tree(kb.db_dir) == before
 
 
+@pytest.mark.parametrize("reduced_dims", [0, 4])
 @pytest.mark.parametrize(
-    ("metric", "threshold"), [("cosine", 0.0), ("cosine", 0.05), ("cosine", 0.6), ("l2", 0.02)]
+    ("metric", "threshold"), [("cosine", 0.0), ("cosine", 0.05), ("cosine", 0.6), ("l2", 0.02), ("l2", 0.5)]
 )
 def test_groups_are_those_of_a_numpy_brute_force(
-    passage_vectors: Any, embedder: Any, metric: str, threshold: float
+    passage_vectors: Any, embedder: Any, metric: str, threshold: float, reduced_dims: int
 ) -> None:
+    """With and without the pre-filter (4 principal directions here), tiles of 3 x 5 rows: pairs within a
+    tile, across tiles and on the diagonal all occur."""
     _ids, _texts, vectors, _groups = planted_rows(
         list(PASSAGES), list(PASSAGES.values()), passage_vectors, embedder, np.random.default_rng(3)
     )
-    # Tiles of 3 x 5 rows: pairs within a tile, across tiles and on the diagonal all occur.
+    if threshold > 0:  # lengths differ (at 0 only identical vectors are exactly 0 apart)
+        vectors = vectors * np.linspace(0.5, 2.0, len(vectors), dtype=np.float32)[:, None]
+    assert_brute_force(vectors, threshold, metric, reduced_dims=reduced_dims)
+
+
+def assert_brute_force(vectors: np.ndarray[Any, Any], threshold: float, metric: str, **options: Any) -> Any:
     matrix = VectorMatrix.build(vectors, np.arange(len(vectors), dtype=np.uint64))
-    grouping = find_groups(matrix, threshold, metric, tile_rows=3, tile_columns=5)
+    finder = GroupFinder(matrix, threshold, metric, tile_rows=3, tile_columns=5, **options)
+    while not finder.done:
+        finder.step()
+    grouping = finder.finish()
     pairs = brute_force_pairs(vectors, threshold, metric)
     assert {frozenset(group.tolist()) for group in grouping.groups} == components(pairs)
     assert grouping.pairs == len(pairs)
@@ -148,6 +159,17 @@ def test_groups_are_those_of_a_numpy_brute_force(
         else:
             expected = ((members[:, None, :] - members[None, :, :]) ** 2).sum(axis=2).max()
         assert largest == pytest.approx(max(float(expected), 0.0), abs=1e-9)
+    return finder
+
+
+def test_tiles_of_alike_vectors_are_compared_in_full(passage_vectors: Any) -> None:
+    """Where the pre-filter keeps most pairs of a tile (entries that all look alike), the tile is scored
+    in full; the groups are still exactly the brute force's."""
+    rng = np.random.default_rng(9)
+    alike = passage_vectors[0] + rng.normal(0, 0.01, (60, passage_vectors.shape[1])).astype(np.float32)
+    vectors = np.vstack([alike, passage_vectors]).astype(np.float32)
+    finder = assert_brute_force(vectors, 0.05, "cosine", reduced_dims=4)
+    assert finder.dense_tiles > 0
 
 
 def text_overlap(first: str, second: str) -> float:
@@ -242,7 +264,8 @@ def test_cancelling_stops_the_work_and_leaves_the_compute_thread_free(
             three_steps = asyncio.Event()
 
             def progress(share: float) -> None:
-                steps.append((loop.time(), share))
+                if share > 0:  # after the pre-filter is prepared
+                    steps.append((loop.time(), share))
                 if len(steps) == 3:
                     three_steps.set()
 
