@@ -162,6 +162,42 @@ def assert_brute_force(vectors: np.ndarray[Any, Any], threshold: float, metric: 
     return finder
 
 
+def test_with_the_pre_filter_on_thousands_of_rows_the_groups_are_still_exact(passage_vectors: Any) -> None:
+    """4,800 rows, above the size where the pre-filter starts on its own: 600 directions in the span of the
+    passages' vectors, eight rows around each at cosine distances of 0 to 0.06 (so many pairs lie near
+    the threshold), and exact copies across the table. The same pairs and groups as a brute force."""
+    rng = np.random.default_rng(21)
+    rows = 4800
+    centres = rng.standard_normal((600, len(passage_vectors))) @ passage_vectors.astype(np.float64)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    away = rng.standard_normal((rows, passage_vectors.shape[1]))
+    away /= np.linalg.norm(away, axis=1, keepdims=True)
+    cosines = 1 - rng.uniform(0, 0.06, (rows, 1))
+    vectors = (centres[np.arange(rows) // 8] * cosines + away * np.sqrt(1 - cosines**2)).astype(np.float32)
+    vectors[::97] = vectors[5]  # exact copies across the table
+    matrix = VectorMatrix.build(vectors, np.arange(rows, dtype=np.uint64))
+    finder = GroupFinder(matrix, 0.05, "cosine")
+    while not finder.done:
+        finder.step()
+    grouping = finder.finish()
+    assert finder._left is not None and finder.dense_tiles < len(finder._tiles) / 2  # the pre-filter ran
+    unit = vectors.astype(np.float64) / np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
+    expected: set[tuple[int, int]] = set()
+    for start in range(0, rows, 1200):
+        first, second = np.nonzero(1 - unit[start : start + 1200] @ unit.T <= 0.05)
+        expected.update((int(a) + start, int(b)) for a, b in zip(first, second, strict=True) if a + start < b)
+    assert grouping.pairs == len(expected)
+    labels = np.arange(rows)
+    for a, b in sorted(expected):  # union-find by relabelling, small enough here
+        labels[labels == labels[b]] = labels[a]
+    by_label: dict[int, set[int]] = {}
+    for position, label in enumerate(labels.tolist()):
+        by_label.setdefault(label, set()).add(position)
+    assert {frozenset(g.tolist()) for g in grouping.groups} == {
+        frozenset(g) for g in by_label.values() if len(g) > 1
+    }
+
+
 def test_tiles_of_alike_vectors_are_compared_in_full(passage_vectors: Any) -> None:
     """Where the pre-filter keeps most pairs of a tile (entries that all look alike), the tile is scored
     in full; the groups are still exactly the brute force's."""
