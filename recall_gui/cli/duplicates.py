@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import registered
+from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
 from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.near_duplicates import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
     from recall_gui.core.duplicates import DuplicateReport

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
 from recall_gui.core.errors import RecallError
 from recall_gui.core.exact import bytes_per_row
-from recall_gui.core.near_duplicates import DEFAULT_THRESHOLDS, GroupFinder, Grouping, check_threshold
+from recall_gui.core.near_duplicates import GroupFinder, Grouping
 from recall_gui.core.rows import columns_from_arrow
 from recall_gui.core.session import Session
 from recall_gui.core.tables import OpenTable, read_query

@@ -34,14 +34,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.errors import InvalidInputError, OperationCancelled
+from recall_gui.core.duplicate_threshold import check_threshold
+from recall_gui.core.errors import OperationCancelled
 from recall_gui.core.exact import VectorMatrix
 
-#: The default thresholds (docs/PERFORMANCE.md#near_duplicates-default_thresholds): a passage re-embedded
-#: after a small edit stays within them, distinct passages of the demo are twice as far apart or more.
-#: For vectors of length 1 (most embedding models), squared L2 is twice the cosine distance.
-DEFAULT_THRESHOLDS = {"cosine": 0.05, "l2": 0.10}
-METRICS = tuple(DEFAULT_THRESHOLDS)
 #: Rows and columns of one tile of pairs: its scores (4 MB in float32) stay in a core's cache between the
 #: product and the comparison (docs/PERFORMANCE.md#near_duplicates-groupfinder).
 TILE_ROWS = 1024
@@ -76,25 +72,6 @@ class Grouping:
     pairs: int
     #: Rows compared (rows of zero length are left out of a cosine comparison).
     rows: int
-
-
-def check_threshold(threshold: float, metric: str) -> float:
-    """``threshold`` if it can be used with ``metric``; refuses it with what to use instead."""
-    if metric not in DEFAULT_THRESHOLDS:
-        raise InvalidInputError(
-            f'unknown metric "{metric}" for near-duplicates (expected one of {", ".join(METRICS)})'
-        )
-    if not np.isfinite(threshold) or threshold < 0:
-        raise InvalidInputError(
-            f"the threshold {threshold!r} is not a distance",
-            hint=f"Give a number of 0 or more; the default for {metric} is {DEFAULT_THRESHOLDS[metric]}.",
-        )
-    if metric == "cosine" and threshold >= 1:
-        raise InvalidInputError(
-            f"a cosine distance threshold of {threshold:g} would group unrelated entries",
-            hint=f"Give a number below 1; near-copies are within about {DEFAULT_THRESHOLDS['cosine']}.",
-        )
-    return float(threshold)
 
 
 class GroupFinder:

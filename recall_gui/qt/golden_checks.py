@@ -3,7 +3,8 @@ knowledge page adds the current query to it ("Add as golden check").
 
 Every change is written at once, on top of the file as it is on disk (an edit made in an editor meanwhile
 is kept); a change that cannot be written (the folder is read-only, the file was broken by hand) stays in
-memory, marked unsaved, until it is saved elsewhere, so nothing the user did is lost.
+memory, marked unsaved, until it is saved elsewhere, so nothing the user did is lost. The file is read
+when its checks are first asked for, not when the window opens (validating it loads jsonschema).
 """
 
 from __future__ import annotations
@@ -36,16 +37,41 @@ class GoldenChecks(QObject):
     def __init__(self, path: Path | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.path = path or default_checks_dir() / DEFAULT_NAME
-        self.golden = GoldenFile()
+        self._golden: GoldenFile | None = None
         #: Why the checks in memory are not all in the file (``None`` when they are).
         self.unsaved: str | None = None
-        #: Why the file could not be read when it was opened (its checks are not shown).
-        self.problem: str | None = None
+        self._problem: str | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._golden is not None
+
+    def load(self) -> None:
+        """Read the file (once): its checks, or why it could not be read (then none are shown)."""
+        if self._golden is not None:
+            return
+        self._golden = GoldenFile()
         if self.path.exists():
             try:
-                self.golden = read_golden(self.path)
+                self._golden = read_golden(self.path)
             except GoldenFileError as error:
-                self.problem = error.message
+                self._problem = error.message
+
+    @property
+    def golden(self) -> GoldenFile:
+        self.load()
+        assert self._golden is not None
+        return self._golden
+
+    @golden.setter
+    def golden(self, golden: GoldenFile) -> None:
+        self._golden = golden
+
+    @property
+    def problem(self) -> str | None:
+        """Why the file could not be read when it was opened (its checks are not shown)."""
+        self.load()
+        return self._problem
 
     @property
     def checks(self) -> tuple[GoldenCheck, ...]:
@@ -55,19 +81,19 @@ class GoldenChecks(QObject):
         """Work on the golden file at ``path`` from now on; a file that does not validate is refused and
         the current one stays open."""
         golden = read_golden(path)
-        self.path, self.golden, self.unsaved, self.problem = path, golden, None, None
+        self.path, self.golden, self.unsaved, self._problem = path, golden, None, None
         self.changed.emit()
 
     def new(self, path: Path) -> None:
         """Start an empty golden file at ``path`` (written now)."""
         write_golden(path, GoldenFile())
-        self.path, self.golden, self.unsaved, self.problem = path, GoldenFile(), None, None
+        self.path, self.golden, self.unsaved, self._problem = path, GoldenFile(), None, None
         self.changed.emit()
 
     def save_as(self, path: Path) -> None:
         """Write the checks in memory to ``path`` and work on that file from now on."""
         write_golden(path, self.golden)
-        self.path, self.unsaved, self.problem = path, None, None
+        self.path, self.unsaved, self._problem = path, None, None
         self.changed.emit()
 
     def add(self, check: GoldenCheck) -> bool:
@@ -83,6 +109,7 @@ class GoldenChecks(QObject):
         self._change(lambda golden: golden.without(chosen))
 
     def _change(self, change: Callable[[GoldenFile], GoldenFile]) -> None:
+        self.load()
         if self.unsaved is None and self.problem is None:
             try:
                 self.golden = edit_golden(self.path, change)

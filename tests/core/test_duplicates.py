@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS
 from recall_gui.core.duplicates import NotInMemoryError, find_duplicates
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.exact import VectorMatrix
-from recall_gui.core.near_duplicates import DEFAULT_THRESHOLDS, GroupFinder, find_groups
+from recall_gui.core.near_duplicates import GroupFinder, find_groups
 from recall_gui.core.session import Session
 from recall_gui.core.target import TableTarget
 from tests.core.test_cli import cli

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import importlib
 import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -121,6 +123,20 @@ class ChecksPage(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.golden.changed.connect(self._show_file)
         self._set_running(False)
+        self.note.show_note("Reading the golden file…", "neutral")
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self.golden.loaded:
+            self.services.tasks.start(self.load_file(), key="checks-load")
+
+    async def load_file(self) -> None:
+        """Read the golden file and show its checks; its validator (jsonschema) is imported on the window's
+        chores thread, not the GUI thread."""
+        if not self.golden.loaded:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self.services.chores, importlib.import_module, "jsonschema")
+            self.golden.load()
         self._show_file()
 
     def _build_widgets(self) -> None:
@@ -225,7 +241,7 @@ class ChecksPage(QWidget):
     def _set_running(self, running: bool) -> None:
         self.progress.setVisible(running)
         self.cancel_button.setEnabled(running)
-        self.run_button.setEnabled(not running and bool(self.golden.checks))
+        self.run_button.setEnabled(not running and self.golden.loaded and bool(self.golden.checks))
         for button in (self.new_button, self.open_button, self.save_as_button):
             button.setEnabled(not running)
 

@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
 from recall_gui.core.errors import RecallError
-from recall_gui.core.near_duplicates import DEFAULT_THRESHOLDS, METRICS
 from recall_gui.core.text_diff import changed_ranges
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.status_note import StatusNote, tint

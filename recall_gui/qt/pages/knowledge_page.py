@@ -120,8 +120,8 @@ class KnowledgePage(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self.results)
-        self.splitter.addWidget(self._detail_column())
+        self.splitter.addWidget(self._results_column())
+        self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
@@ -147,12 +147,13 @@ class KnowledgePage(QWidget):
     def current(self) -> DatabaseEntry | None:
         return self._current
 
-    def _detail_column(self) -> QWidget:
+    def _results_column(self) -> QWidget:
+        """The table, and under it what to do with the selected row (the detail beside it is taller)."""
         column = QWidget()
         layout = QVBoxLayout(column)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(self.detail, 1)
+        layout.addWidget(self.results, 1)
         layout.addWidget(self.entry_tools)
         return column
 
