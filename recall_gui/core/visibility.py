@@ -101,8 +101,8 @@ def _approximate_note(method: str) -> str | None:
     if not method.startswith("index:"):
         return None
     return (
-        f"the agent's search goes through the index {method.removeprefix('index:')}, which is approximate: "
-        "the rank among all rows is the one an exact search would give"
+        f"the agent's search goes through the index {method.removeprefix('index:')}, which is approximate; "
+        "a rank among all rows is the one an exact search would give"
     )
 
 
@@ -152,7 +152,7 @@ async def would_agent_see(
     if isinstance(cached, NotCached):
         if mine is None:
             return place(None, None, f"its rank among all rows needs the vectors in memory: {cached.reason}")
-        return place(result_rank, hits[mine].distance, _approximate_note(result.method))
+        return place(result_rank, hits[mine].distance, None)  # its place in what the agent gets
     import numpy as np
 
     vectors = cached.vectors

@@ -190,3 +190,33 @@ def test_the_commands_print_similar_entries_and_an_entrys_rank(copies_kb: Knowle
     assert place["margin"] == pytest.approx(place["cutoff_distance"] - place["distance"])
     assert {"db_name", "active", "id", "query", "limit", "metric", "method"} <= set(place)
     assert snapshot_tree(kb.db_dir) == before
+
+
+def test_through_an_index_the_rank_is_the_exact_one_and_says_so(
+    tmp_path: Path, passage_vectors: Any, embedder: Any, session: Session
+) -> None:
+    import lancedb
+
+    from tests.kbtools import write_perturbed_table
+
+    ids, texts = list(PASSAGES), list(PASSAGES.values())
+    write_perturbed_table(tmp_path / "db", "notes", ids, texts, passage_vectors, rows=600, ivf_partitions=4)
+    registry = write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")])
+    stored = lancedb.connect(str(tmp_path / "db")).open_table("notes").to_arrow()
+    vectors = np.vstack(stored.column("vector").to_numpy(zero_copy_only=False)).astype(np.float32)
+    query = "How do I change my password?"
+    order = brute_force(vectors, np.asarray(embedder.embed_sync(query), np.float32), "l2")
+    position = order[40]  # far outside the agent's 5 results
+
+    async def go() -> Any:
+        harness = Harness(registry, session=session)
+        entry = harness.resolve_active("notes")
+        return await would_agent_see(
+            harness, entry, query, 5, position, entry_id=stored.column("id")[position].as_py()
+        )
+
+    seen = asyncio.run(go())
+    assert seen.method.startswith("index:")
+    assert not seen.in_results
+    assert seen.rank == 41
+    assert seen.note is not None and "approximate" in seen.note
