@@ -2,7 +2,7 @@
 
 Every pair of rows is compared once (the upper triangle of the all-pairs matrix), a tile of
 :data:`TILE_ROWS` x :data:`TILE_COLUMNS` pairs at a time, so the memory it takes beside the vectors is
-bounded (~30 MB at 100k rows) whatever the table's size. Each pair passes two filters that can only let
+bounded (about 35 MB at 100k rows) whatever the table's size. Each pair passes two filters that can only let
 too many pairs through, never too few, and the survivors are measured in float64 with LanceDB's formulas:
 
 1. A pre-filter in :data:`REDUCED_DIMS` + 1 dimensions: each vector's components along the principal
