@@ -24,6 +24,7 @@ GROUPS: dict[str, str] = {
     "exact_search": "bench.exact_search",
     "indexed_search": "bench.indexed_search",
     "end_to_end": "bench.end_to_end",
+    "duplicates": "bench.duplicates",
     "window": "bench.window",
     "registry_load": "bench.registry_load",
 }

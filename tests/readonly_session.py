@@ -62,14 +62,26 @@ async def _core_session(registry_dir: Path, db_name: str) -> dict[str, Any]:
 
 
 def _cli_session(registry_dir: Path, db_name: str) -> dict[str, Any]:
+    import tempfile
+
     from recall_gui.cli import main
 
     outputs: dict[str, Any] = {}
+    golden = Path(tempfile.mkdtemp(prefix="recall-golden-")) / "golden.json"
+    golden.write_text(
+        json.dumps({"checks": [{"db_name": db_name, "query": "capital of France", "expect": ["paris"]}]}),
+        encoding="utf-8",
+    )
+    registry = ["--registry", str(registry_dir)]
     commands = {
-        "list": ["list", "--registry", str(registry_dir)],
-        "list_json": ["list", "--registry", str(registry_dir), "--json"],
-        "tool": ["tool", "--registry", str(registry_dir)],
-        "search": ["search", "--registry", str(registry_dir), "--db", db_name, "--limit", "2", "Paris"],
+        "list": ["list", *registry],
+        "list_json": ["list", *registry, "--json"],
+        "tool": ["tool", *registry],
+        "search": ["search", *registry, "--db", db_name, "--limit", "2", "Paris"],
+        "check": ["check", *registry, "--json", str(golden)],
+        "similar": ["similar", *registry, "--db", db_name, "--id", "paris", "--limit", "2"],
+        "rank": ["rank", *registry, "--db", db_name, "--id", "berlin", "capital of France"],
+        "duplicates": ["duplicates", *registry, "--db", db_name, "--json"],
     }
     for name, argv in commands.items():
         out, err = io.StringIO(), io.StringIO()

@@ -12,11 +12,24 @@ import sys
 from collections.abc import Sequence
 
 from recall_gui import __version__
-from recall_gui.cli import demo, listing, log, mcp, register, search, tool, window
+from recall_gui.cli import (
+    check,
+    demo,
+    duplicates,
+    listing,
+    log,
+    mcp,
+    rank,
+    register,
+    search,
+    similar,
+    tool,
+    window,
+)
 from recall_gui.cli.common import registry_option, report_error
 from recall_gui.core.errors import RecallError
 
-COMMANDS = (search, tool, listing, register, demo, mcp, log)
+COMMANDS = (search, tool, listing, register, demo, mcp, log, check, similar, rank, duplicates)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -105,3 +105,12 @@ class SettingsError(RecallError):
 
 class DemoBuildCancelled(RecallError):
     """The user cancelled building the demo knowledge base."""
+
+
+class OperationCancelled(RecallError):
+    """The user cancelled a long operation (a search for near-duplicates, a run of golden checks)."""
+
+
+class GoldenFileError(InvalidInputError):
+    """A golden-check file that cannot be read or does not hold golden checks (the message names the
+    file and the position)."""

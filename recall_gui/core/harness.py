@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,8 @@ class SearchReport:
     #: ``total_ms``.
     embed_ms: float
     total_ms: float
+    #: The query's vector as the ranking used it.
+    vector: Vector | None = field(default=None, compare=False)
 
     def to_output(self) -> RecallOutput:
         return self.result.to_output()
@@ -208,7 +210,9 @@ class Harness:
         search_ms = (ended - max(started, query_vector.ready_at or started)) * 1000
         total_ms = (ended - started) * 1000
         result = ranked.result(query, search_ms, opened.version)
-        return SearchReport(entry, result, ranked.query.used, total_ms - search_ms, total_ms)
+        return SearchReport(
+            entry, result, ranked.query.used, total_ms - search_ms, total_ms, ranked.query.vector
+        )
 
     async def aclose(self) -> None:
         if self._owns_session:

@@ -38,7 +38,9 @@ from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.messages import UserMessage, registry_problems_text, sentence, user_message
 from recall_gui.qt.pages.agent_page import AgentPage
+from recall_gui.qt.pages.checks_page import ChecksPage
 from recall_gui.qt.pages.description_page import DescriptionPage
+from recall_gui.qt.pages.duplicates_page import DuplicatesPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.pages.log_page import LogPage
 from recall_gui.qt.pages.opened_tables import OpenedTables, folder_of
@@ -65,10 +67,9 @@ SHORTCUTS = (
     ("F5", "reload the registry and re-check the databases"),
     ("Ctrl+B", "browse all rows"),
     ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
-    (
-        "Ctrl+1 / Ctrl+2 / Ctrl+3 / Ctrl+4",
-        "knowledge base / agent's tool description / agent view / agent log",
-    ),
+    ("Ctrl+1 … Ctrl+6", "knowledge base / tool description / agent view / agent log / checks / duplicates"),
+    ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
+    ("Ctrl+G", "add the last query with the selected rows as a golden check"),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )
@@ -108,6 +109,8 @@ class MainWindow(QMainWindow):
         self.description = DescriptionPage(self.services)
         self.agent = AgentPage(self.services)
         self.log = LogPage(self.services, SettingsStore(config_dir))
+        self.checks = ChecksPage(self.services)
+        self.duplicates = DuplicatesPage(self.services)
         self.opened = OpenedTables(self.services, self.knowledge, self)
         #: A folder or URI (and its storage options) to open instead of the remembered database.
         self.open_at_start = open_at_start
@@ -137,6 +140,8 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.description, "Agent's tool description")
         self.pages.addTab(self.agent, "Agent view")
         self.pages.addTab(self.log, "Agent log")
+        self.pages.addTab(self.checks, "Checks")
+        self.pages.addTab(self.duplicates, "Duplicates")
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 6, 0, 0)
@@ -160,6 +165,7 @@ class MainWindow(QMainWindow):
         self.watcher.touched.connect(self._check_registry)
         self.registryReloaded.connect(self.agent.follow_registry)
         self.registryReloaded.connect(self.log.follow_registry)
+        self.registryReloaded.connect(self.duplicates.follow_registry)
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
         )
@@ -244,6 +250,8 @@ class MainWindow(QMainWindow):
             self._action("Agent's &Tool Description", "Ctrl+2", lambda: self.pages.setCurrentIndex(1)),
             self._action("&Agent View", "Ctrl+3", lambda: self.pages.setCurrentIndex(2)),
             self._action("Agent &Log", "Ctrl+4", lambda: self.pages.setCurrentWidget(self.log)),
+            self._action("&Checks", "Ctrl+5", lambda: self.pages.setCurrentWidget(self.checks)),
+            self._action("&Duplicates", "Ctrl+6", lambda: self.pages.setCurrentWidget(self.duplicates)),
         ]
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)
@@ -263,6 +271,10 @@ class MainWindow(QMainWindow):
         search_menu = menus.addMenu("&Search")
         search_menu.addActions([self.focus_query_action, self.search_action, self.cancel_action])
         search_menu.addAction(self.browse_action)
+        search_menu.addSeparator()
+        tools = knowledge.entry_tools
+        search_menu.addActions([tools.more_like_action, tools.add_golden_action])
+        self.addActions([tools.more_like_action, tools.add_golden_action])
         menus.addMenu("&View").addActions(self.page_actions)
         menus.addMenu("&Help").addActions([shortcuts, about])
 
@@ -314,7 +326,7 @@ class MainWindow(QMainWindow):
         self.knowledge.focus_query()
 
     def _on_escape(self) -> None:
-        if not self.knowledge.cancel():
+        if not (self.knowledge.cancel() or self.checks.cancel() or self.duplicates.cancel()):
             self.banner.dismiss()
 
     def _show_about(self) -> None:

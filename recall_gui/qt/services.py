@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel
 from recall_gui.core.drafts import Drafts
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry
+from recall_gui.qt.golden_checks import GoldenChecks
 from recall_gui.qt.messages import Topic, UserMessage, user_message
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.settings import WindowMemory
@@ -69,6 +70,8 @@ class WindowServices:
         #: Reads the registry again and shows it (the window sets it): a page that has just written the
         #: registry awaits it before it shows what it wrote.
         self.reload_registry: Callable[[], Awaitable[None]] = _nothing_to_reload
+        #: The golden file the pages share (the Checks page runs it, the knowledge page adds to it).
+        self.golden = GoldenChecks()
         self._session: Session | None = None
         self._harness: Harness | None = None
 

@@ -34,6 +34,10 @@ def check_summary(summary: dict[str, Any], kb: KnowledgeBase) -> None:
     assert all(run["code"] == 0 for run in cli.values()), cli
     assert json.loads(cli["search"]["out"])["results"][0]["id"] == "paris"
     assert json.loads(cli["list_json"]["out"])[0]["rows"] == len(kb.ids)
+    assert json.loads(cli["check"]["out"])["passed"] == 1
+    assert json.loads(cli["similar"]["out"])["results"][0]["id"] == "paris"
+    assert json.loads(cli["rank"]["out"])["rank"] == 2
+    assert json.loads(cli["duplicates"]["out"])["groups"] == []
 
 
 def session_env(home: Path) -> dict[str, str]:

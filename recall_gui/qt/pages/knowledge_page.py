@@ -20,8 +20,9 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidg
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.captions import plural, quoted
 from recall_gui.core.drafts import SearchDraft
-from recall_gui.core.errors import RecallError
+from recall_gui.core.errors import GoldenFileError, RecallError
 from recall_gui.core.export import to_csv, to_json
+from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.registry_advice import empty_registry_hint, location_problem
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
@@ -30,6 +31,7 @@ from recall_gui.qt.messages import UserMessage, sentence
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import MONOSPACE_SETTING, DetailPanel
+from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
 from recall_gui.qt.panels.opened_bar import OpenedBar
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
@@ -65,6 +67,8 @@ class KnowledgePage(QWidget):
     searchFinished = Signal()
     #: The first page of the table (or of the filtered rows) is shown.
     browseReady = Signal()
+    #: "Would the agent see this?" for a browsed row was answered (or could not be).
+    visibilityShown = Signal()
 
     def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,8 +83,13 @@ class KnowledgePage(QWidget):
         self._detail_item: object | None = None
         #: The database and filter the browse table shows (what exporting it writes).
         self._browsing: tuple[DatabaseEntry, str] | None = None
-        #: The caption and limit of the search results shown.
-        self._searched: tuple[str, int] | None = None
+        #: The caption of the search results shown and the limit they were asked with.
+        self._results_caption: tuple[str, int] | None = None
+        #: The last search by text shown in this database: (database, query, limit).
+        self._searched: tuple[str, str, int] | None = None
+        #: The results shown: the limit they were asked with, and the id they are "more like" (if so).
+        self._shown_limit = DEFAULT_LIMIT
+        self._like: str | None = None
 
         self.database_bar = DatabaseBar()
         self.opened_bar = OpenedBar()
@@ -88,10 +97,11 @@ class KnowledgePage(QWidget):
         self.browse_model = BrowseModel(services.tasks.start)
         self.results = ResultsPanel(self.browse_model)
         self.detail = DetailPanel()
+        self.entry_tools = EntryTools()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self.results)
+        self.splitter.addWidget(self._results_column())
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
@@ -109,6 +119,8 @@ class KnowledgePage(QWidget):
         self.database_bar.databaseChosen.connect(self._on_database_chosen)
         self.results.entrySelected.connect(self._on_entry_selected)
         self.results.filterChanged.connect(self._on_filter_changed)
+        self.entry_tools.moreLikeRequested.connect(self.request_more_like)
+        self.entry_tools.addGoldenRequested.connect(self.add_golden_check)
         self.query_bar.limit_spin.valueChanged.connect(
             lambda value: services.memory.set(WindowMemory.LIMIT, value)
         )
@@ -131,6 +143,16 @@ class KnowledgePage(QWidget):
     def table_info(self) -> TableInfo | None:
         """The current database's table as last checked (``None`` until read, or if it cannot be)."""
         return self._info
+
+    def _results_column(self) -> QWidget:
+        """The table, and under it what to do with the selected row (the detail beside it is taller)."""
+        column = QWidget()
+        layout = QVBoxLayout(column)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.results, 1)
+        layout.addWidget(self.entry_tools)
+        return column
 
     # --- status ---------------------------------------------------------------------------------------
 
@@ -237,6 +259,7 @@ class KnowledgePage(QWidget):
         self._current = entry
         self._info = None
         self._publish_search()
+        self._searched = None
         if opened is not None and self._opened_key is not None:
             self.database_bar.select_opened(self._opened_key)
         else:
@@ -351,7 +374,7 @@ class KnowledgePage(QWidget):
             await self.browse(inputs)
             return
         generation = self._supersede()
-        self._searched = None
+        self._results_caption = None
         self._set_busy(f"Searching {entry.name}…")
         try:
             report = await (await services.harness()).search_database(entry, query, limit)
@@ -393,8 +416,9 @@ class KnowledgePage(QWidget):
             )
         hits = len(report.result.hits)
         caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}"
+        self._searched, self._shown_limit, self._like = (entry.name, query, limit), limit, None
         self.results.show_result(report.result, caption)
-        self._searched = (caption, limit)
+        self._results_caption = (caption, limit)
         self._on_limit_changed(self.query_bar.limit())  # changed while it searched
         self._show_search_status(report)
         self.searchFinished.emit()
@@ -416,7 +440,7 @@ class KnowledgePage(QWidget):
 
         self.browse_model.reset(fetch, self._metadata_columns())
         self._browsing = (entry, filter_text)
-        self._searched = None
+        self._results_caption = None
         generation = self.browse_model.generation
         self.results.show_browse(f"Reading {entry.name}…")
         self._show_search_status(None)
@@ -466,6 +490,7 @@ class KnowledgePage(QWidget):
             self._show_hit(item)
         else:
             self._show_row(item)  # type: ignore[arg-type]
+        self._show_entry_tools(item)
 
     def _show_hit(self, hit: SearchHit) -> None:
         result = self.results.results_model.result
@@ -546,6 +571,157 @@ class KnowledgePage(QWidget):
     def request_open_entry(self, name: str, entry_id: str) -> None:
         self.services.tasks.start(self.open_entry(name, entry_id), key="search")
 
+    # --- the selected entry: more like it, a golden check, would the agent see it ----------------------
+
+    def _show_entry_tools(self, item: object) -> None:
+        tools, entry, searched = self.entry_tools, self._current, self._searched
+        self.services.tasks.cancel("visibility")
+        is_hit = isinstance(item, SearchHit)
+        golden = is_hit and self._like is None and searched is not None
+        tip = None if golden else "Search for a question first, then select the rows it must return"
+        tools.set_enabled(
+            more_like=item is not None and entry is not None, golden=golden, golden_tip=tip or ""
+        )
+        if item is None or entry is None:
+            tools.show_verdict(NO_QUERY, "neutral")
+            return
+        if isinstance(item, SearchHit):
+            result = self.results.results_model.result
+            if result is None or item not in result.hits:
+                return
+            if self._like is not None:
+                rank = result.hits.index(item) + 1
+                tools.show_verdict(
+                    f"{rank:,} of the entries most like “{self._like}”, at distance {item.distance:.4f} "
+                    f"({result.metric_label}).",
+                    "neutral",
+                )
+                return
+            from recall_gui.core.visibility import in_result
+
+            tools.show_visibility(in_result(result, item, self._shown_limit), active=entry.active)
+            return
+        row: BrowseRow = item  # type: ignore[assignment]
+        typed = self.query_bar.query()
+        query = typed if typed.strip() else (searched[1] if searched else "")
+        if row.row_id is None or not query.strip():
+            tools.show_verdict(NO_QUERY, "neutral")
+            return
+        tools.show_verdict(f"Ranking this entry for {quoted(query)}…", "neutral")
+        limit = self.query_bar.limit()
+        self.services.tasks.start(self.show_visibility(row, query, limit), key="visibility")
+
+    async def show_visibility(self, row: BrowseRow, query: str, limit: int) -> None:
+        """Where the browsed ``row`` ranks for ``query`` with ``limit``, shown if it is still selected."""
+        entry = self._current
+        if entry is None or row.row_id is None:
+            return
+        from recall_gui.core.visibility import would_agent_see
+
+        harness = await self.services.harness()
+        try:
+            visibility = await would_agent_see(harness, entry, query, limit, row.row_id, entry_id=row.id)
+        except RecallError as error:
+            if self._detail_item is row:
+                self.entry_tools.show_verdict(f"Cannot tell where it ranks: {error.message}", "warning")
+                self.visibilityShown.emit()
+            return
+        if self._detail_item is row and self._current is entry:
+            self.entry_tools.show_visibility(visibility, active=entry.active)
+            self.visibilityShown.emit()
+
+    def request_more_like(self) -> None:
+        item = self._detail_item
+        if item is not None and self._current is not None:
+            self.services.tasks.start(self.more_like_this(item, self.query_bar.limit()), key="search")
+
+    async def more_like_this(self, item: object, limit: int) -> None:
+        """Search the current database with ``item``'s stored vector and show the entries most like it."""
+        entry, services = self._current, self.services
+        if entry is None:
+            return
+        from recall_gui.core.browse import fetch_row
+        from recall_gui.core.similar import more_like
+
+        generation = self._supersede()
+        self._set_busy(f"Searching {entry.name} for entries like the selected one…")
+        try:
+            hit: SearchHit | None = item if isinstance(item, SearchHit) else None
+            row_id = getattr(item, "row_id", None)
+            if (hit is None or hit.vector is None) and row_id is not None:
+                hit = await fetch_row(await services.session(), entry.target, row_id)
+            if hit is None:
+                raise RecallError("the selected entry is no longer in the table", hint="Browse it again.")
+            report = await more_like(await services.harness(), entry, hit, limit)
+        except RecallError as error:
+            if generation == self._generation:
+                services.show_error(error, "search")
+                self.searchFinished.emit()
+            return
+        finally:
+            if generation == self._generation and self._busy:
+                self._set_busy(None)
+        if generation != self._generation:
+            return
+        services.dismiss("search")
+        found = len(report.result.hits)
+        caption = (
+            f"{found:,} entr{'y' if found == 1 else 'ies'} most like {quoted(hit.id)} in {entry.name} "
+            "(searched with its stored vector)"
+        )
+        self._shown_limit, self._like = limit, hit.id
+        self._results_caption = None  # Enter searches the query box, not more like this entry
+        self.results.show_result(report.result, caption)
+        self._show_search_status(report)
+        self.searchFinished.emit()
+
+    def add_golden_check(self) -> GoldenCheck | None:
+        """Save the last query, with the selected result rows as the ids it must return, as a golden check
+        (in the golden file the Checks page shows). Returns the check, ``None`` if there was none to add."""
+        entry, searched, services = self._current, self._searched, self.services
+        selected = (
+            self.results.selected_items() if self.results.mode == "results" and self._like is None else []
+        )
+        ids = tuple(dict.fromkeys(item.id for item in selected if isinstance(item, SearchHit)))
+        if entry is None or searched is None or not ids:
+            services.show_message(
+                UserMessage(
+                    "Nothing to add as a golden check.",
+                    "Search for a question, select the rows the agent must get for it, then add them.",
+                    "warning",
+                    "search",
+                )
+            )
+            return None
+        name, query, limit = searched
+        check = GoldenCheck(name, query, ids, limit)
+        golden = services.golden
+        try:
+            replaced = golden.add(check)
+        except GoldenFileError as error:
+            services.show_message(
+                UserMessage(
+                    f"The golden check is kept, but not saved: {error.message}",
+                    "Save the checks to another file on the Checks page (Save As…).",
+                    "warning",
+                )
+            )
+            return check
+        done = "Updated" if replaced else "Added"
+        services.set_activity(
+            f"{done} the golden check {quoted(query)} ({plural(len(ids), 'id')}, limit {limit}) "
+            f"in {golden.path.name}"
+        )
+        if not entry.active:
+            services.show_message(
+                UserMessage(
+                    f"{name} is not active: agents cannot search it, so this check cannot run until it is.",
+                    "Activate it on the Agent's tool description page.",
+                    "warning",
+                )
+            )
+        return check
+
     # --- export ---------------------------------------------------------------------------------------
 
     async def export_to(self, path: Path, fmt: ExportFormat) -> int:
@@ -613,9 +789,9 @@ class KnowledgePage(QWidget):
 
     def _on_limit_changed(self, limit: int) -> None:
         """Results found with another limit say so: they are not what the agent would get now."""
-        if self._searched is None or self.results.mode != "results":
+        if self._results_caption is None or self.results.mode != "results":
             return
-        caption, searched_with = self._searched
+        caption, searched_with = self._results_caption
         if limit != searched_with:
             caption += f" — the limit is now {limit:,}: press Enter to search again"
         self.results.set_caption(caption)

@@ -198,6 +198,14 @@ class ResultsPanel(QWidget):
         table = self.current_table()
         return sorted({index.row() for index in table.selectionModel().selectedRows()})
 
+    def selected_items(self) -> list[object]:
+        """The rows selected in the table shown (SearchHits or BrowseRows), in the view's order; browsed
+        rows no longer in memory are left out."""
+        table = self.current_table()
+        indexes = sorted(table.selectionModel().selectedRows(), key=lambda index: index.row())
+        items = [index.siblingAtColumn(0).data(ITEM_ROLE) for index in indexes]
+        return [item for item in items if item is not None]
+
     def copy_selection(self) -> str:
         """Put the selected rows on the clipboard as tab-separated text; returns the text."""
         table = self.current_table()

@@ -1,0 +1,90 @@
+"""``recall-gui check FILE``: run golden checks through the agent's own search; the exit status says how
+they went (0 all passed, 1 one failed, 2 the file or a database could not be used)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.cli.common import location, registry_option, report_error, write_stdout
+from recall_gui.core.errors import RecallError
+
+if TYPE_CHECKING:
+    from recall_gui.core.checks import CheckOutcome, CheckRun
+
+EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+
+
+NAME = "check"
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help="run golden checks: must these queries still retrieve these entries?",
+        description="Run every check of a golden file through the search an agent's recall_search runs, "
+        "and show the rank of each expected id (or that it is missing). Exit status: 0 when every check "
+        "passes, 1 when one fails, 2 when the file or a database cannot be used.",
+        epilog='A golden file is JSON: {"checks": [{"db_name": "notes", "query": "how do I reset my '
+        'password", "expect": ["pw-reset"], "limit": 5}]} (limit optional, default 5). Nothing is written.',
+    )
+    registry_option(parser)
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument("file", metavar="FILE", help="the golden file")
+    parser.set_defaults(run=run)
+
+
+async def _run(args: argparse.Namespace) -> CheckRun:
+    from recall_gui.core.checks import run_checks
+    from recall_gui.core.golden import read_golden
+    from recall_gui.core.harness import Harness
+
+    golden = read_golden(Path(args.file))  # before anything is opened: a bad file runs nothing
+    harness = Harness(location(args).directory)
+    try:
+        return await run_checks(harness, golden.checks)
+    finally:
+        await harness.aclose()
+
+
+def format_outcome(outcome: CheckOutcome) -> str:
+    check = outcome.check
+    head = f"{check.db_name}  {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
+    if outcome.error is not None:
+        return f"ERROR  {head}\n       {outcome.error}"
+    verdict = "PASS " if outcome.passed else "FAIL "
+    lines = [f"{verdict}  {head}"]
+    for expected in outcome.expected:
+        where = f"rank {expected.rank}" if expected.rank is not None else "missing"
+        lines.append(f"       {expected.id}: {where}")
+    return "\n".join(lines)
+
+
+def format_run(run: CheckRun) -> str:
+    lines = [format_outcome(outcome) for outcome in run.outcomes]
+    summary = f"{run.passed} passed, {run.failed} failed"
+    if run.errors:
+        summary += f", {run.errors} could not run"
+    return "\n".join([*lines, summary]) if lines else "no checks in the file\n" + summary
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        outcome = asyncio.run(_run(args))
+    except RecallError as error:  # the file (or the registry) cannot be used: one line, status 2
+        report_error(error.message)
+        return EXIT_UNUSABLE
+    if args.json:
+        write_stdout(json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        write_stdout(format_run(outcome) + "\n")
+    if outcome.errors:
+        first = next(o for o in outcome.outcomes if o.error is not None)
+        more = f" (and {outcome.errors - 1} more)" if outcome.errors > 1 else ""
+        print(f"error: a check could not run: {first.error}{more}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    return EXIT_PASSED if outcome.failed == 0 else EXIT_FAILED

@@ -1,0 +1,112 @@
+"""``recall-gui duplicates``: groups of near-duplicate entries in one database."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.databases import registered
+from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
+from recall_gui.core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from recall_gui.core.duplicates import DuplicateReport
+
+#: How much of each entry's content the text output shows.
+PREVIEW_CHARS = 100
+
+
+NAME = "duplicates"
+
+
+def add_to(commands: Any) -> None:
+    defaults = ", ".join(f"{metric} {value}" for metric, value in DEFAULT_THRESHOLDS.items())
+    parser = commands.add_parser(
+        NAME,
+        help="find groups of near-duplicate entries in a database",
+        description="Compare every pair of entries of a database by their stored vectors (exactly, in "
+        "memory) and print the groups whose vectors lie within the threshold of each other; an exact "
+        "copy is a group. Any registered database can be inspected, active or not. Nothing is written.",
+    )
+    registry_option(parser)
+    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
+    parser.add_argument(
+        "--threshold",
+        metavar="T",
+        help=f"the largest distance between near-duplicates (default: {defaults})",
+    )
+    parser.add_argument(
+        "--metric", choices=METRICS, default="cosine", help="distance: cosine (default) or squared l2"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON: threshold, metric and groups")
+    parser.set_defaults(run=run)
+
+
+def threshold_from_text(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise InvalidInputError(
+            f"--threshold {text!r} is not a number", hint="Give a distance such as 0.05."
+        ) from None
+
+
+async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
+    from recall_gui.core.duplicates import find_duplicates
+    from recall_gui.core.registry import load_registry
+    from recall_gui.core.session import Session
+
+    threshold = threshold_from_text(args.threshold)
+    entry = registered(load_registry(location(args).directory), args.db)
+    shown = -1
+
+    def progress(share: float) -> None:
+        nonlocal shown
+        percent = int(share * 100)
+        if sys.stderr.isatty() and percent != shown:
+            shown = percent
+            print(f"\rcomparing entries: {percent}%", end="", file=sys.stderr, flush=True)
+
+    async with Session() as session:
+        try:
+            return await find_duplicates(
+                session, entry.target, threshold=threshold, metric=args.metric, on_progress=progress
+            )
+        finally:
+            if shown >= 0:
+                print(file=sys.stderr)
+
+
+def _preview(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
+
+
+def format_report(report: DuplicateReport) -> str:
+    lines = []
+    for number, group in enumerate(report.groups, start=1):
+        lines.append(
+            f"group {number}: {len(group.entries)} entries, largest distance {group.max_distance:.6f}"
+        )
+        lines += [f"  {entry.id}: {_preview(entry.content)}" for entry in group.entries]
+    grouped = sum(len(group.entries) for group in report.groups)
+    lines.append(
+        f"{len(report.groups)} groups ({grouped} of {report.rows} entries) within {report.metric} distance "
+        f"{report.threshold:g} of each other, in {report.elapsed_ms / 1000:.1f} s"
+    )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = asyncio.run(_duplicates(args))
+    if args.json:
+        write_stdout(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        write_stdout(format_report(report) + "\n")
+    return 0

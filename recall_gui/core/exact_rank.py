@@ -1,0 +1,66 @@
+"""Where one row ranks for a query among all rows in memory, in the order exact search gives them.
+
+Exact search (:func:`recall_gui.core.exact.nearest_rows`) orders rows by their distance rounded to float32,
+then by row id. The rank of a row is one more than the number of rows before it in that order. One float32
+pass scores every row; rows whose score is surely below (or above) the row's own distance, by more than
+the rounding error can account for, are counted (or not) at once, and only the few near it are measured
+again in float64.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from recall_gui.core.exact import VectorMatrix, exact_distances
+
+#: Unit roundoff of float32.
+_U = float(np.finfo(np.float32).eps) / 2
+
+
+def rank_of(
+    vectors: VectorMatrix,
+    query: npt.NDArray[Any],
+    metric: str,
+    position: int,
+    allowed: npt.NDArray[np.bool_] | None = None,
+) -> tuple[int, float] | None:
+    """The rank (1 is nearest) and float32 distance of row ``position`` for ``query``, among the rows
+    ``allowed`` keeps; ``None`` when the row has no place in that order (a row of zero length has no
+    cosine distance; a row the filter drops)."""
+    q = np.ascontiguousarray(query, dtype=np.float32)
+    own = float(np.float32(exact_distances(vectors.matrix[position : position + 1], q, metric)[0]))
+    if np.isnan(own) or (allowed is not None and not allowed[position]):
+        return None
+    q_norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
+    scores = vectors.dot_products(q).astype(np.float64)
+    if metric == "cosine":
+        approx = 1.0 - scores * vectors.inv_norms / q_norm
+        approx[vectors.zero_rows] = np.inf
+        scale = 2.0
+    elif metric == "l2":
+        approx = vectors.sq_norms - 2.0 * scores + q_norm * q_norm
+        scale = (vectors.max_norm + q_norm) ** 2
+    elif metric == "dot":
+        approx = 1.0 - scores
+        scale = 1.0 + vectors.max_norm * q_norm
+    else:
+        raise ValueError(f"unknown metric {metric!r}")
+    if allowed is not None:
+        approx[~allowed] = np.inf
+    # The float32 dot products are within gamma_d |x| |q| of the true ones (see exact.nearest_rows): the
+    # slack covers that, the norms and the rounding to float32, twice over.
+    dim = int(q.shape[0])
+    gamma = dim * _U / (1 - dim * _U)
+    slack = 8 * (gamma + 4 * _U) * scale
+    ahead = int(np.count_nonzero(approx < own - slack))
+    near = np.flatnonzero(np.abs(approx - own) <= slack)
+    near = near[near != position]
+    if len(near):
+        distances = exact_distances(vectors.matrix[near], q, metric).astype(np.float32)
+        row_id = vectors.row_ids[position]
+        before = (distances < own) | ((distances == own) & (vectors.row_ids[near] < row_id))
+        ahead += int(np.count_nonzero(before))
+    return ahead + 1, own

@@ -1,0 +1,269 @@
+"""Golden checks: the questions that matter and the entries each must retrieve, kept in a JSON file.
+
+A golden file is ``{"checks": [{"db_name": ..., "query": ..., "expect": [ids], "limit": 5}, ...]}``
+(``limit`` optional, default 5). It is validated with a JSON schema; a problem is reported with the file,
+the line of the check and its path (``checks[2].expect[0]``), and nothing of a file that does not validate
+is used. A file is written pretty-printed and atomically, re-read just before every change, so an edit
+made meanwhile in an editor is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recall_gui.core.atomic import write_text_atomic
+from recall_gui.core.errors import GoldenFileError
+from recall_gui.core.paths import app_data_dir
+from recall_gui.core.types import DEFAULT_LIMIT, MAX_LIMIT
+
+GOLDEN_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "recall-gui golden checks",
+    "type": "object",
+    "required": ["checks"],
+    "additionalProperties": False,
+    "properties": {
+        "checks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["db_name", "query", "expect"],
+                "additionalProperties": False,
+                "properties": {
+                    "db_name": {"type": "string", "minLength": 1},
+                    "query": {"type": "string"},
+                    "expect": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "minItems": 1,
+                        "uniqueItems": True,
+                    },
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+                },
+            },
+        }
+    },
+}
+
+#: What identifies a check within a file (and across runs): its database, query and limit.
+CheckKey = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class GoldenCheck:
+    """One question and the ids the agent must get for it."""
+
+    db_name: str
+    query: str
+    expect: tuple[str, ...]
+    #: ``None``: not given in the file, so 5 (and left out when the file is written again).
+    given_limit: int | None = None
+
+    @property
+    def limit(self) -> int:
+        return DEFAULT_LIMIT if self.given_limit is None else self.given_limit
+
+    @property
+    def key(self) -> CheckKey:
+        return (self.db_name, self.query, self.limit)
+
+    def arguments(self) -> dict[str, Any]:
+        """The agent's tool arguments for this check."""
+        return {"db_name": self.db_name, "query": self.query, "limit": self.limit}
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"db_name": self.db_name, "query": self.query, "expect": list(self.expect)}
+        if self.given_limit is not None:
+            data["limit"] = self.given_limit
+        return data
+
+
+@dataclass(frozen=True)
+class GoldenFile:
+    """The checks of one file, in its order."""
+
+    checks: tuple[GoldenCheck, ...] = ()
+
+    def to_json(self) -> str:
+        data = {"checks": [check.to_dict() for check in self.checks]}
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+    def with_check(self, check: GoldenCheck) -> GoldenFile:
+        """The file with ``check`` added, or replacing the check with the same key (in its place)."""
+        checks = list(self.checks)
+        for number, existing in enumerate(checks):
+            if existing.key == check.key:
+                checks[number] = check
+                return GoldenFile(tuple(checks))
+        return GoldenFile((*checks, check))
+
+    def without(self, keys: Iterable[CheckKey]) -> GoldenFile:
+        removed = set(keys)
+        return GoldenFile(tuple(check for check in self.checks if check.key not in removed))
+
+
+def default_checks_dir() -> Path:
+    """Where golden files are saved unless the user chooses another folder."""
+    return app_data_dir() / "checks"
+
+
+def parse_golden(text: str, source: str) -> GoldenFile:
+    """The checks in ``text`` (the content of ``source``, named in errors), or a :class:`GoldenFileError`
+    naming the first problem and where it is."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        reason = error.msg.removesuffix(" at")
+        raise GoldenFileError(
+            f"{source}: not valid JSON: {reason} at line {error.lineno} column {error.colno}",
+            hint=_FORMAT_HINT,
+        ) from None
+    _validate(data, text, source)
+    checks: list[GoldenCheck] = []
+    seen: dict[CheckKey, int] = {}
+    for number, raw in enumerate(data["checks"]):
+        limit = raw.get("limit")
+        check = GoldenCheck(
+            raw["db_name"], raw["query"], tuple(raw["expect"]), None if limit is None else int(limit)
+        )
+        where = _where(text, source, number)
+        for name, value in (
+            ("query", check.query),
+            ("db_name", check.db_name),
+            *(("expect", i) for i in check.expect),
+        ):
+            if not _is_unicode(value):
+                raise GoldenFileError(
+                    f"{where}: {name} holds an unpaired surrogate (\\ud800-\\udfff), which is not text",
+                    hint="Write the text as it is, or escape whole characters only.",
+                )
+        if check.key in seen:
+            raise GoldenFileError(
+                f"{where}: repeats check {seen[check.key] + 1} (the same db_name, query and limit)",
+                hint="Merge their expected ids into one check.",
+            )
+        seen[check.key] = number
+        checks.append(check)
+    return GoldenFile(tuple(checks))
+
+
+_FORMAT_HINT = (
+    'A golden file is {"checks": [{"db_name": "...", "query": "...", "expect": ["id", ...], "limit": 5}]} '
+    "(limit optional, default 5)."
+)
+
+
+def _validate(data: Any, text: str, source: str) -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    error = best_match(Draft202012Validator(GOLDEN_SCHEMA).iter_errors(data))
+    if error is None:
+        return
+    path = list(error.absolute_path)
+    if len(path) >= 2 and path[0] == "checks" and isinstance(path[1], int):
+        where = _where(text, source, path[1])
+        inner = _json_path(path[2:])
+        raise GoldenFileError(f"{where}{', ' + inner if inner else ''}: {error.message}", hint=_FORMAT_HINT)
+    inner = _json_path(path)
+    raise GoldenFileError(f"{source}{', ' + inner if inner else ''}: {error.message}", hint=_FORMAT_HINT)
+
+
+def _json_path(path: Sequence[Any]) -> str:
+    parts = ""
+    for step in path:
+        parts += f"[{step}]" if isinstance(step, int) else (f".{step}" if parts else str(step))
+    return parts
+
+
+def _where(text: str, source: str, number: int) -> str:
+    """``source, line L, check N`` for the check at index ``number`` (the line where it starts)."""
+    offsets = _check_offsets(text)
+    line = f", line {text.count(chr(10), 0, offsets[number]) + 1}" if number < len(offsets) else ""
+    return f"{source}{line}, check {number + 1}"
+
+
+def _check_offsets(text: str) -> list[int]:
+    """Where each element of the top-level ``checks`` array starts in ``text`` (valid JSON), found by
+    walking the top-level object with the standard decoder (Python's JSON parser keeps no positions)."""
+    decoder = json.JSONDecoder()
+
+    def skip(at: int) -> int:
+        while at < len(text) and text[at] in " \t\r\n":
+            at += 1
+        return at
+
+    at = skip(0)
+    if text[at : at + 1] != "{":
+        return []
+    at = skip(at + 1)
+    found: list[int] = []
+    while at < len(text) and text[at] == '"':
+        key, at = decoder.raw_decode(text, at)
+        at = skip(skip(at) + 1)  # past the colon
+        if key == "checks" and text[at : at + 1] == "[":
+            found = []
+            at = skip(at + 1)
+            while at < len(text) and text[at] != "]":
+                found.append(at)
+                _, at = decoder.raw_decode(text, at)
+                at = skip(at)
+                if text[at : at + 1] == ",":
+                    at = skip(at + 1)
+            at += 1
+        else:
+            _, at = decoder.raw_decode(text, at)
+        at = skip(at)
+        if text[at : at + 1] == ",":
+            at = skip(at + 1)
+    return found
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def read_golden(path: Path) -> GoldenFile:
+    """The checks of the file at ``path``; a missing or unreadable file is a :class:`GoldenFileError`."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise GoldenFileError(f"{path}: no such file", hint="Check the path of the golden file.") from None
+    except OSError as error:
+        raise GoldenFileError(f"{path}: cannot be read ({error.strerror or error})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise GoldenFileError(
+            f"{path}: not UTF-8 text (byte {error.start + 1} cannot be decoded)",
+            hint="Save the golden file as UTF-8.",
+        ) from None
+    return parse_golden(text, str(path))
+
+
+def write_golden(path: Path, golden: GoldenFile) -> None:
+    """Write ``golden`` to ``path`` atomically (a reader sees the old file or the new one)."""
+    try:
+        write_text_atomic(path, golden.to_json())
+    except OSError as error:
+        raise GoldenFileError(
+            f"{path}: cannot be written ({error.strerror or error})",
+            hint="Save the checks to another folder.",
+        ) from None
+
+
+def edit_golden(path: Path, change: Callable[[GoldenFile], GoldenFile]) -> GoldenFile:
+    """Apply ``change`` to the file as it is on disk now (an empty file set if it does not exist yet) and
+    write the outcome; a file that does not validate is refused, never overwritten."""
+    current = read_golden(path) if path.exists() else GoldenFile()
+    updated = change(current)
+    write_golden(path, updated)
+    return updated

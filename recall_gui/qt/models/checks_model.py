@@ -1,0 +1,128 @@
+"""The golden checks table: each check's verdict, its question, its expected ids with their ranks, and how
+it moved since the last run. Formats rows only."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, one_line
+
+if TYPE_CHECKING:
+    from recall_gui.core.check_history import Change
+    from recall_gui.core.checks import CheckOutcome
+    from recall_gui.core.golden import GoldenCheck
+
+RESULT, DATABASE, QUERY, LIMIT, EXPECTED, CHANGE = range(6)
+HEADERS = ("Result", "Database", "Query", "Limit", "Expected ids (rank)", "Since the last run")
+PASSED, FAILED, ERROR, NOT_RUN = "✓ passed", "✗ failed", "⚠ could not run", "not run"
+_GOOD, _BAD = QColor("#2e9e5b"), QColor("#d2453a")
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def rank_text(rank: int | None) -> str:
+    return "missing" if rank is None else str(rank)
+
+
+class ChecksModel(QAbstractTableModel):
+    """One row per check of the golden file, with its outcome once it has run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._checks: tuple[GoldenCheck, ...] = ()
+        self._outcomes: dict[GoldenCheck, CheckOutcome] = {}
+        self._changes: dict[GoldenCheck, Change] = {}
+
+    def set_checks(self, checks: tuple[GoldenCheck, ...]) -> None:
+        """Show ``checks``; outcomes of checks that did not change are kept."""
+        self.beginResetModel()
+        self._checks = checks
+        self._outcomes = {check: o for check, o in self._outcomes.items() if check in checks}
+        self._changes = {check: c for check, c in self._changes.items() if check in checks}
+        self.endResetModel()
+
+    def set_outcomes(self, outcomes: tuple[CheckOutcome, ...], changes: tuple[Change, ...]) -> None:
+        self._outcomes = {outcome.check: outcome for outcome in outcomes}
+        self._changes = {outcome.check: change for outcome, change in zip(outcomes, changes, strict=True)}
+        if self._checks:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._checks) - 1, CHANGE))
+
+    def check(self, row: int) -> GoldenCheck:
+        return self._checks[row]
+
+    def outcome(self, row: int) -> CheckOutcome | None:
+        return self._outcomes.get(self._checks[row])
+
+    def change(self, row: int) -> Change | None:
+        return self._changes.get(self._checks[row])
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's own signature
+        return 0 if parent.isValid() else len(self._checks)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def verdict(self, row: int) -> str:
+        outcome = self.outcome(row)
+        if outcome is None:
+            return NOT_RUN
+        if outcome.error is not None:
+            return ERROR
+        return PASSED if outcome.passed else FAILED
+
+    def _expected(self, row: int) -> str:
+        check, outcome = self._checks[row], self.outcome(row)
+        if outcome is None:
+            return ", ".join(check.expect)
+        return ", ".join(f"{e.id} ({rank_text(e.rank)})" for e in outcome.expected)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        check = self._checks[row]
+        if role in (Qt.ItemDataRole.DisplayRole, VALUE_ROLE):
+            if column == RESULT:
+                return self.verdict(row)
+            if column == DATABASE:
+                return check.db_name
+            if column == QUERY:
+                return one_line(check.query) if role == Qt.ItemDataRole.DisplayRole else check.query
+            if column == LIMIT:
+                return str(check.limit) if role == Qt.ItemDataRole.DisplayRole else check.limit
+            if column == EXPECTED:
+                return self._expected(row)
+            change = self.change(row)
+            return "" if change is None else change.text
+        if role == ITEM_ROLE:
+            return check
+        if role == Qt.ItemDataRole.ForegroundRole:
+            verdict = self.verdict(row)
+            if column == RESULT and verdict != NOT_RUN:
+                return _GOOD if verdict == PASSED else _BAD
+            change = self.change(row)
+            if (
+                column == CHANGE
+                and change is not None
+                and change.kind in ("worse", "now fails", "better", "now passes")
+            ):
+                return _BAD if change.kind in ("worse", "now fails") else _GOOD
+        if role == Qt.ItemDataRole.ToolTipRole:
+            outcome = self.outcome(row)
+            if column == RESULT and outcome is not None and outcome.error is not None:
+                return outcome.error
+            if column == QUERY:
+                return one_line(check.query, 600)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == LIMIT:
+            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        return None

@@ -1,0 +1,401 @@
+"""The Checks page: golden checks (the questions that matter and the entries each must retrieve), run
+through the agent's own search, with what changed since the last run.
+
+The golden file is shared with the knowledge page through :class:`~recall_gui.qt.golden_checks.
+GoldenChecks` ("Add as golden check" there adds to it). A run is a kept task (Esc or Cancel stops it);
+its ranks are kept in the app's data dir (:mod:`recall_gui.core.check_history`) for the next run to
+compare with, never beside the golden file or in a knowledge base.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import importlib
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QItemSelection, Qt, Signal
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from recall_gui.core.errors import GoldenFileError
+from recall_gui.core.golden import default_checks_dir
+from recall_gui.qt.messages import UserMessage
+from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
+from recall_gui.qt.panels.status_note import StatusNote
+from recall_gui.qt.services import WindowServices
+from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, text_view
+
+if TYPE_CHECKING:
+    from recall_gui.core.check_history import Change, LastRun
+    from recall_gui.core.checks import CheckOutcome, CheckRun
+    from recall_gui.core.golden import GoldenCheck
+
+FILE_FILTER = "Golden checks (*.json);;All files (*)"
+EMPTY_HINT = (
+    "No golden checks yet. On the knowledge page, search for a question that matters, select the rows the "
+    "agent must get for it, and press “Add as golden check” (Ctrl+G). Or open a golden file."
+)
+
+
+def _when(timestamp: float) -> str:
+    return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as the page shows it: under the home folder as ``~/…``."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+def outcome_text(
+    check: GoldenCheck, outcome: CheckOutcome | None, change: Change | None, last: LastRun | None
+) -> str:
+    """The selected check in full: the question, each expected id's rank (and last time's), and the ids
+    the agent got, in order."""
+    lines = [f"{json.dumps(check.query, ensure_ascii=False)} in {check.db_name}, limit {check.limit}"]
+    if outcome is None:
+        lines += ["", "Not run yet. Expected ids:", *(f"  {entry_id}" for entry_id in check.expect)]
+        return "\n".join(lines)
+    if outcome.error is not None:
+        lines += ["", f"Could not run: {outcome.error}"]
+        if outcome.hint:
+            lines.append(outcome.hint)
+        return "\n".join(lines)
+    past = last.checks.get(check.key) if last is not None else None
+    width = max(len(entry_id) for entry_id in check.expect)
+    lines += ["", "Expected ids:"]
+    for expected in outcome.expected:
+        before = ""
+        if past is not None and expected.id in past.ranks:
+            before = f"   (last run: {rank_text(past.ranks[expected.id])})"
+        lines.append(f"  {expected.id.ljust(width)}  rank {rank_text(expected.rank)}{before}")
+    if change is not None:
+        lines += ["", f"Since the last run: {change.text}"]
+    wanted = set(check.expect)
+    lines += ["", f"The agent got ({len(outcome.results)}):"]
+    lines += [
+        f"  {rank:>3}. {found}{'   ← expected' if found in wanted else ''}"
+        for rank, found in enumerate(outcome.results, start=1)
+    ]
+    return "\n".join(lines)
+
+
+class ChecksPage(QWidget):
+    """``checksFile``, ``checksNewButton``, ``checksOpenButton``, ``checksSaveAsButton``,
+    ``checksRemoveButton``, ``checksRunButton``, ``checksCancelButton``, ``checksNote``,
+    ``checksProgress``, ``checksTable`` and ``checkDetail``."""
+
+    #: A run finished (or was cancelled, or failed): the table and the note show its outcome.
+    runFinished = Signal()
+
+    def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("checksPage")
+        self.services = services
+        self.golden = services.golden
+        self.model = ChecksModel()
+        self.last_run: CheckRun | None = None
+        #: The run before the last one, which the last one was compared with.
+        self.previous: LastRun | None = None
+        self._build_widgets()
+        self._lay_out()
+        self.new_button.clicked.connect(self.ask_new)
+        self.open_button.clicked.connect(self.ask_open)
+        self.save_as_button.clicked.connect(self.ask_save_as)
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.run_button.clicked.connect(self.request_run)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self.golden.changed.connect(self._show_file)
+        self._set_running(False)
+        self.note.show_note("Reading the golden file…", "neutral")
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self.golden.loaded:
+            self.services.tasks.start(self.load_file(), key="checks-load")
+
+    async def load_file(self) -> None:
+        """Read the golden file and show its checks; its validator (jsonschema) is imported on the window's
+        chores thread, not the GUI thread."""
+        if not self.golden.loaded:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self.services.chores, importlib.import_module, "jsonschema")
+            self.golden.load()
+        self._show_file()
+
+    def _build_widgets(self) -> None:
+        self.file_label = QLabel()
+        self.file_label.setObjectName("checksFile")
+        self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.new_button = push_button("New…", "checksNewButton", "Start an empty golden file")
+        self.open_button = push_button("Open…", "checksOpenButton", "Work on another golden file")
+        self.save_as_button = push_button(
+            "Save As…", "checksSaveAsButton", "Write these checks to another file"
+        )
+        self.remove_button = push_button(
+            "Remove", "checksRemoveButton", "Remove the selected checks from the file"
+        )
+        self.run_button = push_button(
+            "Run checks", "checksRunButton", "Run every check through the agent's search"
+        )
+        self.cancel_button = push_button("Cancel", "checksCancelButton", "Stop the run (Esc)")
+        self.run_button.setDefault(True)
+        self.note = StatusNote("checksNote")
+        self.progress = QProgressBar()
+        self.progress.setObjectName("checksProgress")
+        self.progress.setTextVisible(True)
+        self.table = PlaceholderTableView()
+        self.table.setObjectName("checksTable")
+        self.table.setModel(self.model)
+        self.table.setPlaceholder(EMPTY_HINT)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        for column, width in ((RESULT, 110), (1, 110), (QUERY, 260), (3, 50), (EXPECTED, 200), (CHANGE, 170)):
+            self.table.setColumnWidth(column, width)
+        header.setSectionResizeMode(QUERY, QHeaderView.ResizeMode.Stretch)
+        self.detail = text_view("checkDetail", read_only=True, monospace=True)
+        self.detail.setPlaceholderText("Select a check to see the ranks and the results the agent got.")
+
+    def _lay_out(self) -> None:
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(QLabel("Golden file:"))
+        top.addWidget(self.file_label, 1)
+        for button in (self.new_button, self.open_button, self.save_as_button):
+            top.addWidget(button)
+        actions = QHBoxLayout()
+        actions.setContentsMargins(0, 0, 0, 0)
+        for button in (self.run_button, self.cancel_button, self.remove_button):
+            actions.addWidget(button)
+        actions.addWidget(self.progress, 1)
+        actions.addStretch(0)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setObjectName("checksSplitter")
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(self.table)
+        splitter.addWidget(group_box("Selected check", [(self.detail, 1)]))
+        splitter.setSizes([420, 260])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 6)
+        layout.setSpacing(8)
+        layout.addLayout(top)
+        layout.addLayout(actions)
+        layout.addWidget(self.note)
+        layout.addWidget(splitter, 1)
+
+    # --- what is shown --------------------------------------------------------------------------------
+
+    def _show_file(self) -> None:
+        golden = self.golden
+        self.file_label.setText(shown_path(golden.path) + ("   (not saved)" if golden.unsaved else ""))
+        self.file_label.setToolTip(golden.unsaved or golden.problem or str(golden.path))
+        self.model.set_checks(golden.checks)
+        self.remove_button.setEnabled(False)
+        self._show_detail()
+        if self.services.tasks.running("checks"):
+            return
+        if golden.problem is not None:
+            self.note.show_note(
+                f"{golden.problem}. Checks added now are kept here until you save them (Save As…).", "bad"
+            )
+        elif golden.unsaved is not None:
+            self.note.show_note(
+                f"Not saved: {golden.unsaved}. Save the checks to another file (Save As…).", "bad"
+            )
+        elif not golden.checks:
+            self.note.show_note("No golden checks in this file yet.", "neutral")
+        elif self.last_run is None:
+            self.note.show_note(self._not_run_text(), "neutral")
+        self.run_button.setEnabled(bool(golden.checks))
+
+    def _not_run_text(self) -> str:
+        from recall_gui.core.check_history import load_last_run
+
+        count = len(self.golden.checks)
+        text = (
+            f"{count:,} check{'s' if count != 1 else ''}: run them to see whether the agent still gets the "
+            "expected entries."
+        )
+        last = load_last_run(self.golden.path)
+        if last is not None:
+            passed = sum(check.passed for check in last.checks.values())
+            text += f" Last run {_when(last.ran_at)}: {passed} of {len(last.checks)} passed."
+        return text
+
+    def _set_running(self, running: bool) -> None:
+        self.progress.setVisible(running)
+        self.cancel_button.setEnabled(running)
+        self.run_button.setEnabled(not running and self.golden.loaded and bool(self.golden.checks))
+        for button in (self.new_button, self.open_button, self.save_as_button):
+            button.setEnabled(not running)
+
+    def _selected_rows(self) -> list[int]:
+        return sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+
+    def _on_selection(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        self.remove_button.setEnabled(
+            bool(self._selected_rows()) and not self.services.tasks.running("checks")
+        )
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        rows = self._selected_rows()
+        if not rows:
+            self.detail.clear()
+            return
+        row = rows[0]
+        text = outcome_text(
+            self.model.check(row), self.model.outcome(row), self.model.change(row), self.previous
+        )
+        self.detail.setPlainText(text)
+
+    # --- operations -----------------------------------------------------------------------------------
+
+    async def run_checks(self) -> CheckRun | None:
+        """Run every check of the golden file through the agent's search; show pass/fail, the ranks and
+        what moved since the last run, then keep this run for the next one to compare with."""
+        from recall_gui.core.check_history import change_since, load_last_run, save_run
+        from recall_gui.core.checks import run_checks
+
+        golden = self.golden
+        checks, path = golden.checks, golden.path
+        if not checks:
+            return None
+        self._set_running(True)
+        self.progress.setRange(0, len(checks))
+        self.progress.setValue(0)
+        self.progress.setFormat(f"%v of {len(checks)} checks")
+        self.note.show_note(f"Running {len(checks):,} checks…", "neutral")
+        self.services.set_activity("Running golden checks…")
+        started = time.perf_counter()
+        try:
+            previous = load_last_run(path)
+            harness = await self.services.harness()
+            run = await run_checks(harness, checks, lambda done, _total: self.progress.setValue(done))
+        except asyncio.CancelledError:
+            self.note.show_note(
+                f"Cancelled after {self.progress.value()} of {len(checks)} checks; nothing was kept.",
+                "warning",
+            )
+            self.services.set_activity("Golden checks cancelled")
+            self.runFinished.emit()
+            raise
+        finally:
+            self._set_running(False)
+        elapsed = time.perf_counter() - started
+        changes = tuple(change_since(outcome, previous) for outcome in run.outcomes)
+        self.last_run, self.previous = run, previous
+        self.model.set_outcomes(run.outcomes, changes)
+        self._show_detail()
+        try:
+            save_run(path, run)
+        except OSError as error:
+            self.services.show_message(
+                UserMessage(
+                    f"This run's ranks could not be kept for the next run to compare with: {error}",
+                    "Check that the app's data folder can be written.",
+                    "warning",
+                )
+            )
+        self._show_summary(run, changes, previous, elapsed)
+        self.services.set_activity(f"Golden checks: {run.passed} of {len(run.outcomes)} passed")
+        self.runFinished.emit()
+        return run
+
+    def _show_summary(
+        self, run: CheckRun, changes: tuple[Change, ...], previous: LastRun | None, elapsed: float
+    ) -> None:
+        parts = [f"{run.passed} passed", f"{run.failed} failed"]
+        if run.errors:
+            parts.append(f"{run.errors} could not run")
+        count = len(run.outcomes)
+        text = f"Ran {count:,} check{'s' if count != 1 else ''} in {elapsed:.1f} s: {', '.join(parts)}."
+        if previous is not None:
+            moved = sum(change.kind not in ("same", "new") for change in changes)
+            text += f" Since the run of {_when(previous.ran_at)}: {moved or 'nothing'} changed."
+        self.note.show_note(text, "good" if run.failed == 0 and run.errors == 0 else "bad")
+
+    def open_file(self, path: Path) -> bool:
+        try:
+            self.golden.open(path)
+        except GoldenFileError as error:
+            self.services.show_error(error)
+            return False
+        self._forget_run()
+        return True
+
+    def new_file(self, path: Path) -> bool:
+        try:
+            self.golden.new(path)
+        except GoldenFileError as error:
+            self.services.show_error(error)
+            return False
+        self._forget_run()
+        return True
+
+    def save_as(self, path: Path) -> bool:
+        try:
+            self.golden.save_as(path)
+        except GoldenFileError as error:
+            self.services.show_error(error)
+            return False
+        return True
+
+    def _forget_run(self) -> None:
+        self.last_run, self.previous = None, None
+        self.model.set_outcomes((), ())
+        self._show_file()
+
+    def remove_selected(self) -> None:
+        keys = [self.model.check(row).key for row in self._selected_rows()]
+        if not keys:
+            return
+        try:
+            self.golden.remove(keys)
+        except GoldenFileError as error:
+            self.services.show_error(error)
+
+    # --- slots (thin) ---------------------------------------------------------------------------------
+
+    def request_run(self) -> None:
+        self.services.tasks.start(self.run_checks(), key="checks")
+
+    def cancel(self) -> bool:
+        """Stop the running checks (Cancel, Esc); ``False`` if none were running."""
+        return self.services.tasks.cancel("checks")
+
+    def _folder(self) -> str:
+        folder = self.golden.path.parent if self.golden.path.parent.is_dir() else default_checks_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        return str(folder)
+
+    def ask_open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a golden file", self._folder(), FILE_FILTER)
+        if path:
+            self.open_file(Path(path))
+
+    def ask_new(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "New golden file", self._folder(), FILE_FILTER)
+        if path:
+            self.new_file(Path(path))
+
+    def ask_save_as(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the checks as", self._folder(), FILE_FILTER)
+        if path:
+            self.save_as(Path(path))

@@ -1,0 +1,366 @@
+"""The Duplicates page: groups of near-duplicate entries of one database, side by side so the user can
+judge them.
+
+The search compares every pair of the table's vectors in memory (:mod:`recall_gui.core.duplicates`), a
+tile at a time on the session's compute thread, with progress; Cancel (or Esc) stops it after the tile in
+flight. The groups list on the left shows each group's size and largest distance; the selected group's
+entries stand side by side on the right, with the words that differ from the first entry marked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QItemSelection, Qt, Signal
+from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QScrollArea,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
+from recall_gui.core.errors import RecallError
+from recall_gui.core.text_diff import changed_ranges
+from recall_gui.qt.models.roles import one_line
+from recall_gui.qt.panels.status_note import StatusNote, tint
+from recall_gui.qt.services import WindowServices
+from recall_gui.qt.widgets import push_button, text_view
+
+if TYPE_CHECKING:
+    from recall_gui.core.duplicates import DuplicateGroup, DuplicateReport
+
+METRIC_LABELS = {"cosine": "cosine distance", "l2": "squared L2 distance"}
+#: The width of one entry beside the others.
+CARD_WIDTH = 300
+MARK = QColor("#d08a10")
+
+
+class EntryCard(QFrame):
+    """One entry of a group: its id and row, and its content with the words that differ marked."""
+
+    def __init__(self, title: str, subtitle: str, content: str, marked: tuple[tuple[int, int], ...]) -> None:
+        super().__init__()
+        self.setObjectName("duplicateEntry")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setMinimumWidth(CARD_WIDTH)
+        self.title = QLabel(f"<b>{_escape(title)}</b><br><small>{_escape(subtitle)}</small>")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setWordWrap(True)
+        self.content: QPlainTextEdit = text_view("duplicateContent", read_only=True)
+        self.content.setPlainText(content)
+        self._mark(content, marked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.title)
+        layout.addWidget(self.content, 1)
+
+    def _mark(self, content: str, marked: tuple[tuple[int, int], ...]) -> None:
+        if not marked:
+            return
+        base = self.content.palette().color(QPalette.ColorRole.Base)
+        highlight = QTextCharFormat()
+        highlight.setBackground(tint(base, MARK, 0.45))
+        cursor = QTextCursor(self.content.document())
+        for start, end in marked:
+            cursor.setPosition(start)
+            cursor.setPosition(min(end, len(content)), QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(highlight)
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[int, int], ...]]]:
+    """Title, subtitle, content and marked ranges of each entry of ``group``: the words of each entry
+    that differ from the first entry (for the first: from the second)."""
+    entries = group.entries
+    first = entries[0].content
+    cards = []
+    for number, entry in enumerate(entries):
+        if number == 0:
+            other = entries[1].content if len(entries) > 1 else first
+            marked = changed_ranges(first, other)[0] if other != first else ()
+            same = "the first entry"
+        else:
+            marked = changed_ranges(first, entry.content)[1] if entry.content != first else ()
+            places = f"{len(marked)} place{'s' if len(marked) != 1 else ''}"
+            same = (
+                "same text as the first" if entry.content == first else f"differs from the first in {places}"
+            )
+            if entry.content != first and not marked:
+                same = "rewritten (too unlike the first to mark words)"
+        cards.append((entry.id, f"row {entry.row_id} · {same}", entry.content, marked))
+    return cards
+
+
+class DuplicatesPage(QWidget):
+    """``duplicatesDatabase``, ``duplicatesThreshold``, ``duplicatesMetric``, ``duplicatesFindButton``,
+    ``duplicatesCancelButton``, ``duplicatesProgress``, ``duplicatesNote``, ``duplicatesGroups`` and
+    ``duplicatesMembers`` (one ``duplicateEntry`` per entry of the selected group)."""
+
+    #: A search finished (or was cancelled, or failed): the note says how.
+    searchFinished = Signal()
+
+    def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("duplicatesPage")
+        self.services = services
+        self.report: DuplicateReport | None = None
+        self._cards: list[EntryCard] = []
+        self._build_widgets()
+        self._lay_out()
+        self.metric_combo.currentIndexChanged.connect(self._on_metric)
+        self.find_button.clicked.connect(self.request_find)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.groups.selectionModel().selectionChanged.connect(self._on_group_selected)
+        self._set_running(False)
+        self.follow_registry()
+        self.note.show_note(
+            "Find groups of entries whose vectors are nearly the same: copies, and entries re-ingested "
+            "after a small edit. They crowd each other out of an agent's results.",
+            "neutral",
+        )
+
+    def _build_widgets(self) -> None:
+        self.database_combo = QComboBox()
+        self.database_combo.setObjectName("duplicatesDatabase")
+        self.database_combo.setMinimumWidth(150)
+        self.metric_combo = QComboBox()
+        self.metric_combo.setObjectName("duplicatesMetric")
+        for metric in METRICS:
+            self.metric_combo.addItem(METRIC_LABELS[metric], metric)
+        self.threshold_spin = QDoubleSpinBox()
+        self.threshold_spin.setObjectName("duplicatesThreshold")
+        self.threshold_spin.setDecimals(4)
+        self.threshold_spin.setSingleStep(0.005)
+        self.threshold_spin.setToolTip("Entries this close (or closer) count as near-duplicates")
+        self.find_button = push_button(
+            "Find", "duplicatesFindButton", "Compare every pair of entries and group the near-duplicates"
+        )
+        self.find_button.setDefault(True)
+        self.cancel_button = push_button("Cancel", "duplicatesCancelButton", "Stop the search (Esc)")
+        self.progress = QProgressBar()
+        self.progress.setObjectName("duplicatesProgress")
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("comparing entries: %p%")
+        self.note = StatusNote("duplicatesNote")
+        self.groups = QTableWidget(0, 3)
+        self.groups.setObjectName("duplicatesGroups")
+        self.groups.setHorizontalHeaderLabels(["Entries", "Distance", "First entry"])
+        distance_header = QTableWidgetItem("Distance")
+        distance_header.setToolTip("The largest distance between two entries of the group")
+        self.groups.setHorizontalHeaderItem(1, distance_header)
+        self.groups.horizontalHeader().setDefaultAlignment(
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        )
+        self.groups.verticalHeader().setVisible(False)
+        self.groups.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.groups.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.groups.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.groups.setWordWrap(False)
+        self.groups.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 10)
+        self.groups.horizontalHeader().setStretchLastSection(True)
+        self.groups.setColumnWidth(0, 60)
+        self.groups.setColumnWidth(1, 80)
+        self.members = QWidget()
+        self.members.setObjectName("duplicatesMembers")
+        self.members_layout = QHBoxLayout(self.members)
+        self.members_layout.setContentsMargins(0, 0, 0, 0)
+        self.members_scroll = QScrollArea()
+        self.members_scroll.setWidgetResizable(True)
+        self.members_scroll.setWidget(self.members)
+        self.members_hint = QLabel("Select a group to see its entries side by side.")
+        self.members_hint.setEnabled(False)
+        self.members_layout.addWidget(self.members_hint, 1, Qt.AlignmentFlag.AlignCenter)
+
+    def _lay_out(self) -> None:
+        controls = QHBoxLayout()
+        controls.setContentsMargins(0, 0, 0, 0)
+        controls.addWidget(QLabel("Database:"))
+        controls.addWidget(self.database_combo)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("Within"))
+        controls.addWidget(self.threshold_spin)
+        controls.addWidget(self.metric_combo)
+        controls.addStretch(1)
+        controls.addWidget(self.find_button)
+        controls.addWidget(self.cancel_button)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("duplicatesSplitter")
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(self.groups)
+        splitter.addWidget(self.members_scroll)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 5)
+        splitter.setSizes([330, 900])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 6)
+        layout.setSpacing(8)
+        layout.addLayout(controls)
+        layout.addWidget(self.note)
+        layout.addWidget(self.progress)
+        layout.addWidget(splitter, 1)
+
+    # --- the registry and the controls ----------------------------------------------------------------
+
+    def follow_registry(self) -> None:
+        """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
+        chosen = self.database_combo.currentData()
+        registry = self.services.registry
+        ordered = sorted(registry.databases, key=lambda entry: (not entry.active, entry.name))
+        self.database_combo.blockSignals(True)
+        self.database_combo.clear()
+        for entry in ordered:
+            self.database_combo.addItem(entry.name + ("" if entry.active else " (inactive)"), entry.name)
+        found = self.database_combo.findData(chosen)
+        self.database_combo.setCurrentIndex(max(found, 0))
+        self.database_combo.blockSignals(False)
+        self.find_button.setEnabled(bool(ordered) and not self.services.tasks.running("duplicates"))
+        self._on_metric()
+
+    def choose_database(self, name: str) -> None:
+        self.database_combo.setCurrentIndex(max(self.database_combo.findData(name), 0))
+
+    def _on_metric(self) -> None:
+        metric = self.chosen_metric()
+        self.threshold_spin.setRange(0.0, 0.9999 if metric == "cosine" else 1000.0)
+        self.threshold_spin.setValue(DEFAULT_THRESHOLDS[metric])
+
+    def chosen_metric(self) -> str:
+        return str(self.metric_combo.currentData() or "cosine")
+
+    def _set_running(self, running: bool) -> None:
+        self.progress.setVisible(running)
+        self.cancel_button.setEnabled(running)
+        self.find_button.setEnabled(not running and self.database_combo.count() > 0)
+        for widget in (self.database_combo, self.threshold_spin, self.metric_combo):
+            widget.setEnabled(not running)
+
+    # --- operations -----------------------------------------------------------------------------------
+
+    async def look_for(self, name: str, threshold: float, metric: str) -> DuplicateReport | None:
+        """Look for near-duplicates in the database ``name`` and show them, largest group first."""
+        from recall_gui.core.duplicates import find_duplicates
+
+        entry = self.services.registry.get(name)
+        if entry is None:
+            return None
+        self._set_running(True)
+        self.progress.setValue(0)
+        self.note.show_note(f"Comparing every pair of entries of {name}…", "neutral")
+        self.services.set_activity(f"Looking for near-duplicates in {name}…")
+        try:
+            session = await self.services.session()
+            report = await find_duplicates(
+                session,
+                entry.target,
+                threshold=threshold,
+                metric=metric,
+                on_progress=lambda share: self.progress.setValue(round(share * 1000)),
+            )
+        except asyncio.CancelledError:
+            self.note.show_note(f"Cancelled at {self.progress.value() / 10:.0f}%.", "warning")
+            self.services.set_activity("Search for near-duplicates cancelled")
+            self.searchFinished.emit()
+            raise
+        except RecallError as error:
+            self.note.show_note(error.full_text(), "bad")
+            self.services.set_activity("Ready")
+            self.searchFinished.emit()
+            return None
+        finally:
+            self._set_running(False)
+        self.show_report(name, report)
+        self.services.set_activity(f"Near-duplicates of {name}: {len(report.groups)} groups")
+        self.searchFinished.emit()
+        return report
+
+    def show_report(self, name: str, report: DuplicateReport) -> None:
+        self.report = report
+        grouped = sum(len(group.entries) for group in report.groups)
+        label = METRIC_LABELS.get(report.metric, report.metric)
+        text = (
+            f"{len(report.groups):,} group{'s' if len(report.groups) != 1 else ''} in {name}: {grouped:,} of "
+            f"{report.rows:,} entries lie within {label} {report.threshold:g} of another "
+            f"({report.elapsed_ms / 1000:.1f} s)."
+        )
+        if not report.groups:
+            text = (
+                f"No near-duplicates in {name}: no two of its {report.rows:,} entries lie within {label} "
+                f"{report.threshold:g}."
+            )
+        self.note.show_note(text, "neutral" if report.groups else "good")
+        self.groups.setRowCount(len(report.groups))
+        for row, group in enumerate(report.groups):
+            first = group.entries[0]
+            cells = (
+                str(len(group.entries)),
+                f"{group.max_distance:.4f}",
+                f"{first.id}: {one_line(first.content, 200)}",
+            )
+            for column, text_value in enumerate(cells):
+                item = QTableWidgetItem(text_value)
+                if column < 2:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.groups.setItem(row, column, item)
+        if report.groups:
+            self.groups.selectRow(0)
+        else:
+            self.show_group(None)
+
+    def show_group(self, group: DuplicateGroup | None) -> None:
+        """The entries of ``group`` side by side (or the hint to select one)."""
+        for card in self._cards:
+            self.members_layout.removeWidget(card)
+            card.deleteLater()
+        self._cards = []
+        self.members_layout.removeWidget(self.members_hint)
+        if group is None:
+            self.members_layout.addWidget(self.members_hint, 1, Qt.AlignmentFlag.AlignCenter)
+            self.members_hint.show()
+            return
+        self.members_hint.hide()
+        for title, subtitle, content, marked in card_texts(group):
+            card = EntryCard(title, subtitle, content, marked)
+            self._cards.append(card)
+            self.members_layout.addWidget(card, 1)
+
+    def cards(self) -> list[EntryCard]:
+        """The entries of the group shown, left to right."""
+        return list(self._cards)
+
+    def _on_group_selected(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        rows = self.groups.selectionModel().selectedRows()
+        if self.report is None or not rows:
+            return
+        self.show_group(self.report.groups[rows[0].row()])
+
+    # --- slots (thin) ---------------------------------------------------------------------------------
+
+    def request_find(self) -> None:
+        name = self.database_combo.currentData()
+        if name:
+            self.services.tasks.start(
+                self.look_for(str(name), self.threshold_spin.value(), self.chosen_metric()), key="duplicates"
+            )
+
+    def cancel(self) -> bool:
+        """Stop the running search (Cancel, Esc); ``False`` if none was running."""
+        return self.services.tasks.cancel("duplicates")

@@ -1,0 +1,119 @@
+"""Under the entry detail: what to do with the selected entry ("More like this", "Add as golden check")
+and whether the agent would see it for the current query ("Would the agent see this?")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+
+from recall_gui.qt.panels.status_note import StatusNote, Tone
+from recall_gui.qt.widgets import push_button
+
+if TYPE_CHECKING:
+    from recall_gui.core.visibility import Visibility
+
+MORE_LIKE_TIP = "Search this database with the selected entry's stored vector (Ctrl+M)"
+GOLDEN_TIP = (
+    "Save the last query with the selected rows as the ids it must return, as a golden check (Ctrl+G)"
+)
+NO_QUERY = "Search for something first: this says where the selected entry ranks for that query."
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return f"“{line if len(line) <= limit else line[: limit - 1] + '…'}”"
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number:,}{suffix}"
+
+
+def describe(visibility: Visibility, *, active: bool = True) -> tuple[str, Tone]:
+    """The answer to "would the agent see this?" in words, and how good the news is."""
+    v = visibility
+    asked = f"for {_quote(v.query)} (limit {v.limit})"
+    metric = "squared L2" if v.metric == "l2" else v.metric
+    distance = "" if v.distance is None else f", at distance {v.distance:.4f} ({metric})"
+    of = f" of {v.rows:,}" if v.rows else ""
+    cut = ""
+    if v.cutoff is not None and v.margin is not None:
+        if v.margin >= 0:
+            cut = f"; the last result is at {v.cutoff:.4f}, so it has {v.margin:.4f} to spare"
+        else:
+            places = v.places_behind
+            up = f", {places:,} place{'s' if places != 1 else ''} up," if places else ""
+            cut = (
+                f"; the last result is at {v.cutoff:.4f}: it must come {-v.margin:.4f} nearer{up} to make it"
+            )
+    elif v.in_results:
+        cut = "; the agent gets every row for this query (fewer than the limit)"
+    if v.in_results:
+        answer, place = "Yes", f"{asked} it is {_ordinal(v.result_rank or 0)} of the results{distance}{cut}."
+    elif v.rank is not None:
+        answer, place = "No", f"{asked} it ranks {_ordinal(v.rank)}{of}{distance}{cut}."
+    else:
+        answer, place = "No", f"not {asked}."
+    note = f" Note: {v.note}." if v.note else ""
+    if not active:
+        inactive = "No: this database is not active, so agents cannot search it. Once active,"
+        return f"Would the agent see this? {inactive} {place}{note}", "bad"
+    return f"Would the agent see this? {answer}: {place}{note}", "good" if answer == "Yes" else "bad"
+
+
+class EntryTools(QWidget):
+    """``moreLikeButton``, ``addGoldenButton`` and ``visibilityNote``; the actions are also in the menus."""
+
+    moreLikeRequested = Signal()
+    addGoldenRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("entryTools")
+        self.more_like_action = QAction("&More Like This", self)
+        self.more_like_action.setShortcut(QKeySequence("Ctrl+M"))
+        self.more_like_action.setStatusTip(MORE_LIKE_TIP)
+        self.more_like_action.triggered.connect(self.moreLikeRequested)
+        self.add_golden_action = QAction("Add as &Golden Check", self)
+        self.add_golden_action.setShortcut(QKeySequence("Ctrl+G"))
+        self.add_golden_action.setStatusTip(GOLDEN_TIP)
+        self.add_golden_action.triggered.connect(self.addGoldenRequested)
+
+        self.more_like_button = push_button("More like this", "moreLikeButton", MORE_LIKE_TIP)
+        self.more_like_button.clicked.connect(self.more_like_action.trigger)
+        self.add_golden_button = push_button("Add as golden check", "addGoldenButton", GOLDEN_TIP)
+        self.add_golden_button.clicked.connect(self.add_golden_action.trigger)
+        self.note = StatusNote("visibilityNote")
+        self.note.setToolTip("Would the agent see this? Its rank for the query, and the limit's cut-off")
+        buttons = QHBoxLayout()
+        buttons.setContentsMargins(0, 0, 0, 0)
+        buttons.addWidget(self.more_like_button)
+        buttons.addWidget(self.add_golden_button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 6, 0, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.note)
+        layout.addLayout(buttons)
+        self.set_enabled(more_like=False, golden=False)
+        self.show_verdict(NO_QUERY, "neutral")
+
+    def set_enabled(self, *, more_like: bool, golden: bool, golden_tip: str = GOLDEN_TIP) -> None:
+        self.more_like_action.setEnabled(more_like)
+        self.more_like_button.setEnabled(more_like)
+        self.add_golden_action.setEnabled(golden)
+        self.add_golden_button.setEnabled(golden)
+        self.add_golden_button.setToolTip(golden_tip)
+
+    def show_verdict(self, text: str, tone: Tone) -> None:
+        self.note.show_note(text, tone)
+        self.note.setVisible(True)
+
+    def show_visibility(self, visibility: Visibility, *, active: bool = True) -> None:
+        self.show_verdict(*describe(visibility, active=active))
+
+    def clear(self) -> None:
+        self.note.setVisible(False)

@@ -1,0 +1,222 @@
+""" "More like this" and "would the agent see this?" against real tables embedded with the packaged model:
+the row comes first and the order is NumPy's brute force; an entry's rank is its place in the agent's
+full ranking, inside or outside the limit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from recall_gui.core import Harness
+from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.exact import VectorMatrix
+from recall_gui.core.exact_rank import rank_of
+from recall_gui.core.session import Session
+from recall_gui.core.similar import find_entry, more_like
+from recall_gui.core.visibility import would_agent_see
+from tests.core.test_cli import cli
+from tests.kbtools import (
+    PASSAGES,
+    KnowledgeBase,
+    cosh_entry,
+    snapshot_tree,
+    write_lance_table,
+    write_registry,
+)
+
+QUERIES = ("How do I change my password?", "European capitals", "coffee", "the moon and the sea")
+
+
+@pytest.fixture
+def copies_kb(tmp_path: Path, passage_vectors: Any) -> KnowledgeBase:
+    """The passages, then an exact copy of "paris" (a tie at every distance) and a row sharing the id
+    "berlin"."""
+    ids = [*PASSAGES, "paris-copy", "berlin"]
+    texts = [*PASSAGES.values(), PASSAGES["paris"], "Another row with the id berlin."]
+    position = list(PASSAGES).index
+    vectors = np.vstack(
+        [passage_vectors, passage_vectors[position("paris")], passage_vectors[position("tides")]]
+    )
+    write_lance_table(tmp_path / "db", "notes", ids, texts, vectors)
+    registry = write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")])
+    return KnowledgeBase("notes", tmp_path / "db", registry, tuple(ids), tuple(texts), vectors)
+
+
+def brute_force(vectors: np.ndarray[Any, Any], query: np.ndarray[Any, Any], metric: str) -> list[int]:
+    """Row positions in LanceDB's exact order: distance rounded to float32, then row id (= position)."""
+    x, q = vectors.astype(np.float64), np.asarray(query, np.float64)
+    if metric == "l2":
+        distances = ((x - q) ** 2).sum(axis=1)
+    elif metric == "cosine":
+        distances = 1 - (x @ q) / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
+    else:
+        distances = 1 - x @ q
+    rounded = distances.astype(np.float32)
+    return sorted(range(len(x)), key=lambda i: (rounded[i], i))
+
+
+def test_more_like_this_puts_the_row_first_and_ranks_as_numpy_does(
+    copies_kb: KnowledgeBase, session: Session
+) -> None:
+    kb = copies_kb
+    before = snapshot_tree(kb.db_dir)
+
+    async def go(entry_id: str) -> Any:
+        harness = Harness(kb.registry_dir, session=session)
+        found = await find_entry(session, kb.target, entry_id)
+        return found, await more_like(harness, harness.resolve_active(kb.name), found.hit, len(kb.ids))
+
+    for entry_id in ("pw-reset", "coffee", "unicode"):
+        found, report = asyncio.run(go(entry_id))
+        hits = report.result.hits
+        assert found.sharing_id == 1
+        assert hits[0].id == entry_id
+        assert hits[0].distance == pytest.approx(0.0, abs=1e-5)
+        expected = [kb.ids[i] for i in brute_force(kb.vectors, kb.vectors[kb.ids.index(entry_id)], "l2")]
+        assert [hit.id for hit in hits] == expected
+        assert report.result.query == f"more like {entry_id}"
+    # A copy is at distance 0 too: the original (the lower row id) comes first, as LanceDB orders ties.
+    _found, report = asyncio.run(go("paris-copy"))
+    assert [hit.id for hit in report.result.hits[:2]] == ["paris", "paris-copy"]
+    assert report.result.hits[1].distance == 0.0
+    assert snapshot_tree(kb.db_dir) == before
+
+
+def test_an_id_shared_by_rows_finds_the_first_and_says_how_many(
+    copies_kb: KnowledgeBase, session: Session
+) -> None:
+    found = asyncio.run(find_entry(session, copies_kb.target, "berlin"))
+    assert (found.hit.content, found.sharing_id) == (PASSAGES["berlin"], 2)
+    with pytest.raises(InvalidInputError, match='no entry with the id "nope"'):
+        asyncio.run(find_entry(session, copies_kb.target, "nope"))
+    with pytest.raises(InvalidInputError, match="no entry with the id"):
+        asyncio.run(find_entry(session, copies_kb.target, "it's"))  # a quote is a literal, not SQL
+
+
+@pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
+def test_every_rows_rank_is_its_place_in_the_exact_order(
+    copies_kb: KnowledgeBase, embedder: Any, metric: str
+) -> None:
+    vectors = VectorMatrix.build(
+        copies_kb.vectors.astype(np.float32), np.arange(len(copies_kb.ids), dtype=np.uint64)
+    )
+    for query in QUERIES:
+        q = np.asarray(embedder.embed_sync(query), np.float32)
+        order = brute_force(copies_kb.vectors, q, metric)
+        for place, position in enumerate(order, start=1):
+            ranked = rank_of(vectors, q, metric, position)
+            assert ranked is not None
+            assert ranked[0] == place, (query, copies_kb.ids[position])
+
+
+def test_a_filter_and_a_zero_vector_leave_rows_out_of_the_ranking() -> None:
+    matrix = np.array([[1, 0], [0, 0], [0.9, 0.1], [0, 1]], np.float32)
+    vectors = VectorMatrix.build(matrix, np.arange(4, dtype=np.uint64))
+    query = np.array([1, 0], np.float32)
+    assert rank_of(vectors, query, "cosine", 1) is None  # no cosine distance for a zero vector
+    assert rank_of(vectors, query, "cosine", 3) == (3, 1.0)
+    allowed = np.array([False, True, True, True])
+    assert rank_of(vectors, query, "l2", 2, allowed) == (1, pytest.approx(0.02))
+    assert rank_of(vectors, query, "l2", 0, allowed) is None
+
+
+def test_would_the_agent_see_it_inside_and_outside_the_limit(
+    copies_kb: KnowledgeBase, session: Session
+) -> None:
+    kb = copies_kb
+    query, limit = "How do I change my password?", 3
+
+    async def go() -> tuple[Any, dict[str, Any]]:
+        harness = Harness(kb.registry_dir, session=session)
+        entry = harness.resolve_active(kb.name)
+        everything = await harness.search_database(entry, query, len(kb.ids))
+        seen = {}
+        for place, hit in enumerate(everything.result.hits, start=1):
+            assert hit.row_id is not None
+            seen[hit.id + f"@{place}"] = await would_agent_see(
+                harness, entry, query, limit, hit.row_id, entry_id=hit.id
+            )
+        return everything, seen
+
+    everything, seen = asyncio.run(go())
+    hits = everything.result.hits
+    cutoff = hits[limit - 1].distance
+    for place, hit in enumerate(hits, start=1):
+        visibility = seen[hit.id + f"@{place}"]
+        assert visibility.rank == place
+        assert visibility.distance == pytest.approx(hit.distance, rel=1e-6)
+        assert visibility.cutoff == cutoff
+        assert visibility.in_results == (place <= limit)
+        assert visibility.result_rank == (place if place <= limit else None)
+        assert visibility.places_behind == max(0, place - limit)
+        margin = visibility.margin
+        assert margin is not None
+        assert (margin >= 0) == (place <= limit)
+        assert visibility.rows == len(kb.ids)
+
+
+def test_the_commands_print_similar_entries_and_an_entrys_rank(copies_kb: KnowledgeBase) -> None:
+    kb = copies_kb
+    before = snapshot_tree(kb.db_dir)
+    done = cli(
+        "similar", "--registry", str(kb.registry_dir), "--db", kb.name, "--id", "coffee", "--limit", "3"
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["query"] == "more like coffee"
+    assert [set(result) for result in data["results"]] == [{"id", "content", "distance"}] * 3
+    assert data["results"][0] == {"id": "coffee", "content": PASSAGES["coffee"], "distance": 0.0}
+    shared = cli("similar", "--registry", str(kb.registry_dir), "--db", kb.name, "--id", "berlin")
+    assert "warning: 2 entries have the id 'berlin'" in shared.stderr
+    missing = cli("similar", "--registry", str(kb.registry_dir), "--db", kb.name, "--id", "nope")
+    assert missing.returncode == 1
+    assert 'error: no entry with the id "nope" in "notes"' in missing.stderr
+
+    ranked = cli(
+        "rank", "--registry", str(kb.registry_dir), "--db", kb.name, "--id", "tides", "--limit", "2", "coffee"
+    )
+    assert ranked.returncode == 0, ranked.stderr
+    place = json.loads(ranked.stdout)
+    agent = json.loads(
+        cli("search", "--registry", str(kb.registry_dir), "--db", kb.name, "--limit", "20", "coffee").stdout
+    )
+    assert place["rank"] == [result["id"] for result in agent["results"]].index("tides") + 1
+    assert place["in_results"] is (place["rank"] <= 2)
+    assert place["margin"] == pytest.approx(place["cutoff_distance"] - place["distance"])
+    assert {"db_name", "active", "id", "query", "limit", "metric", "method"} <= set(place)
+    assert snapshot_tree(kb.db_dir) == before
+
+
+def test_through_an_index_the_rank_is_the_exact_one_and_says_so(
+    tmp_path: Path, passage_vectors: Any, embedder: Any, session: Session
+) -> None:
+    import lancedb
+
+    from tests.kbtools import write_perturbed_table
+
+    ids, texts = list(PASSAGES), list(PASSAGES.values())
+    write_perturbed_table(tmp_path / "db", "notes", ids, texts, passage_vectors, rows=600, ivf_partitions=4)
+    registry = write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")])
+    stored = lancedb.connect(str(tmp_path / "db")).open_table("notes").to_arrow()
+    vectors = np.vstack(stored.column("vector").to_numpy(zero_copy_only=False)).astype(np.float32)
+    query = "How do I change my password?"
+    order = brute_force(vectors, np.asarray(embedder.embed_sync(query), np.float32), "l2")
+    position = order[40]  # far outside the agent's 5 results
+
+    async def go() -> Any:
+        harness = Harness(registry, session=session)
+        entry = harness.resolve_active("notes")
+        return await would_agent_see(
+            harness, entry, query, 5, position, entry_id=stored.column("id")[position].as_py()
+        )
+
+    seen = asyncio.run(go())
+    assert seen.method.startswith("index:")
+    assert not seen.in_results
+    assert seen.rank == 41
+    assert seen.note is not None and "approximate" in seen.note
