@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import inspect
 import os
 import re
 import time
@@ -125,6 +126,11 @@ async def bounded(operation: Awaitable[T], what: str, limit_s: float | None = No
         raise
     except (OSError, RuntimeError, ValueError) as error:
         raise _failed(what, error, limit_s) from error
+    finally:
+        # Stepped outside a task (a loop that is closing), asyncio.timeout refuses before the operation
+        # starts: close it, so that it is not reported as a coroutine never awaited.
+        if inspect.iscoroutine(operation) and inspect.getcoroutinestate(operation) == "CORO_CREATED":
+            operation.close()
 
 
 async def read_query(query: Any, what: str) -> pa.Table:
