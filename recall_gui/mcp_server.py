@@ -226,6 +226,17 @@ class RecallMcpServer:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name} (this server has {TOOL_NAME})")
         return await call_recall_search(self.harness, params.arguments or {})
 
+    async def preload(self) -> None:
+        """Load what the first ``recall_search`` needs while the client is busy elsewhere; failures are
+        logged only (the first call reports them as it would have)."""
+        from recall_gui.core.preload import preload
+
+        report = await preload(self.harness)
+        for name, reason in report.failed:
+            logger.info("preloading %s failed (a call will say why): %s", name, reason)
+        if report.warmed:
+            logger.info("ready to search %s (%.1f s)", ", ".join(report.warmed), report.seconds)
+
     def initialization_options(self) -> InitializationOptions:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
@@ -234,12 +245,23 @@ class RecallMcpServer:
         try:
             async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tasks:
                 tasks.start_soon(self.watcher.run)
+                if preload_wanted():
+                    tasks.start_soon(self.preload)
                 try:
                     await self.server.run(read_stream, write_stream, self.initialization_options())
                 finally:
                     tasks.cancel_scope.cancel()
         finally:
             await self.harness.aclose()
+
+
+#: Set to 0 to have the server load nothing before the first call (the libraries and models then load
+#: with it, as a fresh ``recall-gui search`` does).
+PRELOAD_ENV = "RECALL_GUI_MCP_PRELOAD"
+
+
+def preload_wanted() -> bool:
+    return os.environ.get(PRELOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def configure_logging() -> None:
