@@ -82,3 +82,11 @@ class ProviderError(EmbedderError):
 
 class DemoBuildCancelled(RecallError):
     """The user cancelled building the demo knowledge base."""
+
+
+class DemoConflictError(RecallError):
+    """Building the demo would replace a registry entry or a folder that recall-gui did not make."""
+
+
+class DemoDataError(RecallError):
+    """The prebuilt demo shipped with the package is missing or unreadable."""
