@@ -25,6 +25,8 @@ GROUPS: dict[str, str] = {
     "indexed_search": "bench.indexed_search",
     "end_to_end": "bench.end_to_end",
     "window": "bench.window",
+    "fresh_search": "bench.fresh_search",
+    "mcp": "bench.agent_first_call",
 }
 
 
