@@ -58,9 +58,11 @@ def _demo_hint(where: RegistryLocation) -> str | None:
 
 async def _search(args: argparse.Namespace) -> str:
     from recall_gui.core.harness import Harness
+    from recall_gui.core.session import Session
 
     where = location(args)
-    harness = Harness(where.directory)
+    session = Session(keep_vectors=False)  # one search: no vectors read into memory for the next
+    harness = Harness(where.directory, session=session)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
         report = await harness.run(arguments)
@@ -71,6 +73,7 @@ async def _search(args: argparse.Namespace) -> str:
         raise
     finally:
         await harness.aclose()
+        await session.aclose()
     if args.verbose:
         result = report.result
         print(
