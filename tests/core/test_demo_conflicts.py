@@ -160,3 +160,15 @@ def test_register_database_replaces_nothing_unless_asked(tmp_path: Path) -> None
     with pytest.raises(Exception, match='already has a database named "notes"'):
         register_database(registry, cosh_entry("notes", tmp_path / "other", "theirs"))
     assert snapshot_tree(registry) == before
+
+
+def test_a_registry_that_does_not_parse_is_refused_before_any_work(tmp_path: Path) -> None:
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    (registry / "rag_dbs.json").write_text('{"dbs": [', encoding="utf-8")
+    before = snapshot_tree(registry)
+    done = run_demo_cli("--registry", str(registry))
+    assert done.returncode == 1
+    assert "cannot be read" in done.stderr and "embedding passages" not in done.stderr
+    assert snapshot_tree(registry) == before
+    assert not demo_db_dir().exists()
