@@ -7,14 +7,25 @@ TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: run test lint typecheck unit install clean
 
+# setuptools tells every editable install to beware of folders named like the package in the working
+# directory (nothing to act on here); the filter keeps that notice out of the set-up's output.
+PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install
+
+# The first `make run` takes a minute or more: it says what it is doing, and pip shows its progress.
 $(APP_STAMP): pyproject.toml
+	@echo "==> Setting up $(VENV) (first run only; a minute or more, about 870 MB to download)"
+	@echo "==> [1/3] Creating the virtual environment"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	@echo "==> [2/3] Updating pip"
+	$(PIP_INSTALL) --quiet --upgrade pip
+	@echo "==> [3/3] Installing recall-gui and its libraries (PySide6, LanceDB, PyArrow, fastembed, onnxruntime)"
+	$(PIP_INSTALL) --progress-bar on -e .
 	touch $@
+	@echo "==> $(VENV) is ready"
 
 $(TEST_STAMP): pyproject.toml $(APP_STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@echo "==> Installing the test tools into $(VENV)"
+	$(PIP_INSTALL) --quiet -e ".[test]"
 	touch $@
 
 install: $(APP_STAMP)
@@ -40,6 +51,12 @@ test: lint typecheck unit
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
+# The prebuilt demo shipped as package data (recall_gui/core/demo_data/): embeds the demo's passages with
+# the packaged model, writes them with their vectors, and verifies the file (`--check` only verifies).
+.PHONY: demo-data
+demo-data: $(APP_STAMP)
+	$(BIN)/python packaging/demo_data.py
+
 # Speed and scale: builds its data under bench/data/ (cached), prints a table, writes bench/results.json.
 .PHONY: bench
 bench: $(TEST_STAMP)
@@ -51,7 +68,7 @@ bench: $(TEST_STAMP)
 PACKAGE_STAMP := $(VENV)/.installed-package
 
 $(PACKAGE_STAMP): pyproject.toml $(APP_STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[package]"
+	$(PIP_INSTALL) --quiet -e ".[package]"
 	touch $@
 
 .PHONY: package package-smoke

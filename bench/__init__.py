@@ -10,7 +10,9 @@ with their ratio. Layout:
   (printed table + ``bench/results.json``);
 - one module per metric group: ``exact_search``, ``indexed_search``, ``end_to_end`` (core only) and
   ``window`` (``startup``, ``end_to_end_100k`` up to the window's results model, ``gui_max_gap_ms``,
-  ``browse_1m_rss_mb``; the window runs in processes of its own, :mod:`bench.window_child`);
+  ``browse_1m_rss_mb``; the window runs in processes of its own, :mod:`bench.window_child`),
+  ``fresh_search`` (a fresh ``recall-gui search`` process beside lsql's first result and beside its
+  imports) and ``mcp`` (:mod:`bench.agent_first_call`: an agent's first call through ``recall-gui mcp``);
 - ``gap.py``: the GUI-thread gap meter; ``window_startup.py`` and ``agent_view.py`` also run alone.
 
 Adding a group: write ``bench/<group>.py`` with ``run(ctx: BenchContext) -> list[Metric]`` and add one

@@ -27,6 +27,8 @@ GROUPS: dict[str, str] = {
     "duplicates": "bench.duplicates",
     "window": "bench.window",
     "registry_load": "bench.registry_load",
+    "fresh_search": "bench.fresh_search",
+    "mcp": "bench.agent_first_call",
 }
 
 

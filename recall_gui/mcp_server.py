@@ -310,6 +310,17 @@ class RecallMcpServer:
         except Exception:
             logger.exception("cannot hand the call to the agent log")
 
+    async def preload(self) -> None:
+        """Load what the first ``recall_search`` needs while the client is busy elsewhere; failures are
+        logged only (the first call reports them as it would have)."""
+        from recall_gui.core.preload import preload
+
+        report = await preload(self.harness)
+        for name, reason in report.failed:
+            logger.info("preloading %s failed (a call will say why): %s", name, reason)
+        if report.warmed:
+            logger.info("ready to search %s (%.1f s)", ", ".join(report.warmed), report.seconds)
+
     def initialization_options(self) -> InitializationOptions:
         return self.server.create_initialization_options(NotificationOptions(tools_changed=True))
 
@@ -327,6 +338,8 @@ class RecallMcpServer:
             ):
                 stdin.attach(write_stream)
                 tasks.start_soon(self.watcher.run)
+                if preload_wanted():
+                    tasks.start_soon(self.preload)
                 try:
                     await self.server.run(read_stream, write_stream, self.initialization_options())
                 finally:
@@ -334,6 +347,15 @@ class RecallMcpServer:
         finally:
             await self.harness.aclose()
             await anyio.to_thread.run_sync(self.call_log.close)
+
+
+#: Set to 0 to have the server load nothing before the first call (the libraries and models then load
+#: with it, as a fresh ``recall-gui search`` does).
+PRELOAD_ENV = "RECALL_GUI_MCP_PRELOAD"
+
+
+def preload_wanted() -> bool:
+    return os.environ.get(PRELOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def configure_logging() -> None:

@@ -95,12 +95,14 @@ async def _search_folder(
 
 async def _search(args: argparse.Namespace) -> str:
     from recall_gui.core.harness import Harness
+    from recall_gui.core.session import Session
 
     where = location(args)
     wrong_folder = location_problem(where) if args.path is None else None
     if wrong_folder is not None:
         raise wrong_folder
-    harness = Harness(where.directory)
+    session = Session(keep_vectors=False)  # one search: no vectors read into memory for the next
+    harness = Harness(where.directory, session=session)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
         if args.path is None:
@@ -109,6 +111,7 @@ async def _search(args: argparse.Namespace) -> str:
             report = await _search_folder(harness, args, arguments)
     finally:
         await harness.aclose()
+        await session.aclose()
     if args.verbose:
         result = report.result
         print(

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from importlib import metadata
+from types import ModuleType
 from typing import Any
 
 #: Release series each internal was checked against (``major.minor``).
 TESTED = {
     "lancedb": ("0.40",),
+    "lance-namespace-urllib3-client": ("0.13",),
     "fastembed": ("0.7", "0.8", "0.9"),
 }
 
@@ -31,6 +35,69 @@ def _series(package: str) -> str | None:
 def is_tested(package: str) -> bool:
     """Whether the installed ``package`` is a release series the internals here were checked against."""
     return _series(package) in TESTED.get(package, ())
+
+
+#: The generated REST client of Lance namespaces. ``import lancedb`` imports it (``lancedb.db`` imports
+#: ``lance_namespace``, which imports the client's models), and the client's ``__init__`` imports all of
+#: its API classes too: most of what ``import lancedb`` costs, for REST namespaces that local and
+#: object-store tables never use (docs/PERFORMANCE.md#compat-defer_lance_rest_client).
+LANCE_REST_CLIENT = "lance_namespace_urllib3_client"
+
+
+def defer_lance_rest_client() -> bool:
+    """Make the REST client's package load its ``__init__`` (all of its API classes) only when something
+    asks for one of its names; its submodules (the models ``lance_namespace`` needs) load as usual.
+
+    Call it before anything imports LanceDB (entry points do, through ``runtime.configure_process``).
+    Returns whether the client is deferred: not on an untested LanceDB or client, not when it is loaded
+    already. Whatever asks for the client's names later gets the real package, loaded then.
+    """
+    if LANCE_REST_CLIENT in sys.modules or "lancedb" in sys.modules:
+        return False
+    if not (is_tested("lancedb") and is_tested("lance-namespace-urllib3-client")):
+        return False
+    spec = importlib.util.find_spec(LANCE_REST_CLIENT)
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+        return False
+    sys.modules[LANCE_REST_CLIENT] = _DeferredPackage(spec)
+    return True
+
+
+class _DeferredPackage(ModuleType):
+    """A package whose ``__init__`` runs the first time a name it defines is asked for.
+
+    Its submodules import as usual meanwhile (the spec's search path is set). If the ``__init__`` fails,
+    the package leaves ``sys.modules``, so the next import runs it afresh, as after any failed import.
+    """
+
+    def __init__(self, spec: importlib.machinery.ModuleSpec) -> None:
+        super().__init__(spec.name)
+        self.__dict__.update(importlib.util.module_from_spec(spec).__dict__)
+        self.__dict__["_deferred_lock"] = threading.RLock()
+        self.__dict__["_deferred_state"] = "deferred"
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("__"):
+            self.load()
+            if name in self.__dict__:
+                return self.__dict__[name]
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def load(self) -> None:
+        """Run the package's real ``__init__`` (once; a lookup while it runs finds what it set so far)."""
+        with self.__dict__["_deferred_lock"]:
+            if self.__dict__["_deferred_state"] != "deferred":
+                return
+            self.__dict__["_deferred_state"] = "loading"
+            spec = self.__spec__
+            assert spec is not None and spec.loader is not None
+            try:
+                spec.loader.exec_module(self)
+            except BaseException:
+                if sys.modules.get(self.__name__) is self:
+                    del sys.modules[self.__name__]
+                raise
+            self.__dict__["_deferred_state"] = "loaded"
 
 
 def lancedb_row_id_executor(query: Any) -> Callable[..., Any] | None:

@@ -8,18 +8,35 @@ failed build leaves the previous demo (or nothing) behind, never half a table.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from recall_gui.core.errors import DemoBuildCancelled
-from recall_gui.core.paths import RegistryLocation, demo_db_dir
+from recall_gui.core.compat import defer_lance_rest_client
+from recall_gui.core.errors import DemoBuildCancelled, DemoConflictError, DemoDataError, RegistryError
+from recall_gui.core.paths import (
+    ACTIVE_FILE,
+    DBS_FILE,
+    REGISTRY_ENV,
+    RegistryLocation,
+    cosh_registry_dir,
+    demo_db_dir,
+)
 from recall_gui.core.registry import Registry, register_database
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+
+    from recall_gui.core.embedders.local import LocalEmbedder
 
 DEMO_NAME = "python-docs"
 DEMO_DESCRIPTION = (
@@ -86,50 +103,138 @@ def demo_passages() -> list[Passage]:
 
 ProgressCallback = Callable[[int, int], None]
 
+#: The key this app writes into the demo's registry entry, and the file it writes into the demo's folder:
+#: the marks that say "recall-gui made this", so a rebuild may replace it. Nothing else is ever replaced.
+DEMO_MARK_KEY = "made_by"
+DEMO_MARK_VALUE = "recall-gui demo"
+DEMO_MARK_FILE = ".recall-gui-demo"
+#: Registry keys of the demo's entry that a rebuild keeps as the user left them.
+KEPT_ON_REBUILD = ("description",)
 
-def build_demo(
-    registry_dir: Path,
-    target: Path | None = None,
-    *,
-    progress: ProgressCallback | None = None,
-    cancel: threading.Event | None = None,
-) -> Path:
-    """Build (or rebuild) the demo and register it, active, in ``registry_dir``. Blocking; returns the
-    database folder. Raises :class:`DemoBuildCancelled` when ``cancel`` is set."""
-    import lancedb
-    import numpy as np
-    import pyarrow as pa
 
-    from recall_gui.core.embedders.local import load_local_model
+def demo_table_dir_name() -> str:
+    return f"{DEMO_NAME}.lance"
 
-    target = Path(target) if target is not None else demo_db_dir()
-    passages = demo_passages()
-    total = len(passages)
-    report = progress or (lambda done, total: None)
-    report(0, total)
-    embedder = load_local_model(DEMO_MODEL)
-    by_length = sorted(range(total), key=lambda i: len(passages[i].content))
-    matrix = np.zeros((total, embedder.dim or 384), dtype=np.float32)
-    for start in range(0, total, BATCH):
-        if cancel is not None and cancel.is_set():
-            raise DemoBuildCancelled("building the demo knowledge base was cancelled")
-        batch = by_length[start : start + BATCH]
-        vectors = embedder.embed_many([passages[i].content for i in batch], batch_size=BATCH)
-        matrix[batch] = np.vstack(vectors)
-        report(min(start + BATCH, total), total)
-    table = pa.table(
-        {
-            "id": pa.array([p.id for p in passages], pa.utf8()),
-            "content": pa.array([p.content for p in passages], pa.utf8()),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1]),
-        }
+
+def _folder_contents_not_ours(target: Path) -> list[str]:
+    """What in ``target`` the demo did not put there (empty when it may be replaced)."""
+    if not target.exists() and not target.is_symlink():
+        return []
+    if target.is_symlink() or not target.is_dir():
+        return [target.name]
+    names = sorted(child.name for child in target.iterdir())
+    # A demo built by recall-gui 0.1 carries no mark: it is recognised by holding the demo's table alone.
+    ours = {DEMO_MARK_FILE, demo_table_dir_name()} if DEMO_MARK_FILE in names else {demo_table_dir_name()}
+    return [name for name in names if name not in ours]
+
+
+def demo_folder_problem(target: Path) -> str | None:
+    """Why ``target`` may not be replaced by the demo, or ``None`` when it may (absent, or the demo's)."""
+    foreign = _folder_contents_not_ours(target)
+    if not foreign:
+        return None
+    if foreign == [target.name]:
+        return f"{target} exists and is not a folder recall-gui made for the demo"
+    shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+    return f"{target} holds files that recall-gui did not put there ({shown})"
+
+
+def is_demo_entry(existing: Mapping[str, Any], target: Path) -> bool:
+    """Whether a registry entry named like the demo is the demo this app made: it carries the mark, or
+    (a demo built by recall-gui 0.1, before the mark) it points at the app's demo folder, which holds the
+    demo's table alone."""
+    if existing.get(DEMO_MARK_KEY) == DEMO_MARK_VALUE:
+        return True
+    uri = existing.get("uri")
+    return (
+        isinstance(uri, str)
+        and _same_path(Path(uri).expanduser(), target)
+        and (target / demo_table_dir_name()).is_dir()
+        and demo_folder_problem(target) is None
     )
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a.absolute() == b.absolute()
+
+
+def _refusal(registry_dir: Path) -> Callable[[Mapping[str, Any]], DemoConflictError]:
+    def refuse(existing: Mapping[str, Any]) -> DemoConflictError:
+        uri = existing.get("uri")
+        where = f" (its table is in {uri})" if isinstance(uri, str) else ""
+        return DemoConflictError(
+            f'the registry in {registry_dir} already has a database named "{DEMO_NAME}" that recall-gui '
+            f"did not make{where}; nothing was changed",
+            hint=f"Rename or remove that entry in {registry_dir / DBS_FILE} to build the demo there, or "
+            "build it into another registry with --registry DIR.",
+        )
+
+    return refuse
+
+
+def check_demo_target(registry_dir: Path, target: Path) -> None:
+    """Refuse, before any work, to build the demo where it would replace what recall-gui did not make:
+    cosh's registry (the demo is never registered there), a registry entry named like the demo that is not
+    the demo, or a folder that holds anything else. Raises :class:`DemoConflictError`."""
+    if _same_path(Path(registry_dir), cosh_registry_dir()):
+        raise DemoConflictError(
+            f"{registry_dir} is cosh's registry, and the demo is never registered there; nothing was changed",
+            hint=f"Leave out --registry and ${REGISTRY_ENV} to use the app's own registry, or name "
+            "another folder with --registry DIR.",
+        )
+    problem = demo_folder_problem(target)
+    if problem is not None:
+        raise DemoConflictError(
+            f"{problem}; nothing was changed",
+            hint=f"Move {target} elsewhere (it may hold your files), then build the demo again.",
+        )
+    existing = _registry_file(Path(registry_dir) / DBS_FILE)
+    _registry_file(Path(registry_dir) / ACTIVE_FILE)
+    entries = existing.get("dbs") if isinstance(existing, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("name") == DEMO_NAME and not is_demo_entry(entry, target):
+            raise _refusal(Path(registry_dir))(entry)
+
+
+def _registry_file(path: Path) -> Any:
+    """A registry file's JSON (``None`` when there is none yet); one that cannot be read is refused now,
+    not after the demo was embedded (it would be refused then, when the demo is registered)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise RegistryError(
+            f"the demo was not built: {path} cannot be read ({error}); nothing was changed",
+            hint="Fix or delete that file, then build the demo again.",
+        ) from None
+
+
+def _cancelled(cancel: threading.Event | None) -> bool:
+    return cancel is not None and cancel.is_set()
+
+
+def publish_demo(
+    table: pa.Table, registry_dir: Path, target: Path, *, cancel: threading.Event | None = None
+) -> Path:
+    """Write ``table`` as the demo's LanceDB table into ``target`` (replacing the previous demo, never
+    anything else) and register it, active, in ``registry_dir``, keeping a description the user edited."""
+    defer_lance_rest_client()
+    import lancedb
+
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".demo-building-", dir=target.parent))
     try:
         lancedb.connect(str(staging)).create_table(DEMO_NAME, table)
-        if cancel is not None and cancel.is_set():
+        (staging / DEMO_MARK_FILE).write_text(
+            json.dumps({DEMO_MARK_KEY: DEMO_MARK_VALUE}) + "\n", encoding="utf-8"
+        )
+        if _cancelled(cancel):
             raise DemoBuildCancelled("building the demo knowledge base was cancelled")
+        check_demo_target(registry_dir, target)  # again: something may have appeared meanwhile
         old = target.with_name(f".{target.name}-old-{int(time.time() * 1000)}")
         if target.exists():
             target.rename(old)
@@ -145,9 +250,171 @@ def build_demo(
             "description": DEMO_DESCRIPTION,
             "embedder": {"Local": {"model": DEMO_MODEL}},
             "created_at": int(time.time() * 1000),
+            DEMO_MARK_KEY: DEMO_MARK_VALUE,
         },
+        replaceable=lambda existing: is_demo_entry(existing, target),
+        keep=KEPT_ON_REBUILD,
+        refusal=_refusal(Path(registry_dir)),
     )
     return target
+
+
+def embed_passages(
+    embedder: LocalEmbedder,
+    texts: Sequence[str],
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> npt.NDArray[np.float32]:
+    """The demo's vectors for ``texts``, the one way they are made (from source and for the prebuilt
+    copy): sorted by length, in batches of :data:`BATCH`, with the model's bulk session."""
+    import numpy as np
+
+    total = len(texts)
+    report = progress or (lambda done, total: None)
+    by_length = sorted(range(total), key=lambda i: len(texts[i]))
+    matrix = np.zeros((total, embedder.dim or 384), dtype=np.float32)
+    for start in range(0, total, BATCH):
+        if _cancelled(cancel):
+            raise DemoBuildCancelled("building the demo knowledge base was cancelled")
+        batch = by_length[start : start + BATCH]
+        vectors = embedder.embed_many([texts[i] for i in batch], batch_size=BATCH)
+        matrix[batch] = np.vstack(vectors)
+        report(min(start + BATCH, total), total)
+    return matrix
+
+
+def demo_table(ids: Sequence[str], contents: Sequence[str], matrix: npt.NDArray[np.float32]) -> pa.Table:
+    """The demo's rows in cosh's schema."""
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.utf8()),
+            "content": pa.array(contents, pa.utf8()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1]),
+        }
+    )
+
+
+def build_demo(
+    registry_dir: Path,
+    target: Path | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> Path:
+    """Build (or rebuild) the demo from source (this Python's help topics, embedded here) and register
+    it, active, in ``registry_dir``. Blocking; returns the database folder. Raises
+    :class:`DemoBuildCancelled` when ``cancel`` is set, :class:`DemoConflictError` when it would replace
+    something recall-gui did not make."""
+    from recall_gui.core.embedders.local import load_local_model
+
+    target = Path(target) if target is not None else demo_db_dir()
+    check_demo_target(registry_dir, target)
+    passages = demo_passages()
+    report = progress or (lambda done, total: None)
+    report(0, len(passages))
+    embedder = load_local_model(DEMO_MODEL)
+    texts = [p.content for p in passages]
+    matrix = embed_passages(embedder, texts, progress=report, cancel=cancel)
+    table = demo_table([p.id for p in passages], texts, matrix)
+    return publish_demo(table, registry_dir, target, cancel=cancel)
+
+
+#: The prebuilt demo shipped with the package (``make demo-data`` writes it): its passages and their
+#: vectors as an Arrow IPC file, so a first start has the demo at once instead of embedding for a minute.
+PREBUILT_FILE = "python-docs.arrow"
+#: Schema metadata key of the prebuilt file: what made it (JSON).
+PREBUILT_META_KEY = b"recall_gui.demo"
+PREBUILT_FORMAT = 1
+
+
+def prebuilt_demo_path() -> Path:
+    """The packaged prebuilt demo file (it may be missing from a source tree that never ran
+    ``make demo-data``)."""
+    from importlib import resources
+
+    return Path(str(resources.files("recall_gui.core").joinpath("demo_data", PREBUILT_FILE)))
+
+
+@dataclass(frozen=True)
+class PrebuiltDemo:
+    """The prebuilt demo as packaged: its rows in cosh's schema and what made them."""
+
+    table: pa.Table
+    about: Mapping[str, Any]
+
+    def texts(self) -> list[str]:
+        return [str(text) for text in self.table.column("content").to_pylist()]
+
+    def vectors(self) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        flat = self.table.column("vector").combine_chunks().flatten().to_numpy()
+        return np.asarray(flat, dtype=np.float32).reshape(self.table.num_rows, -1)
+
+
+def reembed_prebuilt(prebuilt: PrebuiltDemo, embedder: LocalEmbedder) -> npt.NDArray[np.float32]:
+    """The prebuilt demo's own passages embedded again, the way the demo is built (to verify it)."""
+    return embed_passages(embedder, prebuilt.texts())
+
+
+def read_prebuilt_demo(path: Path | None = None) -> PrebuiltDemo:
+    """Read and check the packaged prebuilt demo; raises :class:`DemoDataError` when it is missing or
+    not what this version writes."""
+    import pyarrow as pa
+    import pyarrow.ipc
+
+    path = Path(path) if path is not None else prebuilt_demo_path()
+    hint = "Reinstall recall-gui, or build the demo from source with `recall-gui demo`."
+    try:
+        with pa.memory_map(str(path)) as source:
+            table = pyarrow.ipc.open_file(source).read_all()
+    except (OSError, pa.ArrowInvalid) as error:
+        raise DemoDataError(f"the prebuilt demo {path} cannot be read: {error}", hint=hint) from error
+    raw = (table.schema.metadata or {}).get(PREBUILT_META_KEY)
+    try:
+        about = json.loads(raw) if raw else {}
+    except ValueError:
+        about = {}
+    expected = [
+        ("id", pa.utf8()),
+        ("content", pa.utf8()),
+        ("vector", pa.list_(pa.float32(), 384)),
+    ]
+    if (
+        about.get("format") != PREBUILT_FORMAT
+        or about.get("model") != DEMO_MODEL
+        or [(f.name, f.type) for f in table.schema] != expected
+        or table.num_rows != about.get("passages")
+        or table.num_rows == 0
+    ):
+        raise DemoDataError(
+            f"the prebuilt demo {path} is not one this version of recall-gui reads", hint=hint
+        )
+    return PrebuiltDemo(table.replace_schema_metadata(None), about)
+
+
+def install_demo(
+    registry_dir: Path,
+    target: Path | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> Path:
+    """Write the packaged prebuilt demo into ``target`` and register it, active, in ``registry_dir``:
+    the same table :func:`build_demo` makes, in a second or two. Blocking; returns the database folder.
+    Raises as :func:`build_demo` does, and :class:`DemoDataError` when the packaged file is unusable."""
+    target = Path(target) if target is not None else demo_db_dir()
+    check_demo_target(registry_dir, target)
+    report = progress or (lambda done, total: None)
+    prebuilt = read_prebuilt_demo()
+    total = prebuilt.table.num_rows
+    report(0, total)
+    path = publish_demo(prebuilt.table, registry_dir, target, cancel=cancel)
+    report(total, total)
+    return path
 
 
 def demo_exists(target: Path | None = None) -> bool:

@@ -114,3 +114,11 @@ class OperationCancelled(RecallError):
 class GoldenFileError(InvalidInputError):
     """A golden-check file that cannot be read or does not hold golden checks (the message names the
     file and the position)."""
+
+
+class DemoConflictError(RecallError):
+    """Building the demo would replace a registry entry or a folder that recall-gui did not make."""
+
+
+class DemoDataError(RecallError):
+    """The prebuilt demo shipped with the package is missing or unreadable."""

@@ -60,6 +60,9 @@ def _start_runtime(increment: int) -> None:
 async def _connect_once() -> None:
     """Connecting builds LanceDB's runtime (its worker threads start here); the empty folder is never
     written to."""
+    from recall_gui.core.compat import defer_lance_rest_client
+
+    defer_lance_rest_client()
     import lancedb
 
     with tempfile.TemporaryDirectory(prefix="recall-gui-lance-") as folder:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.columns import ColumnOverrides
 from recall_gui.core.endpoints import storage_option_problem
-from recall_gui.core.errors import RegistryError
+from recall_gui.core.errors import RecallError, RegistryError
 from recall_gui.core.models import cloud_dim, cloud_label, local_model
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
 from recall_gui.core.surrogates import first_surrogate, is_unicode, replaced, shown
@@ -515,8 +515,21 @@ def set_active(directory: Path, name: str, active: bool) -> None:
     _rewrite(path, change)
 
 
-def register_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool = True) -> None:
-    """Add (or replace, by name) a database entry; used for the app's own registry (the demo)."""
+def register_database(
+    directory: Path,
+    raw_entry: Mapping[str, Any],
+    *,
+    active: bool = True,
+    replaceable: Callable[[Mapping[str, Any]], bool] = lambda _existing: False,
+    keep: tuple[str, ...] = (),
+    refusal: Callable[[Mapping[str, Any]], RecallError] | None = None,
+) -> None:
+    """Add a database entry; used for the app's own registry (the demo).
+
+    An entry of the same name is replaced only when ``replaceable(existing)`` says so (checked on the file
+    as it is when written, not as it was earlier), keeping the existing values of the ``keep`` keys;
+    otherwise ``refusal(existing)`` (or a :class:`RegistryError`) is raised and nothing is written.
+    """
     directory = Path(directory)
     path = directory / DBS_FILE
     _read_for_update(directory / ACTIVE_FILE)  # refuse before writing anything if it does not parse
@@ -524,12 +537,24 @@ def register_database(directory: Path, raw_entry: Mapping[str, Any], *, active: 
     def change(data: Any) -> Any:
         if data is None:
             data = {"dbs": []}
-        entries = [
-            e
-            for e in _dbs_array(path, data)
-            if not (isinstance(e, dict) and e.get("name") == raw_entry["name"])
-        ]
-        entries.append(dict(raw_entry))
+        entries: list[Any] = []
+        new_entry, placed = dict(raw_entry), False
+        for existing in _dbs_array(path, data):
+            if placed or not (isinstance(existing, dict) and existing.get("name") == raw_entry["name"]):
+                entries.append(existing)
+                continue
+            if not replaceable(existing):
+                if refusal is not None:
+                    raise refusal(existing)
+                raise RegistryError(
+                    f'not saved: {path} already has a database named "{raw_entry["name"]}"',
+                    hint=_KEEP_HINT,
+                )
+            new_entry.update({key: existing[key] for key in keep if key in existing})
+            entries.append(new_entry)
+            placed = True
+        if not placed:
+            entries.append(new_entry)
         data["dbs"] = entries
         return data
 

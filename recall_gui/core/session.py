@@ -21,13 +21,15 @@ class Session:
     runs QThreads, and a QThread still running when its loop or the process ends aborts the process.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_vectors: bool = True) -> None:
+        """``keep_vectors=False``: a session for one search (``recall-gui search``) reads no table's
+        vectors into memory for exact search; LanceDB's flat scan answers, with the same results."""
         #: Loading models and embedding: one thread, since onnxruntime parallelises inside each call.
         self.embed_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-embed")
         #: NumPy work (copying vectors into the exact-search matrix, ranking them): one thread.
         self.compute_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-compute")
         self.tables = TableCache()
-        self.vectors = VectorCache(self.compute_executor)
+        self.vectors = VectorCache(self.compute_executor, enabled=keep_vectors)
         self.models = EmbedderPool(self.embed_executor)
         self.closed = False
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 from recall_gui.core.columns import ColumnMapping, ColumnOverrides, detect_columns
-from recall_gui.core.compat import lancedb_row_id_executor
+from recall_gui.core.compat import defer_lance_rest_client, lancedb_row_id_executor
 from recall_gui.core.errors import ConnectError, FilterError, RecallError, StorageError
 from recall_gui.core.paths import folder_problem
 from recall_gui.core.target import StorageKey, TableOptions, TableTarget
@@ -182,6 +182,7 @@ def _storage_options(uri: str, options: Mapping[str, str]) -> dict[str, str]:
 
 async def connect(uri: str, storage_options: Mapping[str, str] | None = None) -> AsyncConnection:
     """A read connection; refuses a local directory that does not exist instead of creating it."""
+    defer_lance_rest_client()
     import lancedb
 
     storage = _storage_options(uri, storage_options or {})

@@ -92,6 +92,10 @@ def default_limit_mb() -> int:
     return max(0, min(DEFAULT_CACHE_MB, physical // 4 // MB))
 
 
+#: Why a session that searches once answers with LanceDB's flat scan.
+ONE_SEARCH = "a single search: LanceDB's flat scan answers it sooner than reading every vector into memory"
+
+
 def cache_limit() -> int | NotCached:
     """The memory bound in bytes from ``RECALL_GUI_EXACT_CACHE_MB``, or why the setting cannot be used."""
     raw = os.environ.get(CACHE_ENV, "").strip()
@@ -220,8 +224,11 @@ class VectorCache:
     Copying batches into a matrix and finishing it run on ``executor`` (the session's compute thread).
     """
 
-    def __init__(self, executor: Executor) -> None:
+    def __init__(self, executor: Executor, *, enabled: bool = True) -> None:
         self.executor = executor
+        #: Off for a session that searches once (``recall-gui search``): reading every vector costs more
+        #: than the one flat scan it would replace (docs/PERFORMANCE.md#fresh-process).
+        self.enabled = enabled
         self._entries: OrderedDict[CacheKey, _Entry] = OrderedDict()
         self._refused: dict[CacheKey, tuple[int, NotCached]] = {}
         self._reads: dict[CacheKey, _Read] = {}
@@ -249,6 +256,8 @@ class VectorCache:
         limit = cache_limit()
         if isinstance(limit, NotCached):
             return limit
+        if not self.enabled:
+            return NotCached(ONE_SEARCH)
         entry = self._entries.get(key)
         if entry is not None:
             if entry.version == opened.version and entry.table.nbytes <= limit:

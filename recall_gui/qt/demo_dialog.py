@@ -1,8 +1,10 @@
-"""Building the demo knowledge base behind a progress dialog the user can cancel.
+"""Setting up the demo knowledge base behind a progress dialog the user can cancel.
 
-The build itself is the core's (:func:`recall_gui.core.demo.build_demo`): it runs on a worker thread and
-reports progress from there; progress is handed to the GUI thread through the event loop, and Cancel sets
-the event the build checks between batches. A cancelled build leaves nothing behind.
+The work itself is the core's (:func:`recall_gui.core.demo.install_demo`: the prebuilt demo shipped with
+the package, written as a LanceDB table in a second or two): it runs on a worker thread and reports
+progress from there; progress is handed to the GUI thread through the event loop, and Cancel sets the
+event the work checks. A cancelled set-up leaves nothing behind. The dialog shows only when the work
+takes longer than :data:`SHOW_AFTER_MS`.
 """
 
 from __future__ import annotations
@@ -16,17 +18,19 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
-DEMO_TITLE = "Building the demo knowledge base"
+DEMO_TITLE = "Setting up the demo knowledge base"
 DEMO_TEXT = (
-    "No knowledge base is registered yet, so recall-gui is building a demo from Python's own help topics,\n"
-    "embedded on this computer with the packaged all-MiniLM-L6-v2 model. This happens once.\n\n"
-    "Embedded {done:,} of {total:,} passages"
+    "No knowledge base is registered yet, so recall-gui is setting up a demo: Python's own help topics,\n"
+    "embedded with the packaged all-MiniLM-L6-v2 model. This happens once.\n\n"
+    "Written {done:,} of {total:,} passages"
 )
+#: A set-up that ends sooner (the usual case) shows no dialog at all.
+SHOW_AFTER_MS = 700
 
 
 class DemoBuild:
-    """One build: :meth:`run` shows the dialog, builds, and returns the database folder; raises
-    :class:`~recall_gui.core.errors.DemoBuildCancelled` when the user cancels."""
+    """One set-up: :meth:`run` writes the demo (showing the dialog if it takes a while) and returns the
+    database folder; raises :class:`~recall_gui.core.errors.DemoBuildCancelled` when the user cancels."""
 
     def __init__(self, parent: QWidget | None, registry_dir: Path, chores: Executor) -> None:
         self.registry_dir = registry_dir
@@ -39,7 +43,7 @@ class DemoBuild:
         self.dialog.setLabelText(DEMO_TEXT.format(done=0, total=0).rsplit("\n", 1)[0] + "\nPreparing…")
         self.dialog.setCancelButtonText("Cancel")
         self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        self.dialog.setMinimumDuration(0)
+        self.dialog.setMinimumDuration(SHOW_AFTER_MS)
         self.dialog.setAutoClose(False)
         self.dialog.setAutoReset(False)
         self.dialog.setRange(0, 0)
@@ -60,17 +64,16 @@ class DemoBuild:
         self.dialog.setLabelText(DEMO_TEXT.format(done=done, total=total))
 
     async def run(self) -> Path:
-        from recall_gui.core.demo import build_demo
+        from recall_gui.core.demo import install_demo
 
         loop = asyncio.get_running_loop()
 
         def progress(done: int, total: int) -> None:  # called on the worker thread
             loop.call_soon_threadsafe(self._progress, done, total)
 
-        self.dialog.show()
         try:
             build = functools.partial(
-                build_demo, self.registry_dir, progress=progress, cancel=self.cancel_event
+                install_demo, self.registry_dir, progress=progress, cancel=self.cancel_event
             )
             return await loop.run_in_executor(self.chores, build)
         finally:

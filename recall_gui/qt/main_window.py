@@ -235,7 +235,7 @@ class MainWindow(QMainWindow):
             "&Reload Registry", "F5", self._on_reload, "Read the registry again"
         )
         self.demo_action = self._action(
-            "Build &Demo Knowledge Base…", None, self._on_build_demo, "Embed Python's help topics as a demo"
+            "Build &Demo Knowledge Base…", None, self._on_build_demo, "Add Python's help topics as a demo"
         )
         self.demo_action.setEnabled(self.location.is_app_registry)
         quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.close)
@@ -399,11 +399,11 @@ class MainWindow(QMainWindow):
         if self._demo is not None:
             return False
         self._demo = DemoBuild(self, self.location.directory, self.services.chores)
-        self.services.set_activity("Building the demo knowledge base…")
-        self.knowledge.empty_hint("Building the demo knowledge base…")
+        self.services.set_activity("Setting up the demo knowledge base…")
+        self.knowledge.empty_hint("Setting up the demo knowledge base…")
         try:
             await self._demo.run()
-        except (DemoBuildCancelled, RecallError, OSError) as error:
+        except (DemoBuildCancelled, RecallError, OSError) as error:  # DemoConflictError: what to do
             self.services.show_error(error)
             return False
         finally:

@@ -13,6 +13,7 @@ import time
 from concurrent.futures import Executor
 
 from recall_gui.core.collector import collection_paused
+from recall_gui.core.compat import defer_lance_rest_client
 
 #: What searching and browsing need, in the order they are imported.
 HEAVY_MODULES = (
@@ -29,6 +30,7 @@ HEAVY_MODULES = (
 
 def _import_all() -> float:
     started = time.perf_counter()
+    defer_lance_rest_client()
     with collection_paused():
         for name in HEAVY_MODULES:
             importlib.import_module(name)

@@ -6,6 +6,7 @@ slower unnoticed, and never makes one wrong."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -70,3 +71,81 @@ def test_local_models_run_without_spinning_threads_when_tested_and_still_load_ot
     assert spinning(untested) is None
     text = "the capital of France"
     assert (tested.embed_sync(text) == untested.embed_sync(text)).all()
+
+
+def _python(code: str, *args: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], check=True, capture_output=True, text=True, timeout=300
+    )
+    return done.stdout.strip()
+
+
+def test_lancedb_imports_without_its_rest_client_which_loads_when_asked_for(kb: KnowledgeBase) -> None:
+    """The deferral happens (a LanceDB that imports the client's API another way fails this loudly), a
+    search finds the same rows, and whatever asks for the client later gets all of it."""
+    code = """
+import asyncio, sys
+from recall_gui.core import compat
+if sys.argv[-1] != "defer":
+    import lancedb  # before the app asks for the deferral, which then does nothing
+deferred = compat.defer_lance_rest_client()
+from recall_gui.core.harness import Harness
+async def go():
+    harness = Harness(sys.argv[-3])
+    try:
+        return await harness.recall_search({"db_name": sys.argv[-2], "query": "reset my password"})
+    finally:
+        await harness.aclose()
+found = asyncio.run(go())
+unloaded = not [m for m in sys.modules if m.startswith("lance_namespace_urllib3_client.api")]
+import lance_namespace_urllib3_client as client
+print(repr((deferred, unloaded, found, client.ApiClient.__name__, client.Configuration.__name__)))
+"""
+    arguments = (str(kb.registry_dir), kb.name)
+    deferred = eval(_python(code, *arguments, "defer"))
+    assert deferred[:2] == (True, True)
+    assert deferred[3:] == ("ApiClient", "Configuration")
+    plain = eval(_python(code, *arguments, "plain"))
+    assert plain[:2] == (False, False)
+    assert deferred[2] == plain[2]
+    assert json.loads(deferred[2])["results"][0]["id"] == kb.ids[0]
+
+
+def test_lance_namespaces_still_work_with_the_client_deferred(tmp_path: Any) -> None:
+    """LanceDB's namespace API (which uses the client's models) answers as without the deferral."""
+    code = f"""
+from recall_gui.core import compat
+import sys
+deferred = compat.defer_lance_rest_client() if sys.argv[-1] == "defer" else False
+import lancedb, pyarrow as pa
+db = lancedb.connect({str(tmp_path / "ns")!r})
+db.create_table("t", pa.table({{"x": [1, 2, 3]}}), mode="overwrite")
+namespace = lancedb.connect_namespace("dir", {{"root": {str(tmp_path / "ns")!r}}})
+print(repr((deferred, list(namespace.list_tables().tables), namespace.open_table("t").count_rows())))
+"""
+    import subprocess
+    import sys
+
+    def run(mode: str) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-c", code, mode], check=True, capture_output=True, text=True, timeout=300
+        )
+        return eval(done.stdout.strip())
+
+    deferred = run("defer")
+    assert deferred[0] is True
+    assert deferred[1:] == run("plain")[1:] == (["t"], 3)
+
+
+def test_the_rest_client_is_imported_as_usual_on_an_untested_lancedb() -> None:
+    code = """
+from recall_gui.core import compat
+compat.is_tested = lambda package: False
+print(compat.defer_lance_rest_client())
+import lancedb, sys
+print("lance_namespace_urllib3_client.api" in sys.modules)
+"""
+    assert _python(code).split() == ["False", "True"]

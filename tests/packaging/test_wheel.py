@@ -89,6 +89,7 @@ def test_the_wheel_carries_the_files_the_app_reads_at_run_time(installed: Instal
         "recall_gui/core/embedders/offline_model/tokenizer_config.json",
         "recall_gui/core/embedders/offline_model/LICENSE.md",
         "recall_gui/qt/assets/recall-gui.svg",
+        "recall_gui/core/demo_data/python-docs.arrow",
     ):
         assert data in names
     assert not any(name.startswith(("tests/", "packaging/", "bench/")) for name in names)

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -25,7 +24,9 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from recall_gui.core.demo import DEMO_MARK_FILE, DEMO_NAME
 from recall_gui.core.paths import app_registry_dir, demo_db_dir
+from recall_gui.core.registry import load_registry
 from recall_gui.qt.app import display_problem, run_app
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.settings import SETTINGS_FILE
@@ -276,29 +277,44 @@ def test_keyboard_ctrl_l_focuses_the_query_and_f5_reloads(
     run(loop, window.tasks.wait_idle())
 
 
-def test_first_start_builds_the_demo_behind_a_progress_dialog_that_can_be_cancelled(
-    open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+def test_first_start_sets_up_the_prebuilt_demo_at_once_and_opens_it(
+    open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(None, start=False)
     assert window.location.is_app_registry
-    start = window.begin()
+    run(loop, window.begin())
+    assert window.findChild(QComboBox, "dbCombo").currentText() == DEMO_NAME
+    assert "The demo knowledge base is ready" in window.findChild(QLabel, "bannerText").text()
+    assert (demo_db_dir() / DEMO_MARK_FILE).is_file()
+    (entry,) = load_registry(app_registry_dir()).databases
+    assert (entry.name, entry.active, entry.uri) == (DEMO_NAME, True, str(demo_db_dir()))
 
-    async def until_progress() -> QProgressDialog:
-        while True:  # the first batch of passages embedded, as the dialog shows
-            dialog = window.findChild(QProgressDialog, "demoDialog")
-            if dialog is not None and dialog.isVisible() and dialog.value() > 0:
-                return dialog
-            await asyncio.sleep(0.05)
 
-    dialog = run(loop, until_progress())
-    assert dialog.maximum() > 500
-    assert "Embedded" in dialog.labelText()
-    cancel = dialog.findChild(QPushButton)
-    assert cancel.text() == "Cancel"
-    qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)
-    run(loop, start)
+def test_a_cancelled_demo_set_up_leaves_nothing_and_says_how_to_get_it(
+    open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(None, start=False)
+    build = window.tasks.start(window.build_demo(), key="demo")
+    run(loop, asyncio.sleep(0))  # the set-up has begun: its dialog exists
+    dialog = window.findChild(QProgressDialog, "demoDialog")
+    assert dialog is not None
+    dialog.findChild(QPushButton).click()  # its Cancel button
+    assert run(loop, build) is False
     assert window.findChild(QLabel, "bannerText").text() == "The demo knowledge base was not built."
     assert not demo_db_dir().exists()
     assert not (app_registry_dir() / "rag_dbs.json").exists()
     assert window.findChild(QComboBox, "dbCombo").currentText() == "(no databases registered)"
-    assert "Build Demo Knowledge Base" in window.knowledge.results.results_table.placeholder()  # type: ignore[attr-defined]
+
+
+def test_first_start_never_replaces_a_demo_folder_the_user_filled(
+    open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    (demo_db_dir() / "mine").mkdir(parents=True)
+    (demo_db_dir() / "mine" / "notes.txt").write_text("keep me")
+    window = open_window(None, start=False)
+    run(loop, window.begin())
+    banner = window.findChild(QLabel, "bannerText").text()
+    assert "holds files that recall-gui did not put there (mine)" in banner
+    assert (demo_db_dir() / "mine" / "notes.txt").read_text() == "keep me"
+    assert not (app_registry_dir() / "rag_dbs.json").exists()
+    assert window.findChild(QComboBox, "dbCombo").currentText() == "(no databases registered)"

@@ -1,0 +1,109 @@
+"""The prebuilt demo shipped with the package (``make demo-data``): its own passages, and exactly the
+vectors the packaged model makes of them, so a first start has the demo a `recall-gui demo` rebuild makes,
+without a minute of embedding."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recall_gui.core.demo import (
+    DEMO_NAME,
+    PREBUILT_META_KEY,
+    demo_passages,
+    install_demo,
+    prebuilt_demo_path,
+    read_prebuilt_demo,
+    reembed_prebuilt,
+)
+from recall_gui.core.embedders import load_offline_model
+from recall_gui.core.errors import DemoDataError
+from recall_gui.core.paths import app_registry_dir
+from tests.conftest import DemoBuild
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_prebuilt_demo_carries_its_own_passages_and_says_what_made_it() -> None:
+    prebuilt = read_prebuilt_demo()
+    assert prebuilt.about["model"] == "AllMiniLML6V2"
+    assert prebuilt.about["embedded_with"] == "all-MiniLM-L6-v2 int8 (packaged offline copy)"
+    assert prebuilt.about["source"].startswith("pydoc_data.topics of Python ")
+    ids = prebuilt.table.column("id").to_pylist()
+    assert len(ids) == len(set(ids)) == prebuilt.table.num_rows > 500
+    assert "yield#0" in ids
+    assert prebuilt.table.schema.metadata is None  # what is written into LanceDB is cosh's schema alone
+
+
+@pytest.mark.slow
+def test_the_prebuilt_vectors_are_exactly_what_the_packaged_model_makes_of_its_passages() -> None:
+    """Bitwise: the int8 model gives identical vectors across batch sizes and thread counts here
+    (docs/PERFORMANCE.md#demo-prebuilt)."""
+    prebuilt = read_prebuilt_demo()
+    stored, fresh = prebuilt.vectors(), reembed_prebuilt(prebuilt, load_offline_model())
+    assert stored.shape == fresh.shape == (prebuilt.table.num_rows, 384)
+    assert (stored == fresh).all()
+
+
+def test_a_damaged_prebuilt_file_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    damaged = tmp_path / "python-docs.arrow"
+    damaged.write_bytes(prebuilt_demo_path().read_bytes()[:5000])
+    with pytest.raises(DemoDataError) as refused:
+        read_prebuilt_demo(damaged)
+    assert refused.value.hint and "recall-gui demo" in refused.value.hint
+
+
+def test_a_prebuilt_file_of_another_format_is_refused(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.ipc
+
+    prebuilt = read_prebuilt_demo()
+    about = dict(prebuilt.about) | {"format": 99}
+    table = prebuilt.table.replace_schema_metadata({PREBUILT_META_KEY: json.dumps(about).encode()})
+    other = tmp_path / "python-docs.arrow"
+    with pa.OSFile(str(other), "wb") as sink, pyarrow.ipc.new_file(sink, table.schema) as out:
+        out.write_table(table)
+    with pytest.raises(DemoDataError, match="not one this version of recall-gui reads"):
+        read_prebuilt_demo(other)
+
+
+def test_the_installed_demo_answers_byte_for_byte_as_a_rebuilt_one(demo_build: DemoBuild) -> None:
+    """`recall-gui search` on the prebuilt demo prints what it prints on the demo built from source (when
+    this Python's help topics are the ones the prebuilt copy was made from)."""
+    prebuilt = read_prebuilt_demo()
+    if [p.content for p in demo_passages()] != prebuilt.texts():
+        pytest.skip(f"this Python's help topics differ from the prebuilt demo's ({prebuilt.about['source']})")
+    install_demo(app_registry_dir())
+
+    def search(registry: Path, env: dict[str, str]) -> str:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "recall_gui",
+                "search",
+                "--registry",
+                str(registry),
+                "--db",
+                DEMO_NAME,
+                "--limit",
+                "8",
+                "what does the with statement guarantee",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        return done.stdout
+
+    installed = search(app_registry_dir(), {**os.environ, "PYTHONPATH": str(ROOT)})
+    rebuilt = search(demo_build.registry_dir, demo_build.env)
+    assert installed == rebuilt
+    assert json.loads(installed)["results"]
