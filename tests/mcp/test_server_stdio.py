@@ -138,7 +138,7 @@ def test_unknown_database_is_a_tool_error_with_cosh_text(server: Server) -> None
     # The message alone, in cosh's words; the hint is for the person running the server: it is logged.
     assert only_text(result) == "Database 'nope' not found. Active databases: notes"
     assert "Database 'nope' not found" in server.live.log()
-    assert "hint: Activate it" in server.live.log()
+    assert 'hint: No database called "nope" is registered' in server.live.log()
 
 
 @pytest.mark.parametrize(
