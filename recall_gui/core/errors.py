@@ -86,3 +86,7 @@ class ProviderError(EmbedderError):
 
 class DemoBuildCancelled(RecallError):
     """The user cancelled building the demo knowledge base."""
+
+
+class ProjectionError(RecallError):
+    """A map of a table's vectors cannot be made as asked (too few rows for t-SNE, ...)."""
