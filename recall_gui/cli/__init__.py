@@ -12,11 +12,11 @@ import sys
 from collections.abc import Sequence
 
 from recall_gui import __version__
-from recall_gui.cli import demo, listing, mcp, search, tool, window
+from recall_gui.cli import demo, diff, listing, mcp, search, tool, versions, window
 from recall_gui.cli.common import registry_option, report_error
 from recall_gui.core.errors import RecallError
 
-COMMANDS = (search, tool, listing, demo, mcp)
+COMMANDS = (search, tool, listing, versions, diff, demo, mcp)
 
 
 def build_parser() -> argparse.ArgumentParser:

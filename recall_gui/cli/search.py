@@ -6,13 +6,16 @@ import argparse
 import asyncio
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.core.errors import RecallError
+from recall_gui.core.errors import InvalidInputError, RecallError
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import load_registry
 from recall_gui.core.types import DEFAULT_LIMIT
+
+if TYPE_CHECKING:
+    from recall_gui.core.harness import Harness, SearchReport
 
 
 def add_to(commands: Any) -> None:
@@ -32,6 +35,12 @@ def add_to(commands: Any) -> None:
     )
     parser.add_argument(
         "--verbose", action="store_true", help="also say on stderr how the search ran (method, times, notes)"
+    )
+    parser.add_argument(
+        "--where",
+        metavar="EXPR",
+        help="search only the rows this LanceDB SQL filter keeps, e.g. \"source = 'a.md' AND page < 3\" "
+        "(the agent's search has none)",
     )
     parser.add_argument("query", help="the search text")
     parser.set_defaults(run=run)
@@ -63,7 +72,10 @@ async def _search(args: argparse.Namespace) -> str:
     harness = Harness(where.directory)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
-        report = await harness.run(arguments)
+        if args.where is None:
+            report = await harness.run(arguments)
+        else:
+            report = await _filtered(harness, arguments, args.where)
     except RecallError as error:
         hint = _demo_hint(where)
         if hint and not error.hint:
@@ -81,6 +93,19 @@ async def _search(args: argparse.Namespace) -> str:
         if result.note:
             print(f"note: {result.note}", file=sys.stderr)
     return report.to_json()
+
+
+async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:
+    """The agent's search with a pre-filter: the same database, query, limit and output."""
+    from recall_gui.core.harness import parse_arguments
+
+    if not where.strip():
+        raise InvalidInputError(
+            "--where was given an empty filter",
+            hint="Give a condition such as \"source = 'a.md'\", or leave --where out.",
+        )
+    db_name, query, limit = parse_arguments(arguments)
+    return await harness.search_database(harness.resolve_active(db_name), query, limit, where=where)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -91,7 +91,7 @@ def filter_problem(where: str) -> str | None:
 
 _PARSE_ERROR = re.compile(r"Error parsing statement: .*\(sql parser error: (.*)\)\s*$", re.S)
 _NO_FIELD = re.compile(
-    r"(?:Schema error: )?No field named ([^.\s]+(?:\.[^.\s]+)*)\. Valid fields are .*", re.S
+    r"No field named (\S+?)\.(?: Valid fields are .*| Did you mean '([^']+)'\?\.?)?\s*$", re.S
 )
 
 
@@ -105,7 +105,8 @@ def plain_filter_reason(reason: str) -> str:
         )
     missing = _NO_FIELD.search(reason)
     if missing:
-        return f"there is no column named {missing.group(1)}"
+        guess = f" (did you mean {missing.group(2)}?)" if missing.group(2) else ""
+        return f"there is no column named {missing.group(1)}{guess}"
     return reason.removeprefix("Error during planning: ")
 
 
