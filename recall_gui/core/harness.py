@@ -67,6 +67,8 @@ class SearchReport:
     #: ``total_ms``.
     embed_ms: float
     total_ms: float
+    #: The vector the rows were ranked by (the map places the query with it).
+    query_vector: Vector | None = None
 
     def to_output(self) -> RecallOutput:
         return self.result.to_output()
@@ -203,7 +205,9 @@ class Harness:
         search_ms = (ended - max(started, query_vector.ready_at or started)) * 1000
         total_ms = (ended - started) * 1000
         result = ranked.result(query, search_ms, opened.version)
-        return SearchReport(entry, result, ranked.query.used, total_ms - search_ms, total_ms)
+        return SearchReport(
+            entry, result, ranked.query.used, total_ms - search_ms, total_ms, ranked.query.vector
+        )
 
     async def aclose(self) -> None:
         if self._owns_session:

@@ -25,7 +25,9 @@ from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.messages import UserMessage, registry_problems_text
 from recall_gui.qt.pages.agent_page import AgentPage
+from recall_gui.qt.pages.history_page import HistoryPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
+from recall_gui.qt.pages.map_page import MapPage
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.panels.description_panel import DescriptionPanel
 from recall_gui.qt.registry_watcher import RegistryWatcher
@@ -43,6 +45,7 @@ SHORTCUTS = (
     ("Ctrl+B", "browse all rows"),
     ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
     ("Ctrl+1 / Ctrl+2 / Ctrl+3", "knowledge base / agent's tool description / agent view"),
+    ("Ctrl+4 / Ctrl+5", "the table's history (versions, what changed) / its map"),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )
@@ -83,6 +86,8 @@ class MainWindow(QMainWindow):
         self.knowledge = KnowledgePage(self.services)
         self.description = DescriptionPanel(SuffixStore(config_dir))
         self.agent = AgentPage(self.services, self.description, self.knowledge)
+        self.history = HistoryPage(self.services, self.knowledge)
+        self.map = MapPage(self.services, self.knowledge)
         self.watcher = RegistryWatcher(location.directory, self)
         self._demo: DemoBuild | None = None
 
@@ -92,6 +97,10 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.knowledge, "Knowledge base")
         self.pages.addTab(_padded(self.description), "Agent's tool description")
         self.pages.addTab(self.agent, "Agent view")
+        self.pages.addTab(self.history, "History")
+        self.pages.addTab(self.map, "Map")
+        for page in (self.history, self.map):
+            page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 6, 0, 0)
@@ -170,6 +179,8 @@ class MainWindow(QMainWindow):
             self._action("&Knowledge Base", "Ctrl+1", lambda: self.pages.setCurrentIndex(0)),
             self._action("Agent's &Tool Description", "Ctrl+2", lambda: self.pages.setCurrentIndex(1)),
             self._action("&Agent View", "Ctrl+3", lambda: self.pages.setCurrentIndex(2)),
+            self._action("&History", "Ctrl+4", lambda: self.pages.setCurrentWidget(self.history)),
+            self._action("&Map", "Ctrl+5", lambda: self.pages.setCurrentWidget(self.map)),
         ]
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)
