@@ -25,6 +25,7 @@ GROUPS: dict[str, str] = {
     "indexed_search": "bench.indexed_search",
     "end_to_end": "bench.end_to_end",
     "window": "bench.window",
+    "map": "bench.map",
 }
 
 

@@ -60,6 +60,7 @@ def _table(name: str, headers: tuple[str, ...]) -> QTableWidget:
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     table.setWordWrap(False)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
     header = table.horizontalHeader()
     for column in range(len(headers) - 1):
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
@@ -250,6 +251,8 @@ class HistoryPage(QWidget):
         if entry is None:
             return None
         older, newer = sorted((from_version, to_version))
+        self.from_combo.setCurrentIndex(max(self.from_combo.findData(older), 0))
+        self.to_combo.setCurrentIndex(max(self.to_combo.findData(newer), 0))
         self._clear_diff()
         self.diff_summary.show_note(f"Comparing version {older} with version {newer}…", "neutral")
         self.diff_summary.show()
@@ -285,7 +288,7 @@ class HistoryPage(QWidget):
             text += f" {len(diff.duplicate_ids):,} ids are held by several rows and were compared as groups."
         if len(diff.changes) > MAX_LISTED:
             text += f" The first {MAX_LISTED:,} are listed."
-        self.diff_summary.show_note(text, "good" if not diff.changes else "neutral")
+        self.diff_summary.show_note(text, "good")
         listed = diff.changes[:MAX_LISTED]
         self.changes_table.setRowCount(len(listed))
         for row, change in enumerate(listed):

@@ -13,7 +13,6 @@ import asyncio
 import html
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette, QShowEvent
 from PySide6.QtWidgets import (
@@ -34,6 +33,7 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import push_button
 
 if TYPE_CHECKING:
+    import numpy as np
     import numpy.typing as npt
 
     from recall_gui.core.projection import Method
@@ -74,6 +74,8 @@ def _colour(name: str, alpha: int = POINT_ALPHA) -> QColor:
 
 def colour_groups(count: int, colouring: Colouring | None, plain: QColor) -> list[tuple[Any, QColor, str]]:
     """The points grouped by colour: ``(indices, colour, legend label)`` per group."""
+    import numpy as np
+
     if colouring is None:
         return [(np.arange(count), plain, "")]
     codes = colouring.codes
@@ -359,7 +361,7 @@ class MapPage(QWidget):
             if table_map.method == "tsne"
             else "PCA: the two main directions"
         )
-        tone: Tone = "warning" if table_map.sampled or self.knowledge.version is not None else "neutral"
+        tone: Tone = "warning" if table_map.sampled or self.knowledge.version is not None else "good"
         older = " — an older version, not the latest" if self.knowledge.version is not None else ""
         self.status.show_note(
             f"{table_map.table}: {note}{older}{cached}. {how}. Hover a point for its id, click it to open "
@@ -517,6 +519,8 @@ class MapPage(QWidget):
         self.showKnowledge.emit()
 
     def _on_area(self, mask: object) -> None:
+        import numpy as np
+
         if isinstance(mask, np.ndarray):
             self.services.tasks.start(self.choose(mask), key="map-choice")
 
