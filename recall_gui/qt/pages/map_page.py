@@ -52,7 +52,7 @@ CATEGORY_COLOURS = (
     "#d55e00",
     "#f0e442",
     "#8c564b",
-    "#7f7f7f",
+    "#9467bd",
     "#17becf",
 )
 OTHER_COLOUR = "#b0b0b0"
