@@ -7,6 +7,7 @@ the session; two sessions share nothing.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from recall_gui.core.embedders import EmbedderPool
@@ -35,6 +36,9 @@ class Session:
         self.models = EmbedderPool(self.embed_executor)
         #: Finished maps of tables' vectors, per table version (t-SNE's also in the app's cache folder).
         self.maps = MapCache(app_cache_dir() / "maps")
+        #: Stop signals of the inspections running on ``inspect_executor`` (set on close: a t-SNE run
+        #: would otherwise keep the process alive for minutes after its window closed).
+        self.running_inspections: set[threading.Event] = set()
         self.closed = False
 
     async def aclose(self) -> None:
@@ -46,6 +50,8 @@ class Session:
         self.tables.forget()
         self.vectors.forget()
         self.maps.forget()
+        for stop in list(self.running_inspections):
+            stop.set()
         self.embed_executor.shutdown(wait=False, cancel_futures=True)
         self.compute_executor.shutdown(wait=False, cancel_futures=True)
         self.inspect_executor.shutdown(wait=False, cancel_futures=True)

@@ -142,6 +142,7 @@ async def build_map(
         session.inspect_executor,
         lambda: project(matrix, method, seed, progress=report, cancel=stop),
     )
+    session.running_inspections.add(stop)
     try:
         projection = await job
     except Cancelled:
@@ -149,6 +150,8 @@ async def build_map(
     except asyncio.CancelledError:
         stop.set()  # the thread stops at its next check
         raise
+    finally:
+        session.running_inspections.discard(stop)
     session.maps.put(key, projection, row_ids)
     elapsed = time.perf_counter() - started
     return TableMap(opened.name, opened.version, projection, row_ids, total, len(row_ids) < total, elapsed)

@@ -370,3 +370,30 @@ def test_points_show_their_id_and_first_line_and_colour_by_a_column(history: His
     assert by_page.codes[at] == pytest.approx(1.0)
     x, y = table_map.positions[at]
     assert table_map.nearest(float(x) + 1e-4, float(y), 1e-3, 1e-3, 3) == at
+
+
+def test_closing_the_session_stops_a_t_sne_run(perturbed: Any) -> None:
+    from recall_gui.core.table_map import build_map
+
+    async def go() -> float:
+        session = Session()
+        underway = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def progress(fraction: float, _stage: str) -> None:
+            if fraction > 0.45:
+                underway.set()
+
+        task = loop.create_task(build_map(session, perturbed, "tsne", seed=11, progress=progress))
+        await underway.wait()
+        workers = [t for t in threading.enumerate() if t.name.startswith("recall-inspect")]
+        await session.aclose()
+        closed = loop.time()
+        await asyncio.to_thread(lambda: [worker.join(30) for worker in workers])
+        assert workers and not any(worker.is_alive() for worker in workers)
+        stopped_after = loop.time() - closed
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return stopped_after
+
+    assert run(go()) < 10.0
