@@ -91,12 +91,30 @@ def sample_rows(total: int, bound: int, seed: int) -> npt.NDArray[np.intp] | Non
     return np.sort(chosen).astype(np.intp)
 
 
+def _orthonormal(block: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """An orthonormal basis of ``block``'s columns (directions it hardly spans are dropped).
+
+    Through the small Gram matrix rather than ``np.linalg.qr``: NumPy's QR of a tall matrix holds the
+    interpreter's lock throughout (over a second at 100,000 rows), which would freeze the window while a
+    map is made on a worker thread; matrix products release it (docs/PERFORMANCE.md#the-map). Done twice,
+    as in CholeskyQR2, for an orthonormality near float32's precision.
+    """
+    for _ in range(2):
+        gram = (block.T @ block).astype(np.float64)
+        values, vectors = np.linalg.eigh(gram)
+        keep = values > values.max(initial=0.0) * 1e-10
+        if not keep.any():
+            return block[:, :0]
+        block = np.asarray(block @ (vectors[:, keep] / np.sqrt(values[keep])).astype(np.float32), np.float32)
+    return block
+
+
 def _leading_components(
     matrix: npt.NDArray[np.float32], mean: npt.NDArray[np.float32], count: int, seed: int
 ) -> npt.NDArray[np.float32]:
     """The ``count`` leading principal directions of ``matrix - mean`` (rows of the answer), by a
     randomized range finder with power iterations (Halko et al.): a few passes over the matrix, no
-    ``d x d`` products, never a centred copy."""
+    ``d x d`` products, never a centred copy, and no LAPACK call on a tall matrix."""
     _rows, dim = matrix.shape
     width = min(dim, count + 10)
     basis = np.random.default_rng(seed).standard_normal((dim, width)).astype(np.float32)
@@ -108,10 +126,14 @@ def _leading_components(
         return np.asarray(matrix.T @ left - np.outer(mean, left.sum(axis=0)), np.float32)
 
     for _ in range(4):
-        ranged, _r = np.linalg.qr(times(basis))
-        basis, _r = np.linalg.qr(transposed_times(ranged))
-    _u, _s, vt = np.linalg.svd(times(basis), full_matrices=False)
-    components = (basis @ vt[:count].T).T.astype(np.float32)
+        basis = _orthonormal(transposed_times(_orthonormal(times(basis))))
+    # The right singular vectors of (X - mean) @ basis are the eigenvectors of its small Gram matrix.
+    projected = times(basis)
+    values, vectors = np.linalg.eigh((projected.T @ projected).astype(np.float64))
+    leading = vectors[:, np.argsort(values)[::-1][:count]]
+    components = (basis @ leading.astype(np.float32)).T.astype(np.float32)
+    if len(components) < count:  # fewer directions than asked for (a degenerate table): pad with zeros
+        components = np.vstack([components, np.zeros((count - len(components), dim), np.float32)])
     # A component's sign is arbitrary: make its largest entry positive, so one map always looks the same.
     largest = np.abs(components).argmax(axis=1)
     signs = np.sign(components[np.arange(len(components)), largest])
