@@ -352,6 +352,7 @@ class MapPage(QWidget):
                 await asyncio.sleep(0)  # let the window paint and take input between chunks
                 if self._map is not table_map:
                     return
+        view.finish()
         self._show_legend(groups)
         self.show_search()
         note = table_map.describe()

@@ -1,11 +1,12 @@
 """The map itself: a pyqtgraph plot of a table's points, with hover, click, and area selection.
 
-Points are drawn by ``ScatterPlotItem``\\ s in pixel mode, one item per colour and per 10,000 points:
-giving an item its points costs the GUI thread time in proportion to their number, so many small items
-can be added one per turn of the event loop instead of one large item freezing the window. Each item
-caches what it drew in device coordinates, so panning moves pictures instead of drawing every point
-again (docs/PERFORMANCE.md#the-map). Hover and click find the nearest point with one NumPy pass; a
-drag in a selection mode draws a rectangle or a lasso and reports the points inside it.
+The points are one ``ScatterPlotItem`` in pixel mode. Giving it 100,000 points at once would hold the
+GUI thread for a good fraction of a second (pyqtgraph builds a record per point), so they are added
+10,000 at a time, one batch per turn of the event loop, while the item is hidden (no repaint per batch),
+and shown once complete. One item, not one per batch or colour: each item costs every frame of a pan
+its own bookkeeping, and only a single item's device-coordinate cache survives a pan
+(docs/PERFORMANCE.md#the-map). Hover and click find the nearest point with one NumPy pass; a drag in a
+selection mode draws a rectangle or a lasso and reports the points inside it.
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         plot.hideButtons()
         self.box.setDefaultPadding(0.04)
         self._map: TableMap | None = None
-        self._items: list[pg.ScatterPlotItem] = []
+        self.points = pg.ScatterPlotItem(pxMode=True, pen=None, antialias=False)
+        self.points.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.box.addItem(self.points)
         self._hovered = -1
         self.hits = self._overlay(11, "o", None, HIT_COLOUR, 2.0, z=10)
         self.query_marker = self._overlay(20, "star", QUERY_COLOUR, QColor("#5c4400"), 1.0, z=12)
@@ -141,9 +144,8 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         self.setCursor(Qt.CursorShape.CrossCursor if mode != "pan" else Qt.CursorShape.ArrowCursor)
 
     def clear_points(self) -> None:
-        for item in self._items:
-            self.box.removeItem(item)
-        self._items = []
+        self.points.clear()
+        self.points.hide()
         self._map = None
         self._hovered = -1
         self.label.hide()
@@ -161,24 +163,20 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
             self.box.setRange(xRange=(float(low[0]), float(high[0])), yRange=(float(low[1]), float(high[1])))
 
     def add_points(self, indices: npt.NDArray[np.intp], colour: QColor) -> None:
-        """Draw the points ``indices`` of the map in ``colour`` (at most :data:`CHUNK_POINTS` at a time)."""
+        """Add the points ``indices`` of the map in ``colour`` (at most :data:`CHUNK_POINTS` at a time);
+        they appear with :meth:`finish`."""
         if self._map is None or not len(indices):
             return
-        item = pg.ScatterPlotItem(
-            pos=self._map.positions[indices],
-            size=point_size(len(self._map)),
-            pen=None,
-            brush=pg.mkBrush(colour),
-            pxMode=True,
-            antialias=False,
-        )
-        item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        self.box.addItem(item)
-        self._items.append(item)
+        size = point_size(len(self._map))
+        self.points.addPoints(pos=self._map.positions[indices], size=size, pen=None, brush=pg.mkBrush(colour))
+
+    def finish(self) -> None:
+        """Show the points added since :meth:`begin`."""
+        self.points.show()
 
     @property
     def points_drawn(self) -> int:
-        return sum(len(item.data) for item in self._items)
+        return len(self.points.data) if self.points.isVisible() else 0
 
     def show_hits(self, indices: Sequence[int], query_at: tuple[float, float] | None) -> None:
         """Ring the points of a search's results; a star where the query itself lands (when known)."""
