@@ -44,6 +44,8 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.sleep(0.2)  # painted
 
     found["draw_ms"], found["draw_gap_ms"] = await meter.measure(draw)
+    if meter.longest is not None:
+        found["draw_longest_gap"] = meter.longest.to_json()
     view = page.view
     assert view is not None and page.table_map is not None
     found["points"] = view.points_drawn
@@ -67,6 +69,8 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.sleep(FRAME_S)
 
     found["zoom_ms"], found["zoom_gap_ms"] = await meter.measure(zoom)
+    if meter.longest is not None:
+        found["zoom_longest_gap"] = meter.longest.to_json()
     found["idle_gap_ms"] = await idle_gap()
     window.close()
     window.tasks.cancel_all()

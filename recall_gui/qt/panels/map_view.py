@@ -2,7 +2,7 @@
 
 The points are one ``ScatterPlotItem`` in pixel mode. Giving it 100,000 points at once would hold the
 GUI thread for a good fraction of a second (pyqtgraph builds a record per point), so they are added
-10,000 at a time, one batch per turn of the event loop, while the item is hidden (no repaint per batch),
+5,000 at a time, one batch per turn of the event loop, while the item is hidden (no repaint per batch),
 and shown once complete. One item, not one per batch or colour: each item costs every frame of a pan
 its own bookkeeping, and only a single item's device-coordinate cache survives a pan
 (docs/PERFORMANCE.md#the-map). Hover and click find the nearest point with one NumPy pass; a drag in a
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["pan", "rectangle", "lasso"]
 #: Points per scatter item (see the module's docstring).
-CHUNK_POINTS = 10_000
+CHUNK_POINTS = 5_000
 POINT_SIZE = 4
 #: How close (in pixels) the pointer must be to a point to hover or click it.
 PICK_PIXELS = 6.0
