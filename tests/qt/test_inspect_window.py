@@ -297,3 +297,16 @@ def test_t_sne_runs_in_the_background_with_progress_and_can_be_cancelled(
         combo.activated.emit(combo.currentIndex())
     assert page.table_map.method == "tsne" and len(page.table_map) == 240
     assert "t-SNE keeps neighbours together" in page.status.message
+
+
+def test_choosing_another_database_clears_the_filter_without_applying_it(
+    history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    window = open_window(history.kb.registry_dir)
+    apply_where(window, loop, qtbot, "page < 3")
+    applied: list[str] = []
+    window.knowledge.filter_bar.whereChanged.connect(applied.append)
+    run(loop, window.knowledge.choose_database(NAME))
+    run(loop, window.tasks.wait_idle())
+    assert window.knowledge.filter_bar.where_edit.text() == "" and applied == []
+    assert window.knowledge.results.caption.text() == f"All 12 rows of {NAME}"

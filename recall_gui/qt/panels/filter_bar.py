@@ -91,8 +91,9 @@ class FilterBar(QWidget):
         return self._applied
 
     def clear_where(self) -> None:
+        """Empty the filter without applying anything (another table is about to be shown)."""
+        self._applied = ""  # first: clearing the box must not apply the empty filter
         self.where_edit.clear()
-        self._applied = ""
 
     def insert_column(self, name: str) -> None:
         """Put a column's name into the filter at the cursor (quoted when it needs to be)."""
