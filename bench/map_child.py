@@ -23,6 +23,8 @@ PAN_STEPS = 60
 ZOOM_STEPS = 20
 #: A drag or a wheel turn moves the view about every frame.
 FRAME_S = 1 / 60
+#: Longer than the map's rest delay, so the full redraw after a move falls inside the measurement.
+SETTLE_S = 0.4
 
 
 async def session(args: argparse.Namespace) -> dict[str, Any]:
@@ -57,6 +59,7 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
             direction = 1 if (step // 15) % 2 == 0 else -1
             box.translateBy(x=direction * (x1 - x0) / 80, y=direction * (y1 - y0) / 120)
             await asyncio.sleep(FRAME_S)
+        await asyncio.sleep(SETTLE_S)  # every point drawn again once the view rests: counted too
 
     found["pan_ms"], found["pan_gap_ms"] = await meter.measure(pan)
     if meter.longest is not None:
@@ -67,6 +70,7 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
             factor = 0.85 if step < ZOOM_STEPS // 2 else 1 / 0.85
             box.scaleBy((factor, factor))
             await asyncio.sleep(FRAME_S)
+        await asyncio.sleep(SETTLE_S)
 
     found["zoom_ms"], found["zoom_gap_ms"] = await meter.measure(zoom)
     if meter.longest is not None:

@@ -310,3 +310,33 @@ def test_choosing_another_database_clears_the_filter_without_applying_it(
     run(loop, window.tasks.wait_idle())
     assert window.knowledge.filter_bar.where_edit.text() == "" and applied == []
     assert window.knowledge.results.caption.text() == f"All 12 rows of {NAME}"
+
+
+def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
+    loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    from PySide6.QtGui import QColor
+
+    from recall_gui.core.projection import Projection
+    from recall_gui.core.table_map import TableMap
+    from recall_gui.qt.panels.map_view import CHUNK_POINTS, PREVIEW_POINTS, REST_MS, MapView
+
+    rows = 50_000
+    positions = np.random.default_rng(3).normal(size=(rows, 2)).astype(np.float32)
+    table_map = TableMap(
+        "t", 1, Projection(positions, "pca", 0), np.arange(rows, dtype=np.uint64), rows, False
+    )
+    view = MapView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    view.begin(table_map)
+    for start in range(0, rows, CHUNK_POINTS):
+        view.add_points(np.arange(start, min(rows, start + CHUNK_POINTS)), QColor("#336699"))
+    view.finish()
+    assert view.points_drawn == rows and not view.moving
+    view.box.translateBy(x=0.1)
+    assert view.moving and not view.points.isVisible()
+    assert 0 < len(view.preview.data) <= PREVIEW_POINTS
+    run(loop, asyncio.sleep(REST_MS / 1000 * 3))
+    assert not view.moving and view.points.isVisible() and view.points_drawn == rows

@@ -5,8 +5,10 @@ GUI thread for a good fraction of a second (pyqtgraph builds a record per point)
 5,000 at a time, one batch per turn of the event loop, while the item is hidden (no repaint per batch),
 and shown once complete. One item, not one per batch or colour: each item costs every frame of a pan
 its own bookkeeping, and only a single item's device-coordinate cache survives a pan
-(docs/PERFORMANCE.md#the-map). Hover and click find the nearest point with one NumPy pass; a drag in a
-selection mode draws a rectangle or a lasso and reports the points inside it.
+(docs/PERFORMANCE.md#the-map). While the view moves, a second item with an even sample of at most
+:data:`PREVIEW_POINTS` points stands in for the full one, which comes back once the view rests: each frame
+of a drag then draws a fraction of the points. Hover and click find the nearest point with one NumPy pass;
+a drag in a selection mode draws a rectangle or a lasso and reports the points inside it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QWidget
 
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
 Mode = Literal["pan", "rectangle", "lasso"]
 #: Points per scatter item (see the module's docstring).
 CHUNK_POINTS = 5_000
+#: Points drawn while the view moves (a sample of the map), and how long it must rest for all of them.
+PREVIEW_POINTS = 20_000
+REST_MS = 150
 POINT_SIZE = 4
 #: How close (in pixels) the pointer must be to a point to hover or click it.
 PICK_PIXELS = 6.0
@@ -97,8 +102,17 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         self.box.setDefaultPadding(0.04)
         self._map: TableMap | None = None
         self.points = pg.ScatterPlotItem(pxMode=True, pen=None, antialias=False)
-        self.points.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        self.box.addItem(self.points)
+        self.preview = pg.ScatterPlotItem(pxMode=True, pen=None, antialias=False)
+        for item in (self.points, self.preview):
+            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            item.hide()
+            self.box.addItem(item)
+        self._stride = 1
+        self._rest = QTimer(self)
+        self._rest.setSingleShot(True)
+        self._rest.setInterval(REST_MS)
+        self._rest.timeout.connect(self._on_rest)
+        self.box.sigRangeChanged.connect(self._on_moving)
         self._hovered = -1
         self.hits = self._overlay(11, "o", None, HIT_COLOUR, 2.0, z=10)
         self.query_marker = self._overlay(20, "star", QUERY_COLOUR, QColor("#5c4400"), 1.0, z=12)
@@ -144,8 +158,10 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         self.setCursor(Qt.CursorShape.CrossCursor if mode != "pan" else Qt.CursorShape.ArrowCursor)
 
     def clear_points(self) -> None:
-        self.points.clear()
-        self.points.hide()
+        for item in (self.points, self.preview):
+            item.clear()
+            item.hide()
+        self._rest.stop()
         self._map = None
         self._hovered = -1
         self.label.hide()
@@ -157,6 +173,7 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         """Start showing ``table_map`` (its points arrive through :meth:`add_points`)."""
         self.clear_points()
         self._map = table_map
+        self._stride = max(1, -(-len(table_map) // PREVIEW_POINTS))  # ceiling division
         positions = table_map.positions
         if len(positions):
             low, high = positions.min(axis=0), positions.max(axis=0)
@@ -167,12 +184,35 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         they appear with :meth:`finish`."""
         if self._map is None or not len(indices):
             return
-        size = point_size(len(self._map))
-        self.points.addPoints(pos=self._map.positions[indices], size=size, pen=None, brush=pg.mkBrush(colour))
+        size, brush = point_size(len(self._map)), pg.mkBrush(colour)
+        self.points.addPoints(pos=self._map.positions[indices], size=size, pen=None, brush=brush)
+        if self._stride > 1:
+            sampled = indices[indices % self._stride == 0]
+            if len(sampled):
+                self.preview.addPoints(pos=self._map.positions[sampled], size=size, pen=None, brush=brush)
 
     def finish(self) -> None:
         """Show the points added since :meth:`begin`."""
+        self.preview.hide()
         self.points.show()
+
+    @property
+    def moving(self) -> bool:
+        """Whether the sample stands in for the points (the view moved less than :data:`REST_MS` ago)."""
+        return bool(self.preview.isVisible())
+
+    def _on_moving(self, *_args: object) -> None:
+        if self._map is None or self._stride == 1 or not (self.points.isVisible() or self.moving):
+            return
+        if not self.moving:
+            self.points.hide()
+            self.preview.show()
+        self._rest.start()
+
+    def _on_rest(self) -> None:
+        if self.moving:
+            self.preview.hide()
+            self.points.show()
 
     @property
     def points_drawn(self) -> int:
