@@ -176,7 +176,7 @@ class MapPage(QWidget):
         self.clear_button = push_button("C&lear Choice", "mapClearButton", "Show every row again")
         self.area = QVBoxLayout()
         self.area.setContentsMargins(0, 0, 0, 0)
-        self.placeholder = QLabel("The map is drawn when this page is shown.")
+        self.placeholder = QLabel("Drawing the map…")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setEnabled(False)
         self.area.addWidget(self.placeholder, 1)
@@ -243,8 +243,17 @@ class MapPage(QWidget):
         chosen = self.projection_combo.currentData()
         return "tsne" if chosen == "tsne" else "pca"
 
-    def _ensure_view(self) -> MapView:
+    async def _ensure_view(self) -> MapView:
+        """The map widget, made on first use; pyqtgraph is imported on a worker thread first (importing it
+        on the GUI thread held the window for a few hundred milliseconds)."""
         if self.view is None:
+            import importlib
+
+            loop = asyncio.get_running_loop()
+            name = "recall_gui.qt.panels.map_view"
+            await loop.run_in_executor(self.services.chores, importlib.import_module, name)
+            if self.view is not None:  # made meanwhile by another caller
+                return self.view
             from recall_gui.qt.panels.map_view import MapView
 
             self.view = MapView()
@@ -274,8 +283,8 @@ class MapPage(QWidget):
         from recall_gui.core.table_map import build_map
 
         entry = self.knowledge.current
-        view = self._ensure_view()
         self._stale = False
+        view = await self._ensure_view()
         if entry is None:
             view.clear_points()
             self._map = None
@@ -340,7 +349,7 @@ class MapPage(QWidget):
         """Draw the map's points group by colour, a few thousand per turn of the event loop."""
         from recall_gui.qt.panels.map_view import CHUNK_POINTS
 
-        table_map, view = self._map, self._ensure_view()
+        table_map, view = self._map, await self._ensure_view()
         if table_map is None:
             return
         view.begin(table_map)
@@ -463,7 +472,7 @@ class MapPage(QWidget):
             await self.clear_choice()
             return
         self._chosen = mask
-        self._ensure_view().show_chosen(mask)
+        (await self._ensure_view()).show_chosen(mask)
         self._show_chosen(int(mask.sum()))
         await self.knowledge.show_selection(
             table_map.row_ids[mask], SELECTED_LABEL, self.knowledge.read_inputs()
@@ -533,6 +542,5 @@ class MapPage(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        self._ensure_view()
         if self._stale:
             self.request_map()
