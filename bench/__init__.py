@@ -10,7 +10,9 @@ with their ratio. Layout:
   (printed table + ``bench/results.json``);
 - one module per metric group: ``exact_search``, ``indexed_search``, ``end_to_end`` (core only) and
   ``window`` (``startup``, ``end_to_end_100k`` up to the window's results model, ``gui_max_gap_ms``,
-  ``browse_1m_rss_mb``; the window runs in processes of its own, :mod:`bench.window_child`);
+  ``browse_1m_rss_mb``; the window runs in processes of its own, :mod:`bench.window_child`), and ``map``
+  (PCA and t-SNE of the 100k table's vectors, the GUI thread's longest stall panning its map;
+  :mod:`bench.map_child`);
 - ``gap.py``: the GUI-thread gap meter; ``window_startup.py`` and ``agent_view.py`` also run alone.
 
 Adding a group: write ``bench/<group>.py`` with ``run(ctx: BenchContext) -> list[Metric]`` and add one
