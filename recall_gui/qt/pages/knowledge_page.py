@@ -182,7 +182,6 @@ class KnowledgePage(QWidget):
         scroller.setWidgetResizable(True)
         scroller.setFrameShape(QFrame.Shape.NoFrame)
         scroller.setWidget(self.side)
-        scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         bar = scroller.verticalScrollBar().sizeHint().width()
         scroller.setMinimumWidth(self.side.minimumSizeHint().width() + bar)
         return scroller

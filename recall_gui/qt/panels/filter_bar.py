@@ -61,8 +61,11 @@ class FilterBar(QWidget):
         self.schema_button.setToolTip("The table's columns, types, roles and indexes")
         self.version_combo = QComboBox()
         self.version_combo.setObjectName("versionCombo")
-        self.version_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.version_combo.setMinimumContentsLength(12)
+        # Its width does not follow the longest version (a tag can be long): the window must fit 800 px.
+        self.version_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.version_combo.setMinimumContentsLength(18)
         self.version_combo.setToolTip("Open an older version of the table, read-only")
         version_label = QLabel("V&ersion:")
         version_label.setBuddy(self.version_combo)
@@ -110,6 +113,8 @@ class FilterBar(QWidget):
         for version in reversed(versions):
             self.version_combo.addItem(version_text(version), None if version.latest else version.version)
         self.version_combo.setEnabled(bool(versions))
+        popup = self.version_combo.view()
+        popup.setMinimumWidth(popup.sizeHintForColumn(0) + 24)  # the list shows whole entries
         self.select_version(current)
         self.version_combo.blockSignals(False)
 

@@ -95,6 +95,7 @@ class ResultsPanel(QWidget):
         self.caption = QLabel()
         self.caption.setObjectName("resultsCaption")
         self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.caption.setWordWrap(True)  # a long caption (query, version, filter) wraps, not widens the window
         self.filter_edit = QLineEdit()
         self.filter_edit.setObjectName("filterEdit")
         self.filter_edit.setPlaceholderText("Filter by id or content")
