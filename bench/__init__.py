@@ -12,7 +12,9 @@ with their ratio. Layout:
   ``window`` (``startup``, ``end_to_end_100k`` up to the window's results model, ``gui_max_gap_ms``,
   ``browse_1m_rss_mb``; the window runs in processes of its own, :mod:`bench.window_child`),
   ``fresh_search`` (a fresh ``recall-gui search`` process beside lsql's first result and beside its
-  imports) and ``mcp`` (:mod:`bench.agent_first_call`: an agent's first call through ``recall-gui mcp``);
+  imports), ``mcp`` (:mod:`bench.agent_first_call`: an agent's first call through ``recall-gui mcp``) and
+  ``map`` (PCA and t-SNE of the 100k table's vectors, the GUI thread's longest stall panning its map;
+  :mod:`bench.map_child`);
 - ``gap.py``: the GUI-thread gap meter; ``window_startup.py`` and ``agent_view.py`` also run alone.
 
 Adding a group: write ``bench/<group>.py`` with ``run(ctx: BenchContext) -> list[Metric]`` and add one

@@ -29,6 +29,7 @@ GROUPS: dict[str, str] = {
     "registry_load": "bench.registry_load",
     "fresh_search": "bench.fresh_search",
     "mcp": "bench.agent_first_call",
+    "map": "bench.map",
 }
 
 

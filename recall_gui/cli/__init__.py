@@ -15,6 +15,7 @@ from recall_gui import __version__
 from recall_gui.cli import (
     check,
     demo,
+    diff,
     duplicates,
     listing,
     log,
@@ -24,12 +25,27 @@ from recall_gui.cli import (
     search,
     similar,
     tool,
+    versions,
     window,
 )
 from recall_gui.cli.common import registry_option, report_error
 from recall_gui.core.errors import RecallError
 
-COMMANDS = (search, tool, listing, register, demo, mcp, log, check, similar, rank, duplicates)
+COMMANDS = (
+    search,
+    tool,
+    listing,
+    register,
+    versions,
+    diff,
+    demo,
+    mcp,
+    log,
+    check,
+    similar,
+    rank,
+    duplicates,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -40,6 +40,12 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--verbose", action="store_true", help="also say on stderr how the search ran (method, times, notes)"
     )
+    parser.add_argument(
+        "--where",
+        metavar="EXPR",
+        help="search only the rows this LanceDB SQL filter keeps, e.g. \"source = 'a.md' AND page < 3\" "
+        "(the agent's search has none)",
+    )
     parser.add_argument("query", help="the search text")
     parser.set_defaults(run=run)
 
@@ -90,7 +96,7 @@ async def _search_folder(
     if args.verbose:
         entry = opened.entry
         print(f"model: {entry.embedder.label}, {entry.model_reason}", file=sys.stderr)
-    return await harness.search_database(opened.entry, query, limit)
+    return await harness.search_database(opened.entry, query, limit, where=_where(args.where))
 
 
 async def _search(args: argparse.Namespace) -> str:
@@ -105,10 +111,12 @@ async def _search(args: argparse.Namespace) -> str:
     harness = Harness(where.directory, session=session)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
-        if args.path is None:
+        if args.path is not None:
+            report = await _search_folder(harness, args, arguments)
+        elif args.where is None:
             report = await harness.run(arguments)
         else:
-            report = await _search_folder(harness, args, arguments)
+            report = await _filtered(harness, arguments, args.where)
     finally:
         await harness.aclose()
         await session.aclose()
@@ -122,6 +130,24 @@ async def _search(args: argparse.Namespace) -> str:
         if result.note:
             print(f"note: {result.note}", file=sys.stderr)
     return report.to_json()
+
+
+async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:
+    """The agent's search with a pre-filter: the same database, query, limit and output."""
+    from recall_gui.core.harness import parse_arguments
+
+    db_name, query, limit = parse_arguments(arguments)
+    return await harness.search_database(harness.resolve_active(db_name), query, limit, where=_where(where))
+
+
+def _where(where: str | None) -> str | None:
+    """The ``--where`` filter, refused when it is empty (an option typed is honoured or refused)."""
+    if where is not None and not where.strip():
+        raise InvalidInputError(
+            "--where was given an empty filter",
+            hint="Give a condition such as \"source = 'a.md'\", or leave --where out.",
+        )
+    return where
 
 
 def run(args: argparse.Namespace) -> int:

@@ -122,3 +122,7 @@ class DemoConflictError(RecallError):
 
 class DemoDataError(RecallError):
     """The prebuilt demo shipped with the package is missing or unreadable."""
+
+
+class ProjectionError(RecallError):
+    """A map of a table's vectors cannot be made as asked (too few rows for t-SNE, ...)."""

@@ -69,7 +69,7 @@ class SearchReport:
     #: ``total_ms``.
     embed_ms: float
     total_ms: float
-    #: The query's vector as the ranking used it.
+    #: The query's vector as the ranking used it (the map places the query with it).
     vector: Vector | None = field(default=None, compare=False)
 
     def to_output(self) -> RecallOutput:

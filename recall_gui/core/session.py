@@ -7,9 +7,12 @@ the session; two sessions share nothing.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from recall_gui.core.embedders import EmbedderPool
+from recall_gui.core.paths import app_cache_dir
+from recall_gui.core.projection import MapCache
 from recall_gui.core.tables import TableCache
 from recall_gui.core.vector_cache import VectorCache
 
@@ -28,9 +31,16 @@ class Session:
         self.embed_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-embed")
         #: NumPy work (copying vectors into the exact-search matrix, ranking them): one thread.
         self.compute_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-compute")
+        #: Long inspections (maps, version diffs): one thread, so they never hold up a search's ranking.
+        self.inspect_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-inspect")
         self.tables = TableCache()
         self.vectors = VectorCache(self.compute_executor, enabled=keep_vectors)
         self.models = EmbedderPool(self.embed_executor)
+        #: Finished maps of tables' vectors, per table version (t-SNE's also in the app's cache folder).
+        self.maps = MapCache(app_cache_dir() / "maps")
+        #: Stop signals of the inspections running on ``inspect_executor`` (set on close: a t-SNE run
+        #: would otherwise keep the process alive for minutes after its window closed).
+        self.running_inspections: set[threading.Event] = set()
         self.closed = False
 
     async def aclose(self) -> None:
@@ -41,8 +51,12 @@ class Session:
         await self.models.aclose()
         self.tables.forget()
         self.vectors.forget()
+        self.maps.forget()
+        for stop in list(self.running_inspections):
+            stop.set()
         self.embed_executor.shutdown(wait=False, cancel_futures=True)
         self.compute_executor.shutdown(wait=False, cancel_futures=True)
+        self.inspect_executor.shutdown(wait=False, cancel_futures=True)
 
     async def __aenter__(self) -> Session:
         return self

@@ -41,8 +41,10 @@ from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.checks_page import ChecksPage
 from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.duplicates_page import DuplicatesPage
+from recall_gui.qt.pages.history_page import HistoryPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.pages.log_page import LogPage
+from recall_gui.qt.pages.map_page import MapPage
 from recall_gui.qt.pages.opened_tables import OpenedTables, folder_of
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
@@ -67,7 +69,8 @@ SHORTCUTS = (
     ("F5", "reload the registry and re-check the databases"),
     ("Ctrl+B", "browse all rows"),
     ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
-    ("Ctrl+1 … Ctrl+6", "knowledge base / tool description / agent view / agent log / checks / duplicates"),
+    ("Ctrl+1 … Ctrl+4", "knowledge base / tool description / agent view / agent log"),
+    ("Ctrl+5 … Ctrl+8", "checks / duplicates / the table's history (versions, what changed) / its map"),
     ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
     ("Ctrl+G", "add the last query with the selected rows as a golden check"),
     ("Ctrl+S", "save the description suffix"),
@@ -111,6 +114,8 @@ class MainWindow(QMainWindow):
         self.log = LogPage(self.services, SettingsStore(config_dir))
         self.checks = ChecksPage(self.services)
         self.duplicates = DuplicatesPage(self.services)
+        self.history = HistoryPage(self.services, self.knowledge)
+        self.map = MapPage(self.services, self.knowledge)
         self.opened = OpenedTables(self.services, self.knowledge, self)
         #: A folder or URI (and its storage options) to open instead of the remembered database.
         self.open_at_start = open_at_start
@@ -142,6 +147,10 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.log, "Agent log")
         self.pages.addTab(self.checks, "Checks")
         self.pages.addTab(self.duplicates, "Duplicates")
+        self.pages.addTab(self.history, "History")
+        self.pages.addTab(self.map, "Map")
+        for page in (self.history, self.map):
+            page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 6, 0, 0)
@@ -252,6 +261,8 @@ class MainWindow(QMainWindow):
             self._action("Agent &Log", "Ctrl+4", lambda: self.pages.setCurrentWidget(self.log)),
             self._action("&Checks", "Ctrl+5", lambda: self.pages.setCurrentWidget(self.checks)),
             self._action("&Duplicates", "Ctrl+6", lambda: self.pages.setCurrentWidget(self.duplicates)),
+            self._action("&History", "Ctrl+7", lambda: self.pages.setCurrentWidget(self.history)),
+            self._action("&Map", "Ctrl+8", lambda: self.pages.setCurrentWidget(self.map)),
         ]
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)

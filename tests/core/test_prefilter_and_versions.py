@@ -72,7 +72,7 @@ def test_a_filter_keeps_only_matching_rows_as_lancedb_does(
 def test_a_bad_filter_says_why_and_names_the_columns(meta_kb: KnowledgeBase, session: Session) -> None:
     with pytest.raises(FilterError) as caught:
         search(meta_kb, session, where="nope = 1")
-    assert "No field named nope" in caught.value.message
+    assert "there is no column named nope" in caught.value.message
     assert caught.value.hint and "source, page, meta" in caught.value.hint
     with pytest.raises(FilterError, match="not one expression"):
         search(meta_kb, session, where="1=1; DROP TABLE notes")
@@ -136,5 +136,5 @@ def test_browsing_applies_the_filter_and_the_text_search_together(
     ]
     narrowed = asyncio.run(go(where="source = 'doc0.md'", filter_text="capital"))
     assert narrowed.total == 1 and narrowed.rows[0].id == "berlin"
-    with pytest.raises(FilterError, match="No field named"):
+    with pytest.raises(FilterError, match="no column named"):
         asyncio.run(go(where="nope = 1"))

@@ -100,8 +100,8 @@ class HeldSearch:
         self.release = asyncio.Event()
         original = Harness.search_database
 
-        async def search_database(harness: Harness, entry: Any, text: str, limit: int) -> Any:
-            report = await original(harness, entry, text, limit)
+        async def search_database(harness: Harness, entry: Any, text: str, limit: int, **kw: Any) -> Any:
+            report = await original(harness, entry, text, limit, **kw)
             if text == query:
                 self.reached.set()
                 await self.release.wait()

@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QLabel,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.captions import plural, quoted
@@ -32,9 +41,12 @@ from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import MONOSPACE_SETTING, DetailPanel
 from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
+from recall_gui.qt.panels.filter_bar import FilterBar
 from recall_gui.qt.panels.opened_bar import OpenedBar
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, MAX_QUERY_CHARS, QueryBar
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
+from recall_gui.qt.panels.schema_panel import SchemaPanel
+from recall_gui.qt.panels.version_bar import VersionBar, pinned_text
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory
 from recall_gui.qt.widgets import ElidedLabel
@@ -42,9 +54,14 @@ from recall_gui.qt.widgets import ElidedLabel
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    import numpy as np
+    import numpy.typing as npt
+
     from recall_gui.core.browse import BrowseRow, Page, TableInfo
     from recall_gui.core.harness import SearchReport
     from recall_gui.core.health import DatabaseHealth
+    from recall_gui.core.target import TableTarget
+    from recall_gui.core.versions import TableVersion
 
 ExportFormat = Literal["csv", "json"]
 
@@ -55,6 +72,8 @@ class Inputs(NamedTuple):
     query: str = ""
     limit: int = DEFAULT_LIMIT
     filter_text: str = ""
+    #: The metadata filter (a LanceDB SQL predicate); empty for none.
+    where: str = ""
 
 
 EMPTY_INPUTS = Inputs()
@@ -69,6 +88,8 @@ class KnowledgePage(QWidget):
     browseReady = Signal()
     #: "Would the agent see this?" for a browsed row was answered (or could not be).
     visibilityShown = Signal()
+    #: What the page looks at changed: another database, another version of its table.
+    scopeChanged = Signal()
 
     def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -90,6 +111,13 @@ class KnowledgePage(QWidget):
         #: The results shown: the limit they were asked with, and the id they are "more like" (if so).
         self._shown_limit = DEFAULT_LIMIT
         self._like: str | None = None
+        #: The version of the table shown (``None``: the latest), the versions it has, and the rows
+        #: chosen on the map (row ids, and what to call them).
+        self._version: int | None = None
+        self._versions: tuple[TableVersion, ...] = ()
+        self._selection: tuple[npt.NDArray[np.uint64], str] | None = None
+        #: The search whose results are shown (the map rings them), if the table shows results.
+        self.last_report: SearchReport | None = None
 
         self.database_bar = DatabaseBar()
         self.opened_bar = OpenedBar()
@@ -102,7 +130,7 @@ class KnowledgePage(QWidget):
         self.splitter.setObjectName("mainSplitter")
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self._results_column())
-        self.splitter.addWidget(self.detail)
+        self.splitter.addWidget(self._build_inspection())
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
@@ -111,9 +139,15 @@ class KnowledgePage(QWidget):
         layout.addWidget(self.database_bar)
         layout.addWidget(self.opened_bar)
         layout.addWidget(self.query_bar)
+        layout.addWidget(self.filter_bar)
+        layout.addWidget(self.version_bar)
         layout.addWidget(self.splitter, 1)
         self.status_labels = self._status_labels()
+        self._connect()
 
+    def _connect(self) -> None:
+        """The panels' signals to the operations they start (slots stay thin)."""
+        services = self.services
         self.query_bar.searchRequested.connect(self.request_search)
         self.query_bar.cancelRequested.connect(self.cancel)
         self.database_bar.databaseChosen.connect(self._on_database_chosen)
@@ -130,6 +164,31 @@ class KnowledgePage(QWidget):
         services.navigation.entryRequested.connect(self.request_open_entry)
         self.query_bar.limit_spin.valueChanged.connect(self._on_limit_changed)
         self.query_bar.limit_spin.refused.connect(self._on_limit_refused)
+
+    def _build_inspection(self) -> QScrollArea:
+        """The metadata filter and version list, the bar marking an older version, and the side tabs:
+        the entry detail and the schema view (scrolled when the window is too short for them)."""
+        self.filter_bar = FilterBar()
+        self.version_bar = VersionBar()
+        self.schema_panel = SchemaPanel()
+        self.side = QTabWidget()
+        self.side.setObjectName("sideTabs")
+        self.side.setDocumentMode(True)
+        self.side.addTab(self.detail, "Entry")
+        self.side.addTab(self.schema_panel, "Columns")
+        self.filter_bar.whereChanged.connect(self._on_where_changed)
+        self.filter_bar.versionChosen.connect(self._on_version_chosen)
+        self.filter_bar.schemaRequested.connect(lambda: self.side.setCurrentWidget(self.schema_panel))
+        self.schema_panel.columnActivated.connect(self.filter_bar.insert_column)
+        self.version_bar.latestRequested.connect(lambda: self._on_version_chosen(None))
+        scroller = QScrollArea()
+        scroller.setObjectName("sideScroller")
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        scroller.setWidget(self.side)
+        bar = scroller.verticalScrollBar().sizeHint().width()
+        scroller.setMinimumWidth(self.side.minimumSizeHint().width() + bar)
+        return scroller
 
     @property
     def current(self) -> DatabaseEntry | None:
@@ -209,7 +268,12 @@ class KnowledgePage(QWidget):
 
     def read_inputs(self) -> Inputs:
         """What the user typed; slots read it when they start an operation, operations never do."""
-        return Inputs(self.query_bar.query(), self.query_bar.limit(), self.results.filter_text())
+        return Inputs(
+            self.query_bar.query(),
+            self.query_bar.limit(),
+            self.results.filter_text(),
+            self.filter_bar.where(),
+        )
 
     def _supersede(self) -> int:
         """Start a new request: results of every earlier one will be dropped."""
@@ -260,6 +324,12 @@ class KnowledgePage(QWidget):
         self._info = None
         self._publish_search()
         self._searched = None
+        self._version, self._versions, self._selection = None, (), None
+        self.filter_bar.clear_where()  # a filter names one table's columns
+        self.filter_bar.set_versions(())
+        self.version_bar.show_latest()
+        self.schema_panel.clear("Reading the columns…" if entry else "Choose a database to see its columns.")
+        self.scopeChanged.emit()
         if opened is not None and self._opened_key is not None:
             self.database_bar.select_opened(self._opened_key)
         else:
@@ -298,6 +368,7 @@ class KnowledgePage(QWidget):
         else:
             services.tasks.start(self._preload_model(entry, health))
             services.tasks.start(self._prepare_table(entry), key="prepare")
+            services.tasks.start(self.load_table_facts(entry), key="table-facts")
         if generation != self._generation:
             return  # a newer request (a search entered while the database was checked) shows its outcome
         if health.info is None:  # the table cannot be read
@@ -377,7 +448,9 @@ class KnowledgePage(QWidget):
         self._results_caption = None
         self._set_busy(f"Searching {entry.name}…")
         try:
-            report = await (await services.harness()).search_database(entry, query, limit)
+            report = await (await services.harness()).search_database(
+                entry, query, limit, where=inputs.where or None, version=self._version
+            )
         except RecallError as error:
             if generation == self._generation:
                 self._set_busy(None)
@@ -415,8 +488,9 @@ class KnowledgePage(QWidget):
                 )
             )
         hits = len(report.result.hits)
-        caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}"
+        caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}{self._scope(inputs)}"
         self._searched, self._shown_limit, self._like = (entry.name, query, limit), limit, None
+        self.last_report = report
         self.results.show_result(report.result, caption)
         self._results_caption = (caption, limit)
         self._on_limit_changed(self.query_bar.limit())  # changed while it searched
@@ -429,14 +503,29 @@ class KnowledgePage(QWidget):
         if entry is None:
             return
         self._supersede()
+        self.last_report = None
         filter_text = inputs.filter_text.strip()
         session = await self.services.session()
         from recall_gui.core.browse import fetch_page
 
-        target = entry.target
+        target, where, selection = self.target(), inputs.where or None, self._selection
 
         async def fetch(offset: int, limit: int) -> Page:
-            return await fetch_page(session, target, offset=offset, limit=limit, filter_text=filter_text)
+            if selection is not None:
+                from recall_gui.core.selection import fetch_selected_page
+
+                return await fetch_selected_page(
+                    session,
+                    target,
+                    selection[0],
+                    offset=offset,
+                    limit=limit,
+                    filter_text=filter_text,
+                    where=where,
+                )
+            return await fetch_page(
+                session, target, offset=offset, limit=limit, filter_text=filter_text, where=where
+            )
 
         self.browse_model.reset(fetch, self._metadata_columns())
         self._browsing = (entry, filter_text)
@@ -455,11 +544,17 @@ class KnowledgePage(QWidget):
         if generation != self.browse_model.generation:
             return
         total = self.browse_model.total or 0
-        if filter_text:
+        if selection is not None:
+            caption = f"{plural(total, 'row')} {selection[1]} in {entry.name}"
+            if filter_text:
+                caption += f" that contain {quoted(filter_text)}"
+        elif filter_text:
             caption = f"{plural(total, 'row')} of {entry.name} contain {quoted(filter_text)}"
+        elif where:
+            caption = f"{plural(total, 'row')} of {entry.name}"
         else:
             caption = f"All {plural(total, 'row')} of {entry.name}"
-        self.results.set_caption(caption)
+        self.results.set_caption(caption + self._scope(inputs))
         self.results.set_browse_placeholder(HINT_NO_MATCH if filter_text else HINT_NO_ROWS)
         self.services.set_activity(f"Page read in {self.browse_model.last_fetch_ms or 0:.1f} ms")
         self.browseReady.emit()
@@ -478,12 +573,141 @@ class KnowledgePage(QWidget):
         self.services.set_activity("Search cancelled")
         return True
 
+    # --- what is looked at: the version, the metadata filter, rows chosen on the map ----------------
+
+    @property
+    def version(self) -> int | None:
+        """The version of the table shown; ``None`` for the latest."""
+        return self._version
+
+    @property
+    def versions(self) -> tuple[TableVersion, ...]:
+        return self._versions
+
+    @property
+    def selection(self) -> tuple[npt.NDArray[np.uint64], str] | None:
+        """The rows chosen on the map that browsing shows (row ids, and what to call them), if any."""
+        return self._selection
+
+    def target(self) -> TableTarget:
+        """The current database's table at the version shown."""
+        if self._current is None:
+            raise RuntimeError("no database is chosen")
+        return self._current.target.at(self._version)
+
+    def _latest_number(self) -> int | None:
+        return next((version.version for version in self._versions if version.latest), None)
+
+    def _at(self) -> str:
+        return f" · version {self._version}, not the latest" if self._version is not None else ""
+
+    def _scope(self, inputs: Inputs) -> str:
+        """What the caption adds about the version and the filter."""
+        parts = []
+        if self._version is not None:
+            parts.append(f"version {self._version}, not the latest")
+        if inputs.where:
+            parts.append(f"where {quoted(inputs.where)}")
+        return f" — {'; '.join(parts)}" if parts else ""
+
+    async def load_table_facts(self, entry: DatabaseEntry) -> None:
+        """The table's versions and the columns of the version shown, for the version list and the
+        schema view."""
+        from recall_gui.core.schema_view import describe_schema
+        from recall_gui.core.versions import list_versions
+
+        session = await self.services.session()
+        try:
+            versions = await list_versions(session, entry.target)
+            facts = await describe_schema(session, entry.target.at(self._version))
+        except RecallError as error:
+            if self._current is not None and self._current.name == entry.name:
+                self.schema_panel.clear(f"The columns could not be read: {error.message}")
+            return
+        if self._current is None or self._current.name != entry.name:
+            return  # another database was chosen meanwhile
+        self._versions = versions
+        self.filter_bar.set_versions(versions, self._version)
+        self._show_version_bar()
+        self.schema_panel.show_facts(facts)
+
+    def _show_version_bar(self) -> None:
+        if self._current is None or self._version is None:
+            self.version_bar.show_latest()
+            return
+        version = next((v for v in self._versions if v.version == self._version), None)
+        self.version_bar.show_pinned(
+            pinned_text(self._current.name, version, self._version, self._latest_number())
+        )
+
+    async def open_version(self, version: int | None, inputs: Inputs = EMPTY_INPUTS) -> None:
+        """Show ``version`` of the current table, read-only (``None``: the latest), then search or browse
+        it as ``inputs`` say."""
+        entry = self._current
+        if entry is None:
+            return
+        if version is not None and version == self._latest_number():
+            version = None  # the latest version is the table as it is: it follows new writes
+        self._version = version
+        self._selection = None  # rows chosen on a map of another version
+        self.filter_bar.select_version(version)
+        self._show_version_bar()
+        self._on_entry_selected(None)
+        self.scopeChanged.emit()
+        await self.load_table_facts(entry)
+        if self._current is not entry:
+            return
+        if inputs.query.strip():
+            await self.search(inputs)
+        else:
+            await self.browse(inputs)
+
+    async def show_selection(self, row_ids: npt.NDArray[np.uint64], label: str, inputs: Inputs) -> None:
+        """Browse only the rows ``row_ids`` of the table shown (chosen on the map)."""
+        self._selection = (row_ids, label)
+        await self.browse(inputs._replace(query=""))
+
+    async def clear_selection(self, inputs: Inputs) -> None:
+        self._selection = None
+        await self.browse(inputs._replace(query=""))
+
+    async def open_row(self, row_id: int, how: str = "chosen on the map") -> SearchHit | None:
+        """Show the row with LanceDB row id ``row_id`` in the entry detail (vector included)."""
+        entry = self._current
+        if entry is None:
+            return None
+        from recall_gui.core.browse import fetch_row
+
+        hit = await fetch_row(await self.services.session(), self.target(), row_id)
+        if hit is None or self._current is not entry:
+            return hit
+        self._detail_item = hit
+        self.side.setCurrentWidget(self.detail)
+        self.detail.show_entry(
+            entry_id=hit.id,
+            content=hit.content,
+            position=f"row id {row_id}, {how}{self._at()}",
+            metadata=hit.extra,
+            vector=hit.vector,
+            norm=hit.vector_norm,
+        )
+        return hit
+
+    def _on_where_changed(self, _where: str) -> None:
+        self.services.tasks.start(self.search(self.read_inputs()), key="search")
+
+    def _on_version_chosen(self, version: object) -> None:
+        number = version if isinstance(version, int) else None
+        self.services.tasks.start(self.open_version(number, self.read_inputs()), key="search")
+
     # --- the entry detail -----------------------------------------------------------------------------
 
     def _on_entry_selected(self, item: object) -> None:
         if item is self._detail_item and item is not None:
             return  # the same row again (selection and current row change together)
         self._detail_item = item
+        if item is not None:
+            self.side.setCurrentWidget(self.detail)
         if item is None:
             self.detail.clear()
         elif isinstance(item, SearchHit):
@@ -499,7 +723,7 @@ class KnowledgePage(QWidget):
         self.detail.show_entry(
             entry_id=hit.id,
             content=hit.content,
-            position=f"rank {rank} · distance {hit.distance:.6f} ({metric})",
+            position=f"rank {rank} · distance {hit.distance:.6f} ({metric})" + self._at(),
             metadata=hit.extra,
             vector=hit.vector,
             norm=hit.vector_norm,
@@ -510,7 +734,7 @@ class KnowledgePage(QWidget):
         self.detail.show_entry(
             entry_id=row.id,
             content=row.content,
-            position=f"row {row.offset + 1:,}" + (f" of {total:,}" if total is not None else ""),
+            position=f"row {row.offset + 1:,}" + (f" of {total:,}" if total is not None else "") + self._at(),
             metadata=row.extra,
             vector=None,
             norm=None,
@@ -527,7 +751,7 @@ class KnowledgePage(QWidget):
             return
         from recall_gui.core.browse import fetch_row
 
-        hit = await fetch_row(await self.services.session(), entry.target, row.row_id)
+        hit = await fetch_row(await self.services.session(), self.target(), row.row_id)
         if self._detail_item is row:
             self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
 
@@ -772,6 +996,8 @@ class KnowledgePage(QWidget):
 
     def ask_export(self, fmt: ExportFormat) -> None:
         name = self._current.name if self._current else "results"
+        if self._current is not None and self._version is not None:
+            name += f"-version-{self._version}"
         suggested = str(Path.home() / f"{name}.{fmt}")
         kind = "CSV files (*.csv)" if fmt == "csv" else "JSON files (*.json)"
         path, _filter = QFileDialog.getSaveFileName(self, "Export the table", suggested, kind)
@@ -809,6 +1035,7 @@ class KnowledgePage(QWidget):
         self.services.tasks.start(self.browse(self.read_inputs()), key="search")
 
     def browse_all(self) -> None:
+        self._selection = None
         self.query_bar.query_edit.clear()
         self.results.filter_edit.clear()  # all rows: an earlier filter would hide some
         self.services.tasks.start(self.browse(self.read_inputs()), key="search")

@@ -1,0 +1,71 @@
+"""``recall-gui diff``: the rows added, removed and changed between two versions of a database's table."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.cli.common import registry_option, write_stdout
+from recall_gui.cli.inspecting import database
+
+if TYPE_CHECKING:
+    from recall_gui.core.version_diff import VersionDiff
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        "diff",
+        help="show what changed between two versions of a database's table",
+        description="Compare two versions of a database's table by id: the rows added, removed, and "
+        "changed in content or vector. A table without an id column is compared by content. Nothing is "
+        "written.",
+    )
+    registry_option(parser)
+    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
+    parser.add_argument("--from", dest="from_version", required=True, type=int, metavar="V1")
+    parser.add_argument(
+        "--to", dest="to_version", type=int, metavar="V2", help="the newer version (default: the latest)"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"from", "to", "added", "removed", "changed", "by"} as JSON',
+    )
+    parser.set_defaults(run=run)
+
+
+async def _diff(args: argparse.Namespace) -> VersionDiff:
+    from recall_gui.core.session import Session
+    from recall_gui.core.version_diff import diff_versions
+
+    entry = database(args)
+    async with Session() as session:
+        return await diff_versions(session, entry.target, args.from_version, args.to_version)
+
+
+def format_text(name: str, diff: VersionDiff) -> str:
+    lines = [f"{name}: version {diff.from_version} -> {diff.to_version}, by {diff.by}: {diff.summary()}"]
+    marks = {"added": "+", "removed": "-", "changed": "~"}
+    for change in diff.changes:
+        detail = f" ({change.what})" if change.kind == "changed" else ""
+        lines.append(f"{marks[change.kind]} {change.id}{detail}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    diff = asyncio.run(_diff(args))
+    if diff.by == "content":
+        print(
+            "note: the table has no id column in one of these versions, so rows were matched by their "
+            "content and are named by their row ids",
+            file=sys.stderr,
+        )
+    if diff.duplicate_ids:
+        shown = ", ".join(diff.duplicate_ids[:5]) + (" …" if len(diff.duplicate_ids) > 5 else "")
+        print(f"note: ids held by more than one row were compared as groups: {shown}", file=sys.stderr)
+    text = json.dumps(diff.to_json(), ensure_ascii=False) if args.json else format_text(args.db, diff)
+    write_stdout(text + "\n")
+    return 0

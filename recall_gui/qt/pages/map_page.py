@@ -1,0 +1,546 @@
+"""The map page: the knowledge page's table (at the version it shows) as a 2D map of its vectors.
+
+PCA is drawn at once; t-SNE, when chosen, runs in the background with a progress bar and a Cancel
+button, and both are kept per table version. Hovering a point shows its id and first line, clicking it
+opens the entry on the knowledge page, the current search's results are ringed (and the query starred),
+the points can be coloured by a column, and a rectangle or lasso drawn on the map narrows the knowledge
+page's table to the rows inside it. pyqtgraph is imported when the page is first shown, not at start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPalette, QShowEvent
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from recall_gui.core.errors import RecallError
+from recall_gui.qt.panels.status_note import StatusNote, Tone
+from recall_gui.qt.services import WindowServices
+from recall_gui.qt.widgets import push_button
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from recall_gui.core.projection import Method
+    from recall_gui.core.table_map import Colouring, TableMap
+    from recall_gui.core.target import TableTarget
+    from recall_gui.qt.pages.knowledge_page import KnowledgePage
+    from recall_gui.qt.panels.map_view import MapView, Mode
+
+#: Colours of categories (colour-blind-safe, Okabe & Ito, then Tableau), "other" in grey.
+CATEGORY_COLOURS = (
+    "#0072b2",
+    "#e69f00",
+    "#009e73",
+    "#cc79a7",
+    "#56b4e9",
+    "#d55e00",
+    "#f0e442",
+    "#8c564b",
+    "#9467bd",
+    "#17becf",
+)
+OTHER_COLOUR = "#b0b0b0"
+MISSING_COLOUR = "#d9d9d9"
+#: Steps of a number's colour scale (viridis); each step is drawn as one group of items.
+NUMBER_STEPS = 9
+VIRIDIS = ("#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725")
+POINT_ALPHA = 170
+NO_COLOUR = "(one colour)"
+SELECTED_LABEL = "chosen on the map"
+MODES: tuple[Mode, ...] = ("pan", "rectangle", "lasso")
+
+
+def _colour(name: str, alpha: int = POINT_ALPHA) -> QColor:
+    colour = QColor(name)
+    colour.setAlpha(alpha)
+    return colour
+
+
+def colour_groups(count: int, colouring: Colouring | None, plain: QColor) -> list[tuple[Any, QColor, str]]:
+    """The points grouped by colour: ``(indices, colour, legend label)`` per group."""
+    import numpy as np
+
+    if colouring is None:
+        return [(np.arange(count), plain, "")]
+    codes = colouring.codes
+    groups: list[tuple[Any, QColor, str]] = []
+    if colouring.kind == "category":
+        for number, label in enumerate(colouring.labels):
+            name = CATEGORY_COLOURS[number] if number < len(CATEGORY_COLOURS) else OTHER_COLOUR
+            if label.startswith("other (") and number == len(colouring.labels) - 1:
+                name = OTHER_COLOUR
+            groups.append((np.flatnonzero(codes == number), _colour(name), label))
+        groups.append((np.flatnonzero(codes < 0), _colour(MISSING_COLOUR), "missing"))
+        return groups
+    steps = np.minimum((np.nan_to_num(codes, nan=-1.0) * NUMBER_STEPS).astype(int), NUMBER_STEPS - 1)
+    steps[np.isnan(codes)] = -1
+    span = colouring.high - colouring.low
+    for step in range(NUMBER_STEPS):
+        low = colouring.low + span * step / NUMBER_STEPS
+        groups.append((np.flatnonzero(steps == step), _colour(VIRIDIS[step]), f"{low:,.4g}"))
+    groups.append((np.flatnonzero(steps < 0), _colour(MISSING_COLOUR), "missing"))
+    return groups
+
+
+class MapPage(QWidget):
+    """``projectionCombo``, ``colourCombo``, ``seedSpin``, the mode buttons, ``mapStatus``, ``mapProgress``
+    with ``mapCancelButton``, and the map itself (``mapPlot``, made when the page is first shown)."""
+
+    #: A map is drawn (every point added, colours and highlights set).
+    mapShown = Signal()
+    #: The label of a hovered point is shown.
+    labelShown = Signal()
+    #: The knowledge page should be shown (a point was opened, or the chosen rows are to be seen).
+    showKnowledge = Signal()
+
+    def __init__(
+        self, services: WindowServices, knowledge: KnowledgePage, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("mapPage")
+        self.services = services
+        self.knowledge = knowledge
+        self.view: MapView | None = None
+        self._map: TableMap | None = None
+        self._target: TableTarget | None = None
+        self._colouring: Colouring | None = None
+        self._labels: dict[int, tuple[str, str]] = {}
+        self._chosen: npt.NDArray[np.bool_] | None = None
+        self._stale = True
+
+        self._build_widgets()
+        progress_row = QHBoxLayout()
+        progress_row.addWidget(self.progress, 1)
+        progress_row.addWidget(self.cancel_button)
+        chosen_row = QHBoxLayout()
+        chosen_row.addWidget(self.chosen_note, 1)
+        chosen_row.addWidget(self.show_button)
+        chosen_row.addWidget(self.clear_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 6)
+        layout.setSpacing(6)
+        layout.addLayout(self._controls())
+        layout.addWidget(self.status)
+        layout.addLayout(progress_row)
+        layout.addLayout(self.area, 1)
+        layout.addWidget(self.legend)
+        layout.addLayout(chosen_row)
+        self._show_busy(False)
+        self._show_chosen(None)
+
+        self.projection_combo.activated.connect(lambda _i: self.request_map())
+        self.seed_spin.editingFinished.connect(self._on_seed_changed)
+        self.colour_combo.activated.connect(lambda _i: self.request_colour())
+        self.cancel_button.clicked.connect(self.cancel)
+        self.show_button.clicked.connect(self.showKnowledge)
+        self.clear_button.clicked.connect(self.request_clear_choice)
+        self.modes.idToggled.connect(self._on_mode)
+        knowledge.scopeChanged.connect(self._on_scope_changed)
+        knowledge.searchFinished.connect(self.show_search)
+        knowledge.browseReady.connect(self.show_search)
+
+    def _build_widgets(self) -> None:
+        self.status = StatusNote("mapStatus")
+        self.status.show_note("Choose a database on the knowledge page; its map appears here.", "neutral")
+        self.progress = QProgressBar()
+        self.progress.setObjectName("mapProgress")
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(True)
+        self.cancel_button = push_button("Cancel", "mapCancelButton", "Stop making the map")
+        self.legend = QLabel()
+        self.legend.setObjectName("mapLegend")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
+        self.chosen_note = QLabel()
+        self.chosen_note.setObjectName("mapChosen")
+        self.chosen_note.setWordWrap(True)
+        self.show_button = push_button(
+            "Show in &Table", "mapShowButton", "See the chosen rows on the knowledge page"
+        )
+        self.clear_button = push_button("C&lear Choice", "mapClearButton", "Show every row again")
+        self.area = QVBoxLayout()
+        self.area.setContentsMargins(0, 0, 0, 0)
+        self.placeholder = QLabel("Drawing the map…")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setEnabled(False)
+        self.area.addWidget(self.placeholder, 1)
+
+    def _controls(self) -> QHBoxLayout:
+        self.projection_combo = QComboBox()
+        self.projection_combo.setObjectName("projectionCombo")
+        self.projection_combo.addItem("PCA", "pca")
+        self.projection_combo.addItem("t-SNE", "tsne")
+        self.projection_combo.setToolTip(
+            "How the vectors are flattened onto the plane: PCA at once (the two main directions), or\n"
+            "t-SNE, which keeps neighbours together and takes a while (it runs in the background)"
+        )
+        self.seed_spin = QSpinBox()
+        self.seed_spin.setObjectName("seedSpin")
+        self.seed_spin.setRange(0, 2**31 - 1)
+        self.seed_spin.setToolTip("The same seed draws the same map")
+        self.seed_spin.setMaximumWidth(90)
+        self.colour_combo = QComboBox()
+        self.colour_combo.setObjectName("colourCombo")
+        self.colour_combo.addItem(NO_COLOUR, None)
+        self.colour_combo.setToolTip("Colour the points by a column's values")
+        self.colour_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.colour_combo.setMinimumContentsLength(12)
+        self.modes = QButtonGroup(self)
+        row = QHBoxLayout()
+        row.setSpacing(8)
+        for label, widget in (("&Projection:", self.projection_combo), ("Seed:", self.seed_spin)):
+            caption = QLabel(label)
+            caption.setBuddy(widget)
+            row.addWidget(caption)
+            row.addWidget(widget)
+        colour_label = QLabel("C&olour by:")
+        colour_label.setBuddy(self.colour_combo)
+        row.addWidget(colour_label)
+        row.addWidget(self.colour_combo)
+        row.addStretch(1)
+        for number, (text, name, tip) in enumerate(
+            (
+                ("Pan", "mapPanButton", "Drag to move the map; the wheel zooms"),
+                ("Rectangle", "mapRectangleButton", "Drag a rectangle to choose the points inside it"),
+                ("Lasso", "mapLassoButton", "Draw around the points to choose them"),
+            )
+        ):
+            button = QToolButton()
+            button.setText(text)
+            button.setObjectName(name)
+            button.setToolTip(tip)
+            button.setCheckable(True)
+            button.setChecked(number == 0)
+            self.modes.addButton(button, number)
+            row.addWidget(button)
+        return row
+
+    # --- state --------------------------------------------------------------------------------------
+
+    @property
+    def table_map(self) -> TableMap | None:
+        return self._map
+
+    def method(self) -> Method:
+        chosen = self.projection_combo.currentData()
+        return "tsne" if chosen == "tsne" else "pca"
+
+    async def _ensure_view(self) -> MapView:
+        """The map widget, made on first use; pyqtgraph is imported on a worker thread first (importing it
+        on the GUI thread held the window for a few hundred milliseconds)."""
+        if self.view is None:
+            import importlib
+
+            loop = asyncio.get_running_loop()
+            name = "recall_gui.qt.panels.map_view"
+            await loop.run_in_executor(self.services.chores, importlib.import_module, name)
+            if self.view is not None:  # made meanwhile by another caller
+                return self.view
+            from recall_gui.qt.panels.map_view import MapView
+
+            self.view = MapView()
+            self.area.removeWidget(self.placeholder)
+            self.placeholder.deleteLater()
+            self.area.addWidget(self.view, 1)
+            self.view.pointHovered.connect(self._on_hovered)
+            self.view.pointClicked.connect(self._on_clicked)
+            self.view.areaSelected.connect(self._on_area)
+        return self.view
+
+    def _show_busy(self, busy: bool, text: str = "") -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        if busy:
+            self.progress.setValue(0)
+            self.progress.setFormat(text or "%p%")
+
+    def _on_progress(self, fraction: float, stage: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.progress.setFormat(f"{stage} — %p%")
+
+    # --- operations ---------------------------------------------------------------------------------
+
+    async def make_map(self, method: Method | None = None, seed: int | None = None) -> TableMap | None:
+        """Make (or take from the cache) the map of the knowledge page's table and draw it."""
+        from recall_gui.core.table_map import build_map
+
+        entry = self.knowledge.current
+        self._stale = False
+        view = await self._ensure_view()
+        if entry is None:
+            view.clear_points()
+            self._map = None
+            self.status.show_note("Choose a database on the knowledge page; its map appears here.", "neutral")
+            return None
+        method = method or self.method()
+        seed = self.seed_spin.value() if seed is None else seed
+        target = self.knowledge.target()
+        label = "t-SNE" if method == "tsne" else "PCA"
+        self.status.show_note(f"Making the {label} map of {entry.name}…", "neutral")
+        self._show_busy(method == "tsne", "starting t-SNE…")
+        session = await self.services.session()
+        try:
+            table_map = await build_map(session, target, method, seed=seed, progress=self._on_progress)
+        except asyncio.CancelledError:
+            self._show_busy(False)
+            self.status.show_note(
+                f"The {label} map was cancelled; the map shown is the one before.", "neutral"
+            )
+            self._select_method(self._map.method if self._map else "pca")
+            raise
+        except RecallError as error:
+            self._show_busy(False)
+            self.status.show_note(f"The map could not be made: {error.message}", "bad")
+            self._select_method("pca")
+            return None
+        self._show_busy(False)
+        if self.knowledge.current is not entry:
+            return None
+        self._target = target
+        self._map = table_map
+        self._labels = {}
+        self._chosen = None
+        self._show_chosen(None)
+        await self._fill_columns(target)
+        await self.draw()
+        return table_map
+
+    def _select_method(self, method: str) -> None:
+        self.projection_combo.setCurrentIndex(max(self.projection_combo.findData(method), 0))
+
+    async def _fill_columns(self, target: TableTarget) -> None:
+        from recall_gui.core.schema_view import describe_schema
+
+        try:
+            facts = await describe_schema(await self.services.session(), target)
+        except RecallError:
+            return
+        chosen = self.colour_combo.currentData()
+        names = [c.name for c in facts.columns if c.role == "" and not c.arrow_type.startswith("struct")]
+        self.colour_combo.clear()
+        self.colour_combo.addItem(NO_COLOUR, None)
+        for name in names:
+            self.colour_combo.addItem(name, name)
+        self.colour_combo.setCurrentIndex(
+            max(self.colour_combo.findData(chosen), 0) if chosen in names else 0
+        )
+        if chosen not in names:
+            self._colouring = None
+
+    async def draw(self) -> None:
+        """Draw the map's points group by colour, a few thousand per turn of the event loop."""
+        from recall_gui.qt.panels.map_view import CHUNK_POINTS
+
+        table_map, view = self._map, await self._ensure_view()
+        if table_map is None:
+            return
+        view.begin(table_map)
+        plain = _colour(self.palette().color(QPalette.ColorRole.Highlight).name())
+        groups = colour_groups(len(table_map), self._colouring, plain)
+        for indices, colour, _label in groups:
+            for start in range(0, len(indices), CHUNK_POINTS):
+                view.add_points(indices[start : start + CHUNK_POINTS], colour)
+                await asyncio.sleep(0)  # let the window paint and take input between chunks
+                if self._map is not table_map:
+                    return
+        view.finish()
+        self._show_legend(groups)
+        self.show_search()
+        note = table_map.describe()
+        cached = " (kept from before)" if table_map.from_cache else ""
+        how = (
+            "t-SNE keeps neighbours together"
+            if table_map.method == "tsne"
+            else "PCA: the two main directions"
+        )
+        tone: Tone = "warning" if table_map.sampled or self.knowledge.version is not None else "good"
+        older = " — an older version, not the latest" if self.knowledge.version is not None else ""
+        self.status.show_note(
+            f"{table_map.table}: {note}{older}{cached}. {how}. Hover a point for its id, click it to open "
+            "it; draw a rectangle or lasso to narrow the table.",
+            tone,
+        )
+        self.mapShown.emit()
+
+    def _show_legend(self, groups: list[tuple[Any, QColor, str]]) -> None:
+        if self._colouring is None:
+            self.legend.clear()
+            return
+        parts = [
+            f'<span style="color:{colour.name()}">■</span> {html.escape(label)}'
+            for indices, colour, label in groups
+            if label and (len(indices) or label != "missing")
+        ]
+        title = html.escape(self._colouring.column)
+        if self._colouring.kind == "number":
+            title += f" ({self._colouring.low:,.4g} to {self._colouring.high:,.4g})"
+        self.legend.setText(f"<b>{title}:</b> " + " &nbsp; ".join(parts))
+
+    async def colour(self, column: str | None) -> None:
+        """Colour the points by ``column``'s values (``None``: one colour)."""
+        from recall_gui.core.table_map import colour_by
+
+        if self._map is None or self._target is None:
+            return
+        if column is None:
+            self._colouring = None
+        else:
+            try:
+                self._colouring = await colour_by(
+                    await self.services.session(), self._target, self._map, column
+                )
+            except RecallError as error:
+                self.services.show_error(error)
+                return
+        await self.draw()
+
+    def show_search(self) -> None:
+        """Ring the knowledge page's current results on the map (when they come from the version mapped)."""
+        table_map, view = self._map, self.view
+        if table_map is None or view is None:
+            return
+        report = self.knowledge.last_report
+        if report is None or report.result.table_version != table_map.version:
+            view.show_hits([], None)
+            return
+        row_ids = [hit.row_id for hit in report.result.hits if hit.row_id is not None]
+        found = [int(i) for i in table_map.index_of(row_ids)] if row_ids else []
+        query_at = None
+        if report.vector is not None:
+            query_at = table_map.projection.place(report.vector)
+        shown = [i for i in found if i >= 0]
+        if query_at is None and shown:  # t-SNE is not linear: the query goes among its nearest results
+            near = table_map.positions[shown[:3]].mean(axis=0)
+            query_at = (float(near[0]), float(near[1]))
+        view.show_hits(found, query_at)
+
+    async def show_label(self, index: int) -> None:
+        """The id and first line of the point ``index``, next to it."""
+        from recall_gui.core.table_map import point_labels
+
+        table_map, target, view = self._map, self._target, self.view
+        if table_map is None or target is None or view is None or index < 0:
+            return
+        row_id = int(table_map.row_ids[index])
+        label = self._labels.get(row_id)
+        if label is None:
+            try:
+                found = await point_labels(await self.services.session(), target, [row_id])
+            except RecallError:
+                return
+            label = found.get(row_id, ("", ""))
+            if len(self._labels) > 10_000:
+                self._labels.clear()
+            self._labels[row_id] = label
+        if self._map is not table_map:
+            return
+        identifier, first = label
+        view.show_label(index, f"{identifier}\n{first[:100] + ('…' if len(first) > 100 else '')}")
+        self.labelShown.emit()
+
+    async def open_point(self, index: int) -> None:
+        """Open the row of point ``index`` in the knowledge page's entry detail."""
+        table_map = self._map
+        if table_map is None or not 0 <= index < len(table_map):
+            return
+        await self.knowledge.open_row(int(table_map.row_ids[index]))
+
+    async def choose(self, mask: npt.NDArray[np.bool_]) -> None:
+        """Narrow the knowledge page's table to the points in ``mask``."""
+        table_map = self._map
+        if table_map is None:
+            return
+        if not mask.any():
+            await self.clear_choice()
+            return
+        self._chosen = mask
+        (await self._ensure_view()).show_chosen(mask)
+        self._show_chosen(int(mask.sum()))
+        await self.knowledge.show_selection(
+            table_map.row_ids[mask], SELECTED_LABEL, self.knowledge.read_inputs()
+        )
+
+    async def clear_choice(self) -> None:
+        self._chosen = None
+        if self.view is not None:
+            self.view.show_chosen(None)
+        self._show_chosen(None)
+        if self.knowledge.selection is not None:
+            await self.knowledge.clear_selection(self.knowledge.read_inputs())
+
+    def _show_chosen(self, count: int | None) -> None:
+        visible = count is not None
+        self.chosen_note.setText(
+            f"{count:,} point{'' if count == 1 else 's'} chosen: the knowledge page's table shows only "
+            "these rows."
+            if visible
+            else "Choose Rectangle or Lasso and drag on the map to narrow the knowledge page's table."
+        )
+        self.show_button.setEnabled(visible)
+        self.clear_button.setEnabled(visible)
+
+    def cancel(self) -> bool:
+        return self.services.tasks.cancel("map")
+
+    # --- slots --------------------------------------------------------------------------------------
+
+    def request_map(self) -> None:
+        self.services.tasks.start(self.make_map(), key="map")
+
+    def request_colour(self) -> None:
+        column = self.colour_combo.currentData()
+        self.services.tasks.start(self.colour(column if isinstance(column, str) else None), key="map")
+
+    def request_clear_choice(self) -> None:
+        self.services.tasks.start(self.clear_choice(), key="map-choice")
+
+    def _on_seed_changed(self) -> None:
+        if self._map is not None and self._map.projection.seed != self.seed_spin.value():
+            self.request_map()
+
+    def _on_mode(self, number: int, checked: bool) -> None:
+        if checked and self.view is not None:
+            self.view.set_mode(MODES[number])
+
+    def _on_hovered(self, index: int) -> None:
+        if index >= 0:
+            self.services.tasks.start(self.show_label(index), key="map-hover")
+
+    def _on_clicked(self, index: int) -> None:
+        self.services.tasks.start(self.open_point(index), key="map-open")
+        self.showKnowledge.emit()
+
+    def _on_area(self, mask: object) -> None:
+        import numpy as np
+
+        if isinstance(mask, np.ndarray):
+            self.services.tasks.start(self.choose(mask), key="map-choice")
+
+    def _on_scope_changed(self) -> None:
+        self._stale = True
+        self._select_method("pca")  # t-SNE runs only when asked for
+        if self.isVisible():
+            self.request_map()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.request_map()

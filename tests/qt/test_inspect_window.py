@@ -1,0 +1,342 @@
+"""The knowledge page's metadata filter, schema view and version list, the History page and the Map page,
+driven as a user drives them, on a real table with a real history. Nothing in the knowledge base's folder
+may change, and no version or tag may be added."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLabel, QTableView
+from pytestqt.qtbot import QtBot
+
+from recall_gui.qt.main_window import MainWindow
+from tests.inspecttools import NAME, SOURCES, TIDES_AFTER, History, lancedb_versions, write_history
+from tests.kbtools import PASSAGES, cosh_entry, snapshot_tree, write_perturbed_table, write_registry
+from tests.qt.conftest import WindowFactory, run, waiting_for
+
+
+@pytest.fixture
+def history(tmp_path: Path, embedder: Any) -> History:
+    return write_history(tmp_path / "kb", embedder)
+
+
+def column(table: QTableView, number: int) -> list[str]:
+    model = table.model()
+    return [model.index(row, number).data() for row in range(model.rowCount())]
+
+
+def banner_text(window: MainWindow) -> str:
+    return window.banner.findChild(QLabel, "bannerText").text() if window.banner.isVisible() else ""
+
+
+def apply_where(window: MainWindow, loop: asyncio.AbstractEventLoop, qtbot: QtBot, text: str) -> None:
+    edit = window.knowledge.filter_bar.where_edit
+    edit.setText(text)
+    with waiting_for(loop, window.knowledge.browseReady):
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+    run(loop, window.tasks.wait_idle())
+
+
+def test_the_filter_narrows_browsing_and_searching_and_a_bad_one_says_why(
+    history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    window = open_window(history.kb.registry_dir)
+    page, browse = window.knowledge, window.findChild(QTableView, "browseTable")
+    everything = column(browse, 1)
+    apply_where(window, loop, qtbot, "source = 'doc2.md' AND page < 9")
+    expected = [i for n, i in enumerate(PASSAGES) if SOURCES[n] == "doc2.md" and n < 9 and i != "coffee"]
+    assert column(browse, 1) == expected
+    assert (
+        page.results.caption.text()
+        == f"{len(expected)} rows of {NAME} — where “source = 'doc2.md' AND page < 9”"
+    )
+    # A search with the filter ranks only the rows it keeps.
+    page.query_bar.query_edit.setText("capital city")
+    with waiting_for(loop, page.searchFinished):
+        page.request_search()
+    results = window.findChild(QTableView, "resultsTable")
+    found = column(results, 1)
+    assert set(found) <= set(expected) and len(found) == min(5, len(expected))
+    assert "where “source = 'doc2.md' AND page < 9”" in page.results.caption.text()
+    # A bad filter: LanceDB's reason in one line, the columns offered, and the rows shown stay.
+    page.query_bar.query_edit.clear()
+    page.filter_bar.where_edit.setText("pages < 3")
+    qtbot.keyClick(page.filter_bar.where_edit, Qt.Key.Key_Return)
+    run(loop, window.tasks.wait_idle())
+    assert "there is no column named pages (did you mean page?)" in banner_text(window)
+    hint = window.banner.findChild(QLabel, "bannerHint").text()
+    assert "id, content, source, page, meta, meta.lang" in hint
+    assert page.filter_bar.where_edit.text() == "pages < 3"  # nothing typed is lost
+    # Clearing the filter shows every row again.
+    with waiting_for(loop, page.browseReady):
+        page.filter_bar.where_edit.clear()
+    run(loop, window.tasks.wait_idle())
+    assert column(browse, 1) == everything
+
+
+def test_the_schema_view_lists_every_column_and_puts_a_name_into_the_filter(
+    history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    window = open_window(history.kb.registry_dir)
+    run(loop, window.tasks.wait_idle())
+    page = window.knowledge
+    qtbot.mouseClick(page.filter_bar.schema_button, Qt.MouseButton.LeftButton)
+    assert page.side.currentWidget() is page.schema_panel and page.schema_panel.isVisible()
+    assert page.schema_panel.names() == ["id", "content", "vector", "source", "page", "meta", "meta.lang"]
+    table = page.schema_panel.table
+    row = page.schema_panel.names().index("vector")
+    assert [table.item(row, c).text() for c in range(4)] == [
+        "vector",
+        "fixed_size_list<item: float>[384]",
+        "yes",
+        "vector (384-d, l2)",
+    ]
+    lang = table.item(page.schema_panel.names().index("meta.lang"), 0)
+    table.itemDoubleClicked.emit(lang)
+    assert page.filter_bar.where_edit.text() == "meta.lang"
+
+
+def test_an_older_version_opens_read_only_marked_everywhere_and_one_click_goes_back(
+    history: History,
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    qtbot: QtBot,
+    tmp_path: Path,
+) -> None:
+    before = snapshot_tree(history.kb.db_dir), lancedb_versions(history.kb.db_dir)
+    window = open_window(history.kb.registry_dir)
+    run(loop, window.tasks.wait_idle())
+    page, browse = window.knowledge, window.findChild(QTableView, "browseTable")
+    combo = page.filter_bar.version_combo
+    assert combo.count() == 6 and combo.itemText(0).startswith("6 · latest")
+    assert combo.itemText(3).endswith(history.tag)
+    assert not page.version_bar.isVisible()
+    with waiting_for(loop, page.browseReady):
+        combo.activated.emit(combo.findData(2))
+    run(loop, window.tasks.wait_idle())
+    assert page.version == 2
+    assert page.version_bar.isVisible()
+    assert "Version 2 of notes" in page.version_bar.note.message
+    assert "not the latest (the latest is version 6)" in page.version_bar.note.message
+    assert page.results.caption.text() == f"All 13 rows of {NAME} — version 2, not the latest"
+    ids = column(browse, 1)
+    assert "coffee" in ids and "paris-2" in ids and "kyoto" not in ids
+    # The entry detail says which version it shows.
+    browse.selectRow(ids.index("tides"))
+    run(loop, window.tasks.wait_idle())
+    assert page.detail.content.toPlainText() == PASSAGES["tides"]
+    assert page.detail.position.text().endswith("version 2, not the latest")
+    # A search in it finds its rows, not the latest's.
+    page.query_bar.query_edit.setText("coffee beans espresso")
+    with waiting_for(loop, page.searchFinished):
+        page.request_search()
+    assert column(window.findChild(QTableView, "resultsTable"), 1)[0] == "coffee"
+    assert page.results.caption.text().endswith("— version 2, not the latest")
+    # Export: the version's rows.
+    page.query_bar.query_edit.clear()
+    run(loop, page.browse(page.read_inputs()))
+    written = run(loop, page.export_to(tmp_path / "v2.csv", "csv"))
+    assert written == 13 and "coffee" in (tmp_path / "v2.csv").read_text(encoding="utf-8")
+    # One click back.
+    with waiting_for(loop, page.browseReady):
+        qtbot.mouseClick(page.version_bar.latest_button, Qt.MouseButton.LeftButton)
+    run(loop, window.tasks.wait_idle())
+    assert page.version is None and not page.version_bar.isVisible()
+    assert "kyoto" in column(browse, 1) and "coffee" not in column(browse, 1)
+    assert page.results.caption.text() == f"All 12 rows of {NAME}"
+    assert (snapshot_tree(history.kb.db_dir), lancedb_versions(history.kb.db_dir)) == before
+
+
+def test_the_history_page_compares_two_versions_and_shows_a_change_side_by_side(
+    history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(history.kb.registry_dir)
+    page = window.history
+    with waiting_for(loop, page.versionsListed):
+        window.pages.setCurrentWidget(page)
+    assert page.versions_table.rowCount() == 6
+    assert page.versions_table.item(3, 3).text() == history.tag
+    page.from_combo.setCurrentIndex(page.from_combo.findData(1))
+    with waiting_for(loop, page.diffFinished):
+        page.compare_button.click()
+    assert page.diff_summary.message == ("From version 1 to 6, matched by id: 2 added, 2 removed, 2 changed.")
+    listed = {page.changes_table.item(r, 0).text(): page.changes_table.item(r, 1).text() for r in range(6)}
+    assert listed == {
+        "kyoto": "+ added",
+        "paris-2": "+ added",
+        "coffee": "− removed",
+        "unicode": "− removed",
+        "berlin": "~ content and vector",
+        "tides": "~ content",
+    }
+    with waiting_for(loop, page.changeShown):
+        page.changes_table.selectRow([*listed].index("tides"))
+    assert page.old_content.toPlainText() == PASSAGES["tides"]
+    assert page.new_content.toPlainText() == TIDES_AFTER
+    assert page.vector_note.text() == "The vector is the same."
+    kinds = [line.kind for line in page.content_diff.lines]
+    assert kinds == ["removed", "added"]
+    with waiting_for(loop, page.changeShown):
+        page.changes_table.selectRow([*listed].index("berlin"))
+    assert page.vector_note.text().startswith("The vector changed: cosine similarity 0.")
+    # Opening a version from here shows it on the knowledge page.
+    page.versions_table.selectRow(3)
+    with waiting_for(loop, window.knowledge.browseReady):
+        page.open_button.click()
+    assert window.pages.currentWidget() is window.knowledge and window.knowledge.version == 3
+
+
+def show_map(window: MainWindow, loop: asyncio.AbstractEventLoop) -> Any:
+    with waiting_for(loop, window.map.mapShown):
+        window.pages.setCurrentWidget(window.map)
+    run(loop, window.tasks.wait_idle())
+    return window.map.view
+
+
+def test_the_map_hovers_opens_highlights_colours_and_narrows_the_table(
+    history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    before = snapshot_tree(history.kb.db_dir), lancedb_versions(history.kb.db_dir)
+    window = open_window(history.kb.registry_dir)
+    window.resize(1100, 760)
+    page = window.knowledge
+    page.query_bar.query_edit.setText("the capital of Germany")
+    with waiting_for(loop, page.searchFinished):
+        page.request_search()
+    view = show_map(window, loop)
+    table_map = window.map.table_map
+    assert len(table_map) == 12 and view.points_drawn == 12 and table_map.method == "pca"
+    assert "12 points · PCA · version 6" in window.map.status.message
+    # The search's results are ringed, the query starred where it projects.
+    assert len(view.hits.data) == 5 and len(view.query_marker.data) == 1
+    # Hover: the id and the first line of the row under the pointer.
+    labels = {int(r): i for r, i in zip(table_map.row_ids, range(12), strict=True)}
+    target = next(i for i in range(12) if view.point_at(view.scene_position(i)) == i)
+    spot = view.widget_position(target).toPoint()
+    with waiting_for(loop, window.map.labelShown):
+        QTest.mouseMove(view.viewport(), spot)
+    row_id = int(table_map.row_ids[target])
+    identifier, first_line = view.label_text().split("\n")
+    assert labels[row_id] == target
+    # Click: the knowledge page opens that very row.
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, spot)
+    run(loop, window.tasks.wait_idle())
+    assert window.pages.currentWidget() is page
+    assert page.detail.id_edit.text() == identifier
+    assert page.detail.content.toPlainText().startswith(first_line)
+    assert page.detail.position.text() == f"row id {row_id}, chosen on the map"
+    # Colour by a column: three sources, a legend.
+    window.pages.setCurrentWidget(window.map)
+    colour = window.map.colour_combo
+    with waiting_for(loop, window.map.mapShown):
+        colour.setCurrentIndex(colour.findData("source"))
+        colour.activated.emit(colour.currentIndex())
+    assert "doc0.md" in window.map.legend.text() and "doc2.md" in window.map.legend.text()
+    # A rectangle around the left half narrows the knowledge page's table to the points inside.
+    window.map.modes.button(1).click()
+    x0, x1 = float(table_map.positions[:, 0].min()), float(np.median(table_map.positions[:, 0]))
+    y0, y1 = float(table_map.positions[:, 1].min()) - 1, float(table_map.positions[:, 1].max()) + 1
+    inside = table_map.positions[:, 0] <= x1
+    with waiting_for(loop, page.browseReady):
+        view.finish_outline([(x0 - 1, y0), (x1, y0), (x1, y1), (x0 - 1, y1)])
+    browse = window.findChild(QTableView, "browseTable")
+    assert browse.model().rowCount() == int(inside.sum())
+    assert page.results.caption.text().startswith(f"{int(inside.sum())} rows chosen on the map in {NAME}")
+    assert window.map.show_button.isEnabled()
+    with waiting_for(loop, page.browseReady):
+        window.map.clear_button.click()
+    assert browse.model().rowCount() == 12
+    assert (snapshot_tree(history.kb.db_dir), lancedb_versions(history.kb.db_dir)) == before
+
+
+def test_the_map_of_an_older_version_maps_that_version(
+    history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(history.kb.registry_dir)
+    run(loop, window.knowledge.open_version(2, window.knowledge.read_inputs()))
+    show_map(window, loop)
+    assert len(window.map.table_map) == 13 and window.map.table_map.version == 2
+    assert "an older version, not the latest" in window.map.status.message
+    assert window.map.status.tone == "warning"
+
+
+@pytest.fixture
+def many(tmp_path: Path, passage_vectors: Any) -> Path:
+    ids, texts = list(PASSAGES), list(PASSAGES.values())
+    write_perturbed_table(tmp_path / "db", "many", ids, texts, passage_vectors, rows=240, ivf_partitions=None)
+    return write_registry(tmp_path / "registry", [cosh_entry("many", tmp_path / "db")])
+
+
+def test_t_sne_runs_in_the_background_with_progress_and_can_be_cancelled(
+    many: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(many)
+    show_map(window, loop)
+    page = window.map
+    combo = page.projection_combo
+    halfway = asyncio.Event()
+    page.progress.valueChanged.connect(lambda value: value >= 500 and halfway.set())
+    combo.setCurrentIndex(combo.findData("tsne"))
+    combo.activated.emit(combo.currentIndex())
+
+    run(loop, halfway.wait())
+    assert page.progress.isVisible() and page.cancel_button.isVisible()
+    assert "arranging the points" in page.progress.format()
+    page.cancel_button.click()
+    run(loop, window.tasks.wait_idle())
+    assert "was cancelled" in page.status.message
+    assert page.method() == "pca" and page.table_map.method == "pca" and not page.progress.isVisible()
+    combo.setCurrentIndex(combo.findData("tsne"))
+    with waiting_for(loop, page.mapShown, timeout=300):
+        combo.activated.emit(combo.currentIndex())
+    assert page.table_map.method == "tsne" and len(page.table_map) == 240
+    assert "t-SNE keeps neighbours together" in page.status.message
+
+
+def test_choosing_another_database_clears_the_filter_without_applying_it(
+    history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    window = open_window(history.kb.registry_dir)
+    apply_where(window, loop, qtbot, "page < 3")
+    applied: list[str] = []
+    window.knowledge.filter_bar.whereChanged.connect(applied.append)
+    run(loop, window.knowledge.choose_database(NAME))
+    run(loop, window.tasks.wait_idle())
+    assert window.knowledge.filter_bar.where_edit.text() == "" and applied == []
+    assert window.knowledge.results.caption.text() == f"All 12 rows of {NAME}"
+
+
+def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
+    loop: asyncio.AbstractEventLoop, qtbot: QtBot
+) -> None:
+    from PySide6.QtGui import QColor
+
+    from recall_gui.core.projection import Projection
+    from recall_gui.core.table_map import TableMap
+    from recall_gui.qt.panels.map_view import CHUNK_POINTS, PREVIEW_POINTS, REST_MS, MapView
+
+    rows = 50_000
+    positions = np.random.default_rng(3).normal(size=(rows, 2)).astype(np.float32)
+    table_map = TableMap(
+        "t", 1, Projection(positions, "pca", 0), np.arange(rows, dtype=np.uint64), rows, False
+    )
+    view = MapView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    view.begin(table_map)
+    for start in range(0, rows, CHUNK_POINTS):
+        view.add_points(np.arange(start, min(rows, start + CHUNK_POINTS)), QColor("#336699"))
+    view.finish()
+    assert view.points_drawn == rows and not view.moving
+    view.box.translateBy(x=0.1)
+    assert view.moving and not view.points.isVisible()
+    assert 0 < len(view.preview.data) <= PREVIEW_POINTS
+    run(loop, asyncio.sleep(REST_MS / 1000 * 3))
+    assert not view.moving and view.points.isVisible() and view.points_drawn == rows
