@@ -15,6 +15,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from recall_gui.core.registry import DatabaseEntry, Registry
+from recall_gui.core.types import METRIC_NAMES
 from recall_gui.qt.icons import status_dot
 from recall_gui.qt.messages import health_label
 from recall_gui.qt.widgets import ElidedLabel
@@ -61,7 +62,8 @@ def info_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
             index = vector_indexes[0]
             parts.append(f"index {index.index_type}" + (f" ({index.metric})" if index.metric else ""))
         else:
-            parts.append(f"no index ({info.default_metric} scan)")
+            metric = METRIC_NAMES.get(info.default_metric, info.default_metric)
+            parts.append(f"no index (searched exactly, {metric})")
         parts.append(f"version {info.version}")
     elif health is None:
         parts.append("checking…")
