@@ -15,9 +15,12 @@ if TYPE_CHECKING:
     from recall_gui.core.version_diff import VersionDiff
 
 
+NAME = "diff"
+
+
 def add_to(commands: Any) -> None:
     parser = commands.add_parser(
-        "diff",
+        NAME,
         help="show what changed between two versions of a database's table",
         description="Compare two versions of a database's table by id: the rows added, removed, and "
         "changed in content or vector. A table without an id column is compared by content. Nothing is "

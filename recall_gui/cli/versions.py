@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from recall_gui.core.versions import TableVersion
 
 
+NAME = "versions"
+
+
 def add_to(commands: Any) -> None:
     parser = commands.add_parser(
-        "versions",
+        NAME,
         help="list the versions of a database's table",
         description="List the versions LanceDB keeps of a database's table: number, time, row count and "
         "tags. Nothing is written.",

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from recall_gui import __version__
 from recall_gui.core.tool import DEFAULT_DESCRIPTION
@@ -169,3 +170,18 @@ def test_every_command_has_a_description_in_its_help() -> None:
         done = cli(command, "--help")
         assert done.returncode == 0
         assert len(done.stdout.split("\n\n")) >= 3, done.stdout  # usage, description, options
+
+
+def test_every_command_module_declares_the_name_its_parser_answers_to(capsys: Any) -> None:
+    """``recall-gui PATH`` tells a folder from a command by the names the command modules declare: each
+    must be the name its parser is registered under."""
+    import pytest
+
+    from recall_gui.cli import COMMANDS, build_parser, command_names
+
+    assert len(command_names()) == len(COMMANDS)
+    for name in sorted(command_names()):
+        with pytest.raises(SystemExit) as done:
+            build_parser().parse_args([name, "--help"])
+        assert done.value.code == 0, name
+        assert f"usage: recall-gui {name}" in capsys.readouterr().out
