@@ -40,7 +40,7 @@ from recall_gui.core.agent_log import CallLog, CallRecord, now_iso
 from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
-from recall_gui.core.registry import Registry, load_registry
+from recall_gui.core.registry import FileStamp, Registry, load_registry
 from recall_gui.core.suffix import SuffixWarning, served_tool
 from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.core.tool import TOOL_NAME, Recall
@@ -52,18 +52,6 @@ SERVER_NAME = "recall-gui"
 POLL_SECONDS = 0.5
 
 logger = logging.getLogger("recall_gui.mcp")
-
-#: What a file looked like the last time we looked: ``(inode, size, mtime_ns)``, ``None`` when absent.
-#: The inode catches an atomic replace that keeps the size and lands within the same mtime tick.
-Stamp = tuple[int, int, int] | None
-
-
-def file_stamp(path: Path) -> Stamp:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
 class ToolSource:
@@ -99,11 +87,11 @@ class ToolSource:
             self._logged = warnings
         return served.tool
 
-    def stamps(self) -> tuple[Stamp, ...]:
+    def stamps(self) -> tuple[FileStamp, ...]:
         return (
-            file_stamp(self.registry_dir / DBS_FILE),
-            file_stamp(self.registry_dir / ACTIVE_FILE),
-            *(file_stamp(path) for path in self.suffix_store.paths()),
+            FileStamp.of(self.registry_dir / DBS_FILE),
+            FileStamp.of(self.registry_dir / ACTIVE_FILE),
+            *(FileStamp.of(path) for path in self.suffix_store.paths()),
         )
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 from recall_gui.cli.common import chosen_registry, registry_option, write_stdout
-from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, app_registry_dir, folder_problem
+from recall_gui.core.paths import folder_problem, resolve_registry_dir
 from recall_gui.core.registry_advice import location_problem
 
 NAME = "demo"
@@ -31,11 +29,8 @@ def add_to(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from recall_gui.core.demo import build_demo
 
-    explicit = chosen_registry(args)
-    source = "--registry" if explicit else REGISTRY_ENV
-    explicit = explicit or os.environ.get(REGISTRY_ENV, "").strip() or None
-    registry_dir = Path(explicit).expanduser() if explicit else app_registry_dir()
-    where = RegistryLocation(registry_dir, source if explicit else "app")
+    where = resolve_registry_dir(chosen_registry(args), for_demo=True)
+    registry_dir = where.directory
     wrong_folder = location_problem(where)
     if wrong_folder is not None and folder_problem(registry_dir) != "does not exist":
         raise wrong_folder  # before embedding for a minute: a folder that does not exist yet is made

@@ -417,11 +417,6 @@ def install_demo(
     return path
 
 
-def demo_exists(target: Path | None = None) -> bool:
-    target = Path(target) if target is not None else demo_db_dir()
-    return (target / f"{DEMO_NAME}.lance").is_dir()
-
-
 def demo_wanted(location: RegistryLocation, registry: Registry) -> bool:
     """Whether to offer building the demo at start-up: only in the app's own registry, and only while it
     lists no database at all (a user with a cosh registry, or who chose one, never gets it unasked)."""

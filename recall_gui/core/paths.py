@@ -75,15 +75,21 @@ class RegistryLocation:
         return self.source == "app"
 
 
-def resolve_registry_dir(explicit: str | os.PathLike[str] | None = None) -> RegistryLocation:
-    """Pick the registry: ``--registry``, then ``$RECALL_REGISTRY_DIR``, then cosh's, then the app's own."""
+def resolve_registry_dir(
+    explicit: str | os.PathLike[str] | None = None, *, for_demo: bool = False
+) -> RegistryLocation:
+    """Pick the registry: ``--registry``, then ``$RECALL_REGISTRY_DIR``, then cosh's, then the app's own.
+
+    ``for_demo``: where the demo is registered: the same, but never cosh's registry found by default (the
+    demo only goes there if the user names it, and then it is refused: see ``core.demo``).
+    """
     if explicit:
         return RegistryLocation(Path(explicit).expanduser(), "--registry")
     from_env = _env_path(REGISTRY_ENV)
     if from_env is not None:
         return RegistryLocation(from_env, REGISTRY_ENV)
     cosh = cosh_registry_dir()
-    if (cosh / DBS_FILE).exists():
+    if not for_demo and (cosh / DBS_FILE).exists():
         return RegistryLocation(cosh, "cosh")
     return RegistryLocation(app_registry_dir(), "app")
 
