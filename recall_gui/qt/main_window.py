@@ -30,13 +30,13 @@ from recall_gui.core.app_settings import SettingsStore
 from recall_gui.core.demo import demo_wanted
 from recall_gui.core.drafts import Drafts
 from recall_gui.core.errors import DemoBuildCancelled, RecallError
+from recall_gui.core.messages import UserMessage, registry_problems_text, sentence, user_message
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry, load_registry
 from recall_gui.core.registry_advice import location_problem
 from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
-from recall_gui.qt.messages import UserMessage, registry_problems_text, sentence, user_message
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.checks_page import ChecksPage
 from recall_gui.qt.pages.description_page import DescriptionPage
@@ -45,7 +45,7 @@ from recall_gui.qt.pages.history_page import HistoryPage
 from recall_gui.qt.pages.knowledge_page import KnowledgePage
 from recall_gui.qt.pages.log_page import LogPage
 from recall_gui.qt.pages.map_page import MapPage
-from recall_gui.qt.pages.opened_tables import OpenedTables, folder_of
+from recall_gui.qt.pages.opened_tables import folder_of
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
@@ -116,7 +116,7 @@ class MainWindow(QMainWindow):
         self.duplicates = DuplicatesPage(self.services)
         self.history = HistoryPage(self.services, self.knowledge)
         self.map = MapPage(self.services, self.knowledge)
-        self.opened = OpenedTables(self.services, self.knowledge, self)
+        self.opened = self.knowledge.opened
         #: A folder or URI (and its storage options) to open instead of the remembered database.
         self.open_at_start = open_at_start
         self.setAcceptDrops(True)

@@ -15,14 +15,14 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel
 
 from recall_gui.core.drafts import Drafts
+from recall_gui.core.messages import Topic, UserMessage, user_message
 from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry
+from recall_gui.core.warmup import HeavyModules
 from recall_gui.qt.golden_checks import GoldenChecks
-from recall_gui.qt.messages import Topic, UserMessage, user_message
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.settings import WindowMemory
 from recall_gui.qt.tasks import TaskKeeper
-from recall_gui.qt.warmup import HeavyModules
 
 if TYPE_CHECKING:
     from recall_gui.core.harness import Harness

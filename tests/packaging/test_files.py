@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from recall_gui.core.warmup import HEAVY_MODULES
 from recall_gui.qt.agent_server import CLIENT_MODULES
 from recall_gui.qt.app import DESKTOP_FILE_NAME
-from recall_gui.qt.warmup import HEAVY_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 LINUX = ROOT / "packaging" / "linux"

@@ -132,7 +132,7 @@ def test_searching_imports_nothing_the_libraries_load_did_not(kb: KnowledgeBase)
     script = textwrap.dedent(
         f"""
         import asyncio, importlib, json, os, sys
-        from recall_gui.qt.warmup import HEAVY_MODULES
+        from recall_gui.core.warmup import HEAVY_MODULES
         for name in HEAVY_MODULES:
             importlib.import_module(name)
         from recall_gui.core.nearest import search_hits

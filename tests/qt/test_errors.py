@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QLabel, QLineEdi
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.errors import ConnectError, DemoBuildCancelled
-from recall_gui.qt.messages import user_message
-from recall_gui.qt.pages.knowledge_page import Inputs
+from recall_gui.core.messages import user_message
+from recall_gui.qt.pages.inputs import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTableView, Q
 from pytestqt.qtbot import QtBot
 
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.pages.knowledge_page import Inputs
+from recall_gui.qt.pages.inputs import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 

@@ -12,8 +12,8 @@ from PySide6.QtGui import QFontInfo
 from PySide6.QtWidgets import QPlainTextEdit, QToolButton, QWidget
 from pytestqt.qtbot import QtBot
 
+from recall_gui.core.messages import UserMessage
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.messages import UserMessage
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import banner

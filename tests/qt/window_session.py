@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
     QTableWidget,
 )
 
+from recall_gui.core.messages import UserMessage
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.messages import UserMessage
 from tests.qt.conftest import run, waiting_for
 
 QUERIES = ("How do I change my password?", "capital of France", "🚀 ش emoji", "ocean tides\tand the Moon")

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from recall_gui.core.errors import GoldenFileError
 from recall_gui.core.golden import default_checks_dir
-from recall_gui.qt.messages import UserMessage
+from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices

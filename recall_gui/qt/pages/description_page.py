@@ -31,12 +31,12 @@ from PySide6.QtWidgets import (
 
 from recall_gui.core.drafts import DescriptionState, SuffixStatus
 from recall_gui.core.errors import RecallError
+from recall_gui.core.messages import UserMessage, user_message
 from recall_gui.core.registry import Registry, set_active
 from recall_gui.core.suffix import SuffixWarning
 from recall_gui.core.suffix_drift import SuffixDrift
 from recall_gui.core.suffix_store import LEGACY_BACKUP, LEGACY_FILE, UNREADABLE_TAG, SuffixMode
 from recall_gui.core.tool import DEFAULT_DESCRIPTION, Recall, compose_description
-from recall_gui.qt.messages import UserMessage, user_message
 from recall_gui.qt.panels.status_note import StatusNote, Tone, tint
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view

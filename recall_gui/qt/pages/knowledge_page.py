@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
@@ -32,12 +32,14 @@ from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.errors import GoldenFileError, RecallError
 from recall_gui.core.export import to_csv, to_json
 from recall_gui.core.golden import GoldenCheck
+from recall_gui.core.messages import UserMessage, sentence
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.registry_advice import empty_registry_hint, location_problem
 from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
 from recall_gui.qt.export_dialog import ExportProgress
-from recall_gui.qt.messages import UserMessage, sentence
 from recall_gui.qt.models.browse_model import BrowseModel
+from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
+from recall_gui.qt.pages.opened_tables import OpenedTables
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import MONOSPACE_SETTING, DetailPanel
 from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
@@ -64,19 +66,6 @@ if TYPE_CHECKING:
     from recall_gui.core.versions import TableVersion
 
 ExportFormat = Literal["csv", "json"]
-
-
-class Inputs(NamedTuple):
-    """What the user asked for, read from the widgets when an operation starts."""
-
-    query: str = ""
-    limit: int = DEFAULT_LIMIT
-    filter_text: str = ""
-    #: The metadata filter (a LanceDB SQL predicate); empty for none.
-    where: str = ""
-
-
-EMPTY_INPUTS = Inputs()
 
 
 class KnowledgePage(QWidget):
@@ -143,6 +132,8 @@ class KnowledgePage(QWidget):
         layout.addWidget(self.version_bar)
         layout.addWidget(self.splitter, 1)
         self.status_labels = self._status_labels()
+        #: Tables opened from a folder (the database bar's "Opened" group), their dialogs and recents.
+        self.opened = OpenedTables(services, self)
         self._connect()
 
     def _connect(self) -> None:

@@ -18,9 +18,9 @@ from PySide6.QtCore import QMimeData, QObject, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
 from recall_gui.core.errors import RecallError
+from recall_gui.core.messages import UserMessage
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
-from recall_gui.qt.messages import UserMessage
-from recall_gui.qt.pages.knowledge_page import EMPTY_INPUTS, Inputs, KnowledgePage
+from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.add_database_dialog import AddDatabaseDialog
 from recall_gui.qt.panels.table_picker import TablePicker
 from recall_gui.qt.panels.uri_dialog import UriDialog
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from recall_gui.core.folders import Folder
     from recall_gui.core.model_detection import ModelDetection
     from recall_gui.core.registration import Registration
+    from recall_gui.qt.pages.knowledge_page import KnowledgePage
 
 
 def entry_key(entry: DatabaseEntry) -> str:
@@ -60,11 +61,12 @@ class OpenedTables(QObject):
     #: The "Add to agents' databases" dialog is shown.
     addDialogShown = Signal()
 
-    def __init__(self, services: WindowServices, knowledge: KnowledgePage, window: QWidget) -> None:
-        super().__init__(window)
+    def __init__(self, services: WindowServices, knowledge: KnowledgePage) -> None:
+        super().__init__(knowledge)
         self.services = services
         self.knowledge = knowledge
-        self.window = window
+        #: What the dialogs are shown over.
+        self.window: QWidget = knowledge
         self.recent = RecentPlaces(services.memory)
         #: The opened tables, by :func:`entry_key`, in the order they were opened.
         self.entries: dict[str, DatabaseEntry] = {}

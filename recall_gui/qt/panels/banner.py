@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.qt.messages import UserMessage
+from recall_gui.core.messages import UserMessage
 
 ACCENTS = {"error": QColor("#d2453a"), "warning": QColor("#d08a10"), "info": QColor("#2f7cf6")}
 ICONS = {

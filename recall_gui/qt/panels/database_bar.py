@@ -14,10 +14,10 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
+from recall_gui.core.messages import health_label
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.types import METRIC_NAMES
 from recall_gui.qt.icons import status_dot
-from recall_gui.qt.messages import health_label
 from recall_gui.qt.widgets import ElidedLabel
 
 if TYPE_CHECKING:
