@@ -113,7 +113,7 @@ class ResultsPanel(QWidget):
         self.results_table.setSortingEnabled(True)
         self.results_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.results_table.setPlaceholder(HINT_SEARCH)
-        self._size_columns(self.results_table, {0: 64, 1: 170, 3: 160})
+        self._size_columns(self.results_table, {0: 56, 1: 140, 3: 130})  # the content column gets the rest
 
         self.browse_table = PlaceholderTableView()
         self.browse_table.setObjectName("browseTable")
