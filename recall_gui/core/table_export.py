@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.atomic import AtomicTextFile
-from recall_gui.core.browse import filter_expression
+from recall_gui.core.browse import both, filter_expression
 from recall_gui.core.errors import ExportError
 from recall_gui.core.export import ExportColumn, ExportFormat, RowWriter, plain_value, row_writer
 from recall_gui.core.rows import ArrowColumns, columns_from_arrow
@@ -28,6 +28,8 @@ from recall_gui.core.tables import bounded
 from recall_gui.core.target import TableTarget
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pyarrow as pa
 
 #: Rows LanceDB is asked for at a time (it may send fewer).
@@ -45,14 +47,19 @@ async def export_table(
     columns: Sequence[ExportColumn],
     *,
     filter_text: str = "",
+    where: str | None = None,
+    row_ids: npt.NDArray[np.uint64] | None = None,
     progress: Progress | None = None,
 ) -> int:
-    """Write every row of ``target`` (whose id or content contains ``filter_text``, when given) to
-    ``path``; returns the number of rows written. Cancelling the task leaves no file."""
+    """Write every row of ``target`` (whose id or content contains ``filter_text``, that the LanceDB SQL
+    predicate ``where`` keeps, and whose row id is in ``row_ids``, for each that is given) to ``path``;
+    returns the number of rows written. Cancelling the task leaves no file."""
     opened = await session.tables.open(target)
     what = f'exporting table "{target.table_name}"'
-    where = filter_expression(opened.columns, filter_text)
-    total = await opened.count_rows(where)
+    if where is not None:
+        await opened.check_filter(where)
+    where = both(filter_expression(opened.columns, filter_text), where)
+    total = len(row_ids) if row_ids is not None else await opened.count_rows(where)
     query = opened.table.query().select(opened.row_columns).with_row_id()
     if where is not None:
         query = query.where(where)
@@ -66,6 +73,8 @@ async def export_table(
     try:
         writer = await writes.run(row_writer, fmt, file.stream, [column.title for column in columns])
         while (batch := await _next_batch(stream, what)) is not None:
+            if row_ids is not None:  # rows chosen by hand (on the map): kept as they stream past
+                batch = _kept(batch, row_ids)
             rows = _rows(columns_from_arrow(_as_table(batch), opened.columns), columns, done)
             await writes.run(writer.write, rows)
             done += len(rows)
@@ -114,6 +123,13 @@ async def _next_batch(stream: Any, what: str) -> pa.RecordBatch | None:
     except StopAsyncIteration:
         return None
     return batch
+
+
+def _kept(batch: pa.RecordBatch, row_ids: npt.NDArray[np.uint64]) -> pa.RecordBatch:
+    import numpy as np
+    import pyarrow as pa
+
+    return batch.filter(pa.array(np.isin(batch.column("_rowid").to_numpy(), row_ids)))
 
 
 def _as_table(batch: pa.RecordBatch) -> pa.Table:

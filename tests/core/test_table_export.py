@@ -99,6 +99,19 @@ def test_a_filter_exports_every_row_it_keeps_numbered_among_them(kb: KnowledgeBa
     assert [record["Row"] for record in records] == list(range(1, len(expected) + 1))
 
 
+def test_the_metadata_filter_and_rows_chosen_by_hand_export_only_what_they_keep(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    target = long_table(kb, 5_000)
+    assert export(target, tmp_path / "de.json", "json", where="lang = 'de'", filter_text="capital") > 0
+    records = json.loads((tmp_path / "de.json").read_text(encoding="utf-8"))
+    assert records and all(r["lang"] == "de" and "capital" in r["Content"].lower() for r in records)
+    chosen = np.array([3, 10, 4_999], np.uint64)  # row ids, as the map hands them over
+    assert export(target, tmp_path / "chosen.json", "json", row_ids=chosen) == 3
+    ids = [r["ID"] for r in json.loads((tmp_path / "chosen.json").read_text(encoding="utf-8"))]
+    assert ids == [f"{kb.ids[i % len(kb.ids)]}~{i}" for i in (3, 10, 4_999)]
+
+
 def test_rows_are_written_as_they_are_read_and_the_file_appears_only_whole(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:

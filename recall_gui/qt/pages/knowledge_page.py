@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -68,6 +68,17 @@ if TYPE_CHECKING:
 ExportFormat = Literal["csv", "json"]
 
 
+@dataclass(frozen=True)
+class Browsing:
+    """What the browse table shows."""
+
+    entry: DatabaseEntry
+    target: TableTarget
+    filter_text: str
+    where: str | None
+    row_ids: npt.NDArray[np.uint64] | None
+
+
 class KnowledgePage(QWidget):
     """``dbCombo``, ``queryEdit``, ``limitSpin``, ``resultsTable``/``browseTable`` and the entry detail."""
 
@@ -91,8 +102,9 @@ class KnowledgePage(QWidget):
         self._generation = 0
         self._busy = False
         self._detail_item: object | None = None
-        #: The database and filter the browse table shows (what exporting it writes).
-        self._browsing: tuple[DatabaseEntry, str] | None = None
+        #: What the browse table shows (what exporting it writes): the database, its table at the version
+        #: shown, the text filter, the metadata filter and the rows chosen on the map.
+        self._browsing: Browsing | None = None
         #: The caption of the search results shown and the limit they were asked with.
         self._results_caption: tuple[str, int] | None = None
         #: The last search by text shown in this database: (database, query, limit).
@@ -519,7 +531,7 @@ class KnowledgePage(QWidget):
             )
 
         self.browse_model.reset(fetch, self._metadata_columns())
-        self._browsing = (entry, filter_text)
+        self._browsing = Browsing(entry, target, filter_text, where, selection[0] if selection else None)
         self._results_caption = None
         generation = self.browse_model.generation
         self.results.show_browse(f"Reading {entry.name}…")
@@ -730,7 +742,7 @@ class KnowledgePage(QWidget):
             vector=None,
             norm=None,
             vector_pending=row.row_id is not None,
-            highlight=self._browsing[1] if self._browsing is not None else "",
+            highlight=self._browsing.filter_text if self._browsing is not None else "",
         )
         if row.row_id is not None:
             self.services.tasks.start(self.load_vector(row), key="detail")
@@ -964,7 +976,7 @@ class KnowledgePage(QWidget):
                 UserMessage("There are no rows to export.", "Choose a database that can be read.", "info")
             )
             return 0
-        entry, filter_text = self._browsing
+        browsing = self._browsing
         session = await self.services.session()
         from recall_gui.core.table_export import export_table
 
@@ -972,7 +984,15 @@ class KnowledgePage(QWidget):
         try:
             columns = self.results.export_columns()
             count = await export_table(
-                session, entry.target, path, fmt, columns, filter_text=filter_text, progress=progress.update
+                session,
+                browsing.target,
+                path,
+                fmt,
+                columns,
+                filter_text=browsing.filter_text,
+                where=browsing.where,
+                row_ids=browsing.row_ids,
+                progress=progress.update,
             )
         except asyncio.CancelledError:
             self.services.set_activity(f"Export cancelled: {path} was not written")
