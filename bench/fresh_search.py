@@ -11,8 +11,8 @@ its printed result, on the 100k table.
   machine cannot reach; so lsql is installed without sentence-transformers, which its first result never
   imports (docs/PERFORMANCE.md#fresh-process).
 - ``fresh_search``: beside its floor, a fresh interpreter importing what a search needs (LanceDB as the
-  app loads it, NumPy, PyArrow, fastembed with onnxruntime and tokenizers); ``python -c pass`` is
-  reported too.
+  app loads it, NumPy, PyArrow, onnxruntime and tokenizers: the packaged model's queries need no
+  fastembed); ``python -c pass`` is reported too.
 
 Processes alternate, each measured from its start to its output; medians of :data:`RUNS` runs.
 """
@@ -33,6 +33,7 @@ from bench import data
 from bench.context import BenchContext
 from bench.data import QUESTIONS
 from bench.results import Metric
+from recall_gui.core.preload import SEARCH_MODULES
 
 RUNS = 5
 GOAL_VS_LSQL = 0.2
@@ -80,7 +81,7 @@ LSQL_DRIVER = textwrap.dedent(
 
 FLOOR_IMPORTS = (
     "from recall_gui.core.compat import defer_lance_rest_client; defer_lance_rest_client(); "
-    "import numpy, numpy.ma, pyarrow, lancedb, fastembed"
+    f"import {', '.join(SEARCH_MODULES)}"
 )
 
 

@@ -72,3 +72,12 @@ def search_hits(input: RecallSearchInput, options: TableOptions | None = None) -
     from recall_gui.core.nearest import search_hits as nearest_search_hits
 
     return in_session(lambda session: nearest_search_hits(session, input, options))
+
+
+def query_session(embedder: Any) -> Any:
+    """The onnxruntime session a local model embeds queries with: the direct model's own (the packaged
+    model), or fastembed's (``TextEmbedding`` -> its ONNX model -> the session)."""
+    from recall_gui.core.embedders.direct import DirectQueryModel
+
+    model = embedder._model
+    return model.session if isinstance(model, DirectQueryModel) else model.model.model

@@ -21,7 +21,12 @@ TESTED = {
     "lance-namespace-urllib3-client": ("0.13",),
     "fastembed": ("0.7", "0.8", "0.9"),
     "openTSNE": ("1.0",),
+    "onnxruntime": ("1.32",),
+    "tokenizers": ("0.23",),
 }
+#: fastembed series whose embedding of the packaged model ``embedders/direct.py`` reproduces (its loading,
+#: tokenizing, pooling and normalising: the same in 0.9.0 and 0.9.1).
+DIRECT_EMBEDDING_FASTEMBED = ("0.9",)
 
 
 def _series(package: str) -> str | None:
@@ -36,6 +41,17 @@ def _series(package: str) -> str | None:
 def is_tested(package: str) -> bool:
     """Whether the installed ``package`` is a release series the internals here were checked against."""
     return _series(package) in TESTED.get(package, ())
+
+
+def direct_embedding_checked() -> bool:
+    """Whether ``embedders/direct.py`` was checked to give fastembed's vectors bit for bit with the installed
+    onnxruntime, tokenizers and fastembed (``tests/core/test_direct_embedding.py``). Read from the packages'
+    metadata: nothing is imported. On any other version fastembed embeds, as it did before."""
+    return (
+        is_tested("onnxruntime")
+        and is_tested("tokenizers")
+        and _series("fastembed") in DIRECT_EMBEDDING_FASTEMBED
+    )
 
 
 #: The generated REST client of Lance namespaces. ``import lancedb`` imports it (``lancedb.db`` imports

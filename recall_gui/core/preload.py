@@ -25,8 +25,9 @@ from recall_gui.core.harness import Harness
 from recall_gui.core.nearest import prepare
 from recall_gui.core.registry import DatabaseEntry
 
-#: What a search imports, in the order it needs them.
-SEARCH_MODULES = ("numpy", "numpy.ma", "pyarrow", "lancedb", "fastembed")
+#: What a search imports, in the order it needs them (the packaged model's queries need onnxruntime and
+#: tokenizers; fastembed loads with any other local model, when its database is warmed up).
+SEARCH_MODULES = ("numpy", "numpy.ma", "pyarrow", "lancedb", "onnxruntime", "tokenizers")
 #: The text of the searches that warm each database up (their results are dropped).
 WARM_UP_QUERY = "warm-up"
 

@@ -28,6 +28,18 @@ def test_the_installed_libraries_are_the_versions_the_internals_were_checked_aga
     )
 
 
+def test_the_direct_query_embedding_was_checked_against_the_installed_fastembed() -> None:
+    """``embedders/direct.py`` reproduces what fastembed does: a new fastembed (or onnxruntime, or
+    tokenizers: see above) must be checked with tests/core/test_direct_embedding.py before it is listed."""
+    from importlib import metadata
+
+    assert compat.direct_embedding_checked(), (
+        f"fastembed {metadata.version('fastembed')} is not in compat.DIRECT_EMBEDDING_FASTEMBED: compare "
+        "recall_gui/core/embedders/direct.py with its loading, tokenizing, pooling and normalising, run "
+        "tests/core/test_direct_embedding.py, then add its series"
+    )
+
+
 def rows_read(kb: KnowledgeBase, vector: Any) -> tuple[Any, list[Any]]:
     """The fast path's executor for a row-id query, and the rows ``read_query`` returns for it."""
 
@@ -55,7 +67,7 @@ def test_lancedb_queries_take_the_short_way_when_tested_and_the_public_one_other
 def test_local_models_run_without_spinning_threads_when_tested_and_still_load_otherwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from recall_gui.core.embedders import load_offline_model
+    from recall_gui.core.embedders.local import load_offline_fastembed
 
     def spinning(model: Any) -> str | None:
         options = model._model.model.model.get_session_options()  # fastembed -> its ONNX model -> session
@@ -64,10 +76,10 @@ def test_local_models_run_without_spinning_threads_when_tested_and_still_load_ot
         except RuntimeError:  # not set: onnxruntime's default, spinning
             return None
 
-    tested = load_offline_model()
+    tested = load_offline_fastembed()
     assert spinning(tested) == "0"
     monkeypatch.setattr(compat, "is_tested", lambda package: False)
-    untested = load_offline_model()
+    untested = load_offline_fastembed()
     assert spinning(untested) is None
     text = "the capital of France"
     assert (tested.embed_sync(text) == untested.embed_sync(text)).all()

@@ -5,15 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 
-def test_the_loaded_model_session_does_not_spin_between_runs(embedder: Any) -> None:
+from tests.coretools import query_session
+
+
+@pytest.mark.parametrize("path", ["direct", "fastembed"])
+def test_the_loaded_model_session_does_not_spin_between_runs(path: str, embedder: Any) -> None:
     import onnxruntime
 
-    session = embedder._model.model.model  # fastembed's TextEmbedding -> its ONNX model -> the session
-    options = session.get_session_options()
+    from recall_gui.core.embedders.local import load_offline_fastembed
+
+    model = embedder if path == "direct" else load_offline_fastembed()
+    options = query_session(model).get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
     assert isinstance(
         onnxruntime.SessionOptions(), onnxruntime.capi.onnxruntime_pybind11_state.SessionOptions
     )
-    assert len(embedder.embed_sync("still embeds")) == 384
+    assert len(model.embed_sync("still embeds")) == 384

@@ -14,7 +14,7 @@ import pytest
 from recall_gui.core import Harness, nearest
 from recall_gui.core.errors import DimensionMismatchError, EmbedderError
 from recall_gui.core.types import RecallSearchInput, SearchResult
-from tests.coretools import search_hits
+from tests.coretools import query_session, search_hits
 from tests.kbtools import KnowledgeBase
 
 QUERY = "capital of France"
@@ -108,12 +108,12 @@ def test_a_vector_of_the_wrong_width_is_refused_naming_the_model(
 def test_queries_run_on_one_thread_and_bulk_embedding_on_a_session_of_its_own(embedder: Any) -> None:
     from recall_gui.core.embedders.local import QUERY_THREADS
 
-    query_session = embedder._model.model.model  # fastembed's TextEmbedding -> its ONNX model -> session
-    assert query_session.get_session_options().intra_op_num_threads == QUERY_THREADS == 1
+    query = query_session(embedder)
+    assert query.get_session_options().intra_op_num_threads == QUERY_THREADS == 1
     texts = ["Paris is the capital of France.", "Berlin is the capital of Germany."]
     bulk = np.vstack(embedder.embed_many(texts))
     bulk_session = embedder._bulk_model.model.model
-    assert bulk_session is not query_session
+    assert bulk_session is not query
     assert bulk_session.get_session_options().intra_op_num_threads != 1
     queries = np.vstack([embedder.embed_sync(text) for text in texts])
     assert np.allclose(bulk, queries, atol=1e-5)

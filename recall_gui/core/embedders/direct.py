@@ -1,0 +1,137 @@
+"""The packaged model's queries embedded with onnxruntime and tokenizers alone, without fastembed.
+
+Importing fastembed costs about a second (its model manager brings huggingface_hub, and ``fastembed.image``
+brings Pillow) where a query needs only onnxruntime and tokenizers (docs/PERFORMANCE.md#direct). This
+module does what fastembed 0.9 does for the packaged model (a custom model with mean pooling and
+normalisation, loaded from the staged folder), operation for operation: the same tokenizer settings, the
+same session options and inputs, the same pooling and normalisation in the same dtypes. Its vectors are
+fastembed's bit for bit (``tests/core/test_direct_embedding.py``); it is used only on the versions that was
+checked with (``compat.direct_embedding_checked``), and fastembed embeds in bulk.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from recall_gui.core.compat import NO_SPINNING
+from recall_gui.core.embedders.base import Vector
+
+#: Files fastembed's tokenizer loading would read too if the folder held them (this one reads neither).
+FASTEMBED_ONLY_FILES = ("config.json", "special_tokens_map.json")
+#: The inputs fastembed feeds the model (all int64); a model with other inputs is left to fastembed.
+MODEL_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+
+
+class DirectUnavailable(Exception):
+    """The folder or the machine is not what the direct path was checked for: load through fastembed."""
+
+
+def _max_length(config: dict[str, Any]) -> int:
+    """The truncation limit fastembed takes: the smaller of the usable ``model_max_length`` and
+    ``max_length`` of ``tokenizer_config.json``."""
+    limits = [
+        value
+        for value in (config.get("model_max_length"), config.get("max_length"))
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= sys.maxsize
+    ]
+    if not limits:
+        raise DirectUnavailable("tokenizer_config.json sets no usable model_max_length")
+    return min(limits)
+
+
+def load_tokenizer(folder: Path) -> Any:
+    """``folder``'s tokenizer as fastembed sets it up: truncation at the configured limit (the direction
+    kept), padding to the longest text of a batch with the serialized pad token."""
+    from tokenizers import Tokenizer
+
+    if any((folder / name).exists() for name in FASTEMBED_ONLY_FILES):
+        raise DirectUnavailable(f"{folder} holds files only fastembed reads")
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    truncation = tokenizer.truncation or {}
+    tokenizer.enable_truncation(
+        max_length=_max_length(config),
+        direction=config.get("truncation_side") or truncation.get("direction", "right"),
+    )
+    padding = tokenizer.padding or {}
+    pad_token = padding.get("pad_token") or config.get("pad_token")
+    if pad_token is None:
+        raise DirectUnavailable("no pad token")
+    pad_id = padding.get("pad_id")
+    if pad_id is None:
+        pad_id = tokenizer.token_to_id(pad_token)
+    if pad_id is None:
+        raise DirectUnavailable(f"no id for the pad token {pad_token!r}")
+    tokenizer.enable_padding(
+        direction=config.get("padding_side") or padding.get("direction", "right"),
+        pad_id=pad_id,
+        pad_type_id=padding.get("pad_type_id", 0),
+        pad_token=pad_token,
+        pad_to_multiple_of=padding.get("pad_to_multiple_of"),
+        length=None,
+    )
+    return tokenizer
+
+
+def open_session(model_file: Path, threads: int) -> Any:
+    """An onnxruntime session with the options fastembed gives it (all graph optimisations, ``threads``
+    for both pools) and the app's no-spinning entries, on the CPU as fastembed runs it without CUDA."""
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        raise DirectUnavailable("fastembed would run the model with CUDA")
+    options = ort.SessionOptions()
+    for key, value in NO_SPINNING.items():
+        options.add_session_config_entry(key, value)
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = threads
+    session = ort.InferenceSession(str(model_file), providers=["CPUExecutionProvider"], sess_options=options)
+    if {node.name for node in session.get_inputs()} != MODEL_INPUTS:
+        raise DirectUnavailable(f"{model_file} takes other inputs than {sorted(MODEL_INPUTS)}")
+    return session
+
+
+def mean_pooled_and_normalised(
+    hidden: npt.NDArray[np.floating[Any]], attention_mask: npt.NDArray[np.int64]
+) -> npt.NDArray[np.floating[Any]]:
+    """fastembed's ``mean_pooling`` then ``normalize`` (both in float64), cast back to the model's dtype."""
+    sums = np.sum(hidden, axis=1, where=attention_mask[:, :, np.newaxis].astype(bool), dtype=np.float64)
+    counts = np.sum(attention_mask, axis=1, keepdims=True)
+    pooled = sums / np.maximum(counts, 1e-9)
+    norm = np.maximum(np.linalg.norm(pooled, ord=2, axis=1, keepdims=True), 1e-12)
+    normalised: npt.NDArray[np.floating[Any]] = (pooled / norm).astype(hidden.dtype, copy=False)
+    return normalised
+
+
+class DirectQueryModel:
+    """The packaged model loaded from ``folder`` (staged: ``model.onnx`` and the tokenizer files).
+
+    Blocking, and not safe to call from two threads at once (a session's pool owns its model).
+    """
+
+    def __init__(self, folder: Path, threads: int) -> None:
+        self.tokenizer = load_tokenizer(folder)
+        self.session = open_session(folder / "model.onnx", threads)
+
+    def embed(self, documents: list[str]) -> Iterator[Vector]:
+        """The vectors of ``documents``, embedded as one batch (padded to the longest)."""
+        if not documents:
+            return
+        encoded = self.tokenizer.encode_batch(documents)
+        input_ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        attention_mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        inputs = {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "token_type_ids": np.zeros(input_ids.shape, dtype=np.int64),
+        }
+        hidden = self.session.run(None, inputs)[0]
+        yield from mean_pooled_and_normalised(hidden, attention_mask)
