@@ -72,20 +72,18 @@ def same_bits(first: Any, second: Any) -> bool:
 
 
 @pytest.mark.slow
-def test_the_demo_passages_embed_to_fastembeds_vectors_and_to_the_prebuilt_ones(
+def test_the_demo_passages_embed_to_the_prebuilt_vectors_fastembed_made(
     models: tuple[LocalEmbedder, LocalEmbedder],
 ) -> None:
-    direct, fastembed = models
+    """The prebuilt vectors are fastembed's, bit for bit (tests/core/test_demo_prebuilt.py): the direct
+    path must give them for their passages (every fourth passage, short and long alike: a passage takes
+    ~50 ms to embed on one thread)."""
+    direct, _fastembed = models
     prebuilt = read_prebuilt_demo()
     texts, stored = prebuilt.texts(), prebuilt.vectors()
     assert len(texts) > 600
-    differing = [
-        i
-        for i, text in enumerate(texts)
-        if not (
-            same_bits(v := direct.embed_sync(text), fastembed.embed_sync(text)) and same_bits(v, stored[i])
-        )
-    ]
+    sample = range(0, len(texts), 4)
+    differing = [i for i in sample if not same_bits(direct.embed_sync(texts[i]), stored[i])]
     assert differing == []
 
 
