@@ -14,18 +14,30 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 
 class ShortcutsFirst(QObject):
-    """An application event filter for one window: a key that one of the window's enabled actions
+    """An event filter for one window's widgets: a key that one of the window's enabled actions
     (window-wide ones) has as its shortcut is not handed to the focused text field as an editing key.
 
-    It belongs to the window (its parent), so it goes when the window goes.
+    It watches each widget of the window as it takes the focus (where key events go), not the whole
+    application: an application filter would run Python for every event the window handles, paints
+    included. It belongs to the window (its parent), so it goes when the window goes.
     """
 
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self._window = window
+        self._watched: set[int] = set()
         app = QApplication.instance()
-        if app is not None:
-            app.installEventFilter(self)
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._watch)
+            self._watch(None, app.focusWidget())
+
+    def _watch(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if new is None or id(new) in self._watched or new.window() is not self._window:
+            return
+        key = id(new)
+        self._watched.add(key)
+        new.installEventFilter(self)
+        new.destroyed.connect(lambda *_args: self._watched.discard(key))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):

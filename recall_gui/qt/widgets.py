@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from PySide6.QtCore import (
     QAbstractItemModel,
+    QEvent,
     QModelIndex,
     QPersistentModelIndex,
     QSize,
@@ -156,6 +157,11 @@ class ElidedLabel(QLabel):
         super().__init__(parent)
         self._full = ""
         self._own_tip = ""
+        #: What the label shows for (text, room, own tooltip): a status label set to the same text on every
+        #: search is not elided and relaid out again.
+        self._shown_for: tuple[str, int, str] | None = None
+        #: The whole text's width in pixels, for the text it was measured for.
+        self._hint_for: tuple[str, int] | None = None
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setText(text)
@@ -164,6 +170,8 @@ class ElidedLabel(QLabel):
         return self._full
 
     def setText(self, text: str) -> None:
+        if text == self._full and self._shown_for is not None:
+            return
         self._full = text
         self.updateGeometry()
         self._elide()
@@ -183,8 +191,10 @@ class ElidedLabel(QLabel):
         return self.width() - self.contentsRect().width() + 2 * self.margin()
 
     def sizeHint(self) -> QSize:
-        line = " ".join(self._full.splitlines())
-        width = self.fontMetrics().horizontalAdvance(line) + self._around_text() + 2
+        if self._hint_for is None or self._hint_for[0] != self._full:  # asked at every layout
+            line = " ".join(self._full.splitlines())
+            self._hint_for = (self._full, self.fontMetrics().horizontalAdvance(line))
+        width = self._hint_for[1] + self._around_text() + 2
         return QSize(width, super().sizeHint().height())
 
     def minimumSizeHint(self) -> QSize:
@@ -195,9 +205,18 @@ class ElidedLabel(QLabel):
         super().resizeEvent(event)
         self._elide()
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the widths measured no longer hold
+            self._hint_for = self._shown_for = None
+            self._elide()
+
     def _elide(self) -> None:
-        line = " ".join(self._full.splitlines())
         room = max(0, self.contentsRect().width() - 2 * self.margin())
+        if self._shown_for == (self._full, room, self._own_tip):
+            return
+        self._shown_for = (self._full, room, self._own_tip)
+        line = " ".join(self._full.splitlines())
         shown = self.fontMetrics().elidedText(line, Qt.TextElideMode.ElideRight, room)
         super().setText(shown)
         super().setToolTip(self._own_tip or (self._full if shown != self._full else ""))

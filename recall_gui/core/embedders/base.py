@@ -51,7 +51,9 @@ class QueryVector:
         return cls(future, on_worker=True, given_vector=True)
 
     async def wait(self) -> EmbeddedQuery:
-        """The vector, awaited on the event loop."""
+        """The vector, awaited on the event loop; one already there costs no turn of the loop."""
+        if self.future.done():
+            return self.future.result()
         return await asyncio.wrap_future(self.future)
 
     def cancel(self) -> None:

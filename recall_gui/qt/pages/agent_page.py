@@ -123,7 +123,7 @@ class AgentPage(QWidget):
         self.server.toolsChanged.connect(self.request_listing)
         self._unsubscribe = [
             self.drafts.suffix.changed.add(self._diff_timer.start),
-            self.drafts.search_changed.add(self._show_arguments),
+            self.drafts.search_changed.add(self._follow_search),
         ]
         self._diff_timer.timeout.connect(self._on_editor_rested)
         self._show_server_state()
@@ -348,6 +348,11 @@ class AgentPage(QWidget):
         entry = search.database
         arguments = {"db_name": entry.name if entry else "", "query": search.query, "limit": search.limit}
         return entry, arguments
+
+    def _follow_search(self) -> None:
+        """The knowledge page's query changed: shown at once if this page is, else when it is shown."""
+        if self.isVisible():
+            self._show_arguments()
 
     def _show_arguments(self) -> None:
         entry, arguments = self.current_call()
