@@ -27,8 +27,9 @@ def add_to(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     where = location(args)
     registry = load_registry(where.directory)
-    warn_problems(where, registry)  # the tool is printed all the same: it is what agents get now
+    # Printed all the same (it is what agents get now), but a script must see that the registry is broken.
+    broken = warn_problems(where, registry)
     served = served_tool(registry, SuffixStore())
     warn(served.warnings())
     write_stdout(served.tool.to_json() + "\n")
-    return 0
+    return 1 if broken else 0

@@ -55,10 +55,10 @@ def test_list_calls_a_registry_that_does_not_parse_an_error(tmp_path: Path, caps
     assert "hint: Nothing is registered" not in err  # it is not empty, it is broken
 
 
-def test_tool_prints_the_tool_and_warns_of_a_broken_registry(tmp_path: Path, capsys: Any) -> None:
+def test_tool_prints_the_tool_and_fails_on_a_broken_registry(tmp_path: Path, capsys: Any) -> None:
     folder = broken_registry(tmp_path)
     code, out, err = run_cli(capsys, "tool", "--registry", str(folder))
-    assert code == 0 and json.loads(out)["name"] == "recall_search"
+    assert code == 1 and json.loads(out)["name"] == "recall_search"
     assert f"warning: {folder / 'rag_dbs.json'}: {WHERE}" in err
 
 
@@ -81,7 +81,7 @@ def test_a_registry_folder_that_does_not_exist_is_named(
     code, out, err = run_cli(capsys, "search", *given, "--db", "a", "x")
     assert code == 1 and out == "" and f"error: {said}\n" in err
     code, out, err = run_cli(capsys, "tool", *given)
-    assert code == 0 and json.loads(out)["name"] == "recall_search" and f"warning: {said}\n" in err
+    assert code == 1 and json.loads(out)["name"] == "recall_search" and f"warning: {said}\n" in err
     assert not missing.exists()
 
 
