@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 from recall_gui.core.compat import defer_lance_rest_client
 from recall_gui.core.errors import DemoBuildCancelled, DemoConflictError, DemoDataError, RegistryError
 from recall_gui.core.paths import (
-    ACTIVE_FILE,
     DBS_FILE,
     REGISTRY_ENV,
     RegistryLocation,
     cosh_registry_dir,
     demo_db_dir,
 )
-from recall_gui.core.registry import Registry, register_database
+from recall_gui.core.registry import Registry, register_database, writable_entries
 
 if TYPE_CHECKING:
     import numpy as np
@@ -191,26 +190,16 @@ def check_demo_target(registry_dir: Path, target: Path) -> None:
             f"{problem}; nothing was changed",
             hint=f"Move {target} elsewhere (it may hold your files), then build the demo again.",
         )
-    existing = _registry_file(Path(registry_dir) / DBS_FILE)
-    _registry_file(Path(registry_dir) / ACTIVE_FILE)
-    entries = existing.get("dbs") if isinstance(existing, dict) else None
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and entry.get("name") == DEMO_NAME and not is_demo_entry(entry, target):
-            raise _refusal(Path(registry_dir))(entry)
-
-
-def _registry_file(path: Path) -> Any:
-    """A registry file's JSON (``None`` when there is none yet); one that cannot be read is refused now,
-    not after the demo was embedded (it would be refused then, when the demo is registered)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as error:
+    try:  # a registry the demo could not be registered in is refused now, not after the embedding
+        entries = writable_entries(Path(registry_dir))
+    except RegistryError as error:
         raise RegistryError(
-            f"the demo was not built: {path} cannot be read ({error}); nothing was changed",
+            f"the demo was not built: {error.message}; nothing was changed",
             hint="Fix or delete that file, then build the demo again.",
         ) from None
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("name") == DEMO_NAME and not is_demo_entry(entry, target):
+            raise _refusal(Path(registry_dir))(entry)
 
 
 def _cancelled(cancel: threading.Event | None) -> bool:

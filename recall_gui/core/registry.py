@@ -475,6 +475,27 @@ def _dbs_array(path: Path, data: Any) -> list[Any]:
     return dbs
 
 
+def writable_entries(directory: Path) -> list[Any]:
+    """The raw entries of the registry in ``directory`` (none when it has no files yet), read as a change
+    would read them: raises :class:`RegistryError` for a file a change would refuse (one that does not
+    parse, a ``rag_dbs.json`` without a "dbs" array, a ``rag_active.json`` that is no array). For callers
+    that must know before long work that they can write their entry later."""
+    directory = Path(directory)
+    problems: list[RegistryProblem] = []
+    try:
+        active = _read_json(directory / ACTIVE_FILE, problems)
+        data = _read_json(directory / DBS_FILE, problems)
+    except _ParseFailure:
+        raise RegistryError(str(problems[0]), hint=_KEEP_HINT) from None
+    if active is not None and not isinstance(active, list):
+        raise RegistryError(f"{directory / ACTIVE_FILE} is not a JSON array", hint=_KEEP_HINT)
+    if data is None:
+        return []
+    if not isinstance(data, dict) or not isinstance(data.get("dbs"), list):
+        raise RegistryError(f'{directory / DBS_FILE} does not hold a "dbs" array', hint=_KEEP_HINT)
+    return list(data["dbs"])
+
+
 def set_description(directory: Path, name: str, description: str) -> None:
     """Change one database's description, keeping every other key and entry exactly as found on disk."""
     path = Path(directory) / DBS_FILE

@@ -162,13 +162,24 @@ def test_register_database_replaces_nothing_unless_asked(tmp_path: Path) -> None
     assert snapshot_tree(registry) == before
 
 
-def test_a_registry_that_does_not_parse_is_refused_before_any_work(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("file", "text", "said"),
+    [
+        ("rag_dbs.json", '{"dbs": [', "is not valid JSON"),
+        ("rag_dbs.json", '{"python-docs": {"uri": "/x"}}', 'does not hold a "dbs" array'),
+        ("rag_active.json", '{"python-docs": true}', "is not a JSON array"),
+    ],
+)
+def test_a_registry_the_demo_could_not_be_added_to_is_refused_before_any_work(
+    tmp_path: Path, file: str, text: str, said: str
+) -> None:
     registry = tmp_path / "registry"
     registry.mkdir()
-    (registry / "rag_dbs.json").write_text('{"dbs": [', encoding="utf-8")
+    (registry / file).write_text(text, encoding="utf-8")
     before = snapshot_tree(registry)
     done = run_demo_cli("--registry", str(registry))
     assert done.returncode == 1
-    assert "cannot be read" in done.stderr and "embedding passages" not in done.stderr
+    assert "the demo was not built" in done.stderr and said in done.stderr
+    assert "embedding passages" not in done.stderr
     assert snapshot_tree(registry) == before
     assert not demo_db_dir().exists()
