@@ -16,7 +16,7 @@ from recall_gui.core.agent_log import CallRecord, LogSwitch
 from recall_gui.core.app_settings import MB, AppSettings, SettingsStore
 from recall_gui.core.browse import BrowseRow
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.models.call_results_model import CHANGE, CONTENT, NOT_THERE
+from recall_gui.qt.models.call_results_model import CHANGE, CONTENT, NOT_THERE, RANK
 from recall_gui.qt.models.calls_model import CLIENT, DATABASE, QUERY, RESULTS
 from recall_gui.qt.pages.log_page import LogPage
 from tests.kbtools import KnowledgeBase
@@ -143,8 +143,12 @@ def test_replay_marks_ids_gained_lost_and_moved_after_another_program_adds_a_row
     )
     page = open_log(window, loop)
     select_call(page, loop, 0)
+    header = page.results_model.headerData
+    assert header(RANK, Qt.Orientation.Horizontal) == "Rank"
     with waiting_for(loop, page.replayFinished):
         page.replay_button.click()
+    assert header(RANK, Qt.Orientation.Horizontal) == "Rank now"  # the ranks shown are today's
+    assert header(CONTENT, Qt.Orientation.Horizontal) == "Content (now)"
     assert page.replay_note.message == "Replayed now: the same ids in the same order as the agent got."
     assert page.replay_note.tone == "good"
 

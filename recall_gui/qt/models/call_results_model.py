@@ -10,7 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from recall_gui.core.rank_changes import RankChange, ReplayDiff
-from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, one_line
+from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
 
 RANK, ID, CONTENT, CHANGE = range(4)
 HEADERS = ("Rank", "ID", "Content (now)", "Change")
@@ -79,13 +79,8 @@ class CallResultsModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return "Rank now" if section == RANK and self._replayed else HEADERS[section]
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _LEFT
-        return None
+        titles = [*HEADERS[:RANK], "Rank now", *HEADERS[RANK + 1 :]] if self._replayed else HEADERS
+        return header_data(section, orientation, role, titles, {})
 
     def _content(self, entry_id: str) -> str | None:
         return self._contents.get(entry_id)

@@ -8,10 +8,11 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from recall_gui.core.agent_log import CallRecord
-from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, one_line
+from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
 
 TIME, CLIENT, DATABASE, QUERY, RESULTS, MS = range(6)
 HEADERS = ("Time", "Client", "Database", "Query", "Results", "ms")
+_HEADER_TIPS = {MS: "Embedding plus search, in milliseconds, as the server measured them"}
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 
@@ -68,15 +69,7 @@ class CallsModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        if role == Qt.ItemDataRole.ToolTipRole and section == MS:
-            return "Embedding plus search, in milliseconds, as the server measured them"
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _LEFT
-        return None
+        return header_data(section, orientation, role, HEADERS, _HEADER_TIPS)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

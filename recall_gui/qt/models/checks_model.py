@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, one_line
+from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, header_data, one_line
 
 if TYPE_CHECKING:
     from recall_gui.core.check_history import Change
@@ -68,9 +68,7 @@ class ChecksModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
+        return header_data(section, orientation, role, HEADERS, {})
 
     def verdict(self, row: int) -> str:
         outcome = self.outcome(row)
