@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import (
@@ -131,13 +131,24 @@ async def folder_rows(path: str, storage: dict[str, str]) -> tuple[list[dict[str
 
 def unusable_active(rows: list[dict[str, Any]]) -> str | None:
     """Which active databases cannot be searched, and why in short; ``None`` if every one can."""
-    broken = [
-        f"{row['name']} ({', '.join(row['failed'])})" for row in rows if row["active"] and row["problems"]
-    ]
+    broken = _unusable(row for row in rows if row["active"])
     if not broken:
         return None
     databases = "database" if len(broken) == 1 else "databases"
     return f"{len(broken)} active {databases} cannot be searched by agents: {', '.join(broken)}"
+
+
+def unusable_tables(rows: list[dict[str, Any]], path: str) -> str | None:
+    """Which tables of a folder the user named cannot be searched; ``None`` if every one can."""
+    broken = _unusable(rows)
+    if not broken:
+        return None
+    tables = "table" if len(broken) == 1 else "tables"
+    return f"{len(broken)} {tables} in {path} cannot be searched: {', '.join(broken)}"
+
+
+def _unusable(rows: Iterable[dict[str, Any]]) -> list[str]:
+    return [f"{row['name']} ({', '.join(row['failed'])})" for row in rows if row["problems"]]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -154,7 +165,10 @@ def run(args: argparse.Namespace) -> int:
         if not args.json and notes:
             text += "\n" + "\n".join(notes)
         write_stdout(text + "\n")
-        return 0
+        broken = unusable_tables(rows, args.path)
+        if broken is not None:
+            report_error(broken, "What failed is listed with each table.")
+        return 1 if broken else 0
     where = location(args)
     wrong_folder = location_problem(where)
     if wrong_folder is not None:

@@ -147,6 +147,23 @@ def test_list_path_prints_every_table_in_the_registrys_shape(passage_vectors: An
     assert "beta: All-MiniLM-L6-v2 (384d), from the table's metadata" in text.stdout
 
 
+def test_list_path_exits_1_and_names_a_table_that_cannot_be_searched(
+    passage_vectors: Any, tmp_path: Path
+) -> None:
+    import numpy as np
+
+    db = tmp_path / "mixed"
+    write_lance_table(db, "alpha", tuple(PASSAGES), tuple(PASSAGES.values()), passage_vectors)
+    odd = np.random.default_rng(7).random((len(PASSAGES), 100), dtype=np.float32)  # no model is 100-d
+    write_lance_table(db, "odd", tuple(PASSAGES), tuple(PASSAGES.values()), odd)
+
+    done = cli("list", "--path", str(db), "--json")
+    assert done.returncode == 1
+    rows = {row["table"]: row for row in json.loads(done.stdout)}  # every table is still listed
+    assert not rows["alpha"]["problems"] and rows["odd"]["problems"]
+    assert f"error: 1 table in {db} cannot be searched: odd (" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
