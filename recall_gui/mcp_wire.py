@@ -8,8 +8,9 @@ front of the SDK, passes on every line the SDK reads as intended, and answers ev
 
 - a line that is no JSON: -32700 with ``"id": null``;
 - a message that is no valid request: -32600, with its id when the id can be read;
-- a request whose params cannot be read (not an object, text that is not Unicode, a number too long to
-  read): -32602 with its id;
+- a request whose params cannot be read (not an object, text that is not Unicode): -32602 with its id;
+- a number in the params too long to read is passed on as the float cosh's JSON reader makes of it (a
+  ``limit`` beyond 2**64 means 5 there, whatever its digits);
 - a notification or a response (no id, or a ``result``/``error``) is never answered, only logged.
 
 Batches: MCP removed them (2025-06-18), so each request in one gets its own -32600.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -38,13 +40,29 @@ MAX_INTEGER_DIGITS = 4000
 class _TooLong:
     """An integer in the text with more digits than can be read."""
 
-    def __init__(self, digits: int) -> None:
+    def __init__(self, digits: int, negative: bool) -> None:
         self.digits = digits
+        self.negative = negative
+
+    def as_float(self) -> float:
+        """What a JSON reader without big integers (serde_json's, cosh's) makes of it: the largest float."""
+        return -sys.float_info.max if self.negative else sys.float_info.max
 
 
 def _read_integer(text: str) -> int | _TooLong:
     digits = len(text.lstrip("-"))
-    return _TooLong(digits) if digits > MAX_INTEGER_DIGITS else int(text)
+    return _TooLong(digits, text.startswith("-")) if digits > MAX_INTEGER_DIGITS else int(text)
+
+
+def _as_floats(value: Any) -> Any:
+    """``value`` with every too-long integer replaced by its float."""
+    if isinstance(value, _TooLong):
+        return value.as_float()
+    if isinstance(value, list):
+        return [_as_floats(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_floats(item) for key, item in value.items()}
+    return value
 
 
 @dataclass(frozen=True)
@@ -54,6 +72,8 @@ class Verdict:
     passed: bool
     replies: tuple[types.JSONRPCError, ...] = ()
     note: str | None = None
+    #: The line to hand on instead of the client's (its too-long numbers read as floats).
+    line: str | None = None
 
 
 def _error(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
@@ -136,7 +156,21 @@ def _answer_unread(line: str, sdk_error: ValueError) -> Verdict:
         return Verdict(False, (_error(None, types.PARSE_ERROR, message),), message)
     if isinstance(raw, list):
         return _answer_batch(raw)
+    if isinstance(raw, dict) and _holds_too_long(raw.get("params")):
+        rewritten = json.dumps(raw | {"params": _as_floats(raw["params"])})
+        verdict = judge(rewritten)
+        return Verdict(True, line=rewritten) if verdict.passed else verdict
     return _answer_message(raw, sdk_error)
+
+
+def _holds_too_long(value: Any) -> bool:
+    if isinstance(value, _TooLong):
+        return True
+    if isinstance(value, list):
+        return any(_holds_too_long(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_too_long(item) for item in value.values())
+    return False
 
 
 def _answer_batch(items: list[Any]) -> Verdict:
@@ -240,4 +274,4 @@ class AnsweringStdin:
                 await self._attached.wait()
                 await self._write_stream.send(SessionMessage(reply))
             if verdict.passed:
-                yield line
+                yield verdict.line or line
