@@ -62,6 +62,8 @@ class DetailPanel(QWidget):
         super().__init__(parent)
         self._vector: Vector | None = None
         self._metadata: dict[str, Any] = {}
+        #: Whether the content holds highlighted matches.
+        self._marked = False
 
         self.empty = QLabel(EMPTY_TEXT)
         self.empty.setObjectName("detailEmpty")
@@ -209,7 +211,9 @@ class DetailPanel(QWidget):
                 mark.format = look
                 marks.append(mark)
                 found = document.find(needle, found)
-        self.content.setExtraSelections(marks)
+        if marks or self._marked:  # none before and none now: nothing to repaint
+            self.content.setExtraSelections(marks)
+        self._marked = bool(marks)
         return len(marks)
 
     def highlighted(self) -> list[str]:

@@ -50,6 +50,8 @@ class StatusNote(QLabel):
         return self._message
 
     def show_note(self, text: str, tone: Tone) -> None:
+        if (text, tone) == (self._message, self.tone) and self.text():
+            return  # the same verdict again (each search's first row): no new text to lay out
         self._message, self.tone = text, tone
         self.setText(f"{SYMBOLS[tone]}  {text}")
         self._restyle()
