@@ -52,9 +52,11 @@ class StatusNote(QLabel):
     def show_note(self, text: str, tone: Tone) -> None:
         if (text, tone) == (self._message, self.tone) and self.text():
             return  # the same verdict again (each search's first row): no new text to lay out
+        restyle = tone != self.tone or not self.styleSheet()
         self._message, self.tone = text, tone
         self.setText(f"{SYMBOLS[tone]}  {text}")
-        self._restyle()
+        if restyle:  # the tint depends on the tone alone (and the palette: see changeEvent)
+            self._restyle()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
