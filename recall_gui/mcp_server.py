@@ -44,7 +44,7 @@ from recall_gui.core.registry import FileStamp, Registry, load_registry
 from recall_gui.core.suffix import SuffixWarning, served_tool
 from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.core.tool import TOOL_NAME, Recall
-from recall_gui.mcp_wire import AnsweringStdin
+from recall_gui.mcp_wire import AnsweringStdin, RefusedCall
 
 SERVER_NAME = "recall-gui"
 
@@ -238,6 +238,18 @@ def call_record(
     )
 
 
+def refused_call_record(call: RefusedCall, client: tuple[str | None, str | None]) -> CallRecord:
+    """The agent log's record of a ``tools/call`` answered before the tool (params it cannot read)."""
+    return CallRecord(
+        time=now_iso(),
+        client=client[0],
+        client_version=client[1],
+        tool=call.tool,
+        arguments=call.arguments,
+        error=call.error,
+    )
+
+
 class RecallMcpServer:
     """The MCP server for one registry: tool listing, tool calls, change announcements."""
 
@@ -318,7 +330,10 @@ class RecallMcpServer:
         Lines the SDK cannot read are answered in front of it (see :mod:`recall_gui.mcp_wire`); the
         transport only iterates what it is given as stdin.
         """
-        stdin = AnsweringStdin(anyio.wrap_file(sys.stdin.buffer))
+        stdin = AnsweringStdin(
+            anyio.wrap_file(sys.stdin.buffer),
+            on_refused_call=lambda call: self._record(refused_call_record(call, stdin.client)),
+        )
         try:
             async with (
                 stdio_server(stdin=cast("anyio.AsyncFile[str]", stdin)) as (read_stream, write_stream),

@@ -13,15 +13,19 @@ front of the SDK, passes on every line the SDK reads as intended, and answers ev
   ``limit`` beyond 2**64 means 5 there, whatever its digits);
 - a notification or a response (no id, or a ``result``/``error``) is never answered, only logged.
 
+A ``tools/call`` answered here never reaches the tool, so it is handed to ``on_refused_call`` (the agent
+log's one record per call), with the client as it named itself at ``initialize``.
+
 Batches: MCP removed them (2025-06-18), so each request in one gets its own -32600.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +70,16 @@ def _as_floats(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class RefusedCall:
+    """A ``tools/call`` answered with an error here: what the agent log records of it (its arguments as
+    received; a number too long to read as the float cosh would read)."""
+
+    tool: str
+    arguments: Any
+    error: str
+
+
+@dataclass(frozen=True)
 class Verdict:
     """What to do with one line: hand it on to the SDK, answer it, and what to log."""
 
@@ -74,6 +88,8 @@ class Verdict:
     note: str | None = None
     #: The line to hand on instead of the client's (its too-long numbers read as floats).
     line: str | None = None
+    #: The ``tools/call`` refused by this verdict's reply.
+    refused_call: RefusedCall | None = None
 
 
 def _error(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
@@ -210,7 +226,19 @@ def _answer_message(raw: Any, sdk_error: ValueError) -> Verdict:
     if problem is None:
         problem = (types.INVALID_REQUEST, f"Invalid Request: {_reason(sdk_error)}")
     code, message = problem
-    return Verdict(False, (_error(request_id, code, message),), message)
+    refused = _refused_call(raw, message) if method == "tools/call" else None
+    return Verdict(False, (_error(request_id, code, message),), message, refused_call=refused)
+
+
+def _refused_call(raw: dict[str, Any], message: str) -> RefusedCall:
+    params = raw.get("params")
+    params = params if isinstance(params, dict) else {}
+    name = params.get("name")
+    return RefusedCall(
+        tool=name if isinstance(name, str) else "",
+        arguments=_as_floats(params.get("arguments")),
+        error=shown(message),
+    )
 
 
 def _request_problem(raw: dict[str, Any]) -> tuple[int, str] | None:
@@ -255,10 +283,15 @@ class AnsweringStdin:
     lines read before that wait for it.
     """
 
-    def __init__(self, lines: AsyncIterable[bytes]) -> None:
+    def __init__(
+        self, lines: AsyncIterable[bytes], on_refused_call: Callable[[RefusedCall], None] | None = None
+    ) -> None:
         self._lines = lines
         self._write_stream: Any = None
         self._attached = anyio.Event()
+        self._on_refused_call = on_refused_call
+        #: The client's name and version as it gave them at ``initialize`` (for refused calls' records).
+        self.client: tuple[str | None, str | None] = (None, None)
 
     def attach(self, write_stream: Any) -> None:
         self._write_stream = write_stream
@@ -270,8 +303,23 @@ class AnsweringStdin:
             verdict = judge(line)
             if verdict.note:
                 logger.warning("client message refused: %s", verdict.note)
+            if verdict.passed and '"initialize"' in line:
+                self._note_client(verdict.line or line)
+            if verdict.refused_call is not None and self._on_refused_call is not None:
+                self._on_refused_call(verdict.refused_call)
             for reply in verdict.replies:
                 await self._attached.wait()
                 await self._write_stream.send(SessionMessage(reply))
             if verdict.passed:
                 yield verdict.line or line
+
+    def _note_client(self, line: str) -> None:
+        with contextlib.suppress(ValueError, RecursionError, AttributeError):
+            raw = json.loads(line)
+            if isinstance(raw, dict) and raw.get("method") == "initialize":
+                info = (raw.get("params") or {}).get("clientInfo") or {}
+                name, version = info.get("name"), info.get("version")
+                self.client = (
+                    name if isinstance(name, str) else None,
+                    version if isinstance(version, str) else None,
+                )

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from recall_gui.core.agent_log import CallRecord, LogFiles
 from tests.kbtools import cosh_entry
 from tests.mcp.live import SharedKnowledgeBase, build_shared_kb, server_env
 from tests.providers import SECRET_KEY
@@ -253,6 +254,31 @@ def test_a_limit_too_long_to_read_means_5_as_for_any_limit_beyond_2_64(
     results = json.loads(reply["result"]["content"][0]["text"])["results"]
     assert len(results) == 5
     assert reply["result"]["content"] == beyond["result"]["content"]
+
+
+def test_a_call_refused_before_the_tool_is_in_the_agent_log(
+    server: RawServer, shared_kb: SharedKnowledgeBase
+) -> None:
+    server.send(tool_call('"logged"', '{"db_name": "notes", "query": "refused \\udc80 here"}'))
+    server.wait_for(lambda: bool(server.replies_to("logged")))
+    (reply,) = server.replies_to("logged")
+    assert reply["error"]["code"] == -32602
+    log = LogFiles(Path(shared_kb.env["RECALL_GUI_DATA_DIR"]))
+
+    def refused() -> list[CallRecord]:
+        read = log.read()
+        assert read.notes == ()  # every line reads back whole
+        return [r for r in read.records if "refused" in str((r.arguments or {}).get("query"))]
+
+    deadline = time.monotonic() + WAIT_S
+    while not refused() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the log's own thread writes it
+    (record,) = refused()
+    assert record.client == "raw" and record.client_version == "1"  # as it named itself at initialize
+    assert record.tool == "recall_search"
+    assert record.arguments == {"db_name": "notes", "query": "refused \udc80 here"}  # as received
+    assert record.error == reply["error"]["message"] and "not valid Unicode" in record.error
+    assert record.result_ids == ()
 
 
 def test_after_all_that_the_server_still_searches_and_lists(server: RawServer) -> None:
