@@ -8,9 +8,8 @@ front of the SDK, passes on every line the SDK reads as intended, and answers ev
 
 - a line that is no JSON: -32700 with ``"id": null``;
 - a message that is no valid request: -32600, with its id when the id can be read;
-- a request whose params cannot be read (not an object, text that is not Unicode): -32602 with its id;
-- a number in the params too long to read is passed on as the float cosh's JSON reader makes of it (a
-  ``limit`` beyond 2**64 means 5 there, whatever its digits);
+- a request whose params cannot be read (not an object, text that is not Unicode, a number too long to
+  read): -32602 with its id;
 - a notification or a response (no id, or a ``result``/``error``) is never answered, only logged.
 
 A ``tools/call`` answered here never reaches the tool, so it is handed to ``on_refused_call`` (the agent
@@ -24,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sys
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,35 +42,30 @@ MAX_INTEGER_DIGITS = 4000
 class _TooLong:
     """An integer in the text with more digits than can be read."""
 
-    def __init__(self, digits: int, negative: bool) -> None:
+    def __init__(self, digits: int) -> None:
         self.digits = digits
-        self.negative = negative
-
-    def as_float(self) -> float:
-        """What a JSON reader without big integers (serde_json's, cosh's) makes of it: the largest float."""
-        return -sys.float_info.max if self.negative else sys.float_info.max
 
 
 def _read_integer(text: str) -> int | _TooLong:
     digits = len(text.lstrip("-"))
-    return _TooLong(digits, text.startswith("-")) if digits > MAX_INTEGER_DIGITS else int(text)
+    return _TooLong(digits) if digits > MAX_INTEGER_DIGITS else int(text)
 
 
-def _as_floats(value: Any) -> Any:
-    """``value`` with every too-long integer replaced by its float."""
+def _recordable(value: Any) -> Any:
+    """``value`` as the agent log can write it: a number too long to read becomes a text saying so."""
     if isinstance(value, _TooLong):
-        return value.as_float()
+        return f"<a number of {value.digits:,} digits>"
     if isinstance(value, list):
-        return [_as_floats(item) for item in value]
+        return [_recordable(item) for item in value]
     if isinstance(value, dict):
-        return {key: _as_floats(item) for key, item in value.items()}
+        return {key: _recordable(item) for key, item in value.items()}
     return value
 
 
 @dataclass(frozen=True)
 class RefusedCall:
     """A ``tools/call`` answered with an error here: what the agent log records of it (its arguments as
-    received; a number too long to read as the float cosh would read)."""
+    received, but for a number too long to read)."""
 
     tool: str
     arguments: Any
@@ -86,8 +79,6 @@ class Verdict:
     passed: bool
     replies: tuple[types.JSONRPCError, ...] = ()
     note: str | None = None
-    #: The line to hand on instead of the client's (its too-long numbers read as floats).
-    line: str | None = None
     #: The ``tools/call`` refused by this verdict's reply.
     refused_call: RefusedCall | None = None
 
@@ -172,21 +163,7 @@ def _answer_unread(line: str, sdk_error: ValueError) -> Verdict:
         return Verdict(False, (_error(None, types.PARSE_ERROR, message),), message)
     if isinstance(raw, list):
         return _answer_batch(raw)
-    if isinstance(raw, dict) and _holds_too_long(raw.get("params")):
-        rewritten = json.dumps(raw | {"params": _as_floats(raw["params"])})
-        verdict = judge(rewritten)
-        return Verdict(True, line=rewritten) if verdict.passed else verdict
     return _answer_message(raw, sdk_error)
-
-
-def _holds_too_long(value: Any) -> bool:
-    if isinstance(value, _TooLong):
-        return True
-    if isinstance(value, list):
-        return any(_holds_too_long(item) for item in value)
-    if isinstance(value, dict):
-        return any(_holds_too_long(item) for item in value.values())
-    return False
 
 
 def _answer_batch(items: list[Any]) -> Verdict:
@@ -236,7 +213,7 @@ def _refused_call(raw: dict[str, Any], message: str) -> RefusedCall:
     name = params.get("name")
     return RefusedCall(
         tool=name if isinstance(name, str) else "",
-        arguments=_as_floats(params.get("arguments")),
+        arguments=_recordable(params.get("arguments")),
         error=shown(message),
     )
 
@@ -304,14 +281,14 @@ class AnsweringStdin:
             if verdict.note:
                 logger.warning("client message refused: %s", verdict.note)
             if verdict.passed and '"initialize"' in line:
-                self._note_client(verdict.line or line)
+                self._note_client(line)
             if verdict.refused_call is not None and self._on_refused_call is not None:
                 self._on_refused_call(verdict.refused_call)
             for reply in verdict.replies:
                 await self._attached.wait()
                 await self._write_stream.send(SessionMessage(reply))
             if verdict.passed:
-                yield verdict.line or line
+                yield line
 
     def _note_client(self, line: str) -> None:
         with contextlib.suppress(ValueError, RecursionError, AttributeError):
