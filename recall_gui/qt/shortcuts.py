@@ -25,19 +25,16 @@ class ShortcutsFirst(QObject):
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self._window = window
-        self._watched: set[int] = set()
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._watch)
             self._watch(None, app.focusWidget())
 
     def _watch(self, _old: QWidget | None, new: QWidget | None) -> None:
-        if new is None or id(new) in self._watched or new.window() is not self._window:
-            return
-        key = id(new)
-        self._watched.add(key)
-        new.installEventFilter(self)
-        new.destroyed.connect(lambda *_args: self._watched.discard(key))
+        # Installed again at each focus: Qt keeps one copy per widget, and a wrapper's id() is no identity
+        # for widgets Qt makes itself (cell editors), so remembering which were watched would miss some.
+        if new is not None and new.window() is self._window:
+            new.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
