@@ -496,6 +496,14 @@ def writable_entries(directory: Path) -> list[Any]:
     return list(data["dbs"])
 
 
+def _refuse_unwritable(directory: Path) -> None:
+    """Refuse before writing anything a registry whose second file could not be written after the first."""
+    try:
+        writable_entries(directory)
+    except RegistryError as error:
+        raise RegistryError(f"not saved: {error.message}", hint=error.hint) from None
+
+
 def set_description(directory: Path, name: str, description: str) -> None:
     """Change one database's description, keeping every other key and entry exactly as found on disk."""
     path = Path(directory) / DBS_FILE
@@ -553,7 +561,7 @@ def register_database(
     """
     directory = Path(directory)
     path = directory / DBS_FILE
-    _read_for_update(directory / ACTIVE_FILE)  # refuse before writing anything if it does not parse
+    _refuse_unwritable(directory)
 
     def change(data: Any) -> Any:
         if data is None:
@@ -592,8 +600,7 @@ def add_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool)
     directory = Path(directory)
     path = directory / DBS_FILE
     name = str(raw_entry["name"])
-    if active:
-        _read_for_update(directory / ACTIVE_FILE)  # refuse before writing anything if it does not parse
+    _refuse_unwritable(directory)
 
     def change(data: Any) -> Any:
         if data is None:

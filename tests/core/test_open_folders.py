@@ -335,3 +335,12 @@ def test_registering_refuses_a_taken_name_and_a_registry_that_does_not_parse(
     with pytest.raises(RecallError, match=r"rag_dbs\.json: is not valid JSON"):
         register(shared_session, registry, opened.entry, Registration("n2", "", MINILM))
     assert snapshot_tree(registry) == broken
+
+    # An active list that is no list: refused before the entry is written, not after (half a registration)
+    write_registry(registry, [cosh_entry("notes", "/x/notes")])
+    (registry / "rag_active.json").write_text("{}", encoding="utf-8")
+    odd = snapshot_tree(registry)
+    for active in (True, False):
+        with pytest.raises(RecallError, match=r"not saved: .*rag_active\.json is not a JSON array"):
+            register(shared_session, registry, opened.entry, Registration("n3", "", MINILM, active=active))
+        assert snapshot_tree(registry) == odd
