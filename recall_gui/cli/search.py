@@ -59,9 +59,9 @@ def limit_from_text(text: str) -> int:
         value = int(text)
         if parse_limit(value) == value:
             return value
-    shown = text if len(text) <= 40 else f"{text[:20]}…({len(text):,} characters)"
+    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text):,} characters)"
     print(
-        f"warning: --limit {shown!r} is not an integer from 0 to 2**64 - 1; using {DEFAULT_LIMIT}",
+        f"warning: --limit {shown} is not an integer from 0 to 2**64 - 1; using {DEFAULT_LIMIT}",
         file=sys.stderr,
     )
     return DEFAULT_LIMIT

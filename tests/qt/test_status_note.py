@@ -14,9 +14,12 @@ def test_text_and_tint_follow_each_verdict(qapp: QApplication) -> None:
     good = note.styleSheet()
     assert note.text() == f"{SYMBOLS['good']}  rank 1 of 5" and "background-color" in good
 
+    sheets: list[str] = []
+    restyle = note.setStyleSheet
+    note.setStyleSheet = lambda sheet: (sheets.append(sheet), restyle(sheet))  # type: ignore[method-assign,assignment]
     note.show_note("rank 2 of 5", "good")  # another text, the same tone
     assert note.text() == f"{SYMBOLS['good']}  rank 2 of 5" and note.message == "rank 2 of 5"
-    assert note.styleSheet() == good
+    assert note.styleSheet() == good and sheets == []  # not restyled (a style sheet relays out the note)
 
     note.show_note("rank 9: the agent does not see it", "bad")
     assert note.tone == "bad" and note.styleSheet() != good

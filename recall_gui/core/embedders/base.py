@@ -52,7 +52,7 @@ class QueryVector:
 
     async def wait(self) -> EmbeddedQuery:
         """The vector, awaited on the event loop; one already there costs no turn of the loop."""
-        if self.future.done():
+        if self.future.done() and not self.future.cancelled():
             return self.future.result()
         return await asyncio.wrap_future(self.future)
 

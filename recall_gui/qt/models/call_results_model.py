@@ -14,6 +14,7 @@ from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, hea
 
 RANK, ID, CONTENT, CHANGE = range(4)
 HEADERS = ("Rank", "ID", "Content (now)", "Change")
+_REPLAYED_HEADERS = ("Rank now", *HEADERS[1:])
 NOT_THERE = "not in the table now"
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
@@ -79,8 +80,7 @@ class CallResultsModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        titles = [*HEADERS[:RANK], "Rank now", *HEADERS[RANK + 1 :]] if self._replayed else HEADERS
-        return header_data(section, orientation, role, titles, {})
+        return header_data(section, orientation, role, _REPLAYED_HEADERS if self._replayed else HEADERS, {})
 
     def _content(self, entry_id: str) -> str | None:
         return self._contents.get(entry_id)
