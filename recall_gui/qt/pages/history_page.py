@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from recall_gui.core.errors import RecallError
 from recall_gui.core.text_diff import diff_lines
+from recall_gui.qt.pages.scope import TableScope
 from recall_gui.qt.panels.diff_view import DiffView
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from recall_gui.core.types import SearchHit
     from recall_gui.core.version_diff import RowChange, VersionDiff
     from recall_gui.core.versions import TableVersion
-    from recall_gui.qt.pages.knowledge_page import KnowledgePage
 
 CHANGE_MARKS = {"added": "+ added", "removed": "− removed", "changed": "~ "}
 #: Changes listed at most (the counts above the list are always complete).
@@ -96,7 +96,7 @@ class HistoryPage(QWidget):
     showKnowledge = Signal()
 
     def __init__(
-        self, services: WindowServices, knowledge: KnowledgePage, parent: QWidget | None = None
+        self, services: WindowServices, knowledge: TableScope, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self.setObjectName("historyPage")

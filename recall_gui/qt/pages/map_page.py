@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui.core.errors import RecallError
+from recall_gui.qt.pages.scope import TableScope
 from recall_gui.qt.panels.status_note import StatusNote, Tone
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import push_button
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from recall_gui.core.projection import Method
     from recall_gui.core.table_map import Colouring, TableMap
     from recall_gui.core.target import TableTarget
-    from recall_gui.qt.pages.knowledge_page import KnowledgePage
     from recall_gui.qt.panels.map_view import MapView, Mode
 
 #: Colours of categories (colour-blind-safe, Okabe & Ito, then Tableau), "other" in grey.
@@ -110,7 +110,7 @@ class MapPage(QWidget):
     showKnowledge = Signal()
 
     def __init__(
-        self, services: WindowServices, knowledge: KnowledgePage, parent: QWidget | None = None
+        self, services: WindowServices, knowledge: TableScope, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self.setObjectName("mapPage")
