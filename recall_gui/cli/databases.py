@@ -3,8 +3,17 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
 from recall_gui.core.errors import DatabaseNotFoundError
 from recall_gui.core.registry import DatabaseEntry, Registry
+from recall_gui.core.types import DEFAULT_LIMIT
+
+if TYPE_CHECKING:
+    from recall_gui.core.harness import Harness
+    from recall_gui.core.similar import FoundEntry
 
 
 def registered(registry: Registry, name: str) -> DatabaseEntry:
@@ -17,3 +26,28 @@ def registered(registry: Registry, name: str) -> DatabaseEntry:
             hint="Check the name with `recall-gui list`.",
         )
     return entry
+
+
+def entry_options(parser: argparse.ArgumentParser, limit_help: str) -> None:
+    """``--db``, ``--id`` and ``--limit``: one entry of a registered database (``similar``, ``rank``)."""
+    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
+    parser.add_argument("--id", required=True, metavar="ID", help="the entry's id")
+    parser.add_argument("--limit", default=str(DEFAULT_LIMIT), metavar="N", help=limit_help)
+
+
+async def entry_named(
+    harness: Harness, args: argparse.Namespace, using: str
+) -> tuple[DatabaseEntry, FoundEntry]:
+    """The database and the row that ``--db`` and ``--id`` name; when several rows share the id, the
+    first is taken and stderr says so (``using``: what is done with it, e.g. "ranking")."""
+    from recall_gui.core.similar import find_entry
+
+    entry = registered(harness.registry, args.db)
+    found = await find_entry(harness.session, entry.target, args.id)
+    if found.sharing_id > 1:
+        print(
+            f"warning: {found.sharing_id} entries have the id {args.id!r}; {using} the first "
+            f"(row {found.hit.row_id})",
+            file=sys.stderr,
+        )
+    return entry, found

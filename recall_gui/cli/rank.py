@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.cli.databases import registered
+from recall_gui.cli.databases import entry_named, entry_options
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.types import DEFAULT_LIMIT
 
 NAME = "rank"
 
@@ -26,31 +24,19 @@ def add_to(commands: Any) -> None:
         "JSON. Any registered database can be inspected; an agent only searches the active ones.",
     )
     registry_option(parser)
-    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
-    parser.add_argument("--id", required=True, metavar="ID", help="the entry's id")
-    parser.add_argument(
-        "--limit", default=str(DEFAULT_LIMIT), metavar="N", help="the agent's limit (default 5)"
-    )
+    entry_options(parser, "the agent's limit (default 5)")
     parser.add_argument("query", help="the search text")
     parser.set_defaults(run=run)
 
 
 async def _rank(args: argparse.Namespace) -> dict[str, Any]:
     from recall_gui.core.harness import Harness
-    from recall_gui.core.similar import find_entry
     from recall_gui.core.visibility import would_agent_see
 
     harness = Harness(location(args).directory)
     try:
-        entry = registered(harness.registry, args.db)
         limit = limit_from_text(args.limit)
-        found = await find_entry(harness.session, entry.target, args.id)
-        if found.sharing_id > 1:
-            print(
-                f"warning: {found.sharing_id} entries have the id {args.id!r}; ranking the first "
-                f"(row {found.hit.row_id})",
-                file=sys.stderr,
-            )
+        entry, found = await entry_named(harness, args, "ranking")
         row_id = found.hit.row_id if found.hit.row_id is not None else 0
         seen = await would_agent_see(harness, entry, args.query, limit, row_id, entry_id=found.hit.id)
         return {"db_name": entry.name, "active": entry.active, **seen.to_dict()}

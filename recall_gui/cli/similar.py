@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.cli.databases import registered
+from recall_gui.cli.databases import entry_named, entry_options
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.types import DEFAULT_LIMIT
 
 NAME = "similar"
 
@@ -24,29 +22,18 @@ def add_to(commands: Any) -> None:
         "comes first, at distance ~0. Any registered database can be inspected, active or not.",
     )
     registry_option(parser)
-    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
-    parser.add_argument("--id", required=True, metavar="ID", help="the entry's id")
-    parser.add_argument(
-        "--limit", default=str(DEFAULT_LIMIT), metavar="N", help="number of results (default 5)"
-    )
+    entry_options(parser, "number of results (default 5)")
     parser.set_defaults(run=run)
 
 
 async def _similar(args: argparse.Namespace) -> str:
     from recall_gui.core.harness import Harness
-    from recall_gui.core.similar import find_entry, more_like, similar_json
+    from recall_gui.core.similar import more_like, similar_json
 
     harness = Harness(location(args).directory)
     try:
-        entry = registered(harness.registry, args.db)
         limit = limit_from_text(args.limit)
-        found = await find_entry(harness.session, entry.target, args.id)
-        if found.sharing_id > 1:
-            print(
-                f"warning: {found.sharing_id} entries have the id {args.id!r}; searching with the first "
-                f"(row {found.hit.row_id})",
-                file=sys.stderr,
-            )
+        entry, found = await entry_named(harness, args, "searching with")
         return similar_json(await more_like(harness, entry, found.hit, limit))
     finally:
         await harness.aclose()
