@@ -29,6 +29,20 @@ RowIds = npt.NDArray[np.uint64]
 
 #: Unit roundoff of float32.
 _U = float(np.finfo(np.float32).eps) / 2
+
+
+def rounding_slack(dim: int, scale: float) -> float:
+    """How far a distance computed from float32 dot products of length ``dim`` can be from the exact one,
+    for vectors whose distances are at most ``scale``.
+
+    Any float32 dot product of length d is within gamma_d * |x| |q| of the true value, whatever the
+    summation order (BLAS blocking, FMA); the norms and the few float32 operations after it add a few
+    roundoffs, and ordering by float32-rounded distances one more. The slack covers all of it, twice.
+    """
+    gamma = dim * _U / (1 - dim * _U)
+    return 8 * (gamma + 4 * _U) * scale
+
+
 #: Rows per block when bounding the k-th smallest score by block minima.
 _BLOCK = 64
 #: Candidates re-scored in float64 at once (bounds the temporary memory of a pathological query).
@@ -159,12 +173,7 @@ def nearest_rows(
         raise ValueError(f"unknown metric {metric!r}")
     if allowed is not None:
         scores[~allowed] = np.inf
-    # Any float32 dot product of length d is within gamma_d * |x| |q| of the true value, whatever the
-    # summation order (BLAS blocking, FMA); the norms and the few float32 operations after it add a few
-    # roundoffs, and ordering by float32-rounded distances one more. The slack covers all of it, twice.
-    dim = int(q.shape[0])
-    gamma = dim * _U / (1 - dim * _U)
-    slack = 8 * (gamma + 4 * _U) * scale
+    slack = rounding_slack(int(q.shape[0]), scale)
     threshold = _kth_smallest_bound(scores, k) + slack
     candidates = np.flatnonzero(scores <= threshold)
     best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)

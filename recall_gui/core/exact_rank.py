@@ -14,10 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.exact import VectorMatrix, exact_distances
-
-#: Unit roundoff of float32.
-_U = float(np.finfo(np.float32).eps) / 2
+from recall_gui.core.exact import VectorMatrix, exact_distances, rounding_slack
 
 
 def rank_of(
@@ -50,11 +47,7 @@ def rank_of(
         raise ValueError(f"unknown metric {metric!r}")
     if allowed is not None:
         approx[~allowed] = np.inf
-    # The float32 dot products are within gamma_d |x| |q| of the true ones (see exact.nearest_rows): the
-    # slack covers that, the norms and the rounding to float32, twice over.
-    dim = int(q.shape[0])
-    gamma = dim * _U / (1 - dim * _U)
-    slack = 8 * (gamma + 4 * _U) * scale
+    slack = rounding_slack(int(q.shape[0]), scale)
     ahead = int(np.count_nonzero(approx < own - slack))
     near = np.flatnonzero(np.abs(approx - own) <= slack)
     near = near[near != position]
