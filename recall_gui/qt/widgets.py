@@ -304,6 +304,16 @@ def monospace_font_family() -> str:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
 
 
+def selectable_label(name: str, *, wrap: bool = False) -> QLabel:
+    """A label of plain text the user can select and copy (a path, a state, a call's arguments)."""
+    label = QLabel()
+    label.setObjectName(name)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setWordWrap(wrap)
+    return label
+
+
 def push_button(text: str, name: str, tip: str = "") -> QPushButton:
     button = QPushButton(text)
     button.setObjectName(name)

@@ -40,7 +40,7 @@ from recall_gui.qt.agent_server import AgentServer, ServerState, ServerTarget
 from recall_gui.qt.panels.diff_view import DiffView
 from recall_gui.qt.panels.status_note import StatusNote, Tone
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import group_box, push_button, text_view
+from recall_gui.qt.widgets import group_box, push_button, selectable_label, text_view
 
 #: How long the editor must rest before the diff is recomputed.
 DIFF_DELAY_MS = 300
@@ -133,10 +133,7 @@ class AgentPage(QWidget):
     # --- layout ---------------------------------------------------------------------------------------
 
     def _server_row(self) -> QHBoxLayout:
-        self.server_state = QLabel()
-        self.server_state.setObjectName("agentServerState")
-        self.server_state.setWordWrap(True)
-        self.server_state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.server_state = selectable_label("agentServerState", wrap=True)
         self.refresh_button = push_button(
             "Ref&resh", "agentRefreshButton", "List the tool again (starting the server if it is not running)"
         )
@@ -178,11 +175,7 @@ class AgentPage(QWidget):
 
     def _call_box(self) -> QWidget:
         """The knowledge page's query sent as ``tools/call``, and the payload that came back."""
-        self.call_arguments = QLabel()
-        self.call_arguments.setObjectName("agentCallArguments")
-        self.call_arguments.setWordWrap(True)
-        self.call_arguments.setTextFormat(Qt.TextFormat.PlainText)
-        self.call_arguments.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.call_arguments = selectable_label("agentCallArguments", wrap=True)
         self.run_button = push_button(
             "R&un Through the Server",
             "agentRunButton",

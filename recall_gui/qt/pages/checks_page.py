@@ -36,7 +36,7 @@ from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, text_view
+from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, selectable_label, text_view
 
 if TYPE_CHECKING:
     from recall_gui.core.check_history import Change, LastRun
@@ -140,9 +140,7 @@ class ChecksPage(QWidget):
         self._show_file()
 
     def _build_widgets(self) -> None:
-        self.file_label = QLabel()
-        self.file_label.setObjectName("checksFile")
-        self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.file_label = selectable_label("checksFile")
         self.new_button = push_button("New…", "checksNewButton", "Start an empty golden file")
         self.open_button = push_button("Open…", "checksOpenButton", "Work on another golden file")
         self.save_as_button = push_button(

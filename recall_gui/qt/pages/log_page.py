@@ -54,7 +54,7 @@ from recall_gui.qt.models.calls_model import (
 from recall_gui.qt.models.roles import ITEM_ROLE
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import PlaceholderTableView, push_button
+from recall_gui.qt.widgets import PlaceholderTableView, push_button, selectable_label
 
 if TYPE_CHECKING:
     from recall_gui.core.agent_review import Coverage
@@ -151,9 +151,7 @@ class LogPage(QWidget):
         self.max_spin.setRange(1, MAX_MB)
         self.max_spin.setSuffix(" MB")
         self.max_spin.setToolTip("The log keeps the newest calls within this size; older ones are dropped")
-        self.location = QLabel()
-        self.location.setObjectName("logLocation")
-        self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.location = selectable_label("logLocation")
         self.location.setEnabled(False)  # the palette's dim text: a detail
         # A long path is cut rather than widening the window; the tooltip holds all of it.
         self.location.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -211,11 +209,8 @@ class LogPage(QWidget):
 
     def _call_detail(self) -> QWidget:
         """The selected call: what was asked and what came of it, Replay, and its results."""
-        self.summary = QLabel(HINT_PICK)
-        self.summary.setObjectName("logCallSummary")
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = selectable_label("logCallSummary", wrap=True)
+        self.summary.setText(HINT_PICK)
         self.replay_button = push_button(
             "Re&play",
             "logReplayButton",

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui.qt.models.roles import plain_value
-from recall_gui.qt.widgets import group_box, monospace_font_family, push_button, text_view
+from recall_gui.qt.widgets import group_box, monospace_font_family, push_button, selectable_label, text_view
 
 if TYPE_CHECKING:
     from recall_gui.core.types import Vector
@@ -98,9 +98,7 @@ class DetailPanel(QWidget):
         self.id_edit.setReadOnly(True)
         self.position = QLabel()
         self.position.setObjectName("detailPosition")
-        self.vector_label = QLabel()
-        self.vector_label.setObjectName("detailVector")
-        self.vector_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.vector_label = selectable_label("detailVector")
         copy_id = push_button("Copy", "copyIdButton", "Copy the id")
         self.copy_vector = push_button("Copy", "copyVectorButton", "Copy the vector as a JSON array")
         copy_id.clicked.connect(lambda: _copy(self.id_edit.text()))

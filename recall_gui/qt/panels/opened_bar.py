@@ -4,12 +4,12 @@ databases…"."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QWidget
 
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
-from recall_gui.qt.widgets import push_button
+from recall_gui.qt.widgets import push_button, selectable_label
 
 
 class OpenedBar(QWidget):
@@ -23,9 +23,7 @@ class OpenedBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("openedBar")
-        self.info = QLabel()
-        self.info.setObjectName("openedInfo")
-        self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.info = selectable_label("openedInfo")
         self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.model_button = QPushButton()
         self.model_button.setObjectName("modelButton")
