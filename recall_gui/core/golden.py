@@ -18,6 +18,7 @@ from typing import Any
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.errors import GoldenFileError
 from recall_gui.core.paths import app_data_dir
+from recall_gui.core.surrogates import is_unicode
 from recall_gui.core.types import DEFAULT_LIMIT, MAX_LIMIT
 
 GOLDEN_SCHEMA: dict[str, Any] = {
@@ -136,7 +137,7 @@ def parse_golden(text: str, source: str) -> GoldenFile:
             ("db_name", check.db_name),
             *(("expect", i) for i in check.expect),
         ):
-            if not _is_unicode(value):
+            if not is_unicode(value):
                 raise GoldenFileError(
                     f"{where}: {name} holds an unpaired surrogate (\\ud800-\\udfff), which is not text",
                     hint="Write the text as it is, or escape whole characters only.",
@@ -221,14 +222,6 @@ def _check_offsets(text: str) -> list[int]:
         if text[at : at + 1] == ",":
             at = skip(at + 1)
     return found
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def read_golden(path: Path) -> GoldenFile:

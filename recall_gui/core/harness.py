@@ -20,6 +20,7 @@ from recall_gui.core.nearest import open_for_search, rank, require_width
 from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
 from recall_gui.core.registry_advice import not_found_hint
 from recall_gui.core.session import Session
+from recall_gui.core.surrogates import is_unicode
 from recall_gui.core.types import DEFAULT_LIMIT, RecallOutput, SearchResult
 
 _U64_LIMIT = 2**64
@@ -41,21 +42,12 @@ def parse_arguments(args: Mapping[str, Any]) -> tuple[str, str, int]:
     query = args.get("query")
     if not isinstance(query, str):
         raise InvalidInputError("missing 'query'")
-    if not _is_unicode(query):
+    if not is_unicode(query):
         raise InvalidInputError(
             "'query' is not valid Unicode text (it holds an unpaired surrogate)",
             hint="Send the query as UTF-8 text; cosh's JSON parser refuses such a string too.",
         )
     return db_name, query, parse_limit(args.get("limit"))
-
-
-def _is_unicode(text: str) -> bool:
-    """False for strings no UTF-8 encoder (tokenizer, JSON output) can take: lone surrogates."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 @dataclass(frozen=True)

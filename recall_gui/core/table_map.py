@@ -33,7 +33,7 @@ from recall_gui.core.projection import (
     sample_rows,
 )
 from recall_gui.core.session import Session
-from recall_gui.core.tables import OpenTable, bounded, read_query
+from recall_gui.core.tables import OpenTable, read_batches, read_query
 from recall_gui.core.target import TableTarget
 from recall_gui.core.vector_cache import CachedTable
 from recall_gui.core.versions import list_versions
@@ -41,7 +41,6 @@ from recall_gui.core.versions import list_versions
 if TYPE_CHECKING:
     import pyarrow as pa
 
-READ_BATCH_ROWS = 8192
 #: Categories a column is coloured by at most; the rest share one colour ("other").
 MAX_CATEGORIES = 10
 
@@ -187,14 +186,9 @@ async def _read_vectors(
     row_ids = np.empty(keep, np.uint64)
     what = f'reading the vectors of "{opened.name}"'
     query = opened.table.query().where(f"{_quote(column)} IS NOT NULL").select([column]).with_row_id()
-    reader = await bounded(query.to_batches(max_batch_length=READ_BATCH_ROWS), what)
     seen = filled = 0
     loop = asyncio.get_running_loop()
-    while True:
-        try:
-            batch = await bounded(reader.__anext__(), what)
-        except StopAsyncIteration:
-            break
+    async for batch in read_batches(query, what):
         taking = functools.partial(_take, chosen=chosen, seen=seen, matrix=matrix, row_ids=row_ids)
         filled = await loop.run_in_executor(session.inspect_executor, taking, batch, column, filled)
         seen += batch.num_rows

@@ -13,7 +13,7 @@ import inspect
 import os
 import re
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -188,6 +188,22 @@ async def bounded(operation: Awaitable[T], what: str, limit_s: float | None = No
         # starts: close it, so that it is not reported as a coroutine never awaited.
         if inspect.iscoroutine(operation) and inspect.getcoroutinestate(operation) == "CORO_CREATED":
             operation.close()
+
+
+#: Rows per batch read from LanceDB: big enough to be fast (~12 MB at 384-d), small enough to be cheap.
+READ_BATCH_ROWS = 8192
+
+
+async def read_batches(query: Any, what: str) -> AsyncIterator[pa.RecordBatch]:
+    """The query's rows batch by batch, each read bounded in time (a whole-table read may take long; no
+    single batch may)."""
+    reader = await bounded(query.to_batches(max_batch_length=READ_BATCH_ROWS), what)
+    while True:
+        try:
+            batch = await bounded(reader.__anext__(), what)
+        except StopAsyncIteration:
+            return
+        yield batch
 
 
 async def read_query(query: Any, what: str) -> pa.Table:

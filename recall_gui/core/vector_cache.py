@@ -40,15 +40,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from recall_gui.core.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
-from recall_gui.core.tables import OpenTable, bounded
+from recall_gui.core.tables import OpenTable, bounded, read_batches
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 CACHE_ENV = "RECALL_GUI_EXACT_CACHE_MB"
 DEFAULT_CACHE_MB = 2048
-#: Rows per batch read from LanceDB: big enough to be fast (~12 MB at 384-d), small enough to be cheap.
-READ_BATCH_ROWS = 8192
 MB = 1024 * 1024
 #: A search waits for the vectors to be read up to this size (~165k rows at 384-d, under a second).
 WAIT_FOR_READ_BYTES = 256 * MB
@@ -350,12 +348,7 @@ class VectorCache:
         loop = asyncio.get_running_loop()
         builder = _MatrixBuilder(rows, opened.columns.vector_dim, column, payload_limit)
         query = opened.table.query().select([column, *others]).with_row_id()
-        reader = await bounded(query.to_batches(max_batch_length=READ_BATCH_ROWS), what)
-        while True:
-            try:
-                batch = await bounded(reader.__anext__(), what)
-            except StopAsyncIteration:
-                break
+        async for batch in read_batches(query, what):
             await loop.run_in_executor(self.executor, builder.add, batch)
         return await loop.run_in_executor(self.executor, builder.finish)
 

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from recall_gui.core.rows import hits_from_arrow
 from recall_gui.core.session import Session
-from recall_gui.core.tables import OpenTable, bounded, read_query
+from recall_gui.core.tables import OpenTable, read_batches, read_query
 from recall_gui.core.target import TableTarget
 from recall_gui.core.types import SearchHit
 from recall_gui.core.versions import find_version, list_versions
@@ -35,7 +35,6 @@ MatchedBy = Literal["id", "content"]
 #: ``progress(rows_read, rows_in_all)`` while the two versions are read.
 DiffProgress = Callable[[int, int], None]
 
-READ_BATCH_ROWS = 8192
 #: Odd multipliers for the vectors' digest (fixed, so a digest means the same in every run).
 _WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**63, size=65536, dtype=np.uint64) * 2 + 1
 _NONE = 0  # the digest of a missing content or vector
@@ -193,13 +192,8 @@ async def _read(
     wanted = list(dict.fromkeys([*([key] if key else []), columns.content, columns.vector]))
     what = f'reading version {opened.version} of "{opened.name}"'
     query = opened.table.query().select(wanted).with_row_id()
-    reader = await bounded(query.to_batches(max_batch_length=READ_BATCH_ROWS), what)
     loop = asyncio.get_running_loop()
-    while True:
-        try:
-            batch = await bounded(reader.__anext__(), what)
-        except StopAsyncIteration:
-            break
+    async for batch in read_batches(query, what):
         await loop.run_in_executor(
             session.inspect_executor, _fingerprint, batch, key, columns.content, columns.vector, side
         )
