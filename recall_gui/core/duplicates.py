@@ -20,9 +20,9 @@ from recall_gui.core.exact import bytes_per_row
 from recall_gui.core.near_duplicates import GroupFinder, Grouping
 from recall_gui.core.rows import columns_from_arrow
 from recall_gui.core.session import Session
-from recall_gui.core.tables import OpenTable, read_query
+from recall_gui.core.tables import OpenTable
 from recall_gui.core.target import TableTarget
-from recall_gui.core.vector_cache import CACHE_ENV, MB, CachedTable, NotCached, cache_limit
+from recall_gui.core.vector_cache import CACHE_ENV, MB, CachedTable, NotCached, cache_limit, rows_at
 
 DEFAULT_METRIC = "cosine"
 
@@ -147,25 +147,15 @@ async def _group_rows(
     """The id and content of every grouped row: from memory when the table's other columns are held
     there, else read from the table by row id."""
     import numpy as np
-    import pyarrow as pa
 
     if not grouping.groups:
         return ()
     positions = np.concatenate(grouping.groups)
-    row_ids = cached.vectors.row_ids[positions]
-    if cached.payload is not None:
-        rows = cached.payload.take(pa.array(positions)).append_column("_rowid", pa.array(row_ids))
-    else:
-        wanted = [int(row_id) for row_id in row_ids]
-        taking = opened.table.take_row_ids(wanted).select(opened.row_columns).with_row_id()
-        read = await read_query(taking, f'reading the near-duplicates of "{opened.name}"')
-        by_row_id = {row_id: i for i, row_id in enumerate(read.column("_rowid").to_pylist())}
-        rows = read.take([by_row_id[row_id] for row_id in wanted if row_id in by_row_id])
-        if rows.num_rows != len(wanted):
-            raise RecallError(
-                f'"{opened.name}" changed while its near-duplicates were looked for',
-                hint="Look for them again.",
-            )
+    rows = await rows_at(opened, cached, positions, f'reading the near-duplicates of "{opened.name}"')
+    if rows is None:
+        raise RecallError(
+            f'"{opened.name}" changed while its near-duplicates were looked for', hint="Look for them again."
+        )
     found = columns_from_arrow(rows, opened.columns)
     groups: list[DuplicateGroup] = []
     at = 0

@@ -34,7 +34,7 @@ from recall_gui.core.session import Session
 from recall_gui.core.tables import OpenTable, TableIndex, bounded, read_query
 from recall_gui.core.target import TableOptions, TableTarget
 from recall_gui.core.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult, effective_limit
-from recall_gui.core.vector_cache import CachedTable, NotCached
+from recall_gui.core.vector_cache import CachedTable, NotCached, rows_at
 
 if TYPE_CHECKING:
     from lancedb.query import AsyncVectorQuery
@@ -246,18 +246,9 @@ async def _exact_hits(
         return ()
     import pyarrow as pa
 
-    row_ids = vectors.row_ids[positions]
-    if cached.payload is not None:
-        ranked = cached.payload.take(pa.array(positions)).append_column("_rowid", pa.array(row_ids))
-    else:
-        wanted = [int(row_id) for row_id in row_ids]
-        taking = opened.table.take_row_ids(wanted).select(opened.row_columns).with_row_id()
-        rows = await read_query(taking, f'reading the hits from "{opened.name}"')
-        # take_row_ids answers in row-id order, not in the order asked: put the hits back in rank order.
-        position = {row_id: i for i, row_id in enumerate(rows.column("_rowid").to_pylist())}
-        if len(position) != len(wanted) or any(row_id not in position for row_id in wanted):
-            return None
-        ranked = rows.take([position[row_id] for row_id in wanted])
+    ranked = await rows_at(opened, cached, positions, f'reading the hits from "{opened.name}"')
+    if ranked is None:
+        return None
     # The vectors are the ones in memory (the same float32 values): no need to read them again.
     hit_vectors = vectors.matrix[positions]
     ranked = ranked.append_column(

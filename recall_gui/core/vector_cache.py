@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from recall_gui.core.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
-from recall_gui.core.tables import OpenTable, bounded, read_batches
+from recall_gui.core.tables import OpenTable, bounded, read_batches, read_query
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
     import pyarrow as pa
 
 CACHE_ENV = "RECALL_GUI_EXACT_CACHE_MB"
@@ -79,6 +80,27 @@ class CachedTable:
 
 
 Loaded = CachedTable | NotCached
+
+
+async def rows_at(
+    opened: OpenTable, cached: CachedTable, positions: npt.NDArray[np.intp], what: str
+) -> pa.Table | None:
+    """The table's other columns (and ``_rowid``) for the rows at ``positions`` of the vector matrix, in
+    that order: from memory when the payload is held, else read by row id; ``None`` if some of those rows
+    are no longer in the table (it changed meanwhile)."""
+    import pyarrow as pa
+
+    row_ids = cached.vectors.row_ids[positions]
+    if cached.payload is not None:
+        return cached.payload.take(pa.array(positions)).append_column("_rowid", pa.array(row_ids))
+    wanted = [int(row_id) for row_id in row_ids]
+    taking = opened.table.take_row_ids(wanted).select(opened.row_columns).with_row_id()
+    rows = await read_query(taking, what)
+    # take_row_ids answers in row-id order, not in the order asked: put the rows back in that order.
+    position = {row_id: i for i, row_id in enumerate(rows.column("_rowid").to_pylist())}
+    if any(row_id not in position for row_id in wanted):
+        return None
+    return rows.take([position[row_id] for row_id in wanted])
 
 
 def default_limit_mb() -> int:
