@@ -1,5 +1,5 @@
 """Finding a database by name for the commands that inspect one (active or not): ``similar``,
-``duplicates`` and ``rank``."""
+``duplicates``, ``rank``, ``versions`` and ``diff``."""
 
 from __future__ import annotations
 
@@ -26,6 +26,17 @@ def registered(registry: Registry, name: str) -> DatabaseEntry:
             hint="Check the name with `recall-gui list`.",
         )
     return entry
+
+
+def database(args: argparse.Namespace) -> DatabaseEntry:
+    """The registered database ``--db`` names in the registry the options give, after warning of the
+    registry's problems (``versions``, ``diff``)."""
+    from recall_gui.cli.common import location, warn_problems
+    from recall_gui.core.registry import load_registry
+
+    where = location(args)
+    warn_problems(where)
+    return registered(load_registry(where.directory), args.db)
 
 
 def entry_options(parser: argparse.ArgumentParser, limit_help: str) -> None:

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, write_stdout
-from recall_gui.cli.inspecting import database
+from recall_gui.cli.databases import database
 
 if TYPE_CHECKING:
     from recall_gui.core.version_diff import VersionDiff

@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, write_stdout
-from recall_gui.cli.inspecting import database
+from recall_gui.cli.databases import database
 
 if TYPE_CHECKING:
     from recall_gui.core.versions import TableVersion
