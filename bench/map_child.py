@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import sys
 from typing import Any
 
 from bench.gap import GapMeter
-from bench.window_child import idle_gap
+from bench.window_child import idle_gap, run_measured
 
 PAN_STEPS = 60
 ZOOM_STEPS = 20
@@ -89,23 +86,7 @@ def main() -> None:
     parser.add_argument("--config", required=True)
     args = parser.parse_args()
 
-    import qasync
-    from PySide6.QtWidgets import QApplication
-
-    from recall_gui.qt.app import configure_qt_process
-
-    configure_qt_process()
-    app = QApplication(sys.argv[:1])
-    app.setQuitOnLastWindowClosed(False)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    try:
-        measured = loop.run_until_complete(session(args))
-    finally:
-        loop.close()
-    print(json.dumps(measured), flush=True)
-    sys.stderr.flush()
-    os._exit(0)
+    run_measured(session(args))
 
 
 if __name__ == "__main__":

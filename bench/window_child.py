@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 import numpy as np
@@ -207,13 +208,9 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
     return measured
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--registry", required=True)
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--vectors-100k", required=True)
-    args = parser.parse_args()
-
+def run_measured(measuring: Coroutine[Any, Any, dict[str, Any]]) -> None:
+    """Run ``measuring`` on a Qt event loop set up as the app sets itself up, print what it measured as one
+    JSON line, and leave the process at once."""
     import qasync
     from PySide6.QtWidgets import QApplication
 
@@ -226,7 +223,7 @@ def main() -> None:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
-        measured = loop.run_until_complete(session(args))
+        measured = loop.run_until_complete(measuring)
     finally:
         loop.close()
     print(json.dumps(measured), flush=True)
@@ -234,6 +231,16 @@ def main() -> None:
     # crash at exit in ways that say nothing about the app (its own exit is tested by the smoke run).
     sys.stderr.flush()
     os._exit(0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--registry", required=True)
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--vectors-100k", required=True)
+    args = parser.parse_args()
+
+    run_measured(session(args))
 
 
 if __name__ == "__main__":
