@@ -34,6 +34,11 @@ def add_to(commands: Any) -> None:
     )
     registry_option(parser)
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument(
+        "--junit",
+        metavar="OUT.xml",
+        help="also write a JUnit XML report (one test case per check) for CI to show",
+    )
     parser.add_argument("file", metavar="FILE", help="the golden file")
     parser.set_defaults(run=run)
 
@@ -69,7 +74,24 @@ def format_run(run: CheckRun) -> str:
     summary = f"{run.passed} passed, {run.failed} failed"
     if run.errors:
         summary += f", {run.errors} could not run"
+    metrics = run.metrics
+    if metrics is not None:
+        summary += f"\n{metrics.describe()}"
     return "\n".join([*lines, summary]) if lines else "no checks in the file\n" + summary
+
+
+def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
+    from recall_gui.core.junit_report import write_junit
+
+    try:
+        write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit))
+    except OSError as error:
+        report_error(
+            f"the JUnit report was not written to {args.junit}: {error.strerror or error}",
+            "Name a file in a folder you can write to.",
+        )
+        return False
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
         write_stdout(json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(format_run(outcome) + "\n")
+    if args.junit is not None and not _write_junit(outcome, args):
+        return EXIT_UNUSABLE
     if outcome.errors:
         first = next(o for o in outcome.outcomes if o.error is not None)
         more = f" (and {outcome.errors - 1} more)" if outcome.errors > 1 else ""

@@ -15,6 +15,7 @@ from typing import Any
 from recall_gui.core.errors import RecallError
 from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.harness import Harness
+from recall_gui.core.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.types import RecallOutput
 
 
@@ -47,6 +48,13 @@ class CheckOutcome:
     def passed(self) -> bool:
         return self.error is None and all(expected.rank is not None for expected in self.expected)
 
+    @property
+    def metrics(self) -> CheckMetrics | None:
+        """Recall, reciprocal rank and nDCG of the agent's results; ``None`` when the check could not run."""
+        if self.error is not None:
+            return None
+        return check_metrics([expected.rank for expected in self.expected], self.check.limit)
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "db_name": self.check.db_name,
@@ -56,6 +64,9 @@ class CheckOutcome:
             "expected": [{"id": expected.id, "rank": expected.rank} for expected in self.expected],
             "results": list(self.results),
         }
+        metrics = self.metrics
+        if metrics is not None:
+            data["metrics"] = metrics.to_dict()
         if self.error is not None:
             data["error"] = self.error
         return data
@@ -80,10 +91,17 @@ class CheckRun:
         """Checks that ran and missed an expected id (checks that could not run are :attr:`errors`)."""
         return len(self.outcomes) - self.passed - self.errors
 
+    @property
+    def metrics(self) -> MeanMetrics | None:
+        """The means over the checks that ran; ``None`` when none did."""
+        return mean_metrics([m for m in (o.metrics for o in self.outcomes) if m is not None])
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
         if self.errors:
             data["errors"] = self.errors
+        metrics = self.metrics
+        data["metrics"] = None if metrics is None else metrics.to_dict()
         data["checks"] = [outcome.to_dict() for outcome in self.outcomes]
         return data
 
