@@ -17,6 +17,7 @@ from recall_gui.cli import (
     demo,
     diff,
     duplicates,
+    hubs,
     listing,
     log,
     mcp,
@@ -45,6 +46,7 @@ COMMANDS = (
     similar,
     rank,
     duplicates,
+    hubs,
 )
 
 

@@ -1,0 +1,152 @@
+"""``recall-gui hubs``: the entries the agent's search returns for many of a set of queries."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from recall_gui.core.harness import Harness
+    from recall_gui.core.hubs import HubQuery, HubReport
+    from recall_gui.core.registry import DatabaseEntry
+
+NAME = "hubs"
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help="find hubs: entries returned for a large share of queries (boilerplate that crowds results)",
+        description="Search a knowledge base with a set of queries, exactly as an agent's recall_search "
+        "does, and count for each entry the queries it is returned for. The queries come from a golden "
+        "file (each check at its own limit), a text file (one query a line) or the agent log (--log).",
+    )
+    registry_option(parser)
+    parser.add_argument("--db", metavar="NAME", help="a registered database (active or not)")
+    add_path_options(parser)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--queries", metavar="FILE", help="a golden file, or a text file of one query a line")
+    source.add_argument("--log", action="store_true", help="the queries agents sent to --db (the agent log)")
+    parser.add_argument(
+        "--limit", type=int, metavar="K", help="results per query (default: each check's own, else 5)"
+    )
+    parser.add_argument(
+        "--share",
+        type=float,
+        metavar="S",
+        help="name as hubs the entries returned for more than this share of the queries (default 0.25)",
+    )
+    parser.add_argument("--json", action="store_true", help="print every returned entry as JSON")
+    parser.set_defaults(run=run)
+
+
+def _refuse_bad_options(args: argparse.Namespace) -> None:
+    refuse_without_path(args)
+    if (args.db is None) == (args.path is None):
+        raise InvalidInputError("give one of --db NAME or --path PATH", hint="See `recall-gui hubs --help`.")
+    if args.log and args.db is None:
+        raise InvalidInputError(
+            "--log takes the queries agents sent to a registered database",
+            hint="Use --db NAME, or give the queries with --queries FILE.",
+        )
+    if args.limit is not None and not 1 <= args.limit <= 100:
+        raise InvalidInputError(f"--limit must be between 1 and 100, not {args.limit}")
+    if args.share is not None and not 0 <= args.share < 1:
+        raise InvalidInputError(f"--share must be at least 0 and below 1, not {args.share}")
+
+
+def _queries_from_file(path: Path, db_name: str | None, limit: int | None) -> list[HubQuery]:
+    from recall_gui.core.golden import read_golden
+    from recall_gui.core.hubs import HubQuery
+    from recall_gui.core.types import DEFAULT_LIMIT
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"{path}: cannot be read as UTF-8 text ({error})") from None
+    if text.lstrip().startswith("{"):
+        checks = read_golden(path).checks
+        chosen = [check for check in checks if db_name is None or check.db_name == db_name]
+        if checks and not chosen:
+            raise InvalidInputError(f"{path} has no check for the database {db_name!r}")
+        return [HubQuery(check.query, limit or check.limit) for check in chosen]
+    return [HubQuery(line.strip(), limit or DEFAULT_LIMIT) for line in text.splitlines() if line.strip()]
+
+
+def _queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
+    from recall_gui.core.agent_log import LogFiles, select
+    from recall_gui.core.hubs import HubQuery
+    from recall_gui.core.types import DEFAULT_LIMIT
+
+    queries = []
+    for record in select(LogFiles().read().records, db_name=db_name):
+        arguments = record.arguments if isinstance(record.arguments, dict) else {}
+        query, asked = arguments.get("query"), arguments.get("limit")
+        if isinstance(query, str) and query.strip():
+            own = (
+                asked
+                if isinstance(asked, int) and not isinstance(asked, bool) and 1 <= asked <= 100
+                else None
+            )
+            queries.append(HubQuery(query, limit or own or DEFAULT_LIMIT))
+    return queries
+
+
+async def _entry(harness: Harness, args: argparse.Namespace) -> DatabaseEntry:
+    if args.path is None:
+        from recall_gui.cli.databases import registered
+
+        return registered(harness.registry, args.db)
+    from recall_gui.core.folders import open_table
+
+    opened = await open_table(
+        harness.session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
+    )
+    return opened.entry
+
+
+async def _hubs(args: argparse.Namespace, queries: list[HubQuery]) -> HubReport:
+    from recall_gui.core.harness import Harness
+    from recall_gui.core.hubs import find_hubs
+
+    harness = Harness(location(args).directory)
+    try:
+        return await find_hubs(harness, await _entry(harness, args), queries)
+    finally:
+        await harness.aclose()
+
+
+def format_report(report: HubReport, share: float) -> str:
+    hubs = report.hubs(share)
+    limit = f"limit {report.limit}" if report.limit is not None else "each check's own limit"
+    lines = [f"{report.queries} queries searched as the agent searches ({limit})"]
+    if not hubs:
+        lines.append(f"no hubs: no entry is returned for more than {share:.0%} of the queries")
+    for hub in hubs:
+        lines.append(f"hub  {hub.id}: returned for {hub.returned_for} of {report.queries} ({hub.share:.0%})")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_gui.core.hubs import DEFAULT_HUB_SHARE
+
+    _refuse_bad_options(args)
+    if args.log:
+        queries = _queries_from_log(args.db, args.limit)
+    else:
+        queries = _queries_from_file(Path(args.queries), args.db, args.limit)
+    if not queries:
+        raise InvalidInputError("there are no queries to search", hint="Give a file with at least one query.")
+    report = asyncio.run(_hubs(args, queries))
+    if args.json:
+        write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        write_stdout(format_report(report, DEFAULT_HUB_SHARE if args.share is None else args.share) + "\n")
+    return 0

@@ -1,0 +1,75 @@
+"""Hubs: entries the agent's search returns for a large share of all queries — boilerplate chunks that
+crowd out the answers. Each query is searched exactly as the agent's ``recall_search`` searches it, and
+every id counts once per query it is returned for.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from recall_gui.core.harness import Harness
+from recall_gui.core.registry import DatabaseEntry
+
+#: The share of queries above which the plain output names an entry as a hub, unless the user sets one.
+DEFAULT_HUB_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class HubQuery:
+    text: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class Returned:
+    id: str
+    returned_for: int
+    share: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "returned_for": self.returned_for, "share": self.share}
+
+
+@dataclass(frozen=True)
+class HubReport:
+    queries: int
+    #: The limit every query was searched with; ``None`` when the queries had their own (golden checks).
+    limit: int | None
+    #: Every returned id, most returned first (ties by id).
+    returned: tuple[Returned, ...]
+
+    def hubs(self, share: float) -> tuple[Returned, ...]:
+        return tuple(entry for entry in self.returned if entry.share > share)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queries": self.queries,
+            "limit": self.limit,
+            "hubs": [entry.to_dict() for entry in self.returned],
+        }
+
+
+async def find_hubs(
+    harness: Harness,
+    entry: DatabaseEntry,
+    queries: Sequence[HubQuery],
+    on_progress: Callable[[int, int], None] | None = None,
+) -> HubReport:
+    """Search ``entry`` for each query as the agent would and count, per id, the queries returning it."""
+    counts: Counter[str] = Counter()
+    for done, query in enumerate(queries, start=1):
+        report = await harness.search_database(entry, query.text, query.limit)
+        counts.update({hit.id for hit in report.result.hits})
+        if on_progress is not None:
+            on_progress(done, len(queries))
+    total = len(queries)
+    limits = {query.limit for query in queries}
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return HubReport(
+        total,
+        limits.pop() if len(limits) == 1 else None,
+        tuple(Returned(found, count, count / total) for found, count in ranked),
+    )
