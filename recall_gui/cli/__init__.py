@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from recall_gui import __version__
 from recall_gui.cli import (
     check,
+    compare,
     demo,
     diff,
     duplicates,
@@ -43,6 +44,7 @@ COMMANDS = (
     mcp,
     log,
     check,
+    compare,
     similar,
     rank,
     duplicates,

@@ -14,6 +14,7 @@ from recall_gui.cli.common import location, registry_option, report_error, write
 from recall_gui.core.errors import RecallError
 
 if TYPE_CHECKING:
+    from recall_gui.core.check_comparison import VersionsReport
     from recall_gui.core.checks import CheckOutcome, CheckRun
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
@@ -34,6 +35,12 @@ def add_to(commands: Any) -> None:
     )
     registry_option(parser)
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    parser.add_argument(
+        "--versions",
+        action="store_true",
+        help="run every check against every version of its database's table still on disk (read-only) "
+        "and say which version broke it",
+    )
     parser.add_argument(
         "--junit",
         metavar="OUT.xml",
@@ -94,7 +101,70 @@ def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
     return True
 
 
+async def _run_versions(args: argparse.Namespace) -> VersionsReport:
+    from recall_gui.core.check_comparison import run_on_versions
+    from recall_gui.core.golden import read_golden
+    from recall_gui.core.harness import Harness
+
+    golden = read_golden(Path(args.file))
+    harness = Harness(location(args).directory)
+    try:
+        return await run_on_versions(harness, golden.checks)
+    finally:
+        await harness.aclose()
+
+
+def format_versions(report: VersionsReport) -> str:
+    lines = []
+    for run in report.runs:
+        data = run.to_dict()
+        metrics = data["metrics"]
+        means = "" if metrics is None else f"  recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}"
+        lines.append(
+            f"{run.db_name} version {run.version}: {data['passed']} passed, {data['failed']} failed{means}"
+        )
+    for index, check in enumerate(report.checks):
+        broke = report.broke_at(index)
+        if broke is not None:
+            lines.append(
+                f"broke at version {broke}: {check.db_name}  {json.dumps(check.query, ensure_ascii=False)}"
+            )
+        if index in report.unusable:
+            lines.append(f"could not run: {check.db_name}  {report.unusable[index]}")
+    return "\n".join(lines) if lines else "no checks in the file"
+
+
+def _versions_status(report: VersionsReport) -> int:
+    if report.unusable:
+        return EXIT_UNUSABLE
+    latest: dict[str, int] = {}
+    for number, run in enumerate(report.runs):
+        latest[run.db_name] = number
+    last_runs = [report.runs[number] for number in latest.values()]
+    if any(o.error is not None for r in last_runs for o in r.outcomes):
+        return EXIT_UNUSABLE
+    return EXIT_FAILED if any(not o.passed for r in last_runs for o in r.outcomes) else EXIT_PASSED
+
+
+def run_versions(args: argparse.Namespace) -> int:
+    if args.junit is not None:
+        report_error("--junit reports one run: leave --versions out for it")
+        return EXIT_UNUSABLE
+    try:
+        report = asyncio.run(_run_versions(args))
+    except RecallError as error:
+        report_error(error.message, error.hint)
+        return EXIT_UNUSABLE
+    if args.json:
+        write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        write_stdout(format_versions(report) + "\n")
+    return _versions_status(report)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.versions:
+        return run_versions(args)
     try:
         outcome = asyncio.run(_run(args))
     except RecallError as error:  # the file (or the registry) cannot be used: one line, status 2

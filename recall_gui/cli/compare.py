@@ -1,0 +1,122 @@
+"""``recall-gui compare FILE``: A/B of golden checks — a table version against the latest, or one knowledge
+base against another with the same ids (another model, other chunking). Exit 1 when B loses an expected id
+that A found."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.cli.common import location, registry_option, report_error, write_stdout
+from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.core.errors import InvalidInputError, RecallError
+
+if TYPE_CHECKING:
+    from recall_gui.core.check_comparison import Comparison
+
+NAME = "compare"
+EXIT_SAME_OR_BETTER, EXIT_LOST, EXIT_UNUSABLE = 0, 1, 2
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help="A/B golden checks: a table version against the latest, or another knowledge base",
+        description="Run every check of a golden file twice, as an agent's search: A is each check's "
+        "database at --version V and B its latest; or A is each check's database and B another knowledge "
+        "base (--db OTHER, or --path PATH --table T) searched with its own model. Prints the metrics of "
+        "both, and per check what was lost and gained. Exit status 1 when B misses an expected id A found.",
+    )
+    registry_option(parser)
+    parser.add_argument("file", metavar="FILE", help="the golden file")
+    parser.add_argument("--version", type=int, metavar="V", help="A: each check's database at version V")
+    parser.add_argument("--db", metavar="OTHER", help="B: another registered database")
+    add_path_options(parser)
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.set_defaults(run=run)
+
+
+def _refuse_bad_options(args: argparse.Namespace) -> None:
+    refuse_without_path(args)
+    chosen = [
+        name
+        for name, value in (("--version", args.version), ("--db", args.db), ("--path", args.path))
+        if value is not None
+    ]
+    if len(chosen) != 1:
+        raise InvalidInputError(
+            "give exactly one of --version V, --db OTHER or --path PATH",
+            hint="--version compares a version with the latest; --db and --path compare with another "
+            "knowledge base.",
+        )
+
+
+async def _compare(args: argparse.Namespace) -> Comparison:
+    from recall_gui.cli.databases import registered
+    from recall_gui.core.check_comparison import compare_checks
+    from recall_gui.core.folders import open_table
+    from recall_gui.core.golden import read_golden
+    from recall_gui.core.harness import Harness
+
+    golden = read_golden(Path(args.file))
+    harness = Harness(location(args).directory)
+    try:
+        other = None
+        if args.db is not None:
+            other = registered(harness.registry, args.db)
+        elif args.path is not None:
+            opened = await open_table(
+                harness.session,
+                args.path,
+                table=args.table,
+                model=args.model,
+                storage_options=path_storage(args),
+            )
+            other = opened.entry
+        return await compare_checks(harness, golden.checks, version=args.version, other=other)
+    finally:
+        await harness.aclose()
+
+
+def format_comparison(comparison: Comparison) -> str:
+    data = comparison.to_dict()
+    lines = []
+    for side in ("a", "b"):
+        metrics = data[side]["metrics"]
+        if metrics is None:
+            lines.append(f"{side.upper()}: no check ran")
+        else:
+            means = f"recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}, nDCG {metrics['ndcg']:.3f}"
+            lines.append(f"{side.upper()}: {means}")
+    for check in data["checks"]:
+        head = f"{check['db_name']}  {json.dumps(check['query'], ensure_ascii=False)}"
+        verdicts = (
+            f"A {'PASS' if check['a']['passed'] else 'FAIL'}, B {'PASS' if check['b']['passed'] else 'FAIL'}"
+        )
+        lines.append(f"{verdicts}  {head}")
+        if check["lost"]:
+            lines.append(f"       lost: {', '.join(check['lost'])}")
+        if check["gained"]:
+            lines.append(f"       gained: {', '.join(check['gained'])}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    _refuse_bad_options(args)
+    try:
+        comparison = asyncio.run(_compare(args))
+    except RecallError as error:
+        report_error(error.message, error.hint)
+        return EXIT_UNUSABLE
+    if comparison.a and not comparison.shares_ids:
+        print("warning: A's and B's results share no id: are they the same entries?", file=sys.stderr)
+    write_stdout(
+        json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        if args.json
+        else format_comparison(comparison) + "\n"
+    )
+    return EXIT_LOST if comparison.regressed else EXIT_SAME_OR_BETTER
