@@ -18,6 +18,7 @@ from recall_gui.cli import (
     demo,
     diff,
     duplicates,
+    health,
     hubs,
     listing,
     log,
@@ -49,6 +50,7 @@ COMMANDS = (
     rank,
     duplicates,
     hubs,
+    health,
 )
 
 

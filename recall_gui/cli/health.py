@@ -1,0 +1,109 @@
+"""``recall-gui health``: a knowledge base's health report (exit 0 healthy, 1 something is listed)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from recall_gui.core.health_report import HealthReport
+
+NAME = "health"
+#: Ids shown per list in the plain output (--json lists them all).
+SHOWN_IDS = 10
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help="a knowledge base's health: fragments, indexes, bad vectors, empty and duplicated contents",
+        description="Report what LanceDB's statistics say (rows, versions, fragments, indexes and the rows "
+        "they do not cover) and what one streamed scan finds (vectors missing, of zero length or not finite; "
+        "empty contents; contents that are exactly the same). Exit status 0 when nothing is listed, 1 "
+        "otherwise. Nothing is written: an optimize or a re-index is only advised.",
+    )
+    registry_option(parser)
+    parser.add_argument("--db", metavar="NAME", help="a registered database (active or not)")
+    add_path_options(parser)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(run=run)
+
+
+async def _report(args: argparse.Namespace) -> HealthReport:
+    from recall_gui.cli.databases import registered
+    from recall_gui.core.folders import open_table
+    from recall_gui.core.harness import Harness
+    from recall_gui.core.health_report import health_report
+
+    harness = Harness(location(args).directory)
+    try:
+        if args.path is None:
+            entry = registered(harness.registry, args.db)
+        else:
+            opened = await open_table(
+                harness.session,
+                args.path,
+                table=args.table,
+                model=args.model,
+                storage_options=path_storage(args),
+            )
+            entry = opened.entry
+
+        def progress(read: int, rows: int) -> None:
+            if sys.stderr.isatty():
+                print(f"\rscanned {read} of {rows} rows", end="", file=sys.stderr, flush=True)
+
+        return await health_report(harness.session, entry, progress)
+    finally:
+        await harness.aclose()
+
+
+def _ids(ids: list[str]) -> str:
+    more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
+    return ", ".join(ids[:SHOWN_IDS]) + more
+
+
+def format_report(report: HealthReport) -> str:
+    lines = [
+        f"{report.rows} rows, {report.versions} versions, {report.fragments} fragments "
+        f"({report.small_fragments} small), vectors of width {report.width}"
+    ]
+    for index in report.indices:
+        covered = "" if index.unindexed_rows is None else f", {index.unindexed_rows} rows not covered"
+        lines.append(f"index {index.name} ({index.type} on {', '.join(index.columns)}){covered}")
+    for label, ids in (
+        ("vectors missing", report.missing),
+        ("vectors of zero length", report.zero_norm),
+        ("vectors not finite", report.not_finite),
+        ("empty contents", report.empty),
+    ):
+        if ids:
+            lines.append(f"{label} ({len(ids)}): {_ids(ids)}")
+    for group in report.duplicate_groups:
+        lines.append(f"the same content ({len(group)}): {_ids(group)}")
+    lines.extend(f"warning: {warning}" for warning in report.warnings)
+    lines.append("healthy" if report.healthy else "something is listed above")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    refuse_without_path(args)
+    if (args.db is None) == (args.path is None):
+        raise InvalidInputError(
+            "give one of --db NAME or --path PATH", hint="See `recall-gui health --help`."
+        )
+    report = asyncio.run(_report(args))
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    if args.json:
+        write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        write_stdout(format_report(report) + "\n")
+    return 0 if report.healthy else 1

@@ -1,0 +1,117 @@
+"""`recall-gui health`: LanceDB's own statistics and an independent scan (NumPy, here) as the oracles, on a
+table built with bad vectors, empty and duplicated contents, several fragments and indexes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS, IvfPq
+
+from tests.core.test_cli import cli
+from tests.kbtools import snapshot_tree
+
+WIDTH = 384
+
+
+def rows(start: int, count: int, seed: int) -> pa.Table:
+    generator = np.random.default_rng(seed)
+    matrix = generator.normal(size=(count, WIDTH)).astype(np.float32)
+    ids = [f"row-{start + n}" for n in range(count)]
+    contents = [f"passage number {start + n} about something" for n in range(count)]
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), WIDTH)
+    return pa.table({"id": ids, "content": contents, "vector": vectors})
+
+
+def odd_rows() -> pa.Table:
+    """A zero vector, an infinite one, a missing one, an empty content and two contents that are the same."""
+    matrix = np.random.default_rng(9).normal(size=(6, WIDTH)).astype(np.float32)
+    matrix[0] = 0
+    matrix[1, 5] = np.inf  # LanceDB refuses to add NaN, not infinity
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), WIDTH)
+    vectors = pa.array(
+        [None if n == 2 else vectors[n].as_py() for n in range(6)], pa.list_(pa.float32(), WIDTH)
+    )
+    return pa.table(
+        {
+            "id": ["zero", "infinite", "missing", "empty", "twin-a", "twin-b"],
+            "content": ["z", "n", "m", "   ", "the very same words", "the very same words"],
+            "vector": vectors,
+        }
+    )
+
+
+def build(folder: Path) -> Any:
+    db = lancedb.connect(str(folder))
+    table = db.create_table("kb", rows(0, 300, 1))
+    table.create_index("vector", config=IvfPq(distance_type="l2", num_partitions=1, num_sub_vectors=8))
+    table.create_index("content", config=FTS())
+    table.add(rows(300, 20, 2))  # after the indexes: not covered by them
+    table.add(odd_rows())
+    return table
+
+
+def independent_scan(table: Any) -> dict[str, Any]:
+    data = table.to_arrow()
+    ids = data["id"].to_pylist()
+    found: dict[str, Any] = {"zero_norm": [], "missing": [], "not_finite": [], "empty": []}
+    for name, vector in zip(ids, data["vector"].to_pylist(), strict=True):
+        if vector is None:
+            found["missing"].append(name)
+        elif not np.isfinite(vector).all():
+            found["not_finite"].append(name)
+        elif not np.any(vector):
+            found["zero_norm"].append(name)
+    by_content: dict[str, list[str]] = {}
+    for name, content in zip(ids, data["content"].to_pylist(), strict=True):
+        if not content.strip():
+            found["empty"].append(name)
+        else:
+            by_content.setdefault(content, []).append(name)
+    found["duplicate_groups"] = [group for group in by_content.values() if len(group) > 1]
+    return found
+
+
+def test_health_reports_what_lancedb_and_an_independent_scan_find(tmp_path: Path) -> None:
+    folder = tmp_path / "lancedb"
+    table = build(folder)
+    before = snapshot_tree(folder)
+    done = cli("health", "--path", str(folder), "--table", "kb", "--json")
+    assert done.returncode == 1, done.stderr  # something is listed
+    report = json.loads(done.stdout)
+    stats = table.stats()
+    assert report["rows"] == table.count_rows() == 326
+    assert report["versions"] == len(table.list_versions())
+    assert report["fragments"] == {
+        "count": stats["fragment_stats"]["num_fragments"],
+        "small": stats["fragment_stats"]["num_small_fragments"],
+    }
+    expected_indices = sorted(
+        (index.name, table.index_stats(index.name).num_unindexed_rows) for index in table.list_indices()
+    )
+    assert sorted((i["name"], i["unindexed_rows"]) for i in report["indices"]) == expected_indices
+    assert all(unindexed == 26 for _name, unindexed in expected_indices)
+    scan = independent_scan(table)
+    assert report["vectors"] == {
+        "width": WIDTH,
+        "zero_norm": scan["zero_norm"],
+        "missing": scan["missing"],
+        "not_finite": scan["not_finite"],
+    }
+    assert report["content"] == {"empty": scan["empty"], "duplicate_groups": scan["duplicate_groups"]}
+    assert scan["duplicate_groups"] == [["twin-a", "twin-b"]]
+    assert any("26 rows are not in the index" in warning for warning in report["warnings"])
+    assert snapshot_tree(folder) == before  # nothing written: no optimize, no index
+
+
+def test_a_healthy_table_exits_0_and_says_so(tmp_path: Path) -> None:
+    folder = tmp_path / "lancedb"
+    lancedb.connect(str(folder)).create_table("kb", rows(0, 50, 3))
+    done = cli("health", "--path", str(folder), "--table", "kb")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == "50 rows, 1 versions, 1 fragments (1 small), vectors of width 384"
+    assert done.stdout.splitlines()[-1] == "healthy"
