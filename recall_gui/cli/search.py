@@ -46,6 +46,17 @@ def add_to(commands: Any) -> None:
         help="search only the rows this LanceDB SQL filter keeps, e.g. \"source = 'a.md' AND page < 3\" "
         "(the agent's search has none)",
     )
+    method = parser.add_mutually_exclusive_group()
+    method.add_argument(
+        "--fts",
+        action="store_true",
+        help="search by words through the table's full-text index (BM25), not as the agent does",
+    )
+    method.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="vector and full-text search fused by LanceDB's RRF reranker, not as the agent does",
+    )
     parser.add_argument("query", help="the search text")
     parser.set_defaults(run=run)
 
@@ -115,6 +126,8 @@ async def _search(args: argparse.Namespace) -> str:
     harness = Harness(where.directory, session=session)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
+        if args.fts or args.hybrid:
+            return await _text_search(harness, args, arguments)
         if args.path is not None:
             report = await _search_folder(harness, args, arguments)
         elif args.where is None:
@@ -134,6 +147,32 @@ async def _search(args: argparse.Namespace) -> str:
         if result.note:
             print(f"note: {result.note}", file=sys.stderr)
     return report.to_json()
+
+
+async def _text_search(harness: Harness, args: argparse.Namespace, arguments: dict[str, Any]) -> str:
+    """Full-text or hybrid search: the same JSON shape as the agent's, from LanceDB's own ranking."""
+    from recall_gui.core.folders import open_table
+    from recall_gui.core.harness import parse_arguments
+    from recall_gui.core.text_search import text_search
+
+    db_name, query, limit = parse_arguments({**arguments, "db_name": arguments["db_name"] or ""})
+    if args.path is not None:
+        opened = await open_table(
+            harness.session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
+        )
+        entry = opened.entry
+    else:
+        entry = harness.resolve_active(db_name)
+    found = await text_search(
+        harness, entry, query, limit, "fts" if args.fts else "hybrid", where=_where(args.where)
+    )
+    if args.verbose:
+        how = "full-text (BM25)" if args.fts else "hybrid (vector and full-text, RRF)"
+        print(
+            f"{entry.name}: {len(found.output.results)} results by {how}, not the agent's search",
+            file=sys.stderr,
+        )
+    return found.output.to_json()
 
 
 async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from recall_gui.core.health import check_health
 from recall_gui.core.registry import DatabaseEntry
 from recall_gui.core.session import Session
-from recall_gui.core.tables import is_local_uri
+from recall_gui.core.tables import legacy_fts_folder
 
 #: More small fragments than this make searches slower than they need to be.
 SMALL_FRAGMENTS_WARNED = 10
@@ -83,14 +82,6 @@ class HealthReport:
             "content": {"empty": self.empty, "duplicate_groups": self.duplicate_groups},
             "warnings": self.warnings,
         }
-
-
-def legacy_fts_folder(uri: str, table: str) -> Path | None:
-    """The folder of a legacy Tantivy full-text index, which LanceDB 0.40 rejects."""
-    if not is_local_uri(uri):
-        return None
-    folder = Path(uri.removeprefix("file://")) / f"{table}.lance" / "_indices" / "fts"
-    return folder if folder.is_dir() else None
 
 
 async def health_report(

@@ -134,6 +134,14 @@ def is_local_uri(uri: str) -> bool:
     return scheme in ("", "file") or (len(scheme) == 1 and uri[1:3] in (":\\", ":/"))  # Windows drive
 
 
+def legacy_fts_folder(uri: str, table: str) -> Path | None:
+    """The folder of a legacy Tantivy full-text index, which LanceDB 0.40 rejects."""
+    if not is_local_uri(uri):
+        return None
+    folder = Path(uri.removeprefix("file://")) / f"{table}.lance" / "_indices" / "fts"
+    return folder if folder.is_dir() else None
+
+
 def local_path(uri: str) -> Path:
     return Path(uri[len("file://") :] if uri.startswith("file://") else uri).expanduser()
 
