@@ -15,6 +15,7 @@ from recall_gui import __version__
 from recall_gui.cli import (
     check,
     compare,
+    context,
     demo,
     diff,
     duplicates,
@@ -51,6 +52,7 @@ COMMANDS = (
     duplicates,
     hubs,
     health,
+    context,
 )
 
 

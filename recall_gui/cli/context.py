@@ -1,0 +1,85 @@
+"""``recall-gui context --id ID``: the chunk's document, every chunk in order (what came before and after)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.core.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from recall_gui.core.documents import Document
+
+NAME = "context"
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help="show the document a chunk belongs to, its chunks in order",
+        description="Find the document of one entry (a chunk) — by a column such as source, doc_id, file, "
+        "path or url, else by the id's part before #, : or _chunk — and print its chunks in order (by a "
+        "column such as chunk_index, position or page, else by the number in the id).",
+    )
+    registry_option(parser)
+    parser.add_argument("--db", metavar="NAME", help="a registered database (active or not)")
+    add_path_options(parser)
+    parser.add_argument("--id", required=True, metavar="ID", help="the chunk's id")
+    parser.add_argument("--document-column", metavar="COLUMN", help="the column naming a chunk's document")
+    parser.add_argument("--position-column", metavar="COLUMN", help="the column ordering a document's chunks")
+    parser.add_argument("--json", action="store_true", help="print the document as JSON")
+    parser.set_defaults(run=run)
+
+
+async def _document(args: argparse.Namespace) -> Document:
+    from recall_gui.cli.databases import registered
+    from recall_gui.core.documents import document_of
+    from recall_gui.core.folders import open_table
+    from recall_gui.core.harness import Harness
+
+    harness = Harness(location(args).directory)
+    try:
+        if args.path is None:
+            entry = registered(harness.registry, args.db)
+        else:
+            opened = await open_table(
+                harness.session,
+                args.path,
+                table=args.table,
+                model=args.model,
+                storage_options=path_storage(args),
+            )
+            entry = opened.entry
+        return await document_of(
+            harness.session,
+            entry,
+            args.id,
+            document_column=args.document_column,
+            position_column=args.position_column,
+        )
+    finally:
+        await harness.aclose()
+
+
+def run(args: argparse.Namespace) -> int:
+    refuse_without_path(args)
+    if (args.db is None) == (args.path is None):
+        raise InvalidInputError(
+            "give one of --db NAME or --path PATH", hint="See `recall-gui context --help`."
+        )
+    document = asyncio.run(_document(args))
+    print(document.layout.describe(), file=sys.stderr)
+    if args.json:
+        write_stdout(json.dumps(document.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        return 0
+    lines = [f"document {document.key} ({len(document.chunks)} chunks)"]
+    for chunk_id, content in document.chunks:
+        marker = ">" if chunk_id == args.id else " "
+        lines.append(f"{marker} {chunk_id}: {content}")
+    write_stdout("\n".join(lines) + "\n")
+    return 0
