@@ -27,6 +27,7 @@ from recall_gui.cli import (
     rank,
     register,
     search,
+    shadowing,
     similar,
     tool,
     versions,
@@ -53,6 +54,7 @@ COMMANDS = (
     hubs,
     health,
     context,
+    shadowing,
 )
 
 

@@ -1,0 +1,89 @@
+"""``recall-gui shadowing QUERY``: which of the agent's results are near-copies of each other, and how many
+distinct entries it really gets."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.duplicates import threshold_from_text
+from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.cli.search import limit_from_text
+from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
+from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.types import DEFAULT_LIMIT
+
+if TYPE_CHECKING:
+    from recall_gui.core.shadowing import Shadowing
+
+NAME = "shadowing"
+
+
+def add_to(commands: Any) -> None:
+    defaults = ", ".join(f"{metric} {value}" for metric, value in DEFAULT_THRESHOLDS.items())
+    parser = commands.add_parser(
+        NAME,
+        help="near-copies among the agent's results: how many distinct entries it really gets",
+        description="Run the agent's search for QUERY and group the results whose stored vectors lie within "
+        f"the near-duplicate threshold of each other (as `duplicates` does; defaults: {defaults}).",
+    )
+    registry_option(parser)
+    parser.add_argument("--db", metavar="NAME", help="an active database, as the agent names it")
+    add_path_options(parser)
+    parser.add_argument("--limit", default=str(DEFAULT_LIMIT), metavar="K", help="results (default 5)")
+    parser.add_argument("--threshold", metavar="T", help="the distance within which results are near-copies")
+    parser.add_argument("--metric", choices=METRICS, default="cosine", help="cosine (default) or squared l2")
+    parser.add_argument("--json", action="store_true", help="print the results, groups and distinct count")
+    parser.add_argument("query", help="the search text")
+    parser.set_defaults(run=run)
+
+
+async def _shadowing(args: argparse.Namespace) -> Shadowing:
+    from recall_gui.core.folders import open_table
+    from recall_gui.core.harness import Harness
+    from recall_gui.core.shadowing import find_shadowing
+
+    harness = Harness(location(args).directory)
+    try:
+        if args.path is None:
+            entry = harness.resolve_active(args.db)
+        else:
+            opened = await open_table(
+                harness.session,
+                args.path,
+                table=args.table,
+                model=args.model,
+                storage_options=path_storage(args),
+            )
+            entry = opened.entry
+        return await find_shadowing(
+            harness,
+            entry,
+            args.query,
+            limit_from_text(args.limit),
+            threshold=threshold_from_text(args.threshold),
+            metric=args.metric,
+        )
+    finally:
+        await harness.aclose()
+
+
+def format_shadowing(found: Shadowing) -> str:
+    lines = [f"{len(found.hits)} results, {found.distinct} distinct entries"]
+    for group in found.groups:
+        lines.append(f"near-copies ({found.metric} within {found.threshold:g}): {', '.join(group)}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    refuse_without_path(args)
+    if (args.db is None) == (args.path is None):
+        raise InvalidInputError(
+            "give one of --db NAME or --path PATH", hint="See `recall-gui shadowing --help`."
+        )
+    found = asyncio.run(_shadowing(args))
+    write_stdout((json.dumps(found.to_dict(), indent=2) if args.json else format_shadowing(found)) + "\n")
+    return 0

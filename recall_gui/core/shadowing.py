@@ -1,0 +1,89 @@
+"""Near-copies among the agent's results: results within the near-duplicate threshold of each other take
+several of the agent's ``limit`` places for one piece of knowledge, and can push the answer out.
+
+The agent's own search gives the results; their stored vectors are compared pair by pair with the metric
+and threshold ``recall-gui duplicates`` uses, and linked pairs make groups (as near-duplicates are grouped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
+from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.harness import Harness
+from recall_gui.core.near_duplicates import pair_distances
+from recall_gui.core.registry import DatabaseEntry
+from recall_gui.core.types import SearchHit
+
+
+@dataclass(frozen=True)
+class Shadowing:
+    hits: tuple[SearchHit, ...]
+    #: Results that are near-copies of each other, each group in the agent's order.
+    groups: tuple[tuple[str, ...], ...]
+    threshold: float
+    metric: str
+
+    @property
+    def distinct(self) -> int:
+        """Different entries the agent really got: a group of near-copies counts once."""
+        return len(self.hits) - sum(len(group) - 1 for group in self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "results": [{"id": hit.id, "distance": hit.distance} for hit in self.hits],
+            "groups": [list(group) for group in self.groups],
+            "distinct": self.distinct,
+        }
+
+
+def near_copy_groups(
+    hits: tuple[SearchHit, ...], threshold: float, metric: str
+) -> tuple[tuple[str, ...], ...]:
+    """Groups of ``hits`` linked by pairs within ``threshold``; hits without a vector are left out."""
+    import numpy as np
+
+    usable = [number for number, hit in enumerate(hits) if hit.vector is not None]
+    if len(usable) < 2:
+        return ()
+    matrix = np.stack([np.asarray(hits[number].vector, np.float32) for number in usable])
+    first, second = np.triu_indices(len(usable), k=1)
+    distances = pair_distances(matrix, first.astype(np.intp), second.astype(np.intp), metric)
+    parent = list(range(len(usable)))
+
+    def root(node: int) -> int:
+        while parent[node] != node:
+            node = parent[node]
+        return node
+
+    for a, b, distance in zip(first, second, distances, strict=True):
+        if distance <= threshold:  # NaN (a cosine of a zero vector) never links
+            low, high = sorted((root(int(a)), root(int(b))))
+            parent[high] = low
+    members: dict[int, list[str]] = {}
+    for node in range(len(usable)):
+        members.setdefault(root(node), []).append(hits[usable[node]].id)
+    return tuple(tuple(group) for group in members.values() if len(group) > 1)
+
+
+async def find_shadowing(
+    harness: Harness,
+    entry: DatabaseEntry,
+    query: str,
+    limit: int,
+    *,
+    threshold: float | None = None,
+    metric: str = "cosine",
+) -> Shadowing:
+    """The agent's results for ``query`` and which of them are near-copies of each other."""
+    chosen = check_threshold(DEFAULT_THRESHOLDS[metric] if threshold is None else threshold, metric)
+    report = await harness.search_database(entry, query, limit)
+    hits = report.result.hits
+    if any(hit.vector is None for hit in hits):
+        raise InvalidInputError(
+            f'the results of "{entry.name}" came without their vectors, so near-copies cannot be told',
+            hint="The table's vector column may hold missing vectors: see `recall-gui health`.",
+        )
+    return Shadowing(hits, near_copy_groups(hits, chosen, metric), chosen, metric)
