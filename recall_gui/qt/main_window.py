@@ -42,7 +42,7 @@ from recall_gui.qt.pages.checks_page import ChecksPage
 from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.duplicates_page import DuplicatesPage
 from recall_gui.qt.pages.history_page import HistoryPage
-from recall_gui.qt.pages.knowledge_page import KnowledgePage
+from recall_gui.qt.pages.knowledge.page import KnowledgePage
 from recall_gui.qt.pages.log_page import LogPage
 from recall_gui.qt.pages.map_page import MapPage
 from recall_gui.qt.pages.opened_tables import folder_of

@@ -5,14 +5,15 @@ the agents' databases.
 An opened table is a :class:`~recall_gui.core.registry.DatabaseEntry` of origin "opened": the knowledge
 page browses and searches it exactly as a registered database (the same harness), and nothing writes it
 to the registry until the user adds it. Operations are plain ``async def`` methods that tests await; the
-dialogs are window-modal and start an operation when accepted.
+dialogs are window-modal and start an operation when accepted. What this needs of the page that shows
+the tables is :class:`OpenedHost`; the page connects its bars' signals to the slots here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QMimeData, QObject, Qt, Signal
 from PySide6.QtWidgets import QWidget
@@ -28,10 +29,10 @@ from recall_gui.qt.recent import RecentPlace, RecentPlaces
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
+    from recall_gui.core.browse import TableInfo
     from recall_gui.core.folders import Folder
     from recall_gui.core.model_detection import ModelDetection
     from recall_gui.core.registration import Registration
-    from recall_gui.qt.pages.knowledge_page import KnowledgePage
 
 
 def entry_key(entry: DatabaseEntry) -> str:
@@ -51,6 +52,27 @@ def folder_of(mime: QMimeData) -> str | None:
     return None
 
 
+class OpenedHost(Protocol):
+    """What the opened tables need of the page that shows them (the knowledge page)."""
+
+    @property
+    def current(self) -> DatabaseEntry | None: ...
+
+    @property
+    def table_info(self) -> TableInfo | None: ...
+
+    def read_inputs(self) -> Inputs: ...
+
+    def show_opened_entries(self, entries: Mapping[str, DatabaseEntry]) -> None:
+        """List ``entries`` (by :func:`entry_key`) as the opened tables to choose from."""
+
+    def show_opened(self, key: str, entry: DatabaseEntry) -> None: ...
+
+    async def choose_opened(self, key: str, entry: DatabaseEntry, inputs: Inputs = ...) -> None: ...
+
+    async def choose_database(self, name: str | None, inputs: Inputs = ...) -> None: ...
+
+
 class OpenedTables(QObject):
     """The opened tables of one window, its recent places, and the dialogs that open and register them."""
 
@@ -61,21 +83,18 @@ class OpenedTables(QObject):
     #: The "Add to agents' databases" dialog is shown.
     addDialogShown = Signal()
 
-    def __init__(self, services: WindowServices, knowledge: KnowledgePage) -> None:
-        super().__init__(knowledge)
+    def __init__(self, services: WindowServices, knowledge: OpenedHost, window: QWidget) -> None:
+        super().__init__(window)
         self.services = services
         self.knowledge = knowledge
         #: What the dialogs are shown over.
-        self.window: QWidget = knowledge
+        self.window = window
         self.recent = RecentPlaces(services.memory)
         #: The opened tables, by :func:`entry_key`, in the order they were opened.
         self.entries: dict[str, DatabaseEntry] = {}
         self.picker: TablePicker | None = None
         self.add_dialog: AddDatabaseDialog | None = None
         self.uri_dialog: UriDialog | None = None
-        knowledge.database_bar.openedChosen.connect(self._on_opened_chosen)
-        knowledge.opened_bar.modelChosen.connect(self._on_model_chosen)
-        knowledge.opened_bar.addRequested.connect(self.ask_register)
 
     # --- opening ----------------------------------------------------------------------------------------
 
@@ -133,7 +152,7 @@ class OpenedTables(QObject):
         entry = opened_entry(folder, folder.table(name), model)
         key = entry_key(entry)
         self.entries[key] = entry
-        self.knowledge.database_bar.set_opened(self.entries)
+        self.knowledge.show_opened_entries(self.entries)
         self.recent.remember(folder.place.uri, name, folder.place.storage_options)
         await self.knowledge.choose_opened(key, entry, inputs)
 
@@ -145,7 +164,7 @@ class OpenedTables(QObject):
         changed = replace(entry, embedder=spec, model_reason="chosen by you")
         key = entry_key(changed)
         self.entries[key] = changed
-        self.knowledge.database_bar.set_opened(self.entries)
+        self.knowledge.show_opened_entries(self.entries)
         await self.knowledge.choose_opened(key, changed, inputs)
 
     # --- registering ------------------------------------------------------------------------------------
@@ -204,7 +223,7 @@ class OpenedTables(QObject):
             services.show_error(error, "database")
             return False
         self.entries.pop(entry_key(entry), None)
-        self.knowledge.database_bar.set_opened(self.entries)
+        self.knowledge.show_opened_entries(self.entries)
         await services.reload_registry()  # the registered database is in the snapshot it chooses from
         await self.knowledge.choose_database(request.name, inputs)
         state = "active"
@@ -242,11 +261,11 @@ class OpenedTables(QObject):
 
     # --- slots --------------------------------------------------------------------------------------------
 
-    def _on_opened_chosen(self, key: str) -> None:
+    def on_opened_chosen(self, key: str) -> None:
         entry = self.entries.get(key)
         if entry is not None:
             self.knowledge.show_opened(key, entry)
 
-    def _on_model_chosen(self, spec: object) -> None:
+    def on_model_chosen(self, spec: object) -> None:
         if isinstance(spec, EmbedderSpec):
             self.services.tasks.start(self.choose_model(spec, self.knowledge.read_inputs()), key="choose")

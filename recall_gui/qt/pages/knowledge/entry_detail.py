@@ -1,0 +1,125 @@
+"""The selected entry in the detail tab: a search hit (its rank and distance) or a browsed row (its place,
+its vector read when it is selected), or a row opened by its row id from another page."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QTabWidget
+
+from recall_gui.core.types import SearchHit
+from recall_gui.qt.models.browse_model import BrowseModel
+from recall_gui.qt.panels.detail_panel import DetailPanel
+from recall_gui.qt.panels.results_panel import ResultsPanel
+from recall_gui.qt.services import WindowServices
+
+if TYPE_CHECKING:
+    from recall_gui.core.browse import BrowseRow
+    from recall_gui.qt.pages.knowledge.browsing import Browser
+    from recall_gui.qt.pages.knowledge.looking_at import LookingAt
+    from recall_gui.qt.pages.knowledge.would_see import WouldSee
+
+
+class EntryDetail:
+    """Which entry is open in the detail, and showing it there (the tools under the table follow it)."""
+
+    def __init__(
+        self,
+        services: WindowServices,
+        looking_at: LookingAt,
+        *,
+        browser: Browser,
+        results: ResultsPanel,
+        browse_model: BrowseModel,
+        detail: DetailPanel,
+        side: QTabWidget,
+        would_see: WouldSee,
+    ) -> None:
+        self.services = services
+        self.looking_at = looking_at
+        self.browser = browser
+        self.results = results
+        self.browse_model = browse_model
+        self.detail = detail
+        self.side = side
+        #: The tools under the table, which follow the selection.
+        self.would_see = would_see
+        #: The entry open in the detail: a search hit, a browsed row, or ``None``.
+        self.item: object | None = None
+
+    def select(self, item: object) -> None:
+        """Open ``item`` (``None``: nothing) in the detail, and the tools for it."""
+        if item is self.item and item is not None:
+            return  # the same row again (selection and current row change together)
+        self.item = item
+        if item is not None:
+            self.side.setCurrentWidget(self.detail)
+        if item is None:
+            self.detail.clear()
+        elif isinstance(item, SearchHit):
+            self._show_hit(item)
+        else:
+            self._show_row(item)  # type: ignore[arg-type]
+        self.would_see.show(item)
+
+    def _show_hit(self, hit: SearchHit) -> None:
+        result = self.results.results_model.result
+        rank = result.hits.index(hit) + 1 if result and hit in result.hits else 0
+        metric = result.metric_label if result else ""
+        self.detail.show_entry(
+            entry_id=hit.id,
+            content=hit.content,
+            position=f"rank {rank} · distance {hit.distance:.6f} ({metric})" + self.looking_at.at(),
+            metadata=hit.extra,
+            vector=hit.vector,
+            norm=hit.vector_norm,
+        )
+
+    def _show_row(self, row: BrowseRow) -> None:
+        total, browsing = self.browse_model.total, self.browser.browsing
+        of_total = f" of {total:,}" if total is not None else ""
+        self.detail.show_entry(
+            entry_id=row.id,
+            content=row.content,
+            position=f"row {row.offset + 1:,}{of_total}{self.looking_at.at()}",
+            metadata=row.extra,
+            vector=None,
+            norm=None,
+            vector_pending=row.row_id is not None,
+            highlight=browsing.filter_text if browsing is not None else "",
+        )
+        if row.row_id is not None:
+            self.services.tasks.start(self.load_vector(row), key="detail")
+
+    async def load_vector(self, row: BrowseRow) -> None:
+        """Read a browsed row's vector (pages leave vectors out) and show it if the row is still open."""
+        entry = self.looking_at.current
+        if entry is None or row.row_id is None:
+            return
+        from recall_gui.core.browse import fetch_row
+
+        hit = await fetch_row(await self.services.session(), self.looking_at.target(), row.row_id)
+        if self.item is row:
+            self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
+
+    async def open_row(self, row_id: int, how: str = "chosen on the map") -> SearchHit | None:
+        """Show the row with LanceDB row id ``row_id`` in the entry detail (vector included)."""
+        entry = self.looking_at.current
+        if entry is None:
+            return None
+        from recall_gui.core.browse import fetch_row
+
+        hit = await fetch_row(await self.services.session(), self.looking_at.target(), row_id)
+        if hit is None or self.looking_at.current is not entry:
+            return hit
+        self.item = hit
+        self.side.setCurrentWidget(self.detail)
+        self.detail.show_entry(
+            entry_id=hit.id,
+            content=hit.content,
+            position=f"row id {row_id}, {how}{self.looking_at.at()}",
+            metadata=hit.extra,
+            vector=hit.vector,
+            norm=hit.vector_norm,
+        )
+        return hit

@@ -1,0 +1,234 @@
+"""Searching the current database as the agent does, and for entries like a selected one: the newest
+search wins, the status bar shows what the last one took, and its results stay marked when the limit
+changes after it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QLabel
+
+from recall_gui.core.captions import plural, quoted
+from recall_gui.core.errors import RecallError
+from recall_gui.core.messages import UserMessage
+from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
+from recall_gui.qt.panels.query_bar import MAX_QUERY_CHARS, QueryBar
+from recall_gui.qt.panels.results_panel import ResultsPanel
+from recall_gui.qt.query_op import NewestWins
+from recall_gui.qt.services import WindowServices
+from recall_gui.qt.widgets import ElidedLabel
+
+if TYPE_CHECKING:
+    from recall_gui.core.harness import SearchReport
+    from recall_gui.core.registry import DatabaseEntry
+    from recall_gui.qt.pages.inputs import Inputs
+    from recall_gui.qt.pages.knowledge.looking_at import LookingAt
+
+
+class Searching:
+    """The search lane of the page (searches, "more like this"; browsing and choosing supersede it) and
+    the status bar's account of the last search."""
+
+    def __init__(
+        self,
+        services: WindowServices,
+        looking_at: LookingAt,
+        *,
+        query_bar: QueryBar,
+        results: ResultsPanel,
+        browse: Callable[[Inputs], Awaitable[None]],
+        finished: SignalInstance,
+    ) -> None:
+        self.services = services
+        self.looking_at = looking_at
+        self.query_bar = query_bar
+        self.results = results
+        self._browse = browse
+        self._finished = finished
+        self.requests = NewestWins(self._show_busy, lambda error: services.show_error(error, "search"))
+        #: The caption of the search results shown and the limit they were asked with.
+        self.results_caption: tuple[str, int] | None = None
+        #: The last search by text shown in this database: (database, query, limit).
+        self.searched: tuple[str, str, int] | None = None
+        #: The results shown: the limit they were asked with, and the id they are "more like" (if so).
+        self.shown_limit = DEFAULT_LIMIT
+        self.like: str | None = None
+        #: The search whose results are shown (the map rings them), if the table shows results.
+        self.last_report: SearchReport | None = None
+        self.status_labels = self._status_labels()
+
+    def _show_busy(self, text: str | None) -> None:
+        self.query_bar.set_busy(text is not None)
+        self.services.set_activity(text or "Ready")
+
+    # --- the status bar ---------------------------------------------------------------------------------
+
+    def _status_labels(self) -> list[QLabel]:
+        """Result count, embedding time, search time and model of the last search (for the status bar)."""
+        self.status_count = QLabel()
+        self.status_count.setObjectName("statusCount")
+        self.status_embed = QLabel()
+        self.status_embed.setObjectName("statusEmbed")
+        self.status_search = ElidedLabel()
+        self.status_search.setObjectName("statusSearch")
+        self.status_model = ElidedLabel()
+        self.status_model.setObjectName("statusModel")
+        return [self.status_count, self.status_embed, self.status_search, self.status_model]
+
+    def show_status(self, report: SearchReport | None) -> None:
+        if report is None:
+            for label in self.status_labels:
+                label.clear()
+            return
+        result = report.result
+        self.status_count.setText(plural(len(result.hits), "result"))
+        self.status_embed.setText(f"Embedding {report.embed_ms:.1f} ms")
+        self.status_search.setText(
+            f"Search {result.search_ms:.1f} ms ({result.method_label}, {result.metric_label})"
+        )
+        self.status_search.setToolTip(result.note or "")
+        self.status_model.setText(f"Model: {report.model_used}")
+        self.status_model.setToolTip(f"{report.database.embedder.label} — total {report.total_ms:.1f} ms")
+
+    # --- searching --------------------------------------------------------------------------------------
+
+    async def search(self, inputs: Inputs) -> None:
+        """Run the agent's search on the current database; an empty query browses instead."""
+        entry, query, limit = self.looking_at.current, inputs.query, inputs.limit
+        services = self.services
+        if entry is None:
+            services.show_message(
+                UserMessage(
+                    "Choose a database first.",
+                    "Pick one in the Database list (F5 reloads it).",
+                    "warning",
+                    "search",
+                )
+            )
+            return
+        if not query.strip():
+            await self._browse(inputs)
+            return
+        self.results_caption = None
+        version = self.looking_at.version
+
+        async def find() -> SearchReport:
+            harness = await services.harness()
+            return await harness.search_database(
+                entry, query, limit, where=inputs.where or None, version=version
+            )
+
+        def failed(error: RecallError) -> None:
+            self.show_status(None)
+            self.results.show_result(
+                None, f"The search in {entry.name} failed: {error.message}", "No results."
+            )
+            self._finished.emit()
+
+        await self.requests.run(
+            find,
+            busy=f"Searching {entry.name}…",
+            success=lambda report: self._show_found(entry, inputs, report),
+            failure=failed,
+        )
+
+    def _show_found(self, entry: DatabaseEntry, inputs: Inputs, report: SearchReport) -> None:
+        services, query, limit = self.services, inputs.query, inputs.limit
+        services.dismiss("search")
+        if len(query) >= MAX_QUERY_CHARS:
+            services.show_message(
+                UserMessage(
+                    f"The query box holds at most {MAX_QUERY_CHARS:,} characters: a longer paste is cut "
+                    "there, and these results are for the text it holds.",
+                    "Embedding models read only the start of a long query (local ones its first 256 "
+                    "tokens), so the results are the same as for the whole text.",
+                    "info",
+                    "search",
+                )
+            )
+        if report.result.note:
+            services.show_message(
+                UserMessage(
+                    f"Searched with {report.result.method_label}: {report.result.note}.",
+                    None,
+                    "info",
+                    "search",
+                )
+            )
+        hits = len(report.result.hits)
+        scope = self.looking_at.scope(inputs)
+        caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}{scope}"
+        self.searched, self.shown_limit, self.like = (entry.name, query, limit), limit, None
+        self.last_report = report
+        self.results.show_result(report.result, caption)
+        self.results_caption = (caption, limit)
+        self.on_limit_changed(self.query_bar.limit())  # changed while it searched
+        self.show_status(report)
+        self._finished.emit()
+
+    async def more_like_this(self, item: object, limit: int) -> None:
+        """Search the current database with ``item``'s stored vector and show the entries most like it."""
+        entry, services = self.looking_at.current, self.services
+        if entry is None:
+            return
+        from recall_gui.core.browse import fetch_row
+        from recall_gui.core.similar import more_like
+
+        async def find() -> tuple[SearchHit, SearchReport]:
+            hit: SearchHit | None = item if isinstance(item, SearchHit) else None
+            row_id = getattr(item, "row_id", None)
+            if (hit is None or hit.vector is None) and row_id is not None:
+                hit = await fetch_row(await services.session(), entry.target, row_id)
+            if hit is None:
+                raise RecallError("the selected entry is no longer in the table", hint="Browse it again.")
+            return hit, await more_like(await services.harness(), entry, hit, limit)
+
+        def found(outcome: tuple[SearchHit, SearchReport]) -> None:
+            hit, report = outcome
+            services.dismiss("search")
+            count = len(report.result.hits)
+            caption = (
+                f"{count:,} entr{'y' if count == 1 else 'ies'} most like {quoted(hit.id)} in {entry.name} "
+                "(searched with its stored vector)"
+            )
+            self.shown_limit, self.like = limit, hit.id
+            self.results_caption = None  # Enter searches the query box, not more like this entry
+            self.results.show_result(report.result, caption)
+            self.show_status(report)
+            self._finished.emit()
+
+        await self.requests.run(
+            find,
+            busy=f"Searching {entry.name} for entries like the selected one…",
+            success=found,
+            failure=lambda _error: self._finished.emit(),
+        )
+
+    def cancel(self) -> bool:
+        """Stop the running search (Esc); its results will never be shown. ``False`` if none was running."""
+        tasks = self.services.tasks
+        stopped = tasks.cancel("search") | tasks.cancel("choose")
+        if not (stopped or self.requests.busy):
+            return False
+        self.requests.supersede()
+        self.requests.set_busy(None)
+        self.services.set_activity("Search cancelled")
+        return True
+
+    # --- the limit ----------------------------------------------------------------------------------------
+
+    def on_limit_changed(self, limit: int) -> None:
+        """Results found with another limit say so: they are not what the agent would get now."""
+        if self.results_caption is None or self.results.mode != "results":
+            return
+        caption, searched_with = self.results_caption
+        if limit != searched_with:
+            caption += f" — the limit is now {limit:,}: press Enter to search again"
+        self.results.set_caption(caption)
+
+    def on_limit_refused(self, why: str) -> None:
+        self.services.show_message(
+            UserMessage(why, "Type a whole number in that range (cosh's default is 5).", "warning", "search")
+        )

@@ -1,0 +1,158 @@
+"""The tools under the table for the selected entry: would the agent see it (its rank for the query,
+within the limit or not), and saving the selected results as a golden check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from recall_gui.core.captions import plural, quoted
+from recall_gui.core.errors import GoldenFileError, RecallError
+from recall_gui.core.golden import GoldenCheck
+from recall_gui.core.messages import UserMessage
+from recall_gui.core.types import SearchHit
+from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
+from recall_gui.qt.panels.query_bar import QueryBar
+from recall_gui.qt.panels.results_panel import ResultsPanel
+from recall_gui.qt.services import WindowServices
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
+
+    from recall_gui.core.browse import BrowseRow
+    from recall_gui.qt.pages.knowledge.looking_at import LookingAt
+    from recall_gui.qt.pages.knowledge.searching import Searching
+
+
+class WouldSee:
+    """The verdict for the selected entry and the golden-check action, kept in step with the selection."""
+
+    def __init__(
+        self,
+        services: WindowServices,
+        looking_at: LookingAt,
+        *,
+        searching: Searching,
+        entry_tools: EntryTools,
+        query_bar: QueryBar,
+        results: ResultsPanel,
+        selected: Callable[[], object | None],
+        shown: SignalInstance,
+    ) -> None:
+        self.services = services
+        self.looking_at = looking_at
+        self.searching = searching
+        self.entry_tools = entry_tools
+        self.query_bar = query_bar
+        self.results = results
+        #: The entry open in the detail now (a verdict for another one is not shown).
+        self._selected = selected
+        self._shown = shown
+
+    def show(self, item: object) -> None:
+        """The tools for ``item`` (a search hit or a browsed row; ``None``: nothing selected)."""
+        tools, entry, searching = self.entry_tools, self.looking_at.current, self.searching
+        searched, like = searching.searched, searching.like
+        self.services.tasks.cancel("visibility")
+        is_hit = isinstance(item, SearchHit)
+        golden = is_hit and like is None and searched is not None
+        tip = None if golden else "Search for a question first, then select the rows it must return"
+        tools.set_enabled(
+            more_like=item is not None and entry is not None, golden=golden, golden_tip=tip or ""
+        )
+        if item is None or entry is None:
+            tools.show_verdict(NO_QUERY, "neutral")
+            return
+        if isinstance(item, SearchHit):
+            result = self.results.results_model.result
+            if result is None or item not in result.hits:
+                return
+            if like is not None:
+                rank = result.hits.index(item) + 1
+                tools.show_verdict(
+                    f"{rank:,} of the entries most like “{like}”, at distance {item.distance:.4f} "
+                    f"({result.metric_label}).",
+                    "neutral",
+                )
+                return
+            from recall_gui.core.visibility import in_result
+
+            tools.show_visibility(in_result(result, item, searching.shown_limit), active=entry.active)
+            return
+        row: BrowseRow = item  # type: ignore[assignment]
+        typed = self.query_bar.query()
+        query = typed if typed.strip() else (searched[1] if searched else "")
+        if row.row_id is None or not query.strip():
+            tools.show_verdict(NO_QUERY, "neutral")
+            return
+        tools.show_verdict(f"Ranking this entry for {quoted(query)}…", "neutral")
+        limit = self.query_bar.limit()
+        self.services.tasks.start(self.show_visibility(row, query, limit), key="visibility")
+
+    async def show_visibility(self, row: BrowseRow, query: str, limit: int) -> None:
+        """Where the browsed ``row`` ranks for ``query`` with ``limit``, shown if it is still selected."""
+        entry = self.looking_at.current
+        if entry is None or row.row_id is None:
+            return
+        from recall_gui.core.visibility import would_agent_see
+
+        harness = await self.services.harness()
+        try:
+            visibility = await would_agent_see(harness, entry, query, limit, row.row_id, entry_id=row.id)
+        except RecallError as error:
+            if self._selected() is row:
+                self.entry_tools.show_verdict(f"Cannot tell where it ranks: {error.message}", "warning")
+                self._shown.emit()
+            return
+        if self._selected() is row and self.looking_at.current is entry:
+            self.entry_tools.show_visibility(visibility, active=entry.active)
+            self._shown.emit()
+
+    def add_golden_check(self) -> GoldenCheck | None:
+        """Save the last query, with the selected result rows as the ids it must return, as a golden check
+        (in the golden file the Checks page shows). Returns the check, ``None`` if there was none to add."""
+        entry, searched, services = self.looking_at.current, self.searching.searched, self.services
+        selected = (
+            self.results.selected_items()
+            if self.results.mode == "results" and self.searching.like is None
+            else []
+        )
+        ids = tuple(dict.fromkeys(item.id for item in selected if isinstance(item, SearchHit)))
+        if entry is None or searched is None or not ids:
+            services.show_message(
+                UserMessage(
+                    "Nothing to add as a golden check.",
+                    "Search for a question, select the rows the agent must get for it, then add them.",
+                    "warning",
+                    "search",
+                )
+            )
+            return None
+        name, query, limit = searched
+        check = GoldenCheck(name, query, ids, limit)
+        golden = services.golden
+        try:
+            replaced = golden.add(check)
+        except GoldenFileError as error:
+            services.show_message(
+                UserMessage(
+                    f"The golden check is kept, but not saved: {error.message}",
+                    "Save the checks to another file on the Checks page (Save As…).",
+                    "warning",
+                )
+            )
+            return check
+        done = "Updated" if replaced else "Added"
+        services.set_activity(
+            f"{done} the golden check {quoted(query)} ({plural(len(ids), 'id')}, limit {limit}) "
+            f"in {golden.path.name}"
+        )
+        if not entry.active:
+            services.show_message(
+                UserMessage(
+                    f"{name} is not active: agents cannot search it, so this check cannot run until it is.",
+                    "Activate it on the Agent's tool description page.",
+                    "warning",
+                )
+            )
+        return check
