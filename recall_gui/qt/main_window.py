@@ -41,6 +41,7 @@ from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.checks_page import ChecksPage
 from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.duplicates_page import DuplicatesPage
+from recall_gui.qt.pages.health_page import HealthPage
 from recall_gui.qt.pages.history_page import HistoryPage
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
 from recall_gui.qt.pages.log_page import LogPage
@@ -71,6 +72,7 @@ SHORTCUTS = (
     ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
     ("Ctrl+1 … Ctrl+4", "knowledge base / tool description / agent view / agent log"),
     ("Ctrl+5 … Ctrl+8", "checks / duplicates / the table's history (versions, what changed) / its map"),
+    ("Ctrl+9", "a database's health (fragments, indexes, bad vectors, empty and repeated contents)"),
     ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
     ("Ctrl+G", "add the last query with the selected rows as a golden check"),
     ("Ctrl+S", "save the description suffix"),
@@ -116,6 +118,7 @@ class MainWindow(QMainWindow):
         self.duplicates = DuplicatesPage(self.services)
         self.history = HistoryPage(self.services, self.knowledge)
         self.map = MapPage(self.services, self.knowledge)
+        self.health = HealthPage(self.services)
         self.opened = self.knowledge.opened
         #: A folder or URI (and its storage options) to open instead of the remembered database.
         self.open_at_start = open_at_start
@@ -149,6 +152,7 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.duplicates, "Duplicates")
         self.pages.addTab(self.history, "History")
         self.pages.addTab(self.map, "Map")
+        self.pages.addTab(self.health, "Health")
         for page in (self.history, self.map):
             page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
         central = QWidget()
@@ -175,6 +179,7 @@ class MainWindow(QMainWindow):
         self.registryReloaded.connect(self.agent.follow_registry)
         self.registryReloaded.connect(self.log.follow_registry)
         self.registryReloaded.connect(self.duplicates.follow_registry)
+        self.registryReloaded.connect(self.health.follow_registry)
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
         )
@@ -263,6 +268,7 @@ class MainWindow(QMainWindow):
             self._action("&Duplicates", "Ctrl+6", lambda: self.pages.setCurrentWidget(self.duplicates)),
             self._action("&History", "Ctrl+7", lambda: self.pages.setCurrentWidget(self.history)),
             self._action("&Map", "Ctrl+8", lambda: self.pages.setCurrentWidget(self.map)),
+            self._action("H&ealth", "Ctrl+9", lambda: self.pages.setCurrentWidget(self.health)),
         ]
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)

@@ -1,0 +1,202 @@
+"""The Health page: one database's health report (:mod:`recall_gui.core.health_report`) — LanceDB's own
+statistics and what one streamed scan finds — with each listed id one double-click from its entry.
+
+The scan runs as a kept task with progress; Cancel (or leaving it to a newer request) stops it between
+batches. Nothing is written: the report only advises an optimize or a re-index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from recall_gui.core.errors import RecallError
+from recall_gui.qt.panels.status_note import StatusNote
+from recall_gui.qt.services import WindowServices
+from recall_gui.qt.widgets import push_button
+
+if TYPE_CHECKING:
+    from recall_gui.core.health_report import HealthReport
+
+#: The role that holds a listed entry's id on its item.
+ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def report_sections(report: HealthReport) -> list[tuple[str, list[str]]]:
+    """The sections of the report as the page lists them: a heading and its lines (ids for the lists)."""
+    counts = [
+        f"{report.rows:,} rows in {report.versions:,} versions",
+        f"{report.fragments:,} fragments, {report.small_fragments:,} of them small",
+        f"vectors of width {report.width}",
+    ]
+    indexes = [
+        f"{index.name}: {index.type} on {', '.join(index.columns)}"
+        + ("" if index.unindexed_rows is None else f", {index.unindexed_rows:,} rows not covered")
+        for index in report.indices
+    ] or ["no index: every search scans the whole table"]
+    sections = [("Counts", counts), ("Indexes", indexes)]
+    for title, ids in (
+        ("Vectors missing", report.missing),
+        ("Vectors of zero length", report.zero_norm),
+        ("Vectors not finite", report.not_finite),
+        ("Empty contents", report.empty),
+    ):
+        if ids:
+            sections.append((f"{title} ({len(ids):,})", ids))
+    for number, group in enumerate(report.duplicate_groups, start=1):
+        sections.append((f"The same content, group {number} ({len(group)} entries)", group))
+    if report.warnings:
+        sections.append(("Warnings", report.warnings))
+    return sections
+
+
+class HealthPage(QWidget):
+    """``healthDatabase``, ``healthCheckButton``, ``healthCancelButton``, ``healthProgress``,
+    ``healthNote`` and ``healthReport`` (a tree: one section per finding, ids under the lists)."""
+
+    #: A report finished (or was cancelled, or failed): the note says how.
+    reportFinished = Signal()
+
+    def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("healthPage")
+        self.services = services
+        self.report: HealthReport | None = None
+        self.shown_database: str | None = None
+        self.database_combo = QComboBox()
+        self.database_combo.setObjectName("healthDatabase")
+        self.database_combo.setMinimumWidth(150)
+        self.check_button = push_button(
+            "Check health", "healthCheckButton", "Read LanceDB's statistics and scan every row (read-only)"
+        )
+        self.check_button.setDefault(True)
+        self.cancel_button = push_button("Cancel", "healthCancelButton", "Stop the scan")
+        self.progress = QProgressBar()
+        self.progress.setObjectName("healthProgress")
+        self.progress.setFormat("scanning rows: %p%")
+        self.note = StatusNote("healthNote")
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("healthReport")
+        self.tree.setHeaderHidden(True)
+        self.tree.setUniformRowHeights(True)
+        self.tree.itemActivated.connect(self._on_activated)
+        controls = QHBoxLayout()
+        controls.setContentsMargins(0, 0, 0, 0)
+        controls.addWidget(QLabel("Database:"))
+        controls.addWidget(self.database_combo)
+        controls.addStretch(1)
+        controls.addWidget(self.check_button)
+        controls.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 6)
+        layout.setSpacing(8)
+        layout.addLayout(controls)
+        layout.addWidget(self.note)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.tree, 1)
+        self.check_button.clicked.connect(self.request_check)
+        self.cancel_button.clicked.connect(self.cancel)
+        self._set_running(False)
+        self.follow_registry()
+        self.note.show_note(
+            "Check a database's health: fragments, indexes and the rows they miss, vectors missing, of zero "
+            "length or not finite, empty contents and contents stored twice. Double-click an id to open it.",
+            "neutral",
+        )
+
+    def follow_registry(self) -> None:
+        """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
+        chosen = self.database_combo.currentData()
+        ordered = sorted(self.services.registry.databases, key=lambda entry: (not entry.active, entry.name))
+        self.database_combo.blockSignals(True)
+        self.database_combo.clear()
+        for entry in ordered:
+            self.database_combo.addItem(entry.name + ("" if entry.active else " (inactive)"), entry.name)
+        self.database_combo.setCurrentIndex(max(self.database_combo.findData(chosen), 0))
+        self.database_combo.blockSignals(False)
+        self.check_button.setEnabled(bool(ordered) and not self.services.tasks.running("health"))
+
+    def choose_database(self, name: str) -> None:
+        self.database_combo.setCurrentIndex(max(self.database_combo.findData(name), 0))
+
+    def _set_running(self, running: bool) -> None:
+        self.progress.setVisible(running)
+        self.cancel_button.setEnabled(running)
+        self.check_button.setEnabled(not running and self.database_combo.count() > 0)
+        self.database_combo.setEnabled(not running)
+
+    def _on_progress(self, read: int, rows: int) -> None:
+        self.progress.setRange(0, max(rows, 1))
+        self.progress.setValue(read)
+
+    async def check(self, name: str) -> HealthReport | None:
+        """The report of the database ``name``, shown section by section."""
+        from recall_gui.core.health_report import health_report
+
+        entry = self.services.registry.get(name)
+        if entry is None:
+            return None
+        self._set_running(True)
+        self.progress.setRange(0, 0)
+        self.note.show_note(f"Checking {name}…", "neutral")
+        try:
+            session = await self.services.session()
+            report = await health_report(session, entry, self._on_progress)
+        except asyncio.CancelledError:
+            self.note.show_note("Cancelled: the report was not finished.", "warning")
+            self.reportFinished.emit()
+            raise
+        except RecallError as error:
+            self.note.show_note(error.full_text(), "bad")
+            self.reportFinished.emit()
+            return None
+        finally:
+            self._set_running(False)
+        self.show_report(name, report)
+        self.reportFinished.emit()
+        return report
+
+    def show_report(self, name: str, report: HealthReport) -> None:
+        self.report, self.shown_database = report, name
+        if report.healthy:
+            self.note.show_note(f"{name} is healthy: nothing to list.", "good")
+        else:
+            self.note.show_note(f"{name}: some entries or settings need a look (below).", "warning")
+        self.tree.clear()
+        listed_ids = {*report.missing, *report.zero_norm, *report.not_finite, *report.empty}
+        listed_ids.update(i for group in report.duplicate_groups for i in group)
+        for title, lines in report_sections(report):
+            section = QTreeWidgetItem([title])
+            for line in lines:
+                child = QTreeWidgetItem([line])
+                if line in listed_ids and not title.startswith(("Counts", "Indexes", "Warnings")):
+                    child.setData(0, ENTRY_ID_ROLE, line)
+                    child.setToolTip(0, "Double-click to open this entry")
+                section.addChild(child)
+            self.tree.addTopLevelItem(section)
+            section.setExpanded(True)
+
+    def _on_activated(self, item: QTreeWidgetItem, _column: int) -> None:
+        entry_id = item.data(0, ENTRY_ID_ROLE)
+        if entry_id is not None and self.shown_database is not None:
+            self.services.navigation.open_entry(self.shown_database, str(entry_id))
+
+    def request_check(self) -> None:
+        name = self.database_combo.currentData()
+        if name:
+            self.services.tasks.start(self.check(str(name)), key="health")
+
+    def cancel(self) -> bool:
+        return self.services.tasks.cancel("health")

@@ -1,0 +1,69 @@
+"""The Health page: the report of a table with bad vectors and repeated contents, listed as the user reads
+it, each listed id one double-click from its entry; nothing written."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from PySide6.QtWidgets import QPushButton, QTreeWidget
+
+from tests.kbtools import PASSAGES, cosh_entry, snapshot_tree, write_registry
+from tests.qt.conftest import WindowFactory, waiting_for
+
+
+def odd_table(folder: Path, passage_vectors: Any) -> None:
+    import lancedb
+
+    ids = [*PASSAGES, "zero", "twin"]
+    contents = [*PASSAGES.values(), "   ", next(iter(PASSAGES.values()))]
+    matrix = np.vstack(
+        [np.asarray(passage_vectors, np.float32), np.zeros((2, passage_vectors.shape[1]), np.float32)]
+    )
+    matrix[-1] = matrix[0]
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1])
+    lancedb.connect(str(folder)).create_table(
+        "notes", pa.table({"id": ids, "content": contents, "vector": vectors})
+    )
+
+
+def tree_texts(tree: QTreeWidget) -> dict[str, list[str]]:
+    sections = {}
+    for number in range(tree.topLevelItemCount()):
+        section = tree.topLevelItem(number)
+        sections[section.text(0)] = [section.child(n).text(0) for n in range(section.childCount())]
+    return sections
+
+
+def test_the_report_lists_bad_entries_and_opens_one_on_double_click(
+    tmp_path: Path, passage_vectors: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    odd_table(tmp_path / "db", passage_vectors)
+    registry = write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")])
+    before = snapshot_tree(tmp_path / "db")
+    window = open_window(registry)
+    page = window.health
+    window.pages.setCurrentWidget(page)
+    assert page.database_combo.currentData() == "notes"
+    with waiting_for(loop, page.reportFinished):
+        page.findChild(QPushButton, "healthCheckButton").click()
+    sections = tree_texts(page.findChild(QTreeWidget, "healthReport"))
+    first = next(iter(PASSAGES))
+    assert sections["Vectors of zero length (1)"] == ["zero"]
+    assert sections["Empty contents (1)"] == ["zero"]
+    assert sections["The same content, group 1 (2 entries)"] == [first, "twin"]
+    assert sections["Counts"][0] == f"{len(PASSAGES) + 2} rows in 1 versions"
+    assert "need a look" in page.note.message
+    requested: list[tuple[str, str]] = []
+    window.services.navigation.entryRequested.connect(lambda db, entry: requested.append((db, entry)))
+    section = next(
+        page.tree.topLevelItem(n)
+        for n in range(page.tree.topLevelItemCount())
+        if page.tree.topLevelItem(n).text(0).startswith("Vectors of zero")
+    )
+    page.tree.itemActivated.emit(section.child(0), 0)
+    assert requested == [("notes", "zero")]
+    assert snapshot_tree(tmp_path / "db") == before
