@@ -7,6 +7,7 @@ and threshold ``recall-gui duplicates`` uses, and linked pairs make groups (as n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +40,11 @@ class Shadowing:
         }
 
 
-def near_copy_groups(
-    hits: tuple[SearchHit, ...], threshold: float, metric: str
-) -> tuple[tuple[str, ...], ...]:
-    """Groups of ``hits`` linked by pairs within ``threshold``; hits without a vector are left out."""
+def near_copy_positions(
+    hits: Sequence[SearchHit], threshold: float, metric: str
+) -> tuple[tuple[int, ...], ...]:
+    """Groups of positions of ``hits`` linked by pairs within ``threshold``, each in the agent's order;
+    hits without a vector are left out."""
     import numpy as np
 
     usable = [number for number, hit in enumerate(hits) if hit.vector is not None]
@@ -62,10 +64,24 @@ def near_copy_groups(
         if distance <= threshold:  # NaN (a cosine of a zero vector) never links
             low, high = sorted((root(int(a)), root(int(b))))
             parent[high] = low
-    members: dict[int, list[str]] = {}
+    members: dict[int, list[int]] = {}
     for node in range(len(usable)):
-        members.setdefault(root(node), []).append(hits[usable[node]].id)
+        members.setdefault(root(node), []).append(usable[node])
     return tuple(tuple(group) for group in members.values() if len(group) > 1)
+
+
+def near_copy_groups(hits: Sequence[SearchHit], threshold: float, metric: str) -> tuple[tuple[str, ...], ...]:
+    """:func:`near_copy_positions` as ids."""
+    return tuple(tuple(hits[n].id for n in group) for group in near_copy_positions(hits, threshold, metric))
+
+
+def copies_of_earlier(hits: Sequence[SearchHit], metric: str = "cosine") -> dict[int, int]:
+    """For each result that is a near-copy of an earlier one (default threshold of ``metric``), the
+    position of the first of its group: what the window marks "≈ 1"."""
+    copies = {}
+    for group in near_copy_positions(hits, DEFAULT_THRESHOLDS[metric], metric):
+        copies.update({member: group[0] for member in group[1:]})
+    return copies
 
 
 async def find_shadowing(

@@ -25,14 +25,17 @@ class ResultsModel(QAbstractTableModel):
     def __init__(self) -> None:
         super().__init__()
         self._result: SearchResult | None = None
+        #: Rows that are near-copies of an earlier row: the earlier row's position.
+        self._copies: dict[int, int] = {}
 
     @property
     def result(self) -> SearchResult | None:
         return self._result
 
-    def set_result(self, result: SearchResult | None) -> None:
+    def set_result(self, result: SearchResult | None, copies: dict[int, int] | None = None) -> None:
         self.beginResetModel()
         self._result = result
+        self._copies = dict(copies or {})
         self.endResetModel()
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, DISTANCE, DISTANCE)
 
@@ -60,7 +63,8 @@ class ResultsModel(QAbstractTableModel):
         hit = self._result.hits[row]
         if role == Qt.ItemDataRole.DisplayRole:
             if column == RANK:
-                return str(row + 1)
+                copied = self._copies.get(row)
+                return str(row + 1) if copied is None else f"{row + 1}  ≈ {copied + 1}"
             if column == ID:
                 return hit.id
             if column == CONTENT:
@@ -72,6 +76,11 @@ class ResultsModel(QAbstractTableModel):
             return hit
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if column in (RANK, DISTANCE) else _LEFT
+        if role == Qt.ItemDataRole.ToolTipRole and column == RANK and row in self._copies:
+            first = self._result.hits[self._copies[row]]
+            return (
+                f"A near-copy of result {self._copies[row] + 1} ({first.id}): the agent reads the same twice"
+            )
         if role == Qt.ItemDataRole.ToolTipRole and column in (ID, CONTENT):
             return hit.id if column == ID else one_line(hit.content, TOOLTIP_CHARS)
         return None

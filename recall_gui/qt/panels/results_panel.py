@@ -137,8 +137,15 @@ class ResultsPanel(QWidget):
         self.stack.setCurrentWidget(self.browse_table if mode == "browse" else self.results_table)
         self.filter_edit.setVisible(mode == "browse")
 
-    def show_result(self, result: SearchResult | None, caption: str, placeholder: str | None = None) -> None:
-        self.results_model.set_result(result)
+    def show_result(
+        self,
+        result: SearchResult | None,
+        caption: str,
+        placeholder: str | None = None,
+        copies: dict[int, int] | None = None,
+    ) -> None:
+        """``copies``: results that are near-copies of an earlier one (marked "≈ n" beside their rank)."""
+        self.results_model.set_result(result, copies)
         self.results_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         default = HINT_SEARCH if result is None else HINT_NO_RESULTS
         self.results_table.setPlaceholder(placeholder or default)

@@ -157,12 +157,18 @@ class Searching:
                     "search",
                 )
             )
+        from recall_gui.core.shadowing import copies_of_earlier
+
         hits = len(report.result.hits)
         scope = self.looking_at.scope(inputs)
         caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}{scope}"
+        copies = copies_of_earlier(report.result.hits)
+        if copies:
+            distinct = hits - len(copies)
+            caption += f" · {distinct:,} distinct (≈ n: a near-copy of result n)"
         self.searched, self.shown_limit, self.like = (entry.name, query, limit), limit, None
         self.last_report = report
-        self.results.show_result(report.result, caption)
+        self.results.show_result(report.result, caption, copies=copies)
         self.results_caption = (caption, limit)
         self.on_limit_changed(self.query_bar.limit())  # changed while it searched
         self.show_status(report)
