@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QLineEdit, QTableView
+from PySide6.QtWidgets import QLabel, QLineEdit, QTableView, QTableWidget
 from pytestqt.qtbot import QtBot
 
 from tests.kbtools import cosh_entry, write_lance_table, write_registry
@@ -53,3 +53,38 @@ def test_selecting_a_result_shows_its_document_and_neighbours(
         "next: guide-2 “Type the new password twice and press Save.”",
     ]
     assert label.toolTip() == "documents by source, chunks ordered by chunk_index"
+
+
+def test_the_documents_tab_counts_the_results_of_each_document(
+    tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    texts = [text for text, _, _ in CHUNKS.values()]
+    sources = [s for _, s, _ in CHUNKS.values()]
+    write_lance_table(
+        tmp_path / "db",
+        "notes",
+        list(CHUNKS),
+        texts,
+        [embedder.embed_sync(text) for text in texts],
+        extra={"source": sources, "chunk_index": [n for _, _, n in CHUNKS.values()]},
+    )
+    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
+    query = window.findChild(QLineEdit, "queryEdit")
+    qtbot.keyClicks(query, "Where do I choose Account to change the password?")
+    with waiting_for(loop, window.knowledge.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)
+    loop.run_until_complete(window.tasks.wait_idle())
+    results = window.findChild(QTableView, "resultsTable").model()
+    ids = [results.index(row, 1).data() for row in range(results.rowCount())]
+    source_of = dict(zip(CHUNKS, sources, strict=True))
+    expected = []
+    for rank, entry_id in enumerate(ids, start=1):
+        key = source_of[entry_id]
+        if key not in [row[0] for row in expected]:
+            count = sum(source_of[i] == key for i in ids)
+            expected.append([key, str(rank), f"{count} ({count / len(ids):.0%})"])
+    table = window.findChild(QTableWidget, "documentsTable")
+    shown = [[table.item(r, c).text() for c in range(3)] for r in range(table.rowCount())]
+    assert shown == expected
+    note = window.findChild(QLabel, "documentsNote").text()
+    assert note.startswith(f"{len(ids)} results from {len(expected)} documents (documents by source,")

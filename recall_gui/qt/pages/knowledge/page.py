@@ -36,6 +36,7 @@ from recall_gui.qt.pages.knowledge.would_see import WouldSee
 from recall_gui.qt.pages.opened_tables import OpenedTables
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import MONOSPACE_SETTING, DetailPanel
+from recall_gui.qt.panels.documents_panel import DocumentsPanel
 from recall_gui.qt.panels.entry_tools import EntryTools
 from recall_gui.qt.panels.filter_bar import FilterBar
 from recall_gui.qt.panels.method_compare import MethodComparePanel
@@ -86,6 +87,7 @@ class KnowledgePage(QWidget):
         self.version_bar = VersionBar()
         self.schema_panel = SchemaPanel()
         self.words = MethodComparePanel()
+        self.documents = DocumentsPanel()
         self.side = QTabWidget()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self._lay_out()
@@ -167,6 +169,7 @@ class KnowledgePage(QWidget):
         self.side.addTab(self.detail, "Entry")
         self.side.addTab(self.schema_panel, "Columns")
         self.side.addTab(self.words, "Words")
+        self.side.addTab(self.documents, "Documents")
         scroller = QScrollArea()
         scroller.setObjectName("sideScroller")
         scroller.setWidgetResizable(True)
@@ -219,6 +222,7 @@ class KnowledgePage(QWidget):
         self.schema_panel.columnActivated.connect(self.filter_bar.insert_column)
         self.version_bar.latestRequested.connect(lambda: self._on_version_chosen(None))
         self.searchFinished.connect(self._request_words)
+        self.searchFinished.connect(self._request_documents)
 
     def _request_words(self) -> None:
         """After a search by text: the same query by words and hybrid, beside the agent's results."""
@@ -249,6 +253,29 @@ class KnowledgePage(QWidget):
         lists = {"vector": [hit.id for hit in report.result.hits]}
         lists.update({method: [e.id for e in result.output.results] for method, result in found.items()})
         self.words.show_lists(query, lists)
+
+    def _request_documents(self) -> None:
+        report = self.searching.last_report
+        if report is not None:
+            self.services.tasks.start(self.show_documents(report), key="documents")
+
+    async def show_documents(self, report: SearchReport) -> None:
+        """Fill the *Documents* tab: the results shown, by the document each chunk belongs to."""
+        from recall_gui.core.documents import detect_layout, results_by_document
+
+        session = await self.services.session()
+        try:
+            opened = await session.tables.open(self.looking_at.target())
+        except RecallError as error:
+            self.documents.note.setText(error.full_text())
+            return
+        columns = opened.columns
+        layout = detect_layout(opened.schema, (columns.id, columns.content, columns.vector))
+        if self.searching.last_report is not report:
+            return
+        hits = report.result.hits
+        shares = results_by_document([(hit.id, hit.extra) for hit in hits], layout)
+        self.documents.show_documents(shares, layout, len(hits))
 
     def _publish_search(self) -> None:
         inputs = self.read_inputs()
