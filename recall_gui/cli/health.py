@@ -71,9 +71,12 @@ def _ids(ids: list[str]) -> str:
 
 
 def format_report(report: HealthReport) -> str:
+    from recall_gui.core.captions import plural
+
     lines = [
-        f"{report.rows} rows, {report.versions} versions, {report.fragments} fragments "
-        f"({report.small_fragments} small), vectors of width {report.width}"
+        f"{plural(report.rows, 'row')}, {plural(report.versions, 'version')}, "
+        f"{plural(report.fragments, 'fragment')} ({report.small_fragments:,} small), "
+        f"vectors of width {report.width}"
     ]
     for index in report.indices:
         covered = "" if index.unindexed_rows is None else f", {index.unindexed_rows} rows not covered"

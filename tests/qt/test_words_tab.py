@@ -10,7 +10,7 @@ import lancedb
 from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QLineEdit, QTreeWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QTableWidget
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.method_comparison import compare_lists
@@ -18,10 +18,6 @@ from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, waiting_for
 
 QUERY = "reset the password of the capital of France"
-
-
-def listed(tree: QTreeWidget) -> list[str]:
-    return [tree.topLevelItem(n).text(0).split(". ", 1)[1] for n in range(tree.topLevelItemCount())]
 
 
 def search(window: Any, qtbot: QtBot, loop: asyncio.AbstractEventLoop) -> None:
@@ -54,9 +50,15 @@ def test_the_three_lists_are_lancedbs_answers(
         .limit(5)
         .to_list()
     )
-    assert listed(window.findChild(QTreeWidget, "methodList_vector")) == [r["id"] for r in vector]
-    assert listed(window.findChild(QTreeWidget, "methodList_fts")) == [r["id"] for r in words]
-    assert listed(window.findChild(QTreeWidget, "methodList_hybrid")) == [r["id"] for r in hybrid]
+    panel = window.knowledge.words
+    vector_ids = [r["id"] for r in vector]
+    assert panel.column("vector") == vector_ids
+    assert panel.column("fts") == [r["id"] for r in words]
+    assert panel.column("hybrid") == [r["id"] for r in hybrid]
+    table = window.findChild(QTableWidget, "methodTable")
+    for row, found in enumerate(words):
+        rank = vector_ids.index(found["id"]) + 1 if found["id"] in vector_ids else "–"
+        assert table.item(row, 1).text() == f"{found['id']}  (agent: {rank})"
 
 
 def test_without_a_full_text_index_the_tab_says_how_to_build_one(
@@ -66,7 +68,7 @@ def test_without_a_full_text_index_the_tab_says_how_to_build_one(
     search(window, qtbot, loop)
     note = window.findChild(QLabel, "methodNote").text()
     assert "cannot be searched by its words: it has no full-text index" in note
-    assert window.findChild(QTreeWidget, "methodList_vector").topLevelItemCount() == 0
+    assert window.findChild(QTableWidget, "methodTable").rowCount() == 0
 
 
 def test_each_entry_says_where_it_stands_in_the_other_lists() -> None:

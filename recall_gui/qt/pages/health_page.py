@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.captions import plural
 from recall_gui.core.errors import RecallError
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
@@ -37,8 +38,8 @@ ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 def report_sections(report: HealthReport) -> list[tuple[str, list[str]]]:
     """The sections of the report as the page lists them: a heading and its lines (ids for the lists)."""
     counts = [
-        f"{report.rows:,} rows in {report.versions:,} versions",
-        f"{report.fragments:,} fragments, {report.small_fragments:,} of them small",
+        f"{plural(report.rows, 'row')} in {plural(report.versions, 'version')}",
+        f"{plural(report.fragments, 'fragment')}, {report.small_fragments:,} of them small",
         f"vectors of width {report.width}",
     ]
     indexes = [
