@@ -59,6 +59,7 @@ from recall_gui.qt.widgets import PlaceholderTableView, push_button, selectable_
 if TYPE_CHECKING:
     from recall_gui.core.agent_review import Coverage
     from recall_gui.core.browse import Page
+    from recall_gui.core.hubs import HubReport
 
 #: How often the page looks at the log's files while it is shown (two ``stat`` calls a look).
 POLL_MS = 1000
@@ -86,6 +87,20 @@ def _table(name: str, placeholder: str) -> PlaceholderTableView:
     table.setPlaceholder(placeholder)
     table.setSelectionMode(PlaceholderTableView.SelectionMode.SingleSelection)
     return table
+
+
+def hubs_text(report: HubReport, shown: int = 5) -> str:
+    """The entries agents got most often (hubs: above a quarter of the calls), or that there are none."""
+    from recall_gui.core.hubs import DEFAULT_HUB_SHARE
+
+    hubs = report.hubs(DEFAULT_HUB_SHARE)
+    if not report.queries:
+        return ""
+    if not hubs:
+        return f"No hub: no entry was returned for more than {DEFAULT_HUB_SHARE:.0%} of the calls."
+    named = ", ".join(f"{hub.id} ({hub.share:.0%})" for hub in hubs[:shown])
+    more = f" and {len(hubs) - shown} more" if len(hubs) > shown else ""
+    return f"Hubs, returned for more than {DEFAULT_HUB_SHARE:.0%} of the calls: {named}{more}."
 
 
 class LogPage(QWidget):
@@ -256,6 +271,9 @@ class LogPage(QWidget):
         self.coverage_summary = QLabel()
         self.coverage_summary.setObjectName("logCoverageSummary")
         self.coverage_summary.setWordWrap(True)
+        self.hubs_label = QLabel()
+        self.hubs_label.setObjectName("logHubs")
+        self.hubs_label.setWordWrap(True)
         self.never_model = BrowseModel(self.services.tasks.start)
         self.never_table = PlaceholderTableView()
         self.never_table.setObjectName("logNeverTable")
@@ -280,6 +298,7 @@ class LogPage(QWidget):
         layout.setSpacing(6)
         layout.addLayout(row)
         layout.addWidget(self.coverage_summary)
+        layout.addWidget(self.hubs_label)
         layout.addWidget(self.never_table, 1)
         self.coverage_button.clicked.connect(self.request_coverage)
         self.never_open_button.clicked.connect(self._open_never_returned)
@@ -505,6 +524,7 @@ class LogPage(QWidget):
         """Split ``name``'s rows by whether a logged call returned them; show the never-returned ones."""
         from recall_gui.core.agent_review import coverage, rows_by_row_id
         from recall_gui.core.browse import describe_table
+        from recall_gui.core.hubs import hubs_from_log
 
         entry = self.services.registry.get(name)
         if entry is None:
@@ -540,6 +560,7 @@ class LogPage(QWidget):
             f"least once by {_plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
             + (":" if found.never_returned else ".")
         )
+        self.hubs_label.setText(hubs_text(hubs_from_log(self.calls_model.records, name)))
         self._enable_buttons()
         self.coverageFinished.emit()
 
