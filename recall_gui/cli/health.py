@@ -13,7 +13,7 @@ from recall_gui.cli.folder_options import add_path_options, path_storage, refuse
 from recall_gui.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from recall_gui.core.health_report import HealthReport
+    from recall_gui.core.health_scan import HealthReport
 
 NAME = "health"
 #: Ids shown per list in the plain output (--json lists them all).
@@ -40,7 +40,7 @@ async def _report(args: argparse.Namespace) -> HealthReport:
     from recall_gui.cli.databases import registered
     from recall_gui.core.folders import open_table
     from recall_gui.core.harness import Harness
-    from recall_gui.core.health_report import health_report
+    from recall_gui.core.health_scan import health_report
 
     harness = Harness(location(args).directory)
     try:

@@ -153,7 +153,7 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
     """Full-text or hybrid search: the same JSON shape as the agent's, from LanceDB's own ranking."""
     from recall_gui.core.folders import open_table
     from recall_gui.core.harness import parse_arguments
-    from recall_gui.core.text_search import text_search
+    from recall_gui.core.word_search import text_search
 
     db_name, query, limit = parse_arguments({**arguments, "db_name": arguments["db_name"] or ""})
     if args.path is not None:

@@ -233,7 +233,7 @@ class KnowledgePage(QWidget):
 
     async def compare_words(self, report: SearchReport, where: str) -> None:
         """Fill the *Words* tab: LanceDB's full-text and hybrid answers for the query just searched."""
-        from recall_gui.core.text_search import text_search
+        from recall_gui.core.word_search import text_search
 
         entry, query, limit = report.database, report.result.query, len(report.result.hits)
         if self.looking_at.version is not None:
