@@ -112,6 +112,6 @@ def test_an_inactive_database_is_never_seen_by_the_agent(
     note = window.knowledge.entry_tools.note
     assert note.tone == "bad"
     assert note.message.startswith(
-        "Would the agent see this? No: this database is not active, so agents cannot search it. Once active, "
+        f"Would the agent see this? No: no agent searches {kb.name}: it is not active. If one did, "
         f"for “{QUERY}” (limit 3) it is 1st of the results"
     )
