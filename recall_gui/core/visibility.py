@@ -221,7 +221,7 @@ class AgentVerdict:
     def to_dict(self) -> dict[str, object]:
         """The agent's answer (its fields at the top), plus ``agent_searches``, ``differences``, ``view``
         (the view's answer) and ``missing``."""
-        agent = self.agent.to_dict() if self.agent is not None else {}
+        agent = self.agent.to_dict() if self.agent is not None else {"in_results": False, "rank": None}
         return {
             **agent,
             "db_name": self.scope.entry.name,

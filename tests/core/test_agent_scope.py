@@ -231,3 +231,40 @@ def test_the_scope_follows_the_registry_by_name_and_activity(kb: KnowledgeBase) 
     gone = agent_scope_of(ViewScope(entry), load_registry(kb.registry_dir))
     assert (gone.searched, gone.why_not) == (False, "it is not registered")
     assert ViewScope(entry, where="  ").where is None  # a blank filter is no filter
+
+
+def test_rank_answers_for_the_agent_and_puts_the_view_of_where_and_version_beside_it(
+    history_kb: KnowledgeBase, embedder: Any
+) -> None:
+    import json
+
+    from tests.core.test_cli import cli
+
+    kb, where = history_kb, "id LIKE 'p%'"
+    q = embedder.embed_sync(QUERY)
+    agent_order = lancedb_ranking(kb.db_dir, kb.name, q)
+    view_order = lancedb_ranking(kb.db_dir, kb.name, q, where=where, version=1)
+    entry_id = view_order[0]
+    common = ("rank", "--registry", str(kb.registry_dir), "--db", kb.name, "--limit", "2")
+    done = cli(*common, "--id", entry_id, "--version", "1", "--where", where, QUERY)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["rank"] == agent_order.index(entry_id) + 1
+    assert answer["in_results"] is (answer["rank"] <= 2)
+    assert (answer["db_name"], answer["agent_searches"], answer["active"]) == (kb.name, True, True)
+    assert answer["view"]["rank"] == 1 and answer["view"]["in_results"] is True
+    assert answer["differences"] == [
+        "the agent searches the latest version (3), not version 1",
+        "the agent searches without your filter",
+    ]
+    plain = json.loads(cli(*common, "--id", entry_id, QUERY).stdout)
+    assert (plain["rank"], plain["differences"], plain["view"]) == (answer["rank"], [], None)
+
+    gone = json.loads(cli(*common, "--id", "tides", "--version", "1", QUERY).stdout)
+    assert (
+        gone["missing"] == "the latest version (3) has no entry with the id 'tides': the agent cannot get it"
+    )
+    assert gone["view"]["rank"] == lancedb_ranking(kb.db_dir, kb.name, q, version=1).index("tides") + 1
+    assert (gone["rank"], gone["in_results"]) == (None, False)
+    refused = cli(*common, "--id", entry_id, "--where", " ", QUERY)
+    assert refused.returncode != 0 and "--where was given an empty filter" in refused.stderr
