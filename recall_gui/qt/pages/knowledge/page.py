@@ -221,6 +221,8 @@ class KnowledgePage(QWidget):
         self.filter_bar.schemaRequested.connect(lambda: self.side.setCurrentWidget(self.schema_panel))
         self.schema_panel.columnActivated.connect(self.filter_bar.insert_column)
         self.version_bar.latestRequested.connect(lambda: self._on_version_chosen(None))
+        for shown in (self.scopeChanged, self.searchFinished, self.browseReady):
+            shown.connect(self._publish_search)  # the view the Agent view compares the agent's search with
         self.searchFinished.connect(self._request_words)
         self.searchFinished.connect(self._request_documents)
 
@@ -278,8 +280,9 @@ class KnowledgePage(QWidget):
         self.documents.show_documents(shares, layout, len(hits))
 
     def _publish_search(self) -> None:
-        inputs = self.read_inputs()
-        self.services.drafts.publish_search(SearchDraft(self.looking_at.current, inputs.query, inputs.limit))
+        inputs, looking_at = self.read_inputs(), self.looking_at
+        view = looking_at.view(inputs.limit)
+        self.services.drafts.publish_search(SearchDraft(looking_at.current, inputs.query, inputs.limit, view))
 
     def read_inputs(self) -> Inputs:
         """What the user typed; slots read it when they start an operation, operations never do."""

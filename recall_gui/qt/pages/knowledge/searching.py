@@ -167,6 +167,7 @@ class Searching:
             distinct = hits - len(copies)
             caption += f" · {distinct:,} distinct (≈ n: a near-copy of result n)"
         self.searched, self.shown_limit, self.like = (entry.name, query, limit), limit, None
+        self.looking_at.where = inputs.where or None
         self.last_report = report
         self.results.show_result(report.result, caption, copies=copies)
         self.results_caption = (caption, limit)
