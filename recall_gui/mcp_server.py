@@ -39,6 +39,7 @@ from recall_gui import __version__
 from recall_gui.core.agent_log import CallLog, CallRecord, now_iso
 from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
+from recall_gui.core.json_bounds import recordable
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
 from recall_gui.core.registry import FileStamp, Registry, load_registry
 from recall_gui.core.suffix import SuffixWarning, served_tool
@@ -222,14 +223,15 @@ def call_record(
     ctx: ServerRequestContext[Any, Any], received: str, params: types.CallToolRequestParams, facts: CallFacts
 ) -> CallRecord:
     """The agent log's record of one call: the client as it named itself at ``initialize`` (or in a
-    2026-07-28 request's envelope), the arguments as received, and the outcome."""
+    2026-07-28 request's envelope), the arguments as received (but for what nests too deeply to read
+    back), and the outcome."""
     client = ctx.session.client_params.client_info if ctx.session.client_params is not None else None
     return CallRecord(
         time=received,
         client=client.name if client is not None else None,
         client_version=client.version if client is not None else None,
         tool=params.name,
-        arguments=params.arguments,
+        arguments=recordable(params.arguments),
         result_ids=facts.result_ids,
         error=facts.error,
         embed_ms=facts.embed_ms,

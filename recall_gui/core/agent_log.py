@@ -27,6 +27,7 @@ from typing import Any
 
 from recall_gui.core.app_settings import AppSettings, SettingsError, SettingsStore
 from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.json_bounds import MAX_NESTING, too_deep
 from recall_gui.core.paths import agent_log_dir
 
 LOG_FILE = "agent-log.jsonl"
@@ -41,6 +42,9 @@ LOCK_TIMEOUT_S = 10.0
 #: How much of a query (and of an error) a record longer than half the bound keeps.
 SHORTENED_TEXT_CHARS = 2000
 SHORTENED_IDS = 200
+
+#: A record holds the call's arguments one level down, and those are recorded within ``MAX_NESTING``.
+RECORD_NESTING = MAX_NESTING + 1
 
 logger = logging.getLogger(__name__)
 
@@ -337,6 +341,18 @@ def _parse_lines(path: Path, data: bytes, records: list[CallRecord], notes: list
             continue
         try:
             value = json.loads(line)
+            deep = too_deep(value, RECORD_NESTING) is not None
+        except RecursionError:  # deeper than Python's reader goes
+            deep = True
+        except ValueError:
+            value, deep = None, False
+        if deep:  # nothing could write or show it back: skipped like any other line that is no record
+            notes.append(
+                f"{path.name}: line {number} is nested too deeply to read "
+                f"(more than {MAX_NESTING} levels in its arguments): skipped"
+            )
+            continue
+        try:
             if not isinstance(value, dict):
                 raise ValueError("not an object")
             records.append(CallRecord.from_dict(value))

@@ -345,3 +345,25 @@ def test_a_bad_since_is_refused_in_one_line(text: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
         parse_since(text)
     assert "\n" not in caught.value.message and "is not an ISO 8601 date or time" in caught.value.message
+
+
+@pytest.mark.parametrize("depth", [900, 100_000])
+def test_a_deeply_nested_line_is_skipped_with_a_note_and_log_commands_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], depth: int
+) -> None:
+    from recall_gui.cli import main
+
+    files = LogFiles(tmp_path)
+    files.append(record(1).to_line(), 10**6)
+    deep = {**record(2).to_dict(), "arguments": {"query": "deep", "x": json.loads("[" * 900 + "]" * 900)}}
+    line = json.dumps(deep) if depth == 900 else '{"time": ' + "[" * depth + "]" * depth + "}"
+    files.append(line.encode() + b"\n", 10**6)
+    files.append(record(3).to_line(), 10**6)
+    monkeypatch.setenv("RECALL_GUI_AGENT_LOG_DIR", str(tmp_path))
+    for args in (["log"], ["log", "--json"]):
+        assert main(args) == 0
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err
+        note = "agent-log.jsonl: line 2 is nested too deeply to read (more than 64 levels in its arguments)"
+        assert f"{note}: skipped" in err
+        assert "question 1" in out and "question 3" in out and "deep" not in out

@@ -336,3 +336,43 @@ def test_registry_text_and_a_key_that_cannot_be_used_are_answered_and_the_server
     for part in (SECRET_KEY[:20], SECRET_KEY[20:]):
         assert part not in log
     assert "Traceback" not in log
+
+
+# --- arguments nested deeply -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [150, 900])
+def test_deeply_nested_arguments_are_answered_and_the_log_stays_readable(
+    server: RawServer, shared_kb: SharedKnowledgeBase, depth: int
+) -> None:
+    """900 levels: the SDK refuses the line, the gate answers it. 150: the SDK reads it and the tool
+    answers; the record keeps the first 64 levels. Either way the next request is answered."""
+    query = f"deep {depth}"
+    nested = json.dumps({"db_name": "notes", "query": query}).removesuffix("}")
+    server.send(tool_call(f'"deep-{depth}"', nested + ', "extra": ' + "[" * depth + "]" * depth + "}"))
+    server.wait_for(lambda: bool(server.replies_to(f"deep-{depth}")))
+    (reply,) = server.replies_to(f"deep-{depth}")
+    if depth == 900:
+        assert reply["error"]["code"] == -32602
+        assert "nested more than 64 levels deep (at params.arguments.extra[0]" in reply["error"]["message"]
+    else:
+        assert json.loads(reply["result"]["content"][0]["text"])["query"] == query
+    assert "result" in server.request("ping")
+    log = LogFiles(Path(shared_kb.env["RECALL_GUI_DATA_DIR"]))
+
+    def deep() -> list[CallRecord]:
+        read = log.read()
+        assert read.notes == ()  # every line reads back whole
+        return [r for r in read.records if (r.arguments or {}).get("query") == query]
+
+    deadline = time.monotonic() + WAIT_S
+    while not deep() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the log's own thread writes it
+    (record,) = deep()
+    if depth == 900:
+        assert record.error == reply["error"]["message"]
+    cut = record.arguments["extra"]
+    for _ in range(63):  # the arguments are level 1, "extra" level 2 … level 64 is kept
+        (cut,) = cut
+    assert cut == "<nested more than 64 levels deep>"
+    assert "Traceback" not in server.log()
