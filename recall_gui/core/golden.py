@@ -17,6 +17,13 @@ from typing import Any
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.errors import GoldenFileError
+from recall_gui.core.json_bounds import (
+    MAX_INTEGER_DIGITS,
+    MAX_NESTING,
+    first_long_number,
+    read_integer,
+    too_deep,
+)
 from recall_gui.core.paths import app_data_dir
 from recall_gui.core.surrogates import is_unicode
 from recall_gui.core.types import DEFAULT_LIMIT, MAX_LIMIT
@@ -116,13 +123,18 @@ def parse_golden(text: str, source: str) -> GoldenFile:
     """The checks in ``text`` (the content of ``source``, named in errors), or a :class:`GoldenFileError`
     naming the first problem and where it is."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=read_integer)
     except json.JSONDecodeError as error:
         reason = error.msg.removesuffix(" at")
         raise GoldenFileError(
             f"{source}: not valid JSON: {reason} at line {error.lineno} column {error.colno}",
             hint=_FORMAT_HINT,
         ) from None
+    except RecursionError:
+        raise GoldenFileError(
+            f"{source}: nested too deeply to read (more than {MAX_NESTING} levels)", hint=_FORMAT_HINT
+        ) from None
+    _refuse_unreadable(data, text, source)
     _validate(data, text, source)
     checks: list[GoldenCheck] = []
     seen: dict[CheckKey, int] = {}
@@ -158,6 +170,35 @@ _FORMAT_HINT = (
 )
 
 
+def _refuse_unreadable(data: Any, text: str, source: str) -> None:
+    """Refuse what nests deeper than any golden file needs (the validator would recurse out) and numbers
+    too long to read, naming the check and the field."""
+    deep = too_deep(data)
+    if deep is not None:
+        shown = _json_path(deep[:6]) + ("…" if len(deep) > 6 else "")
+        raise GoldenFileError(
+            f"{_located(text, source, deep)}: nested more than {MAX_NESTING} levels deep (at {shown})",
+            hint=_FORMAT_HINT,
+        )
+    long_number = first_long_number(data)
+    if long_number is not None:
+        path, digits = long_number
+        raise GoldenFileError(
+            f"{_located(text, source, path)}: a number of {digits:,} digits, too long to read "
+            f"(at most {MAX_INTEGER_DIGITS:,})",
+            hint=_FORMAT_HINT,
+        )
+
+
+def _located(text: str, source: str, path: Sequence[Any]) -> str:
+    """``source, line L, check N, field`` for a path into the checks, ``source, path`` for another."""
+    if len(path) >= 2 and path[0] == "checks" and isinstance(path[1], int):
+        inner = _json_path(path[2:3])
+        return f"{_where(text, source, path[1])}{', ' + inner if inner else ''}"
+    inner = _json_path(path[:1])
+    return f"{source}{', ' + inner if inner else ''}"
+
+
 def _validate(data: Any, text: str, source: str) -> None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
@@ -191,7 +232,7 @@ def _where(text: str, source: str, number: int) -> str:
 def _check_offsets(text: str) -> list[int]:
     """Where each element of the top-level ``checks`` array starts in ``text`` (valid JSON), found by
     walking the top-level object with the standard decoder (Python's JSON parser keeps no positions)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=read_integer)
 
     def skip(at: int) -> int:
         while at < len(text) and text[at] in " \t\r\n":
