@@ -14,6 +14,7 @@ a record that cannot be written is reported on the server's stderr, never to the
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -255,6 +256,8 @@ class LogFiles:
     def _lock(self) -> Any:
         from filelock import FileLock
 
+        if self.lock_path.is_symlink():  # filelock refuses it too, but says only "too many levels"
+            raise _link_refused(self.lock_path)
         return FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT_S)
 
     def append(self, line: bytes, max_bytes: int) -> None:
@@ -283,29 +286,57 @@ class LogFiles:
     def read(self) -> LogContents:
         """Every record, oldest first, with a note for each line that is not a whole record. Reading
         creates nothing: without a log there is nothing to lock."""
-        if not (self.current.exists() or self.older.exists()):
+        if not (os.path.lexists(self.current) or os.path.lexists(self.older)):
             return LogContents()
         try:
             lock = self._lock()
             lock.acquire()
         except (OSError, TimeoutError):
             lock = None  # a folder we may not write to, or a stuck writer: read without the lock
+        notes: list[str] = []
+        parts: list[tuple[Path, bytes | None]] = []
         try:
-            parts = [(path, _read_bytes(path)) for path in (self.older, self.current)]
+            for path in (self.older, self.current):
+                try:
+                    parts.append((path, _read_bytes(path)))
+                except OSError as error:
+                    if error.errno != errno.ELOOP:
+                        raise
+                    notes.append(f"{error.strerror}: not read")
         finally:
             if lock is not None:
                 lock.release()
         records: list[CallRecord] = []
-        notes: list[str] = []
         for path, data in parts:
             if data is not None:
                 _parse_lines(path, data, records, notes)
         return LogContents(tuple(records), tuple(notes))
 
 
+#: Never through a link: the log holds text agents chose, and must not land in whatever a link names.
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _link_refused(path: Path) -> OSError:
+    return OSError(
+        errno.ELOOP,
+        f"{path} is a symbolic link; the agent log never writes or reads through one "
+        "(delete the link: the log starts a new file there)",
+    )
+
+
+def _open_nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
+    try:
+        return os.open(path, flags | _NO_FOLLOW | getattr(os, "O_BINARY", 0), mode)
+    except OSError as error:
+        if error.errno == errno.ELOOP or (error.errno == errno.EMLINK and path.is_symlink()):
+            raise _link_refused(path) from None
+        raise
+
+
 def _open_for_append(path: Path) -> int:
     # Only the user may read what their agents asked.
-    return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+    return _open_nofollow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
 
 
 def _write_line(fd: int, line: bytes) -> None:
@@ -328,9 +359,11 @@ def _byte_at(fd: int, offset: int) -> bytes:
 
 def _read_bytes(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        fd = _open_nofollow(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
+    with os.fdopen(fd, "rb") as file:
+        return file.read()
 
 
 def _parse_lines(path: Path, data: bytes, records: list[CallRecord], notes: list[str]) -> None:

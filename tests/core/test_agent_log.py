@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from recall_gui.core.agent_log import (
+    LOCK_FILE,
+    LOG_FILE,
+    OLDER_FILE,
     SWITCH_ENV,
     CallLog,
     CallRecord,
@@ -367,3 +371,37 @@ def test_a_deeply_nested_line_is_skipped_with_a_note_and_log_commands_go_on(
         note = "agent-log.jsonl: line 2 is nested too deeply to read (more than 64 levels in its arguments)"
         assert f"{note}: skipped" in err
         assert "question 1" in out and "question 3" in out and "deep" not in out
+
+
+@pytest.mark.parametrize("link", [LOG_FILE, OLDER_FILE, LOCK_FILE])
+def test_a_log_file_that_is_a_link_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    from recall_gui.cli import main
+
+    log_dir = tmp_path / "log"
+    log_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"the user's own file\n")
+    (log_dir / link).symlink_to(victim)
+    files = LogFiles(log_dir)
+    line = record(1).to_line()
+    refused = f"{log_dir / link} is a symbolic link; the agent log never writes or reads through one"
+    if link == OLDER_FILE:  # a rotation renames the current file over the link, never writing through it
+        files.append(line, 10**6)
+        files.append(record(2).to_line(), 2 * len(line) + 2)
+        assert not (log_dir / OLDER_FILE).is_symlink()
+    elif link == LOG_FILE:
+        with pytest.raises(OSError, match=re.escape(refused)):
+            files.append(line, 10**6)
+    else:  # the lock is taken to rotate: a bound of one line makes the second append rotate
+        files.append(line, 10**6)
+        with pytest.raises(OSError, match=re.escape(refused)):
+            files.append(record(2).to_line(), len(line) + 2)
+    assert victim.read_bytes() == b"the user's own file\n"
+    monkeypatch.setenv("RECALL_GUI_AGENT_LOG_DIR", str(log_dir))
+    assert main(["log"]) == 0
+    out, err = capsys.readouterr()
+    assert "the user's own file" not in out + err
+    if link == LOG_FILE:
+        assert f"note: {refused}" in err

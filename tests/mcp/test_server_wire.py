@@ -376,3 +376,29 @@ def test_deeply_nested_arguments_are_answered_and_the_log_stays_readable(
         (cut,) = cut
     assert cut == "<nested more than 64 levels deep>"
     assert "Traceback" not in server.log()
+
+
+def test_an_agent_log_that_is_a_link_is_not_written_through_and_the_call_is_answered(
+    tmp_path: Path, shared_kb: SharedKnowledgeBase
+) -> None:
+    log_dir = tmp_path / "log"
+    log_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"the user's own file\n")
+    (log_dir / "agent-log.jsonl").symlink_to(victim)
+    env = {**shared_kb.env, "RECALL_GUI_AGENT_LOG_DIR": str(log_dir)}
+    raw = RawServer(shared_kb.registry_dir, env, tmp_path / "server.log")
+    try:
+        raw.initialize()
+        reply = raw.request(
+            "tools/call", {"name": "recall_search", "arguments": {"db_name": "notes", "query": "agent text"}}
+        )
+        assert json.loads(reply["result"]["content"][0]["text"])["results"]
+        refused = f"{log_dir / 'agent-log.jsonl'} is a symbolic link; the agent log never writes"
+        deadline = time.monotonic() + WAIT_S
+        while refused not in raw.log() and time.monotonic() < deadline:
+            time.sleep(0.05)  # the log's own thread reports it
+        assert refused in raw.log()
+    finally:
+        raw.close()
+    assert victim.read_bytes() == b"the user's own file\n"
