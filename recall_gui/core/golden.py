@@ -143,7 +143,6 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         check = GoldenCheck(
             raw["db_name"], raw["query"], tuple(raw["expect"]), None if limit is None else int(limit)
         )
-        where = _where(text, source, number)
         for name, value in (
             ("query", check.query),
             ("db_name", check.db_name),
@@ -151,12 +150,14 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         ):
             if not is_unicode(value):
                 raise GoldenFileError(
-                    f"{where}: {name} holds an unpaired surrogate (\\ud800-\\udfff), which is not text",
+                    f"{_where(text, source, number)}: {name} holds an unpaired surrogate "
+                    "(\\ud800-\\udfff), which is not text",
                     hint="Write the text as it is, or escape whole characters only.",
                 )
         if check.key in seen:
             raise GoldenFileError(
-                f"{where}: repeats check {seen[check.key] + 1} (the same db_name, query and limit)",
+                f"{_where(text, source, number)}: repeats check {seen[check.key] + 1} "
+                "(the same db_name, query and limit)",
                 hint="Merge their expected ids into one check.",
             )
         seen[check.key] = number
@@ -223,7 +224,8 @@ def _json_path(path: Sequence[Any]) -> str:
 
 
 def _where(text: str, source: str, number: int) -> str:
-    """``source, line L, check N`` for the check at index ``number`` (the line where it starts)."""
+    """``source, line L, check N`` for the check at index ``number`` (the line where it starts). It walks
+    the whole text: called once, for the problem reported, never per check."""
     offsets = _check_offsets(text)
     line = f", line {text.count(chr(10), 0, offsets[number]) + 1}" if number < len(offsets) else ""
     return f"{source}{line}, check {number + 1}"
