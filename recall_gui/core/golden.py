@@ -26,7 +26,13 @@ from recall_gui.core.json_bounds import (
 )
 from recall_gui.core.paths import app_data_dir
 from recall_gui.core.surrogates import is_unicode
-from recall_gui.core.types import DEFAULT_LIMIT, MAX_LIMIT
+from recall_gui.core.types import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    QUERY_TOO_LONG_HINT,
+    query_too_long,
+)
 
 GOLDEN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -143,6 +149,11 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         check = GoldenCheck(
             raw["db_name"], raw["query"], tuple(raw["expect"]), None if limit is None else int(limit)
         )
+        if len(check.query) > MAX_QUERY_CHARS:
+            raise GoldenFileError(
+                f"{_where(text, source, number)}, query: {query_too_long(len(check.query))}",
+                hint=QUERY_TOO_LONG_HINT,
+            )
         for name, value in (
             ("query", check.query),
             ("db_name", check.db_name),

@@ -256,3 +256,15 @@ def test_a_long_number_or_deep_nesting_in_a_golden_file_is_named_with_status_2(
         assert done.stdout == ""
         assert done.stderr.startswith(f"error: {bad}{said}\n"), done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_golden_query_longer_than_the_bound_is_refused_naming_the_check(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    path = golden(tmp_path, [{"db_name": kb.name, "query": "x" * 102_401, "expect": ["paris"]}])
+    done = cli("check", "--registry", str(kb.registry_dir), str(path))
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        f"error: {path}, line 3, check 1, query: the query is 102,401 characters long; "
+        "at most 102,400 are searched\n"
+    )

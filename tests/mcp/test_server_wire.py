@@ -402,3 +402,13 @@ def test_an_agent_log_that_is_a_link_is_not_written_through_and_the_call_is_answ
     finally:
         raw.close()
     assert victim.read_bytes() == b"the user's own file\n"
+
+
+def test_a_query_longer_than_the_bound_gets_a_tool_error_saying_so(server: RawServer) -> None:
+    arguments = {"db_name": "notes", "query": "Paris " * 200_000}  # 1.2 million characters
+    reply = server.request("tools/call", {"name": "recall_search", "arguments": arguments})
+    assert reply["result"]["isError"] is True
+    assert reply["result"]["content"][0]["text"] == (
+        "the query is 1,200,000 characters long; at most 102,400 are searched"
+    )
+    assert "result" in server.request("ping")

@@ -197,3 +197,15 @@ def test_a_golden_file_with_a_long_number_or_deep_nesting_is_refused_naming_the_
         assert not page.open_file(bad)
         banner = window.banner.findChild(QLabel, "bannerText").text()
         assert banner.startswith(f"{bad}, line 1, check 1, {said}")
+
+
+def test_a_golden_query_longer_than_the_bound_is_refused_naming_the_check(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+) -> None:
+    window = open_window(kb.registry_dir)
+    bad = tmp_path / "long.json"
+    bad.write_text(json.dumps({"checks": [{"db_name": kb.name, "query": "x" * 102_401, "expect": ["x"]}]}))
+    assert not window.checks.open_file(bad)
+    banner = window.banner.findChild(QLabel, "bannerText").text()
+    said = "query: the query is 102,401 characters long; at most 102,400 are searched"
+    assert banner == f"{bad}, line 1, check 1, {said}"
