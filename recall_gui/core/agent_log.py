@@ -20,11 +20,11 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from recall_gui.core.app_settings import AppSettings, SettingsError, SettingsStore
 from recall_gui.core.errors import InvalidInputError
@@ -43,6 +43,9 @@ LOCK_TIMEOUT_S = 10.0
 #: How much of a query (and of an error) a record longer than half the bound keeps.
 SHORTENED_TEXT_CHARS = 2000
 SHORTENED_IDS = 200
+#: The longest line written or read: a record with a query of the longest searched (102,400 characters,
+#: up to 400 KB of UTF-8) fits; a longer one is shortened like one longer than half the bound.
+MAX_RECORD_BYTES = 1 << 20
 
 #: A record holds the call's arguments one level down, and those are recorded within ``MAX_NESTING``.
 RECORD_NESTING = MAX_NESTING + 1
@@ -284,33 +287,44 @@ class LogFiles:
                 os.close(fd)
 
     def read(self) -> LogContents:
-        """Every record, oldest first, with a note for each line that is not a whole record. Reading
-        creates nothing: without a log there is nothing to lock."""
+        """Every record, oldest first, with a note for each line that is not a whole record (all in
+        memory: :meth:`records` streams them)."""
+        notes: list[str] = []
+        records = tuple(self.records(notes))
+        return LogContents(records, tuple(notes))
+
+    def records(self, notes: list[str]) -> Iterator[CallRecord]:
+        """Every record, oldest first, read a line at a time as the iteration goes (a log of a gigabyte
+        takes no more memory than its longest line); each line that is not a whole record is skipped and
+        a note about it appended to ``notes``. Reading creates nothing: without a log there is nothing to
+        lock. Both files are opened under the lock, so a rotation meanwhile is not seen."""
         if not (os.path.lexists(self.current) or os.path.lexists(self.older)):
-            return LogContents()
+            return
         try:
             lock = self._lock()
             lock.acquire()
         except (OSError, TimeoutError):
             lock = None  # a folder we may not write to, or a stuck writer: read without the lock
-        notes: list[str] = []
-        parts: list[tuple[Path, bytes | None]] = []
+        opened: list[tuple[Path, BinaryIO]] = []
         try:
-            for path in (self.older, self.current):
-                try:
-                    parts.append((path, _read_bytes(path)))
-                except OSError as error:
-                    if error.errno != errno.ELOOP:
-                        raise
-                    notes.append(f"{error.strerror}: not read")
+            try:
+                for path in (self.older, self.current):
+                    try:
+                        opened.append((path, _open_to_read(path)))
+                    except FileNotFoundError:
+                        continue
+                    except OSError as error:
+                        if error.errno != errno.ELOOP:
+                            raise
+                        notes.append(f"{error.strerror}: not read")
+            finally:
+                if lock is not None:
+                    lock.release()
+            for path, file in opened:
+                yield from _read_records(path, file, notes)
         finally:
-            if lock is not None:
-                lock.release()
-        records: list[CallRecord] = []
-        for path, data in parts:
-            if data is not None:
-                _parse_lines(path, data, records, notes)
-        return LogContents(tuple(records), tuple(notes))
+            for _path, file in opened:
+                file.close()
 
 
 #: Never through a link: the log holds text agents chose, and must not land in whatever a link names.
@@ -357,19 +371,19 @@ def _byte_at(fd: int, offset: int) -> bytes:
     return os.read(fd, 1)
 
 
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        fd = _open_nofollow(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    with os.fdopen(fd, "rb") as file:
-        return file.read()
+def _open_to_read(path: Path) -> BinaryIO:
+    return os.fdopen(_open_nofollow(path, os.O_RDONLY), "rb")
 
 
-def _parse_lines(path: Path, data: bytes, records: list[CallRecord], notes: list[str]) -> None:
-    lines = data.split(b"\n")
-    complete = data.endswith(b"\n")
-    for number, line in enumerate(lines, start=1):
+def _read_records(path: Path, file: BinaryIO, notes: list[str]) -> Iterator[CallRecord]:
+    number = 0
+    while line := file.readline(MAX_RECORD_BYTES + 1):
+        number += 1
+        if len(line) > MAX_RECORD_BYTES:
+            while (rest := file.readline(MAX_RECORD_BYTES)) and not rest.endswith(b"\n"):
+                pass  # the rest of a line too long to keep: never held whole
+            notes.append(f"{path.name}: line {number} is longer than {MAX_RECORD_BYTES:,} bytes: skipped")
+            continue
         if not line.strip():
             continue
         try:
@@ -388,12 +402,11 @@ def _parse_lines(path: Path, data: bytes, records: list[CallRecord], notes: list
         try:
             if not isinstance(value, dict):
                 raise ValueError("not an object")
-            records.append(CallRecord.from_dict(value))
+            yield CallRecord.from_dict(value)
         except ValueError:
-            last = number == len(lines) and not complete
             notes.append(
                 f"{path.name}: the last line is incomplete (a write cut short): skipped"
-                if last
+                if not line.endswith(b"\n")
                 else f"{path.name}: line {number} is not a call record: skipped"
             )
 
@@ -408,16 +421,15 @@ class LogContents:
 
 def select(
     records: Iterable[CallRecord], *, db_name: str | None = None, since: datetime | None = None
-) -> list[CallRecord]:
-    """The records of one database (by the ``db_name`` the agent sent) and/or from a time on."""
-    chosen = []
+) -> Iterator[CallRecord]:
+    """The records of one database (by the ``db_name`` the agent sent) and/or from a time on, as
+    ``records`` yields them."""
     for record in records:
         if db_name is not None and record.db_name != db_name:
             continue
         if since is not None and record.when < since:
             continue
-        chosen.append(record)
-    return chosen
+        yield record
 
 
 # --- whether to record ----------------------------------------------------------------------------------
@@ -525,7 +537,7 @@ class CallLog:
             settings = self.switch.recording()
             if settings is None:
                 return False
-            fitted = record.shortened_to(settings.agent_log_max_bytes // 2)
+            fitted = record.shortened_to(min(settings.agent_log_max_bytes // 2, MAX_RECORD_BYTES))
             if fitted is None:
                 logger.warning("a call record is too long for the agent log's bound: not recorded")
                 return False
@@ -548,6 +560,6 @@ class CallLog:
             logger.warning("the agent log was still writing after %.0f s; some calls may be missing", timeout)
 
 
-def records_json(records: Sequence[CallRecord]) -> str:
+def records_json(records: Iterable[CallRecord]) -> str:
     """One JSON object per line, as the log stores them (for ``recall-gui log --json``)."""
     return "".join(record.to_line().decode("utf-8") for record in records)

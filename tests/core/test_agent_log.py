@@ -3,6 +3,7 @@ bound, several writers at once, and the switches that turn recording off."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -405,3 +406,58 @@ def test_a_log_file_that_is_a_link_is_never_written_through(
     assert "the user's own file" not in out + err
     if link == LOG_FILE:
         assert f"note: {refused}" in err
+
+
+class CountingStdout:
+    """Standard output that counts the bytes printed and keeps none."""
+
+    def __init__(self) -> None:
+        self.buffer = self
+        self.count = 0
+
+    def write(self, data: bytes) -> int:
+        self.count += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_large_log_is_read_as_a_stream_in_bounded_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tracemalloc
+
+    from recall_gui.cli import main
+
+    count = 20_000
+    long_records = (
+        CallRecord(
+            **{**record(n).__dict__, "arguments": {"db_name": "notes", "query": f"question {n} " * 100}}
+        )
+        for n in range(count)
+    )
+    log = tmp_path / LOG_FILE
+    log.write_bytes(b"".join(r.to_line() for r in long_records))
+    size = log.stat().st_size
+    assert size > 25_000_000
+    files = LogFiles(tmp_path)
+    notes: list[str] = []
+    reading = files.records(notes)
+    assert iter(reading) is reading  # an iterator: nothing is read before it is asked for
+    tracemalloc.start()
+    try:
+        assert sum(1 for _ in reading) == count
+        _, peak = tracemalloc.get_traced_memory()
+        monkeypatch.setenv("RECALL_GUI_AGENT_LOG_DIR", str(tmp_path))
+        stdout = CountingStdout()
+        monkeypatch.setattr("sys.stdout", stdout)
+        tracemalloc.reset_peak()
+        assert main(["log", "--json"]) == 0
+        _, cli_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert notes == []
+    assert stdout.count == size  # every record printed as stored
+    assert peak < size / 10
+    assert cli_peak < size / 4
