@@ -41,6 +41,7 @@ from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
 from recall_gui.core.json_bounds import recordable
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.printable import printable
 from recall_gui.core.registry import FileStamp, Registry, load_registry
 from recall_gui.core.suffix import SuffixWarning, served_tool
 from recall_gui.core.suffix_store import SuffixStore
@@ -363,12 +364,21 @@ def preload_wanted() -> bool:
     return os.environ.get(PRELOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+class PrintableFormatter(logging.Formatter):
+    """Each message on one line with its control characters escaped: names and queries come from
+    agents and the registry, and must neither drive the terminal nor forge log lines (a traceback
+    after the message keeps its lines)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(super().formatMessage(record))
+
+
 def configure_logging() -> None:
     """Our messages at INFO, everyone else's at WARNING, all on stderr (``RECALL_GUI_MCP_LOG`` overrides)."""
     level = os.environ.get("RECALL_GUI_MCP_LOG", "INFO").upper()
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="recall-gui mcp: %(levelname)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("recall-gui mcp: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     logger.setLevel(level if level in logging.getLevelNamesMapping() else "INFO")
 
 

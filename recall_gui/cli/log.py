@@ -22,6 +22,7 @@ from recall_gui.core.agent_log import (
 )
 from recall_gui.core.app_settings import SettingsStore
 from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
+from recall_gui.core.printable import printable
 
 if TYPE_CHECKING:
     from recall_gui.core.agent_review import Coverage
@@ -59,6 +60,11 @@ def add_to(commands: Any) -> None:
 
 
 def _line(record: CallRecord) -> str:
+    """One call in a line, what the agent chose (client, database, error) with control characters escaped."""
+    return printable(_unescaped_line(record))
+
+
+def _unescaped_line(record: CallRecord) -> str:
     when = record.when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
     query = record.query
     shown = (
@@ -89,7 +95,7 @@ def _print_records(records: Iterable[CallRecord], text_of: Callable[[list[CallRe
 
 def _print_notes(notes: list[str]) -> None:
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable(note)}", file=sys.stderr)
 
 
 def _say_if_off() -> None:

@@ -3,7 +3,6 @@ bound, several writers at once, and the switches that turn recording off."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os

@@ -412,3 +412,15 @@ def test_a_query_longer_than_the_bound_gets_a_tool_error_saying_so(server: RawSe
         "the query is 1,200,000 characters long; at most 102,400 are searched"
     )
     assert "result" in server.request("ping")
+
+
+def test_control_characters_an_agent_sends_are_escaped_in_the_server_log(server: RawServer) -> None:
+    name = "forged\x1b[2J\nrecall-gui mcp: INFO: all is well"
+    reply = server.request(
+        "tools/call", {"name": "recall_search", "arguments": {"db_name": name, "query": "x"}}
+    )
+    assert reply["result"]["isError"] is True
+    log = server.log()
+    assert "forged\\x1b[2J\\nrecall-gui mcp: INFO: all is well" in log
+    assert "\x1b" not in log
+    assert "\nrecall-gui mcp: INFO: all is well" not in log
