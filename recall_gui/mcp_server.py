@@ -37,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from recall_gui import __version__
 from recall_gui.core.agent_log import CallLog, CallRecord, now_iso
+from recall_gui.core.credentials import masked
 from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
 from recall_gui.core.json_bounds import recordable
@@ -205,7 +206,7 @@ async def answer_call(
         return failed, CallFacts(error=error.message)
     except Exception as error:  # the boundary to the agent: a bug must not end the connection
         logger.exception("recall_search failed unexpectedly")
-        message = f"recall_search failed unexpectedly: {type(error).__name__}: {error}"
+        message = masked(f"recall_search failed unexpectedly: {type(error).__name__}: {error}")
         failed = types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
         return failed, CallFacts(error=message)
     result = report.result
@@ -367,10 +368,13 @@ def preload_wanted() -> bool:
 class PrintableFormatter(logging.Formatter):
     """Each message on one line with its control characters escaped: names and queries come from
     agents and the registry, and must neither drive the terminal nor forge log lines (a traceback
-    after the message keeps its lines)."""
+    after the message keeps its lines). A password in an address is masked, here and in tracebacks."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        return printable(super().formatMessage(record))
+        return printable(masked(super().formatMessage(record)))
+
+    def formatException(self, ei: Any) -> str:
+        return masked(super().formatException(ei))
 
 
 def configure_logging() -> None:

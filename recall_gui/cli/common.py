@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, resolve_registry_dir
 from recall_gui.core.printable import printable
@@ -67,7 +68,7 @@ def warn_problems(
         return True
     problems = (registry or load_registry(where.directory)).problems
     for problem in problems:
-        print(f"{level}: {printable(str(problem))}", file=sys.stderr)
+        print(f"{level}: {printable(masked(str(problem)))}", file=sys.stderr)
     return bool(problems)
 
 
@@ -85,10 +86,11 @@ def warn(warnings: Sequence[SuffixWarning]) -> None:
 
 
 def report_error(message: str, hint: str | None = None, *, level: str = "error") -> None:
-    """A message on stderr, its control characters escaped (they may come from a registry or an agent)."""
-    print(f"{level}: {printable(message)}", file=sys.stderr)
+    """A message on stderr, its control characters escaped (they may come from a registry or an agent)
+    and any password in an address masked."""
+    print(f"{level}: {printable(masked(message))}", file=sys.stderr)
     if hint:
-        print(f"hint: {printable(hint)}", file=sys.stderr)
+        print(f"hint: {printable(masked(hint))}", file=sys.stderr)
 
 
 def write_stdout(text: str) -> None:

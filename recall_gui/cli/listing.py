@@ -19,6 +19,7 @@ from recall_gui.cli.common import (
     write_stdout,
 )
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.core.credentials import masked
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.printable import printable
 from recall_gui.core.registry import Registry, load_registry
@@ -64,14 +65,14 @@ def rows_of(healths: Sequence[DatabaseHealth]) -> list[dict[str, Any]]:
             {
                 "name": entry.name,
                 "active": entry.active,
-                "uri": entry.uri,
+                "uri": masked(entry.uri),
                 "table": entry.table_name,
                 "embedder": entry.embedder.label,
                 "dimension": info.columns.vector_dim if info else entry.embedder.dim,
                 "rows": info.row_count if info else None,
                 "health": {check: health.status(check) for check in CHECKS},
                 "failed": list(dict.fromkeys(p.kind for p in health.problems)),
-                "problems": [p.message for p in health.problems],
+                "problems": [masked(p.message) for p in health.problems],
             }
         )
     return rows
