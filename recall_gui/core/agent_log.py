@@ -14,6 +14,7 @@ a record that cannot be written is reported on the server's stderr, never to the
 
 from __future__ import annotations
 
+import collections
 import errno
 import json
 import logging
@@ -46,6 +47,8 @@ SHORTENED_IDS = 200
 #: The longest line written or read: a record with a query of the longest searched (102,400 characters,
 #: up to 400 KB of UTF-8) fits; a longer one is shortened like one longer than half the bound.
 MAX_RECORD_BYTES = 1 << 20
+#: How much of the log the window holds: the newest calls whose lines take this much (tens of thousands).
+SHOWN_LOG_BYTES = 64 << 20
 
 #: A record holds the call's arguments one level down, and those are recorded within ``MAX_NESTING``.
 RECORD_NESTING = MAX_NESTING + 1
@@ -293,11 +296,31 @@ class LogFiles:
         records = tuple(self.records(notes))
         return LogContents(records, tuple(notes))
 
+    def newest(self, max_bytes: int = SHOWN_LOG_BYTES) -> LogContents:
+        """The newest records whose lines take at most ``max_bytes`` together, oldest first, read as a
+        stream (what a window can hold of a log of any size); ``dropped`` counts the older ones left
+        out."""
+        notes: list[str] = []
+        kept: collections.deque[tuple[CallRecord, int]] = collections.deque()
+        held = dropped = 0
+        for record, size in self._sized_records(notes):
+            kept.append((record, size))
+            held += size
+            while held > max_bytes and len(kept) > 1:
+                held -= kept.popleft()[1]
+                dropped += 1
+        return LogContents(tuple(record for record, _size in kept), tuple(notes), dropped)
+
     def records(self, notes: list[str]) -> Iterator[CallRecord]:
         """Every record, oldest first, read a line at a time as the iteration goes (a log of a gigabyte
         takes no more memory than its longest line); each line that is not a whole record is skipped and
         a note about it appended to ``notes``. Reading creates nothing: without a log there is nothing to
         lock. Both files are opened under the lock, so a rotation meanwhile is not seen."""
+        for record, _size in self._sized_records(notes):
+            yield record
+
+    def _sized_records(self, notes: list[str]) -> Iterator[tuple[CallRecord, int]]:
+        """Each record with the length of its line (see :meth:`records`)."""
         if not (os.path.lexists(self.current) or os.path.lexists(self.older)):
             return
         try:
@@ -375,7 +398,7 @@ def _open_to_read(path: Path) -> BinaryIO:
     return os.fdopen(_open_nofollow(path, os.O_RDONLY), "rb")
 
 
-def _read_records(path: Path, file: BinaryIO, notes: list[str]) -> Iterator[CallRecord]:
+def _read_records(path: Path, file: BinaryIO, notes: list[str]) -> Iterator[tuple[CallRecord, int]]:
     number = 0
     while line := file.readline(MAX_RECORD_BYTES + 1):
         number += 1
@@ -402,7 +425,7 @@ def _read_records(path: Path, file: BinaryIO, notes: list[str]) -> Iterator[Call
         try:
             if not isinstance(value, dict):
                 raise ValueError("not an object")
-            yield CallRecord.from_dict(value)
+            yield CallRecord.from_dict(value), len(line)
         except ValueError:
             notes.append(
                 f"{path.name}: the last line is incomplete (a write cut short): skipped"
@@ -417,6 +440,8 @@ class LogContents:
 
     records: tuple[CallRecord, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: Older records left out to stay within a bound (:meth:`LogFiles.newest`).
+    dropped: int = 0
 
 
 def select(

@@ -460,3 +460,13 @@ def test_a_large_log_is_read_as_a_stream_in_bounded_memory(
     assert stdout.count == size  # every record printed as stored
     assert peak < size / 10
     assert cli_peak < size / 4
+
+
+def test_the_newest_records_within_a_bound_are_kept_and_the_older_counted(tmp_path: Path) -> None:
+    files = LogFiles(tmp_path)
+    lines = [record(n).to_line() for n in range(10)]
+    (tmp_path / LOG_FILE).write_bytes(b"".join(lines))
+    contents = files.newest(sum(len(line) for line in lines[-3:]))
+    assert numbers(contents.records) == [7, 8, 9]
+    assert contents.dropped == 7
+    assert files.newest(10**6).dropped == 0
