@@ -122,3 +122,35 @@ def test_the_mcp_server_never_sends_or_logs_a_storage_secret(s3: Any, tmp_path: 
     finally:
         raw.close()
     assert SECRET_KEY not in raw.log()
+
+
+def test_register_with_store_credentials_keeps_the_uri_as_typed_and_says_where(
+    s3: Any, passage_vectors: Any, moto_server: Any, tmp_path: Path
+) -> None:
+    from tests.foldertools import write_lancedb_registry_table
+    from tests.s3server import upload_tree
+
+    local = tmp_path / "to-upload"
+    write_lancedb_registry_table(local, "docs", passage_vectors, model="all-MiniLM-L6-v2")
+    upload_tree(moto_server.client(), s3.bucket, local, "team/kb")
+    registry = tmp_path / "registry"
+    uri = f"s3://{ACCESS_KEY}:{SECRET_KEY}@{s3.bucket}/team/kb"
+    done = cli(
+        "register",
+        uri,
+        "--name",
+        "team",
+        "--store-credentials",
+        "--registry",
+        str(registry),
+        env=s3.environment(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"s3://{ACCESS_KEY}:***@{s3.bucket}/team/kb" in done.stdout
+    assert (
+        f"warning: the password in the URI is stored in plain text in {registry / 'rag_dbs.json'}\n"
+        in done.stderr
+    )
+    assert SECRET_KEY not in done.stdout + done.stderr
+    (stored,) = json.loads((registry / "rag_dbs.json").read_text())["dbs"]
+    assert stored["uri"] == uri  # as the user agreed
