@@ -314,3 +314,18 @@ def test_a_call_through_the_agent_view_appears_in_the_log(
     assert record.client == "recall-gui agent view"
     assert record.result_ids == tuple(hit["id"] for hit in json.loads(payload.text)["results"])
     assert shown(page, CLIENT) == [f"recall-gui agent view {record.client_version}"]
+
+
+def test_a_log_larger_than_the_window_holds_shows_its_newest_calls_and_says_so(
+    kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(kb.registry_dir)
+    calls = [("c", {"db_name": kb.name, "query": f"question {n}", "limit": 1}) for n in range(4)]
+    records = record_calls(window, loop, calls)
+    window.log.max_shown_bytes = sum(len(r.to_line()) for r in records[-2:])
+    page = open_log(window, loop)
+    assert shown(page, QUERY) == ["question 3", "question 2"]
+    assert page.note.isVisible()
+    assert "Only the newest 2 calls are shown, and counted by coverage: 2 older ones are left out" in (
+        page.note.message
+    )

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.drafts import DescriptionState, SuffixStatus
 from recall_gui.core.errors import RecallError
 from recall_gui.core.messages import UserMessage, user_message
@@ -268,7 +269,7 @@ class DescriptionPage(QWidget):
                 check.setToolTip("Agents can search it" if db.active else "Agents cannot search it")
                 name = self._cell(row, NAME)
                 name.setText(db.name)
-                name.setToolTip(f"{db.uri}\n\n{db.description}")
+                name.setToolTip(f"{masked(db.uri)}\n\n{db.description}")
                 embedding = self._cell(row, EMBEDDING)
                 embedding.setText(db.embedder.label)
                 embedding.setToolTip(db.embedder.label)

@@ -14,6 +14,7 @@ The switch and the size bound live in ``settings.json`` (the servers are other p
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from typing import TYPE_CHECKING
@@ -35,7 +36,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.agent_log import SWITCH_ENV, CallRecord, LogContents, LogFiles, Stamp, switch_from_env
+from recall_gui.core.agent_log import (
+    SHOWN_LOG_BYTES,
+    SWITCH_ENV,
+    CallRecord,
+    LogContents,
+    LogFiles,
+    Stamp,
+    switch_from_env,
+)
 from recall_gui.core.app_settings import MB, AppSettings, SettingsError, SettingsStore
 from recall_gui.core.errors import RecallError
 from recall_gui.core.tool import TOOL_NAME
@@ -130,8 +139,11 @@ class LogPage(QWidget):
         self.services = services
         self.settings = settings
         self.files = files or LogFiles()
+        #: The window holds the newest calls whose records take this much; the log may be far larger.
+        self.max_shown_bytes = SHOWN_LOG_BYTES
         self._stamps: tuple[Stamp, Stamp] | None = None
         self._notes: tuple[str, ...] = ()
+        self._dropped = 0
         self._selected: CallRecord | None = None
         self.coverage: Coverage | None = None
         self._coverage_outdated = False
@@ -348,6 +360,11 @@ class LogPage(QWidget):
 
     def _show_note(self) -> None:
         lines = [*self._settings_problems, *(f"Skipped in the log: {note}" for note in self._notes)]
+        if self._dropped:
+            lines.append(
+                f"Only the newest {self.calls_model.rowCount():,} calls are shown, and counted by "
+                f"coverage: {self._dropped:,} older ones are left out (recall-gui log lists them all)."
+            )
         if lines:
             self.note.show_note("\n".join(lines), "warning")
             self.note.show()
@@ -370,9 +387,10 @@ class LogPage(QWidget):
         """Read the log (on the window's chores thread: it can hold thousands of calls) and show it."""
         stamps = self.files.stamps()
         loop = asyncio.get_running_loop()
-        contents: LogContents = await loop.run_in_executor(self.services.chores, self.files.read)
+        newest = functools.partial(self.files.newest, self.max_shown_bytes)
+        contents: LogContents = await loop.run_in_executor(self.services.chores, newest)
         self._stamps = stamps
-        self._notes = contents.notes
+        self._notes, self._dropped = contents.notes, contents.dropped
         changed = contents.records != self.calls_model.records
         self.calls_model.set_records(contents.records)
         self._show_caption()

@@ -14,6 +14,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.messages import health_label
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.types import METRIC_NAMES
@@ -31,6 +32,7 @@ OPENED_HEADER = "Opened — not in the registry"
 
 def short_place(uri: str) -> str:
     """A folder as the dropdown names it: its last two parts (the whole place is in the tooltip)."""
+    uri = masked(uri)
     scheme, sep, rest = uri.rpartition("://")
     parts = [part for part in rest.replace("\\", "/").split("/") if part]
     if len(parts) <= 2:
@@ -271,7 +273,7 @@ class DatabaseBar(QWidget):
             tip = "Ready to search"
         else:
             tip = "\n".join(p.message + (f"\n  → {p.hint}" if p.hint else "") for p in health.problems)
-        self.combo.setItemData(index, f"{entry.uri}\n{tip}", Qt.ItemDataRole.ToolTipRole)
+        self.combo.setItemData(index, f"{masked(entry.uri)}\n{tip}", Qt.ItemDataRole.ToolTipRole)
 
     def _show_info(self) -> None:
         name, key = self.current_name(), self.current_opened()
@@ -285,7 +287,7 @@ class DatabaseBar(QWidget):
             self.info.setToolTip("")
             return
         self.info.setText(info_text(entry, health))
-        self.info.setToolTip(f"{entry.uri}\n{entry.description}")
+        self.info.setToolTip(f"{masked(entry.uri)}\n{entry.description}")
 
     def _on_activated(self, index: int) -> None:
         name, key = self.combo.itemData(index, NAME_ROLE), self.combo.itemData(index, OPENED_ROLE)

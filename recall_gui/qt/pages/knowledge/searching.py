@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QLabel
 from recall_gui.core.captions import plural, quoted
 from recall_gui.core.errors import RecallError
 from recall_gui.core.messages import UserMessage
-from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
-from recall_gui.qt.panels.query_bar import MAX_QUERY_CHARS, QueryBar
+from recall_gui.core.types import DEFAULT_LIMIT, MAX_QUERY_CHARS, SearchHit
+from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.query_op import NewestWins
 from recall_gui.qt.services import WindowServices
