@@ -180,6 +180,7 @@ class MainWindow(QMainWindow):
         self.registryReloaded.connect(self.log.follow_registry)
         self.registryReloaded.connect(self.duplicates.follow_registry)
         self.registryReloaded.connect(self.health.follow_registry)
+        self.registryReloaded.connect(self.checks.follow_registry)
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
         )
