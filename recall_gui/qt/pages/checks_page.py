@@ -96,6 +96,10 @@ def outcome_text(
             f"Recall {metrics.recall:.3f} · reciprocal rank {metrics.reciprocal_rank:.3f} · nDCG "
             f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of {check.db_name})",
         ]
+    if outcome.near_copies:
+        from recall_gui.core.shadowing import crowding_text
+
+        lines += ["", f"Pushed out? {crowding_text(outcome.near_copies)}"]
     if change is not None:
         lines += ["", f"Since the last run: {change.text}"]
     wanted = set(check.expect)
@@ -332,6 +336,7 @@ class ChecksPage(QWidget):
         what moved since the last run, then keep this run for the next one to compare with."""
         from recall_gui.core.check_history import change_since, load_last_run, save_run
         from recall_gui.core.checks import run_checks
+        from recall_gui.core.shadowing import with_crowding
 
         golden = self.golden
         checks, path = golden.checks, golden.path
@@ -348,6 +353,7 @@ class ChecksPage(QWidget):
             previous = load_last_run(path)
             harness = await self.services.harness()
             run = await run_checks(harness, checks, lambda done, _total: self.progress.setValue(done))
+            run = await with_crowding(harness, run)
         except asyncio.CancelledError:
             self.note.show_note(
                 f"Cancelled after {self.progress.value()} of {len(checks)} checks; nothing was kept.",
