@@ -62,7 +62,11 @@ async def _register(args: argparse.Namespace) -> str:
         done = await register_table(session, where.directory, entry, request)
     for note in done.notes:
         print(f"note: {note}", file=sys.stderr)
-    state = "inactive: agents cannot search it until it is activated" if args.inactive else "active"
+    state = (
+        f"inactive: agents cannot search it until `recall-gui activate {args.name}`"
+        if args.inactive
+        else "active"
+    )
     return (
         f'registered "{args.name}" ({state}) in {done.registry_file}: table "{entry.table_name}" of '
         f"{entry.uri}, model {entry.embedder.label}, {entry.model_reason}\n"

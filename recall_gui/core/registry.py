@@ -2,8 +2,9 @@
 
 Reading never fails as a whole: every problem (a file that does not parse, an entry with a wrong type, a
 duplicate name) becomes a :class:`RegistryProblem` naming the file and position, and the rest is used.
-Saving re-reads the file from disk, changes only the one field asked for, keeps every key this app does not
-know, and replaces the file atomically. A file that does not parse is never written.
+Saving takes the registry's lock (one change at a time, across processes), re-reads the file from disk,
+changes only the one field asked for, keeps every key this app does not know, and replaces the file
+atomically (a file that is a symlink keeps being one). A file that does not parse is never written.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import Any, Literal
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.columns import ColumnOverrides
 from recall_gui.core.endpoints import storage_option_problem
-from recall_gui.core.errors import RecallError, RegistryError
+from recall_gui.core.errors import DatabaseNotFoundError, RecallError, RegistryError
 from recall_gui.core.models import cloud_dim, cloud_label, local_model
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.registry_lock import registry_locked
 from recall_gui.core.surrogates import first_surrogate, is_unicode, replaced, shown
 from recall_gui.core.target import TableOptions, TableTarget
 
@@ -524,24 +526,134 @@ def set_description(directory: Path, name: str, description: str) -> None:
             hint="Another program changed the registry; it has been reloaded.",
         )
 
-    _rewrite(path, change)
+    with registry_locked(directory):
+        _rewrite(path, change)
 
 
 def set_active(directory: Path, name: str, active: bool) -> None:
     """Add ``name`` to (or remove it from) ``rag_active.json``, keeping the order of the others."""
-    path = Path(directory) / ACTIVE_FILE
+    with registry_locked(directory):
+        _set_active(Path(directory), name, active)
+
+
+def _set_active(directory: Path, name: str, active: bool, position: int | None = None) -> None:
+    """:func:`set_active` under the lock; ``position``: where an activated name goes (default: last)."""
+    path = directory / ACTIVE_FILE
+
+    def change(data: Any) -> Any:
+        names = _active_array(path, data)
+        kept = [item for item in names if item != name]
+        if active:
+            kept.insert(len(kept) if position is None else min(position, len(kept)), name)
+        return kept
+
+    _rewrite(path, change)
+
+
+def _active_array(path: Path, data: Any) -> list[Any]:
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise RegistryError(f"not saved: {path} is not a JSON array", hint=_KEEP_HINT)
+    return data
+
+
+def _is_named(raw: Any, name: str) -> bool:
+    return isinstance(raw, dict) and raw.get("name") == name
+
+
+def _unknown_name(directory: Path, name: str) -> DatabaseNotFoundError:
+    return DatabaseNotFoundError(
+        f'no database called "{name}" in {Path(directory) / DBS_FILE}',
+        hint="Check the name with `recall-gui list`. Nothing was changed.",
+    )
+
+
+def change_active(directory: Path, name: str, active: bool) -> bool:
+    """Let agents search ``name`` (``active``) or stop them; refuses a name ``rag_dbs.json`` does not
+    list (checked under the lock, on the file as it is then). Returns whether anything changed: a
+    database already in that state leaves both files untouched."""
+    directory = Path(directory)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        data, _newline, _stamp = _read_for_update(directory / DBS_FILE)
+        if data is None or not any(_is_named(raw, name) for raw in _dbs_array(directory / DBS_FILE, data)):
+            raise _unknown_name(directory, name)
+        names, _newline, _stamp = _read_for_update(directory / ACTIVE_FILE)
+        if (name in _active_array(directory / ACTIVE_FILE, names)) == active:
+            return False
+        _set_active(directory, name, active)
+    return True
+
+
+@dataclass(frozen=True)
+class RemovedEntry:
+    """A database taken out of the registry, with what puts it back exactly as it was."""
+
+    name: str
+    #: The entry as ``rag_dbs.json`` held it, unknown keys and all.
+    raw: Mapping[str, Any]
+    #: Its place in the "dbs" array, and in ``rag_active.json`` (``None``: it was inactive).
+    position: int
+    active_position: int | None
+    registry_file: Path
+
+
+def unregister_database(directory: Path, name: str) -> RemovedEntry:
+    """Remove ``name`` from both registry files, keeping every other entry and key as found; its
+    knowledge base's folder is not touched. Refuses a name ``rag_dbs.json`` does not list."""
+    directory = Path(directory)
+    dbs_path, active_path = directory / DBS_FILE, directory / ACTIVE_FILE
+    removed: list[tuple[int, Mapping[str, Any]]] = []
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        data, _newline, _stamp = _read_for_update(dbs_path)
+        entries = [] if data is None else _dbs_array(dbs_path, data)
+        position = next((i for i, raw in enumerate(entries) if _is_named(raw, name)), None)
+        if position is None:
+            raise _unknown_name(directory, name)
+        names, _newline, _stamp = _read_for_update(active_path)
+        listed = _active_array(active_path, names)
+        active_position = listed.index(name) if name in listed else None
+        if active_position is not None:  # agents stop seeing it first: a failure after this loses nothing
+            _set_active(directory, name, False)
+
+        def change(data: Any) -> Any:
+            entries = _dbs_array(dbs_path, data)
+            index = next((i for i, raw in enumerate(entries) if _is_named(raw, name)), None)
+            if index is None:
+                raise _unknown_name(directory, name)
+            removed.append((index, entries.pop(index)))
+            return data
+
+        _rewrite(dbs_path, change)
+    index, raw = removed[-1]
+    return RemovedEntry(name, raw, index, active_position, dbs_path)
+
+
+def restore_database(directory: Path, removed: RemovedEntry) -> None:
+    """Put an unregistered database back where it was, as it was (undo); refuses when a database of
+    that name has been registered meanwhile."""
+    directory = Path(directory)
+    dbs_path = directory / DBS_FILE
 
     def change(data: Any) -> Any:
         if data is None:
-            data = []
-        if not isinstance(data, list):
-            raise RegistryError(f"not saved: {path} is not a JSON array", hint=_KEEP_HINT)
-        names = [item for item in data if item != name]
-        if active:
-            names.append(name)
-        return names
+            data = {"dbs": []}
+        entries = _dbs_array(dbs_path, data)
+        if any(_is_named(raw, removed.name) for raw in entries):
+            raise RegistryError(
+                f'not restored: {dbs_path} has a database called "{removed.name}" again',
+                hint="Another program registered one under that name; nothing was changed.",
+            )
+        entries.insert(min(removed.position, len(entries)), dict(removed.raw))
+        return data
 
-    _rewrite(path, change)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        _rewrite(dbs_path, change)
+        if removed.active_position is not None:
+            _set_active(directory, removed.name, True, removed.active_position)
 
 
 def register_database(
@@ -561,7 +673,6 @@ def register_database(
     """
     directory = Path(directory)
     path = directory / DBS_FILE
-    _refuse_unwritable(directory)
 
     def change(data: Any) -> Any:
         if data is None:
@@ -569,7 +680,7 @@ def register_database(
         entries: list[Any] = []
         new_entry, placed = dict(raw_entry), False
         for existing in _dbs_array(path, data):
-            if placed or not (isinstance(existing, dict) and existing.get("name") == raw_entry["name"]):
+            if placed or not _is_named(existing, raw_entry["name"]):
                 entries.append(existing)
                 continue
             if not replaceable(existing):
@@ -587,26 +698,28 @@ def register_database(
         data["dbs"] = entries
         return data
 
-    _rewrite(path, change)
-    set_active(directory, str(raw_entry["name"]), active)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        _rewrite(path, change)
+        _set_active(directory, str(raw_entry["name"]), active)
 
 
 def add_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool) -> None:
     """Add a database the user asked for; refuses a name the registry already has (never replaces one).
 
-    The check runs on the file as it is when written, so an entry another program added meanwhile under
-    the same name is refused too, not overwritten.
+    The check runs on the file as it is when written, under the registry's lock, so an entry another
+    program added meanwhile under the same name is refused too, not overwritten, and two programs
+    registering at once both land.
     """
     directory = Path(directory)
     path = directory / DBS_FILE
     name = str(raw_entry["name"])
-    _refuse_unwritable(directory)
 
     def change(data: Any) -> Any:
         if data is None:
             data = {"dbs": []}
         entries = _dbs_array(path, data)
-        if any(isinstance(e, dict) and e.get("name") == name for e in entries):
+        if any(_is_named(e, name) for e in entries):
             raise RegistryError(
                 f'not saved: a database called "{name}" is already registered in {path}',
                 hint="Choose another name.",
@@ -614,6 +727,8 @@ def add_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool)
         entries.append(dict(raw_entry))
         return data
 
-    _rewrite(path, change)
-    if active:
-        set_active(directory, name, True)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        _rewrite(path, change)
+        if active:
+            _set_active(directory, name, True)
