@@ -34,7 +34,8 @@ class ActivationCommand:
         from recall_gui.core.registry import change_active
 
         path = location(args).directory / ACTIVE_FILE
-        changed = change_active(path.parent, args.name, self.active)
+        before = change_active(path.parent, args.name, self.active)
+        changed = (before is not None) != self.active
         state = "active: agents can search it" if self.active else "inactive: agents cannot search it"
         if changed:
             write_stdout(f'"{args.name}" is now {state} ({path})\n')

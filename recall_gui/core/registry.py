@@ -569,10 +569,11 @@ def _unknown_name(directory: Path, name: str) -> DatabaseNotFoundError:
     )
 
 
-def change_active(directory: Path, name: str, active: bool) -> bool:
-    """Let agents search ``name`` (``active``) or stop them; refuses a name ``rag_dbs.json`` does not
-    list (checked under the lock, on the file as it is then). Returns whether anything changed: a
-    database already in that state leaves both files untouched."""
+def change_active(directory: Path, name: str, active: bool, position: int | None = None) -> int | None:
+    """Let agents search ``name`` (``active``, at ``position`` in ``rag_active.json``; default last) or
+    stop them; refuses a name ``rag_dbs.json`` does not list (checked under the lock, on the file as it
+    is then). Returns the name's place in ``rag_active.json`` before (``None``: it was not there): a
+    database already in the state asked for leaves both files untouched."""
     directory = Path(directory)
     with registry_locked(directory):
         _refuse_unwritable(directory)
@@ -580,10 +581,11 @@ def change_active(directory: Path, name: str, active: bool) -> bool:
         if data is None or not any(_is_named(raw, name) for raw in _dbs_array(directory / DBS_FILE, data)):
             raise _unknown_name(directory, name)
         names, _newline, _stamp = _read_for_update(directory / ACTIVE_FILE)
-        if (name in _active_array(directory / ACTIVE_FILE, names)) == active:
-            return False
-        _set_active(directory, name, active)
-    return True
+        listed = _active_array(directory / ACTIVE_FILE, names)
+        before = listed.index(name) if name in listed else None
+        if (before is not None) != active:
+            _set_active(directory, name, active, position)
+    return before
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -39,6 +39,7 @@ from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.checks_page import ChecksPage
+from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.duplicates_page import DuplicatesPage
 from recall_gui.qt.pages.health_page import HealthPage
@@ -270,6 +271,7 @@ class MainWindow(QMainWindow):
             self._action("&Map", "Ctrl+8", lambda: self.pages.setCurrentWidget(self.map)),
             self._action("H&ealth", "Ctrl+9", lambda: self.pages.setCurrentWidget(self.health)),
         ]
+        self._build_database_actions()
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)
 
@@ -292,8 +294,31 @@ class MainWindow(QMainWindow):
         tools = knowledge.entry_tools
         search_menu.addActions([tools.more_like_action, tools.add_golden_action])
         self.addActions([tools.more_like_action, tools.add_golden_action])
+        self.database_menu = menus.addMenu("&Database")
+        self.database_menu.setObjectName("databaseMenu")
+        self.database_menu.addActions(self.database_actions.actions)
+        self.database_menu.aboutToShow.connect(self.database_actions.update)
         menus.addMenu("&View").addActions(self.page_actions)
         menus.addMenu("&Help").addActions([shortcuts, about])
+
+    def _build_database_actions(self) -> None:
+        """Activate, Deactivate, Unregister the database the knowledge page shows (its menu, and the
+        dropdown's context menu)."""
+        self.database_actions = DatabaseActions(self.services, self._registered_current, self)
+        combo = self.knowledge.database_bar.combo
+        combo.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        combo.customContextMenuRequested.connect(
+            lambda point: self._database_menu_at(combo.mapToGlobal(point))
+        )
+
+    def _registered_current(self) -> str | None:
+        current = self.knowledge.current
+        return current.name if current is not None and current.origin == "registry" else None
+
+    def _database_menu_at(self, where: QPoint) -> None:
+        name = self._registered_current()
+        if name is not None:
+            self.database_actions.menu_for(name, self).exec(where)
 
     # --- opening folders ------------------------------------------------------------------------------
 

@@ -75,8 +75,11 @@ class WindowServices:
         self._session: Session | None = None
         self._harness: Harness | None = None
 
-    def show_message(self, message: UserMessage) -> None:
-        self.banner.show_message(message)
+    def show_message(
+        self, message: UserMessage, action: tuple[str, Callable[[], None]] | None = None
+    ) -> None:
+        """Show ``message`` in the banner; ``action``: its one button (text, what it does), e.g. Undo."""
+        self.banner.show_message(message, action)
 
     def show_error(self, error: BaseException, topic: Topic = "general") -> None:
         self.show_message(user_message(error, topic))

@@ -83,7 +83,7 @@ def _links_still_point_at(directory: Path, dotfiles: Path) -> None:
 
 def test_a_symlinked_active_file_is_updated_through_its_link(linked_registry: tuple[Path, Path]) -> None:
     directory, dotfiles = linked_registry
-    assert change_active(directory, "beta", True)
+    assert change_active(directory, "beta", True) is None  # it was inactive
     _links_still_point_at(directory, dotfiles)
     assert json.loads((dotfiles / "rag_active.json").read_text()) == ["alpha", "beta"]
     assert [db.name for db in load_registry(directory).active] == ["alpha", "beta"]
@@ -104,6 +104,15 @@ def test_a_symlinked_dbs_file_is_updated_through_its_link(linked_registry: tuple
     # Nothing was left beside the links or their targets.
     assert sorted(p.name for p in directory.iterdir()) == ["rag_active.json", "rag_dbs.json"]
     assert sorted(p.name for p in dotfiles.iterdir()) == ["rag_active.json", "rag_dbs.json"]
+
+
+def test_deactivating_says_where_the_name_was_and_activating_there_puts_it_back(tmp_path: Path) -> None:
+    entries = [cosh_entry(name, f"/{name}") for name in ("a", "b", "c")]
+    directory = write_registry(tmp_path / "registry", entries, active=["c", "a", "b"])
+    assert change_active(directory, "a", False) == 1
+    assert json.loads((directory / "rag_active.json").read_text()) == ["c", "b"]
+    assert change_active(directory, "a", True, position=1) is None
+    assert json.loads((directory / "rag_active.json").read_text()) == ["c", "a", "b"]
 
 
 def test_undoing_an_unregister_restores_the_exact_entry_and_its_place(tmp_path: Path) -> None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QKeySequence, QPalette, QShortcut, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHeaderView,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QSplitter,
     QTableWidget,
@@ -37,6 +38,7 @@ from recall_gui.core.suffix import SuffixWarning
 from recall_gui.core.suffix_drift import SuffixDrift
 from recall_gui.core.suffix_store import LEGACY_BACKUP, LEGACY_FILE, UNREADABLE_TAG, SuffixMode
 from recall_gui.core.tool import DEFAULT_DESCRIPTION, Recall, compose_description
+from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.panels.status_note import StatusNote, Tone, tint
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view
@@ -151,6 +153,10 @@ class DescriptionPage(QWidget):
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(EMBEDDING, QHeaderView.ResizeMode.Interactive)
         self.active_table.viewport().installEventFilter(self)  # to fit the columns when it is resized
+        #: Activate, Deactivate, Unregister: the right-clicked database's context menu.
+        self.database_actions = DatabaseActions(self.services, lambda: self._described, self)
+        self.active_table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.active_table.customContextMenuRequested.connect(self._on_context_menu)
         self.description_label = QLabel()
         self.description_label.setObjectName("dbDescriptionLabel")
         self.description_label.setWordWrap(True)
@@ -297,6 +303,17 @@ class DescriptionPage(QWidget):
             item = QTableWidgetItem()
             self.active_table.setItem(row, column, item)
         return item
+
+    def context_menu_at(self, row: int) -> QMenu | None:
+        """The Activate / Deactivate / Unregister menu of the database in ``row``."""
+        if not 0 <= row < len(self._names):
+            return None
+        return self.database_actions.menu_for(self._names[row], self.active_table)
+
+    def _on_context_menu(self, point: QPoint) -> None:
+        menu = self.context_menu_at(self.active_table.indexAt(point).row())
+        if menu is not None:
+            menu.exec(self.active_table.viewport().mapToGlobal(point))
 
     def _select_database(self, name: str | None) -> None:
         if name in self._names:
