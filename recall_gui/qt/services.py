@@ -103,12 +103,13 @@ class WindowServices:
         return self._session
 
     async def harness(self) -> Harness:
-        """The one harness (registry + search pipeline) of this window, on the window's session."""
+        """The one harness (search pipeline) of this window, on the window's session; it resolves names
+        in :attr:`registry`, the window's snapshot (never reading the registry itself)."""
         session = await self.session()
         if self._harness is None:
             from recall_gui.core.harness import Harness
 
-            self._harness = Harness(self.location.directory, session=session)
+            self._harness = Harness(self.location.directory, session=session, registry=lambda: self.registry)
         return self._harness
 
     async def aclose(self) -> None:
