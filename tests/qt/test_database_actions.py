@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMenu, QPushButton
 from recall_gui.qt.main_window import MainWindow
 from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
-from tests.qt.trusttools import banner
+from tests.qt.trusttools import banner, check_state, table_names
 
 
 def action_named(menu: QMenu, text: str) -> QAction:
@@ -38,8 +38,7 @@ def click_undo(loop: asyncio.AbstractEventLoop, window: MainWindow) -> None:
 
 
 def listed(window: MainWindow) -> list[str]:
-    table = window.description.active_table
-    return [table.item(row, 1).text() for row in range(table.rowCount())]
+    return table_names(window.description.active_table)
 
 
 def two_databases(make_kb: Callable[..., KnowledgeBase], tmp_path: Path) -> tuple[KnowledgeBase, Path]:
@@ -122,11 +121,11 @@ def test_activate_from_the_context_menu_then_undo(
     trigger(loop, window, action_named(menu, "&Activate"))
     assert json.loads((registry_dir / "rag_active.json").read_text()) == ["other", kb.name]
     table = window.description.active_table
-    assert table.item(0, 0).checkState() == Qt.CheckState.Checked
+    assert check_state(table, 0) == Qt.CheckState.Checked
     assert banner(window)[0] == f"Activated {kb.name}: agents can search it."
     click_undo(loop, window)
     assert json.loads((registry_dir / "rag_active.json").read_text()) == ["other"]
-    assert table.item(0, 0).checkState() == Qt.CheckState.Unchecked
+    assert check_state(table, 0) == Qt.CheckState.Unchecked
     assert (registry_dir / "rag_dbs.json").read_bytes() == dbs_before
 
 
