@@ -16,7 +16,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -152,6 +152,21 @@ class FileStamp:
         return cls(True, stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
+#: How many of the longest names :attr:`Registry.longest_names` keeps.
+LONGEST_NAMES = 50
+#: What :meth:`Registry.warmed` works out.
+WARMED = (
+    "active",
+    "inactive",
+    "by_activity",
+    "index",
+    "index_in_group",
+    "index_by_activity",
+    "_by_name",
+    "longest_names",
+)
+
+
 @dataclass(frozen=True)
 class Registry:
     """A snapshot of the registry directory."""
@@ -160,6 +175,9 @@ class Registry:
     databases: tuple[DatabaseEntry, ...] = ()
     problems: tuple[RegistryProblem, ...] = ()
     stamps: tuple[FileStamp, FileStamp] = (FileStamp(False, 0, 0), FileStamp(False, 0, 0))
+    #: Each entry of a large ``rag_dbs.json`` by its text in the file: the next read reuses an entry
+    #: written as before instead of making it again (an F5 on 50,000 databases makes only what changed).
+    sources: Mapping[str, DatabaseEntry] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def dbs_path(self) -> Path:
@@ -183,23 +201,34 @@ class Registry:
         return tuple(_sorted_in_pieces(self.active) + _sorted_in_pieces(self.inactive))
 
     @cached_property
-    def positions(self) -> dict[str, tuple[int, int, int]]:
-        """Each name's place in :attr:`databases`, in :attr:`active` or :attr:`inactive` (whichever
-        holds it), and in :attr:`by_activity`: lists of many databases find a row without a scan."""
-        in_group: dict[str, int] = {}
-        for group in (self.active, self.inactive):
-            in_group.update((db.name, number) for number, db in enumerate(group))
-        sorted_at = {db.name: number for number, db in enumerate(self.by_activity)}
-        return {
-            db.name: (number, in_group[db.name], sorted_at[db.name])
-            for number, db in enumerate(self.databases)
-        }
+    def index(self) -> dict[str, int]:
+        """Each name's place in :attr:`databases`: lists of many databases find a row without a scan.
+        (Dicts of names to numbers are invisible to the cycle collector: they cost no collection time.)"""
+        return {db.name: number for number, db in enumerate(self.databases)}
+
+    @cached_property
+    def index_in_group(self) -> dict[str, int]:
+        """Each name's place in :attr:`active` or in :attr:`inactive` (whichever holds it)."""
+        places = {db.name: number for number, db in enumerate(self.active)}
+        places.update((db.name, number) for number, db in enumerate(self.inactive))
+        return places
+
+    @cached_property
+    def index_by_activity(self) -> dict[str, int]:
+        """Each name's place in :attr:`by_activity`."""
+        return {db.name: number for number, db in enumerate(self.by_activity)}
+
+    @cached_property
+    def longest_names(self) -> tuple[str, ...]:
+        """The :data:`LONGEST_NAMES` longest names, longest first: what a list measures for its width
+        (measuring every name of a large registry takes long)."""
+        return tuple(heapq.nlargest(LONGEST_NAMES, (db.name for db in self.databases), key=len))
 
     def warmed(self) -> Registry:
         """This snapshot with every derived list and index worked out now: a reader on a worker thread
         calls it, so the window's thread never spends the time (a large registry's take a while)."""
         with _collection_paused():
-            for name in ("active", "inactive", "by_activity", "positions", "_by_name"):
+            for name in WARMED:
                 getattr(self, name)
         return self
 
@@ -263,20 +292,24 @@ _DECODER = json.JSONDecoder(parse_int=_read_integer)
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
-def _parse(text: str) -> Any:
+def _parse(text: str, sources: list[str] | None = None) -> Any:
     """The file's JSON. A large one is parsed a top-level entry or array element at a time: ``json.loads``
     holds Python's lock for the whole text (130 ms for 50,000 entries), and the window's thread, waiting
     for that lock while a worker reads the registry, would stall as long. A file that is not valid JSON
-    is parsed whole, for ``json``'s own error."""
+    is parsed whole, for ``json``'s own error.
+
+    ``sources``: filled, for a large file, with the text of each element of its "dbs" array."""
     if len(text) > PIECEWISE_BYTES:
         try:
-            return _parse_in_pieces(text)
+            return _parse_in_pieces(text, sources)
         except (ValueError, IndexError):
             pass
+    if sources is not None:
+        sources.clear()
     return json.loads(text, parse_int=_read_integer)
 
 
-def _parse_in_pieces(text: str) -> Any:
+def _parse_in_pieces(text: str, sources: list[str] | None = None) -> Any:
     """A top-level object or array, one member or element per decoder call; raises ``ValueError`` or
     ``IndexError`` for anything else (the caller then parses it whole)."""
     position = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
@@ -284,7 +317,7 @@ def _parse_in_pieces(text: str) -> Any:
     if text[position] == "[":
         value, position = _array_in_pieces(text, position)
     elif text[position] == "{":
-        value, position = _object_in_pieces(text, position)
+        value, position = _object_in_pieces(text, position, sources)
     else:
         raise ValueError("not an object or array")
     if _SPACE.match(text, position).end() != len(text):  # type: ignore[union-attr]
@@ -296,14 +329,17 @@ def _next(text: str, position: int) -> int:
     return _SPACE.match(text, position).end()  # type: ignore[union-attr]
 
 
-def _array_in_pieces(text: str, position: int) -> tuple[list[Any], int]:
+def _array_in_pieces(text: str, position: int, sources: list[str] | None = None) -> tuple[list[Any], int]:
     items: list[Any] = []
     position = _next(text, position + 1)
     if text[position] == "]":
         return items, position + 1
     while True:
+        start = position
         item, position = _DECODER.raw_decode(text, position)
         items.append(item)
+        if sources is not None:
+            sources.append(text[start:position])
         position = _next(text, position)
         if text[position] == "]":
             return items, position + 1
@@ -312,7 +348,9 @@ def _array_in_pieces(text: str, position: int) -> tuple[list[Any], int]:
         position = _next(text, position + 1)
 
 
-def _object_in_pieces(text: str, position: int) -> tuple[dict[str, Any], int]:
+def _object_in_pieces(
+    text: str, position: int, sources: list[str] | None = None
+) -> tuple[dict[str, Any], int]:
     members: dict[str, Any] = {}
     position = _next(text, position + 1)
     if text[position] == "}":
@@ -326,7 +364,10 @@ def _object_in_pieces(text: str, position: int) -> tuple[dict[str, Any], int]:
             raise ValueError("expected :")
         position = _next(text, position + 1)
         if text[position] == "[":
-            members[key], position = _array_in_pieces(text, position)
+            dbs = key == "dbs" and sources is not None
+            if dbs and sources is not None:
+                sources.clear()  # a later "dbs" wins, as in json.loads
+            members[key], position = _array_in_pieces(text, position, sources if dbs else None)
         else:
             members[key], position = _DECODER.raw_decode(text, position)
         position = _next(text, position)
@@ -337,7 +378,7 @@ def _object_in_pieces(text: str, position: int) -> tuple[dict[str, Any], int]:
         position = _next(text, position + 1)
 
 
-def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
+def _read_json(path: Path, problems: list[RegistryProblem], sources: list[str] | None = None) -> Any:
     """The parsed file, ``None`` when it does not exist; raises ``_ParseFailure`` after recording why."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -350,7 +391,7 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
         problems.append(RegistryProblem(path, "is empty (expected JSON); fix or delete the file"))
         raise _ParseFailure
     try:
-        data = _parse(text)
+        data = _parse(text, sources)
     except json.JSONDecodeError as error:
         reason = error.msg.removesuffix(" at")  # "Unterminated string starting at" + " at line ..."
         problems.append(
@@ -387,8 +428,15 @@ def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
-def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> DatabaseEntry:
-    """One entry; raises ``ValueError`` when it cannot be used, appends to ``notes`` what was mended."""
+def _parse_entry(
+    raw: Any, active_names: set[str], notes: list[str], shared: dict[Any, Any] | None = None
+) -> DatabaseEntry:
+    """One entry; raises ``ValueError`` when it cannot be used, appends to ``notes`` what was mended.
+
+    ``shared``: equal models and column names read before (of the same file), reused, so a registry of
+    many databases holds one object per distinct model, not one per database (fewer objects for the cycle
+    collector to walk, which it does holding Python's lock)."""
+    shared = {} if shared is None else shared
     if not isinstance(raw, dict):
         raise ValueError("is not a JSON object")
     name, uri = raw.get("name"), raw.get("uri")
@@ -408,7 +456,11 @@ def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> Database
         description = replaced(description)
     try:
         _check_unicode('"uri"', uri)
-        embedder = EmbedderSpec.from_json(raw.get("embedder"))
+        raw_embedder = raw.get("embedder")
+        embedder_key = ("embedder", repr(raw_embedder))  # equal models are written alike
+        embedder = shared.get(embedder_key)
+        if embedder is None:
+            embedder = shared[embedder_key] = EmbedderSpec.from_json(raw_embedder)
     except ValueError as error:
         raise ValueError(f'database "{name}": {error}') from None
     created_at = raw.get("created_at")
@@ -424,11 +476,10 @@ def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> Database
             problem = storage_option_problem(key, value)
             if problem is not None:
                 raise ValueError(f'"storage_options.{key}" {problem}')
-        columns = ColumnOverrides(
-            id=_optional_str(raw, "id_column"),
-            content=_optional_str(raw, "content_column"),
-            vector=_optional_str(raw, "vector_column"),
-        )
+        names = tuple(_optional_str(raw, key) for key in ("id_column", "content_column", "vector_column"))
+        columns = shared.get(names)
+        if columns is None:
+            columns = shared[names] = ColumnOverrides(*names)
         table, metric = _optional_str(raw, "table"), _optional_str(raw, "metric")
     except ValueError as error:
         raise ValueError(f'database "{name}": {error}') from None
@@ -469,7 +520,7 @@ def _read_active(path: Path, problems: list[RegistryProblem]) -> list[str]:
 READ_ATTEMPTS = 3
 
 
-def load_registry(directory: Path) -> Registry:
+def load_registry(directory: Path, previous: Registry | None = None) -> Registry:
     """Read both files; never raises for bad content (see :attr:`Registry.problems`).
 
     When another program rewrites a file while it is being read, it is read again (a few times), so a
@@ -477,11 +528,11 @@ def load_registry(directory: Path) -> Registry:
     """
     directory = Path(directory)
     with _collection_paused():
-        registry = _load_once(directory)
+        registry = _load_once(directory, previous)
         for _ in range(READ_ATTEMPTS - 1):
             if not registry.problems or not registry.changed_on_disk():
                 break
-            registry = _load_once(directory)
+            registry = _load_once(directory, previous)
     return registry
 
 
@@ -501,15 +552,19 @@ def _collection_paused() -> Iterator[None]:
     finally:
         if paused:
             gc.enable()
+            # The new objects are walked once now, on the reading thread, and moved to the oldest
+            # generation, rather than piecemeal by whichever thread allocates next (the window's).
+            gc.collect(1)
 
 
-def _load_once(directory: Path) -> Registry:
+def _load_once(directory: Path, previous: Registry | None = None) -> Registry:
     dbs_path, active_path = directory / DBS_FILE, directory / ACTIVE_FILE
     stamps = (FileStamp.of(dbs_path), FileStamp.of(active_path))
     problems: list[RegistryProblem] = []
     active_names = _read_active(active_path, problems)
+    texts: list[str] = []
     try:
-        data = _read_json(dbs_path, problems)
+        data = _read_json(dbs_path, problems, texts)
     except _ParseFailure:
         data = None
     raw_entries: list[Any] = []
@@ -518,15 +573,27 @@ def _load_once(directory: Path) -> Registry:
     elif data is not None:
         problems.append(RegistryProblem(dbs_path, 'must be a JSON object with a "dbs" array'))
     databases: list[DatabaseEntry] = []
+    shared: dict[Any, Any] = {}
     seen: set[str] = set()
     active_set = set(active_names)
+    texts = texts if len(texts) == len(raw_entries) else []
+    known = previous.sources if previous is not None else {}
+    sources: dict[str, DatabaseEntry] = {}
     for index, raw in enumerate(raw_entries, start=1):
         notes: list[str] = []
-        try:
-            entry = _parse_entry(raw, active_set, notes)
-        except ValueError as error:
-            problems.append(RegistryProblem(dbs_path, f"entry {index} skipped: {error}"))
-            continue
+        text = texts[index - 1] if texts else None
+        entry = known.get(text) if text is not None else None
+        if entry is not None:  # written as before: the same entry, only its state may differ
+            if entry.active != (entry.name in active_set):
+                entry = replace(entry, active=not entry.active)
+        else:
+            try:
+                entry = _parse_entry(raw, active_set, notes, shared)
+            except ValueError as error:
+                problems.append(RegistryProblem(dbs_path, f"entry {index} skipped: {error}"))
+                continue
+        if text is not None and not notes:
+            sources[text] = entry
         for note in notes:
             problems.append(RegistryProblem(dbs_path, f"entry {index}: {note}"))
         if entry.name in seen:
@@ -539,7 +606,7 @@ def _load_once(directory: Path) -> Registry:
     for name in active_names:
         if name not in seen:
             problems.append(RegistryProblem(active_path, f'active database "{name}" is not in {DBS_FILE}'))
-    return Registry(directory, tuple(databases), tuple(problems), stamps)
+    return Registry(directory, tuple(databases), tuple(problems), stamps, sources)
 
 
 # --- saving ------------------------------------------------------------------------------------------

@@ -89,10 +89,11 @@ SHORTCUTS = (
 EXPORT_TIP = "Save the search results, or every row of the browsed table (that the filter keeps), as {}"
 
 
-def read_snapshot(directory: Path) -> tuple[Registry, str]:
+def read_snapshot(directory: Path, previous: Registry | None = None) -> tuple[Registry, str]:
     """The registry in ``directory`` with its derived lists, and its database list for the tool
-    description: run on a worker, so a large registry never holds the GUI thread."""
-    registry = load_registry(directory).warmed()
+    description: run on a worker, so a large registry never holds the GUI thread. ``previous``: the
+    snapshot shown now, whose unchanged entries are reused."""
+    registry = load_registry(directory, previous).warmed()
     return registry, build_tool_suffix(registry)
 
 
@@ -526,8 +527,9 @@ class MainWindow(QMainWindow):
         directory = self.location.directory
         self._reads += 1
         try:
+            previous = self.registry if self.registry.directory == directory else None
             registry, generated = await asyncio.get_running_loop().run_in_executor(
-                self.services.chores, read_snapshot, directory
+                self.services.chores, read_snapshot, directory, previous
             )
         finally:
             self._reads -= 1

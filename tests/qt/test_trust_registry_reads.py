@@ -37,9 +37,9 @@ class SlowReads:
         #: Called on the reading thread after the files were read, before the read returns.
         self.after_read: Callable[[], None] = lambda: None
 
-    def __call__(self, directory: Path) -> Registry:
+    def __call__(self, directory: Path, previous: Registry | None = None) -> Registry:
         self.threads.append(threading.current_thread())
-        registry = load_registry(directory)
+        registry = load_registry(directory, previous)
         self.after_read()
         time.sleep(SLOW_READ_S)
         return registry

@@ -39,11 +39,11 @@ def test_the_windows_harness_searches_the_windows_snapshot_without_reading_the_r
     reads: list[Path] = []
     real_load = registry_module.load_registry
 
-    def watched_load(directory: Path) -> Any:
+    def watched_load(directory: Path, previous: Any = None) -> Any:
         reads.append(directory)
         if threading.get_ident() == gui_thread:
             reads_on_gui.append(directory)
-        return real_load(directory)
+        return real_load(directory, previous)
 
     window = open_window(registry_dir)
     monkeypatch.setattr("recall_gui.qt.main_window.load_registry", watched_load)

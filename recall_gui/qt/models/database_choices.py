@@ -8,7 +8,6 @@ never one widget item (or one Python object) per database.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,9 +27,6 @@ OPENED_HEADER = "Opened — not in the registry"
 EMPTY_TEXT = "(no databases registered)"
 #: What QComboBox's delegate draws as a separator line.
 SEPARATOR = "separator"
-
-#: How many of the longest names the dropdown measures for its width.
-LONG_ROWS = 50
 
 RowKind = Literal["database", "opened", "separator", "header", "empty"]
 Index = QModelIndex | QPersistentModelIndex
@@ -154,15 +150,17 @@ class DatabaseChoicesModel(QAbstractListModel):
         entry = self.entry(name) if name is not None else None
         if entry is None or self._registry is None:
             return -1
-        in_group = self._registry.positions[entry.name][1]
+        in_group = self._registry.index_in_group[entry.name]
         return in_group if entry.active else len(self._active) + self._separated() + in_group
 
     def longest_texts(self) -> list[str]:
-        """The texts of the rows with the longest names (and the group header): what the dropdown
+        """The texts of the rows with the longest names (and the opened group): what the dropdown
         measures for its width, never every row of a large registry."""
         if self._long_texts is None:
-            longest = heapq.nlargest(LONG_ROWS, self._active + self._inactive, key=lambda e: len(e.name))
-            texts = [item_text(entry, self._healths.get(entry.name)) for entry in longest]
+            longest = self._registry.longest_names if self._registry is not None else ()
+            texts = [
+                item_text(entry, self._healths.get(name)) for name in longest if (entry := self.entry(name))
+            ]
             texts += [item_text(self._opened[key], None) for key in self._opened_keys]
             self._long_texts = texts + ([OPENED_HEADER] if self._opened else [])
         return self._long_texts

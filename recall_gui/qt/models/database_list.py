@@ -32,10 +32,8 @@ class DatabaseListModel(QAbstractListModel):
         """The row of database ``name``; -1 when it is not listed."""
         if self._registry is None or name is None:
             return -1
-        place = self._registry.positions.get(name)
-        if place is None:
-            return -1
-        return place[2] if self.by_activity else place[0]
+        places = self._registry.index_by_activity if self.by_activity else self._registry.index
+        return places.get(name, -1)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(self._entries)

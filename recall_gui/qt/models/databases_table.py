@@ -41,8 +41,7 @@ class DatabasesTableModel(QAbstractTableModel):
     def row_of(self, name: str | None) -> int:
         if self._registry is None or name is None:
             return -1
-        place = self._registry.positions.get(name)
-        return place[0] if place is not None else -1
+        return self._registry.index.get(name, -1)
 
     def is_active(self, row: int) -> bool:
         entry = self._rows[row]

@@ -157,7 +157,9 @@ class DescriptionPage(QWidget):
         toggle.setContext(Qt.ShortcutContext.WidgetShortcut)
         toggle.activated.connect(self._toggle_current)
         header = self.active_table.horizontalHeader()
-        header.setSectionResizeMode(ACTIVE, QHeaderView.ResizeMode.ResizeToContents)
+        # As wide as its heading (wider than a checkbox): fitting it to its cells asked 1,000 rows each time.
+        header.setSectionResizeMode(ACTIVE, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(ACTIVE, header.sectionSizeHint(ACTIVE))
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(EMBEDDING, QHeaderView.ResizeMode.Interactive)
         self.active_table.viewport().installEventFilter(self)  # to fit the columns when it is resized
