@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
@@ -32,7 +32,7 @@ from recall_gui.core.drafts import Drafts
 from recall_gui.core.errors import DemoBuildCancelled, RecallError
 from recall_gui.core.messages import UserMessage, registry_problems_text, sentence, user_message
 from recall_gui.core.paths import RegistryLocation
-from recall_gui.core.registry import Registry, load_registry
+from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
 from recall_gui.core.registry_advice import location_problem
 from recall_gui.core.suffix import build_tool_suffix
 from recall_gui.core.suffix_store import SuffixStore
@@ -56,6 +56,9 @@ from recall_gui.qt.settings import WindowMemory, open_settings
 from recall_gui.qt.shortcuts import ShortcutsFirst
 from recall_gui.qt.tasks import TaskKeeper
 from recall_gui.qt.widgets import PageTabs
+
+if TYPE_CHECKING:
+    from recall_gui.core.session import Session
 
 #: The task key of reading the registry (and re-checking the databases after it).
 REGISTRY_READ = "reload"
@@ -412,8 +415,14 @@ class MainWindow(QMainWindow):
         """Read the registry and load the heavy libraries (both on workers, at once), build the demo on a
         first start, check the databases, open one."""
         self.services.set_activity("Loading search libraries…")
-        await self._on_screen()
-        await asyncio.gather(self.read_registry(), self.services.heavy.ready())
+        # The registry is read while the window is put on screen; the libraries wait for it to be there
+        # (see _on_screen): both hold Python's lock much of the time, and the libraries more of it.
+        reading = asyncio.ensure_future(self.read_registry())
+        try:
+            await self._on_screen()
+            await asyncio.gather(reading, self.services.heavy.ready())
+        finally:
+            reading.cancel()
         self.services.set_activity("Ready")
         opening = self.open_at_start
         if opening is None and demo_wanted(self.location, self.registry) and await self.build_demo():
@@ -574,13 +583,15 @@ class MainWindow(QMainWindow):
         if len(listed) > HEALTH_FIRST:
             self.tasks.start(self._check_rest(session, registry, listed[HEALTH_FIRST:]), key=HEALTH_REST)
 
-    async def _check_rest(self, session: Any, registry: Registry, rest: tuple[Any, ...]) -> None:
+    async def _check_rest(
+        self, session: Session, registry: Registry, rest: tuple[DatabaseEntry, ...]
+    ) -> None:
         for first in range(0, len(rest), HEALTH_BATCH):
             if self.registry is not registry:
                 return  # a newer snapshot is checked on its own
             await self._check_health(session, rest[first : first + HEALTH_BATCH])
 
-    async def _check_health(self, session: Any, entries: tuple[Any, ...]) -> None:
+    async def _check_health(self, session: Session, entries: tuple[DatabaseEntry, ...]) -> None:
         from recall_gui.core.health import check_health
 
         healths = await asyncio.gather(*(check_health(session, entry) for entry in entries))

@@ -148,3 +148,22 @@ def test_a_database_another_program_removed_is_refused_with_the_file_named(
     assert "Nothing was changed" in hint
     assert window.banner.findChild(QPushButton, "bannerAction").isHidden()
     assert snapshot_tree(registry_dir) == before
+
+
+def test_activating_a_database_another_program_activated_says_so_and_offers_no_undo(
+    make_kb: Callable[..., KnowledgeBase],
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    kb, registry_dir = two_databases(make_kb, tmp_path)
+    window = open_window(registry_dir)
+    menu = window.description.context_menu_at(0)  # built while kb.name is inactive
+    assert menu is not None
+    with waiting_for(loop, window.registryReloaded):
+        (registry_dir / "rag_active.json").write_text(json.dumps(["other", kb.name]), encoding="utf-8")
+    before = snapshot_tree(registry_dir)
+    trigger(loop, window, action_named(menu, "&Activate"))
+    assert banner(window)[0] == f"{kb.name} was already active."
+    assert window.banner.findChild(QPushButton, "bannerAction").isHidden()
+    assert snapshot_tree(registry_dir) == before

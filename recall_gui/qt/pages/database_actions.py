@@ -96,14 +96,17 @@ class DatabaseActions(QObject):
         before = await self._edit(change_active, self.services.location.directory, name, active)
         if before is _REFUSED:
             return False
-        text = (
+        if (before is None) != active:  # another program had made it so already: nothing to undo
+            state = "active" if active else "inactive"
+            self.services.show_message(UserMessage(f"{name} was already {state}.", None, "info", "registry"))
+            return True
+        done = (
             f"Activated {name}: agents can search it."
             if active
-            else (f"Deactivated {name}: agents no longer search it.")
+            else f"Deactivated {name}: agents no longer search it."
         )
         # Undo puts the name back where it was in rag_active.json.
-        position = before if isinstance(before, int) else None
-        self._done(text, lambda: self._start(self._undo_active(name, not active, position)))
+        self._done(done, lambda: self._start(self._undo_active(name, not active, before)))
         return True
 
     async def _undo_active(self, name: str, active: bool, position: int | None) -> None:
