@@ -795,6 +795,8 @@ def change_active(directory: Path, name: str, active: bool, position: int | None
     is then). Returns the name's place in ``rag_active.json`` before (``None``: it was not there): a
     database already in the state asked for leaves both files untouched."""
     directory = Path(directory)
+    if not directory.is_dir():  # nothing registered there: refused without making the folder
+        raise _unknown_name(directory, name)
     with registry_locked(directory):
         _refuse_unwritable(directory)
         data, _newline, _stamp = _read_for_update(directory / DBS_FILE)
@@ -827,6 +829,8 @@ def unregister_database(directory: Path, name: str) -> RemovedEntry:
     directory = Path(directory)
     dbs_path, active_path = directory / DBS_FILE, directory / ACTIVE_FILE
     removed: list[tuple[int, Mapping[str, Any]]] = []
+    if not directory.is_dir():
+        raise _unknown_name(directory, name)
     with registry_locked(directory):
         _refuse_unwritable(directory)
         data, _newline, _stamp = _read_for_update(dbs_path)

@@ -177,3 +177,21 @@ def test_register_inactive_points_to_activate_which_lets_agents_search_it(
     code, _out, err = run(capsys, "activate", "later", "--registry", str(registry))
     assert code == 0, err
     assert [db.name for db in load_registry(registry).active] == ["first", "later"]
+
+
+def test_a_registry_folder_that_does_not_exist_is_refused_and_not_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere"
+    for command in ("activate", "unregister"):
+        code, _out, err = run(capsys, "--registry", str(missing), command, "alpha")
+        assert code == 1 and f'no database called "alpha" in {missing / "rag_dbs.json"}' in err
+    assert not missing.exists()
+
+
+def test_the_registry_option_before_the_command_is_honoured(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out, err = run(capsys, "--registry", str(registry), "deactivate", "gamma")
+    assert code == 0, err
+    assert json.loads((registry / "rag_active.json").read_text()) == ["alpha"]
