@@ -37,9 +37,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from recall_gui import __version__
 from recall_gui.core.agent_log import CallLog, CallRecord, now_iso
+from recall_gui.core.credentials import masked
 from recall_gui.core.errors import RecallError
 from recall_gui.core.harness import Harness
+from recall_gui.core.json_bounds import recordable
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.printable import printable
 from recall_gui.core.registry import FileStamp, Registry, load_registry
 from recall_gui.core.suffix import SuffixWarning, served_tool
 from recall_gui.core.suffix_store import SuffixStore
@@ -203,7 +206,7 @@ async def answer_call(
         return failed, CallFacts(error=error.message)
     except Exception as error:  # the boundary to the agent: a bug must not end the connection
         logger.exception("recall_search failed unexpectedly")
-        message = f"recall_search failed unexpectedly: {type(error).__name__}: {error}"
+        message = masked(f"recall_search failed unexpectedly: {type(error).__name__}: {error}")
         failed = types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
         return failed, CallFacts(error=message)
     result = report.result
@@ -222,14 +225,15 @@ def call_record(
     ctx: ServerRequestContext[Any, Any], received: str, params: types.CallToolRequestParams, facts: CallFacts
 ) -> CallRecord:
     """The agent log's record of one call: the client as it named itself at ``initialize`` (or in a
-    2026-07-28 request's envelope), the arguments as received, and the outcome."""
+    2026-07-28 request's envelope), the arguments as received (but for what nests too deeply to read
+    back), and the outcome."""
     client = ctx.session.client_params.client_info if ctx.session.client_params is not None else None
     return CallRecord(
         time=received,
         client=client.name if client is not None else None,
         client_version=client.version if client is not None else None,
         tool=params.name,
-        arguments=params.arguments,
+        arguments=recordable(params.arguments),
         result_ids=facts.result_ids,
         error=facts.error,
         embed_ms=facts.embed_ms,
@@ -361,12 +365,24 @@ def preload_wanted() -> bool:
     return os.environ.get(PRELOAD_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+class PrintableFormatter(logging.Formatter):
+    """Each message on one line with its control characters escaped: names and queries come from
+    agents and the registry, and must neither drive the terminal nor forge log lines (a traceback
+    after the message keeps its lines). A password in an address is masked, here and in tracebacks."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return printable(masked(super().formatMessage(record)))
+
+    def formatException(self, ei: Any) -> str:
+        return masked(super().formatException(ei))
+
+
 def configure_logging() -> None:
     """Our messages at INFO, everyone else's at WARNING, all on stderr (``RECALL_GUI_MCP_LOG`` overrides)."""
     level = os.environ.get("RECALL_GUI_MCP_LOG", "INFO").upper()
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="recall-gui mcp: %(levelname)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("recall-gui mcp: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     logger.setLevel(level if level in logging.getLevelNamesMapping() else "INFO")
 
 

@@ -31,35 +31,10 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from recall_gui.core.json_bounds import MAX_NESTING, LongNumber, json_path, read_integer, recordable, too_deep
 from recall_gui.core.surrogates import first_surrogate, is_unicode, shown
 
 logger = logging.getLogger("recall_gui.mcp")
-
-#: Longer integers exceed what the SDK's JSON reader (and Python's int-from-text limit) can take.
-MAX_INTEGER_DIGITS = 4000
-
-
-class _TooLong:
-    """An integer in the text with more digits than can be read."""
-
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
-
-
-def _read_integer(text: str) -> int | _TooLong:
-    digits = len(text.lstrip("-"))
-    return _TooLong(digits) if digits > MAX_INTEGER_DIGITS else int(text)
-
-
-def _recordable(value: Any) -> Any:
-    """``value`` as the agent log can write it: a number too long to read becomes a text saying so."""
-    if isinstance(value, _TooLong):
-        return f"<a number of {value.digits:,} digits>"
-    if isinstance(value, list):
-        return [_recordable(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _recordable(item) for key, item in value.items()}
-    return value
 
 
 @dataclass(frozen=True)
@@ -112,7 +87,7 @@ def _kind(value: Any) -> str:
 
 def _unreadable(value: Any, path: str) -> str | None:
     """Where in ``value`` is text that is not Unicode or a number too long to read, and what it is."""
-    if isinstance(value, _TooLong):
+    if isinstance(value, LongNumber):
         return f"{path} is a number too long to read ({value.digits} digits)"
     if isinstance(value, str):
         if not is_unicode(value):
@@ -142,7 +117,7 @@ def judge(line: str) -> Verdict:
     except ValueError as error:
         return _answer_unread(line, error)
     if isinstance(message, types.JSONRPCNotification) and '"id"' in line:
-        raw = json.loads(line, parse_int=_read_integer)
+        raw = json.loads(line, parse_int=read_integer)
         if isinstance(raw, dict) and "id" in raw:  # an id of another type made it look like a notification
             return _refused_id(raw["id"])
     return Verdict(passed=True)
@@ -155,7 +130,7 @@ def _refused_id(value: Any) -> Verdict:
 
 def _answer_unread(line: str, sdk_error: ValueError) -> Verdict:
     try:
-        raw = json.loads(line, parse_int=_read_integer)
+        raw = json.loads(line, parse_int=read_integer)
     except (ValueError, RecursionError) as error:
         reason = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
         where = f" at column {error.colno}" if isinstance(error, json.JSONDecodeError) else ""
@@ -213,7 +188,7 @@ def _refused_call(raw: dict[str, Any], message: str) -> RefusedCall:
     name = params.get("name")
     return RefusedCall(
         tool=name if isinstance(name, str) else "",
-        arguments=_recordable(params.get("arguments")),
+        arguments=recordable(params.get("arguments")),
         error=shown(message),
     )
 
@@ -233,6 +208,13 @@ def _request_problem(raw: dict[str, Any]) -> tuple[int, str] | None:
     params = raw.get("params")
     if params is not None and not isinstance(params, dict):
         return types.INVALID_PARAMS, f"Invalid params: params must be an object, not {_kind(params)}"
+    deep = too_deep(params)
+    if deep is not None:
+        where = json_path(deep[:4], "params") + ("…" if len(deep) > 4 else "")
+        return (
+            types.INVALID_PARAMS,
+            f"Invalid params: nested more than {MAX_NESTING} levels deep (at {where})",
+        )
     unreadable = _unreadable(params, "params")
     if unreadable:
         return types.INVALID_PARAMS, f"Invalid params: {unreadable}"

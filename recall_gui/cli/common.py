@@ -7,8 +7,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, resolve_registry_dir
+from recall_gui.core.printable import printable
 from recall_gui.core.registry import Registry, load_registry
 from recall_gui.core.registry_advice import location_problem
 
@@ -66,7 +68,7 @@ def warn_problems(
         return True
     problems = (registry or load_registry(where.directory)).problems
     for problem in problems:
-        print(f"{level}: {problem}", file=sys.stderr)
+        print(f"{level}: {printable(masked(str(problem)))}", file=sys.stderr)
     return bool(problems)
 
 
@@ -80,15 +82,15 @@ def warn_suffix(where: RegistryLocation) -> None:
 
 def warn(warnings: Sequence[SuffixWarning]) -> None:
     for warning in warnings:
-        print(f"warning: {warning.message}", file=sys.stderr)
-        if warning.hint:
-            print(f"hint: {warning.hint}", file=sys.stderr)
+        report_error(warning.message, warning.hint, level="warning")
 
 
 def report_error(message: str, hint: str | None = None, *, level: str = "error") -> None:
-    print(f"{level}: {message}", file=sys.stderr)
+    """A message on stderr, its control characters escaped (they may come from a registry or an agent)
+    and any password in an address masked."""
+    print(f"{level}: {printable(masked(message))}", file=sys.stderr)
     if hint:
-        print(f"hint: {hint}", file=sys.stderr)
+        print(f"hint: {printable(masked(hint))}", file=sys.stderr)
 
 
 def write_stdout(text: str) -> None:

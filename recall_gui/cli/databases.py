@@ -47,14 +47,15 @@ def entry_options(parser: argparse.ArgumentParser, limit_help: str) -> None:
 
 
 async def entry_named(
-    harness: Harness, args: argparse.Namespace, using: str
+    harness: Harness, args: argparse.Namespace, using: str, version: int | None = None
 ) -> tuple[DatabaseEntry, FoundEntry]:
-    """The database and the row that ``--db`` and ``--id`` name; when several rows share the id, the
-    first is taken and stderr says so (``using``: what is done with it, e.g. "ranking")."""
+    """The database and the row that ``--db`` and ``--id`` name (in ``version`` of its table, ``None``:
+    the latest); when several rows share the id, the first is taken and stderr says so (``using``: what
+    is done with it, e.g. "ranking")."""
     from recall_gui.core.similar import find_entry
 
     entry = registered(harness.registry, args.db)
-    found = await find_entry(harness.session, entry.target, args.id)
+    found = await find_entry(harness.session, entry.target.at(version), args.id)
     if found.sharing_id > 1:
         print(
             f"warning: {found.sharing_id} entries have the id {args.id!r}; {using} the first "

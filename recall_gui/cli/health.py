@@ -13,7 +13,7 @@ from recall_gui.cli.folder_options import add_path_options, path_storage, refuse
 from recall_gui.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from recall_gui.core.health_report import HealthReport
+    from recall_gui.core.health_scan import HealthReport
 
 NAME = "health"
 #: Ids shown per list in the plain output (--json lists them all).
@@ -40,7 +40,7 @@ async def _report(args: argparse.Namespace) -> HealthReport:
     from recall_gui.cli.databases import registered
     from recall_gui.core.folders import open_table
     from recall_gui.core.harness import Harness
-    from recall_gui.core.health_report import health_report
+    from recall_gui.core.health_scan import health_report
 
     harness = Harness(location(args).directory)
     try:
@@ -71,9 +71,12 @@ def _ids(ids: list[str]) -> str:
 
 
 def format_report(report: HealthReport) -> str:
+    from recall_gui.core.captions import plural
+
     lines = [
-        f"{report.rows} rows, {report.versions} versions, {report.fragments} fragments "
-        f"({report.small_fragments} small), vectors of width {report.width}"
+        f"{plural(report.rows, 'row')}, {plural(report.versions, 'version')}, "
+        f"{plural(report.fragments, 'fragment')} ({report.small_fragments:,} small), "
+        f"vectors of width {report.width}"
     ]
     for index in report.indices:
         covered = "" if index.unindexed_rows is None else f", {index.unindexed_rows} rows not covered"

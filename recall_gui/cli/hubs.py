@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,7 +87,8 @@ def _queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
     from recall_gui.core.types import DEFAULT_LIMIT
 
     queries = []
-    for record in select(LogFiles().read().records, db_name=db_name):
+    notes: list[str] = []
+    for record in select(LogFiles().records(notes), db_name=db_name):
         arguments = record.arguments if isinstance(record.arguments, dict) else {}
         query, asked = arguments.get("query"), arguments.get("limit")
         if isinstance(query, str) and query.strip():
@@ -96,6 +98,8 @@ def _queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
                 else None
             )
             queries.append(HubQuery(query, limit or own or DEFAULT_LIMIT))
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     return queries
 
 

@@ -19,7 +19,9 @@ from recall_gui.cli.common import (
     write_stdout,
 )
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.core.credentials import masked
 from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.printable import printable
 from recall_gui.core.registry import Registry, load_registry
 from recall_gui.core.registry_advice import empty_registry_hint, location_problem
 
@@ -63,14 +65,14 @@ def rows_of(healths: Sequence[DatabaseHealth]) -> list[dict[str, Any]]:
             {
                 "name": entry.name,
                 "active": entry.active,
-                "uri": entry.uri,
+                "uri": masked(entry.uri),
                 "table": entry.table_name,
                 "embedder": entry.embedder.label,
                 "dimension": info.columns.vector_dim if info else entry.embedder.dim,
                 "rows": info.row_count if info else None,
                 "health": {check: health.status(check) for check in CHECKS},
                 "failed": list(dict.fromkeys(p.kind for p in health.problems)),
-                "problems": [p.message for p in health.problems],
+                "problems": [masked(p.message) for p in health.problems],
             }
         )
     return rows
@@ -83,23 +85,22 @@ def format_table(rows: list[dict[str, Any]], empty: str) -> str:
     headers = ["NAME", "ACTIVE", "URI", "TABLE", "EMBEDDER", "DIM", "ROWS", "HEALTH"]
     lines = []
     for row in rows:
-        lines.append(
-            [
-                row["name"],
-                "yes" if row["active"] else "no",
-                row["uri"],
-                row["table"],
-                row["embedder"],
-                "?" if row["dimension"] is None else str(row["dimension"]),
-                "?" if row["rows"] is None else str(row["rows"]),
-                "ok" if not row["problems"] else "FAILED " + ",".join(row["failed"]),
-            ]
-        )
+        cells = [
+            row["name"],
+            "yes" if row["active"] else "no",
+            row["uri"],
+            row["table"],
+            row["embedder"],
+            "?" if row["dimension"] is None else str(row["dimension"]),
+            "?" if row["rows"] is None else str(row["rows"]),
+            "ok" if not row["problems"] else "FAILED " + ",".join(row["failed"]),
+        ]
+        lines.append([printable(cell) for cell in cells])
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(headers)]
     out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     out += ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines]
     for row in rows:
-        out += [f"{row['name']}: {problem}" for problem in row["problems"]]
+        out += [printable(f"{row['name']}: {problem}") for problem in row["problems"]]
     return "\n".join(out)
 
 
@@ -163,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         listing = format_table(rows, f"(no tables in {args.path})")
         text = json.dumps(rows, indent=2, ensure_ascii=False) if args.json else listing
         if not args.json and notes:
-            text += "\n" + "\n".join(notes)
+            text += "\n" + "\n".join(printable(note) for note in notes)
         write_stdout(text + "\n")
         broken = unusable_tables(rows, args.path)
         if broken is not None:

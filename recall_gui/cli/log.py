@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import sys
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import chosen_registry, location, registry_option, write_stdout
@@ -20,6 +22,7 @@ from recall_gui.core.agent_log import (
 )
 from recall_gui.core.app_settings import SettingsStore
 from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
+from recall_gui.core.printable import printable
 
 if TYPE_CHECKING:
     from recall_gui.core.agent_review import Coverage
@@ -28,6 +31,8 @@ NAME = "log"
 
 #: How much of a query one line of the listing quotes.
 QUERY_CHARS = 80
+#: Records printed at a time.
+PRINT_BATCH = 1000
 
 
 def add_to(commands: Any) -> None:
@@ -55,6 +60,11 @@ def add_to(commands: Any) -> None:
 
 
 def _line(record: CallRecord) -> str:
+    """One call in a line, what the agent chose (client, database, error) with control characters escaped."""
+    return printable(_unescaped_line(record))
+
+
+def _unescaped_line(record: CallRecord) -> str:
     when = record.when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
     query = record.query
     shown = (
@@ -68,6 +78,26 @@ def _line(record: CallRecord) -> str:
     return f"{head}  {count} result{'' if count == 1 else 's'}{timing}"
 
 
+def _lines(records: Iterable[CallRecord]) -> str:
+    return "".join(_line(record) + "\n" for record in records)
+
+
+def _print_records(records: Iterable[CallRecord], text_of: Callable[[list[CallRecord]], str]) -> int:
+    """Print the records a batch at a time as they are read (a log of a gigabyte is never held whole);
+    how many were printed."""
+    printed = 0
+    iterator = iter(records)
+    while batch := list(itertools.islice(iterator, PRINT_BATCH)):
+        write_stdout(text_of(batch))
+        printed += len(batch)
+    return printed
+
+
+def _print_notes(notes: list[str]) -> None:
+    for note in notes:
+        print(f"note: {printable(note)}", file=sys.stderr)
+
+
 def _say_if_off() -> None:
     switch = LogSwitch.from_environment(SettingsStore())
     if not switch.env_on:
@@ -76,7 +106,7 @@ def _say_if_off() -> None:
         print(f"note: recording is switched off in {switch.store.path}", file=sys.stderr)
 
 
-async def _coverage(args: argparse.Namespace, records: list[CallRecord]) -> Coverage:
+async def _coverage(args: argparse.Namespace, records: Iterable[CallRecord]) -> Coverage:
     from recall_gui.core.agent_review import coverage
     from recall_gui.core.registry import load_registry
     from recall_gui.core.session import Session
@@ -106,12 +136,11 @@ def run(args: argparse.Namespace) -> int:
             hint="The log lists calls to every registry; filter them with --db NAME.",
         )
     files = LogFiles()
-    contents = files.read()
-    for note in contents.notes:
-        print(f"note: {note}", file=sys.stderr)
-    records = select(contents.records, db_name=args.db, since=since)
+    notes: list[str] = []
+    records = select(files.records(notes), db_name=args.db, since=since)
     if args.coverage:
         found = asyncio.run(_coverage(args, records))
+        _print_notes(notes)
         if args.json:
             write_stdout(json.dumps(found.to_dict(), ensure_ascii=False) + "\n")
         else:
@@ -124,11 +153,9 @@ def run(args: argparse.Namespace) -> int:
             ]
             write_stdout("\n".join(lines) + "\n")
         return 0
-    if args.json:
-        write_stdout(records_json(records))
-    elif records:
-        write_stdout("".join(_line(record) + "\n" for record in records))
-    else:
+    printed = _print_records(records, records_json if args.json else _lines)
+    _print_notes(notes)
+    if not printed and not args.json:
         which = "match" if args.db or since else "are recorded"
         print(f"no calls {which} in {files.current}", file=sys.stderr)
     _say_if_off()

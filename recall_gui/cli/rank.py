@@ -21,25 +21,43 @@ def add_to(commands: Any) -> None:
         description="Search a database for a query as an agent does and say whether one entry is among "
         "the results: its rank among all rows, its distance, the distance of the last result (the "
         "limit's cut-off) and the margin between them (negative: how much nearer it must come). Prints "
-        "JSON. Any registered database can be inspected; an agent only searches the active ones.",
+        "JSON. Any registered database can be inspected; an agent only searches the active ones "
+        '("agent_searches"). The answer is always the agent\'s: the latest version, no filter. With '
+        '--where or --version, "view" holds the rank in that narrower search and "differences" says '
+        "how it differs from the agent's.",
     )
     registry_option(parser)
     entry_options(parser, "the agent's limit (default 5)")
+    parser.add_argument(
+        "--where",
+        metavar="EXPR",
+        help="also rank the entry among the rows this LanceDB SQL filter keeps (the agent's search has none)",
+    )
+    parser.add_argument(
+        "--version",
+        type=int,
+        metavar="V",
+        help="also rank the entry in this older version of the table (the agent searches the latest)",
+    )
     parser.add_argument("query", help="the search text")
     parser.set_defaults(run=run)
 
 
 async def _rank(args: argparse.Namespace) -> dict[str, Any]:
+    from recall_gui.cli.search import where_from_option
+    from recall_gui.core.agent_scope import ViewScope
     from recall_gui.core.harness import Harness
     from recall_gui.core.visibility import would_agent_see
 
     harness = Harness(location(args).directory)
     try:
         limit = limit_from_text(args.limit)
-        entry, found = await entry_named(harness, args, "ranking")
+        where = where_from_option(args.where)
+        entry, found = await entry_named(harness, args, "ranking", args.version)
+        view = ViewScope(entry, args.version, where, limit=limit)
         row_id = found.hit.row_id if found.hit.row_id is not None else 0
-        seen = await would_agent_see(harness, entry, args.query, limit, row_id, entry_id=found.hit.id)
-        return {"db_name": entry.name, "active": entry.active, **seen.to_dict()}
+        verdict = await would_agent_see(harness, view, args.query, row_id, entry_id=found.hit.id)
+        return {"active": verdict.scope.entry.active, **verdict.to_dict()}
     finally:
         await harness.aclose()
 

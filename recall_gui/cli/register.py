@@ -7,7 +7,15 @@ import asyncio
 import sys
 from typing import Any
 
-from recall_gui.cli.common import location, registry_option, storage_option_arg, storage_options, write_stdout
+from recall_gui.cli.common import (
+    location,
+    registry_option,
+    report_error,
+    storage_option_arg,
+    storage_options,
+    write_stdout,
+)
+from recall_gui.core.credentials import has_credentials, masked
 
 NAME = "register"
 
@@ -39,16 +47,25 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--inactive", action="store_true", help="register it without letting agents search it yet"
     )
+    parser.add_argument(
+        "--store-credentials",
+        action="store_true",
+        help="store a URI that holds a password (s3://KEY:SECRET@bucket) in the registry as typed, in "
+        "plain text; without it such a URI is refused (give the keys as --storage-option or in the "
+        "environment instead)",
+    )
     storage_option_arg(parser)
     parser.set_defaults(run=run)
 
 
 async def _register(args: argparse.Namespace) -> str:
     from recall_gui.core.folders import open_table
-    from recall_gui.core.registration import Registration, register_table
+    from recall_gui.core.registration import Registration, refuse_credentials, register_table
     from recall_gui.core.session import Session
 
     where = location(args)
+    # Before anything is opened: the password would travel to the object store for nothing.
+    refuse_credentials(args.path, where.directory, allowed=args.store_credentials)
     async with Session() as session:
         opened = await open_table(
             session,
@@ -58,10 +75,22 @@ async def _register(args: argparse.Namespace) -> str:
             storage_options=storage_options(args.storage_option),
         )
         entry = opened.entry
-        request = Registration(args.name, args.description, entry.embedder, active=not args.inactive)
+        request = Registration(
+            args.name,
+            args.description,
+            entry.embedder,
+            active=not args.inactive,
+            store_credentials=args.store_credentials,
+        )
         done = await register_table(session, where.directory, entry, request)
     for note in done.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {masked(note)}", file=sys.stderr)
+    if has_credentials(entry.uri):
+        report_error(
+            f"the password in the URI is stored in plain text in {done.registry_file}",
+            "Anyone who can read that file can use it; storage options or the environment keep it out.",
+            level="warning",
+        )
     state = (
         f"inactive: agents cannot search it until `recall-gui activate {args.name}`"
         if args.inactive
@@ -69,7 +98,7 @@ async def _register(args: argparse.Namespace) -> str:
     )
     return (
         f'registered "{args.name}" ({state}) in {done.registry_file}: table "{entry.table_name}" of '
-        f"{entry.uri}, model {entry.embedder.label}, {entry.model_reason}\n"
+        f"{masked(entry.uri)}, model {entry.embedder.label}, {entry.model_reason}\n"
     )
 
 

@@ -111,7 +111,7 @@ async def _search_folder(
     if args.verbose:
         entry = opened.entry
         print(f"model: {entry.embedder.label}, {entry.model_reason}", file=sys.stderr)
-    return await harness.search_database(opened.entry, query, limit, where=_where(args.where))
+    return await harness.search_database(opened.entry, query, limit, where=where_from_option(args.where))
 
 
 async def _search(args: argparse.Namespace) -> str:
@@ -153,7 +153,7 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
     """Full-text or hybrid search: the same JSON shape as the agent's, from LanceDB's own ranking."""
     from recall_gui.core.folders import open_table
     from recall_gui.core.harness import parse_arguments
-    from recall_gui.core.text_search import text_search
+    from recall_gui.core.word_search import text_search
 
     db_name, query, limit = parse_arguments({**arguments, "db_name": arguments["db_name"] or ""})
     if args.path is not None:
@@ -164,7 +164,7 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
     else:
         entry = harness.resolve_active(db_name)
     found = await text_search(
-        harness, entry, query, limit, "fts" if args.fts else "hybrid", where=_where(args.where)
+        harness, entry, query, limit, "fts" if args.fts else "hybrid", where=where_from_option(args.where)
     )
     if args.verbose:
         how = "full-text (BM25)" if args.fts else "hybrid (vector and full-text, RRF)"
@@ -180,10 +180,12 @@ async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> 
     from recall_gui.core.harness import parse_arguments
 
     db_name, query, limit = parse_arguments(arguments)
-    return await harness.search_database(harness.resolve_active(db_name), query, limit, where=_where(where))
+    return await harness.search_database(
+        harness.resolve_active(db_name), query, limit, where=where_from_option(where)
+    )
 
 
-def _where(where: str | None) -> str | None:
+def where_from_option(where: str | None) -> str | None:
     """The ``--where`` filter, refused when it is empty (an option typed is honoured or refused)."""
     if where is not None and not where.strip():
         raise InvalidInputError(

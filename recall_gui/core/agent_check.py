@@ -51,10 +51,13 @@ def result_ids(payload_text: str) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class WindowAnswer:
-    """The window's own search for the same arguments: its ids in order, or the message it failed with."""
+    """The window's own search for the same arguments (the agent's scope: the latest version, no
+    filter): its ids in order, or the message it failed with; and how the knowledge page's view differs
+    from that scope (empty: it shows the agent's scope)."""
 
     ids: tuple[str, ...] | None = None
     error: str | None = None
+    view_differences: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,23 @@ def _ids(ids: tuple[str, ...], most: int = 5) -> str:
 
 
 def compare_payload(payload_text: str, is_error: bool, window: WindowAnswer) -> PayloadComparison:
-    """Compare what the agent got with what the window finds: same ids in the same order, or why not."""
+    """Compare what the agent got with what the window finds in the agent's scope: same ids in the same
+    order, or why not. When the knowledge page shows another view (a filter, an older version), the
+    verdict names the scope it compared in and says how the page's view differs."""
+    if not window.view_differences:
+        return _compare(payload_text, is_error, window, "the window", "the window's search")
+    scoped = "the window's search as the agent runs it"
+    comparison = _compare(payload_text, is_error, window, scoped, scoped)
+    texts = "; ".join(window.view_differences)
+    return PayloadComparison(
+        comparison.matches, f"{comparison.summary} The knowledge page shows another view: {texts}."
+    )
+
+
+def _compare(
+    payload_text: str, is_error: bool, window: WindowAnswer, name: str, search: str
+) -> PayloadComparison:
+    """The comparison, ``name`` and ``search`` saying what the window's answer is."""
     if is_error:
         if window.error is not None:
             same = window.error == payload_text
@@ -83,30 +102,30 @@ def compare_payload(payload_text: str, is_error: bool, window: WindowAnswer) -> 
                 same,
                 "Both fail with the same message."
                 if same
-                else f"Both fail, with different messages: the window says “{window.error}”.",
+                else f"Both fail, with different messages: {name} says “{window.error}”.",
             )
         found = _count(len(window.ids or ()))
-        return PayloadComparison(False, f"The agent gets an error, while the window finds {found}.")
+        return PayloadComparison(False, f"The agent gets an error, while {name} finds {found}.")
     agent_ids = result_ids(payload_text)
     if agent_ids is None:
         return PayloadComparison(False, "The payload is not recall_search's JSON answer: nothing to compare.")
     if window.error is not None:
         return PayloadComparison(
-            False, f"The agent gets {_count(len(agent_ids))}, while the window's search fails: {window.error}"
+            False, f"The agent gets {_count(len(agent_ids))}, while {search} fails: {window.error}"
         )
     window_ids = window.ids or ()
     if agent_ids == window_ids:
         return PayloadComparison(
-            True, f"Matches the window: the same {_count(len(agent_ids))}, in the same order."
+            True, f"Matches {name}: the same {_count(len(agent_ids))}, in the same order."
         )
     if sorted(agent_ids) == sorted(window_ids):
-        return PayloadComparison(False, "Differs from the window: the same results in another order.")
+        return PayloadComparison(False, f"Differs from {name}: the same results in another order.")
     rank = next(
         (n for n, (mine, theirs) in enumerate(zip(agent_ids, window_ids, strict=False)) if mine != theirs),
         min(len(agent_ids), len(window_ids)),
     )
     return PayloadComparison(
         False,
-        f"Differs from the window from rank {rank + 1} on: the agent gets {_ids(agent_ids)}; "
-        f"the window shows {_ids(window_ids)}.",
+        f"Differs from {name} from rank {rank + 1} on: the agent gets {_ids(agent_ids)}; "
+        f"{name} shows {_ids(window_ids)}.",
     )

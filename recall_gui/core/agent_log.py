@@ -14,19 +14,22 @@ a record that cannot be written is reported on the server's stderr, never to the
 
 from __future__ import annotations
 
+import collections
+import errno
 import json
 import logging
 import os
 import queue
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from recall_gui.core.app_settings import AppSettings, SettingsError, SettingsStore
 from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.json_bounds import MAX_NESTING, too_deep
 from recall_gui.core.paths import agent_log_dir
 
 LOG_FILE = "agent-log.jsonl"
@@ -41,6 +44,14 @@ LOCK_TIMEOUT_S = 10.0
 #: How much of a query (and of an error) a record longer than half the bound keeps.
 SHORTENED_TEXT_CHARS = 2000
 SHORTENED_IDS = 200
+#: The longest line written or read: a record with a query of the longest searched (102,400 characters,
+#: up to 400 KB of UTF-8) fits; a longer one is shortened like one longer than half the bound.
+MAX_RECORD_BYTES = 1 << 20
+#: How much of the log the window holds: the newest calls whose lines take this much (tens of thousands).
+SHOWN_LOG_BYTES = 64 << 20
+
+#: A record holds the call's arguments one level down, and those are recorded within ``MAX_NESTING``.
+RECORD_NESTING = MAX_NESTING + 1
 
 logger = logging.getLogger(__name__)
 
@@ -251,6 +262,8 @@ class LogFiles:
     def _lock(self) -> Any:
         from filelock import FileLock
 
+        if self.lock_path.is_symlink():  # filelock refuses it too, but says only "too many levels"
+            raise _link_refused(self.lock_path)
         return FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT_S)
 
     def append(self, line: bytes, max_bytes: int) -> None:
@@ -277,31 +290,90 @@ class LogFiles:
                 os.close(fd)
 
     def read(self) -> LogContents:
-        """Every record, oldest first, with a note for each line that is not a whole record. Reading
-        creates nothing: without a log there is nothing to lock."""
-        if not (self.current.exists() or self.older.exists()):
-            return LogContents()
+        """Every record, oldest first, with a note for each line that is not a whole record (all in
+        memory: :meth:`records` streams them)."""
+        notes: list[str] = []
+        records = tuple(self.records(notes))
+        return LogContents(records, tuple(notes))
+
+    def newest(self, max_bytes: int = SHOWN_LOG_BYTES) -> LogContents:
+        """The newest records whose lines take at most ``max_bytes`` together, oldest first, read as a
+        stream (what a window can hold of a log of any size); ``dropped`` counts the older ones left
+        out."""
+        notes: list[str] = []
+        kept: collections.deque[tuple[CallRecord, int]] = collections.deque()
+        held = dropped = 0
+        for record, size in self._sized_records(notes):
+            kept.append((record, size))
+            held += size
+            while held > max_bytes and len(kept) > 1:
+                held -= kept.popleft()[1]
+                dropped += 1
+        return LogContents(tuple(record for record, _size in kept), tuple(notes), dropped)
+
+    def records(self, notes: list[str]) -> Iterator[CallRecord]:
+        """Every record, oldest first, read a line at a time as the iteration goes (a log of a gigabyte
+        takes no more memory than its longest line); each line that is not a whole record is skipped and
+        a note about it appended to ``notes``. Reading creates nothing: without a log there is nothing to
+        lock. Both files are opened under the lock, so a rotation meanwhile is not seen."""
+        for record, _size in self._sized_records(notes):
+            yield record
+
+    def _sized_records(self, notes: list[str]) -> Iterator[tuple[CallRecord, int]]:
+        """Each record with the length of its line (see :meth:`records`)."""
+        if not (os.path.lexists(self.current) or os.path.lexists(self.older)):
+            return
         try:
             lock = self._lock()
             lock.acquire()
         except (OSError, TimeoutError):
             lock = None  # a folder we may not write to, or a stuck writer: read without the lock
+        opened: list[tuple[Path, BinaryIO]] = []
         try:
-            parts = [(path, _read_bytes(path)) for path in (self.older, self.current)]
+            try:
+                for path in (self.older, self.current):
+                    try:
+                        opened.append((path, _open_to_read(path)))
+                    except FileNotFoundError:
+                        continue
+                    except OSError as error:
+                        if error.errno != errno.ELOOP:
+                            raise
+                        notes.append(f"{error.strerror}: not read")
+            finally:
+                if lock is not None:
+                    lock.release()
+            for path, file in opened:
+                yield from _read_records(path, file, notes)
         finally:
-            if lock is not None:
-                lock.release()
-        records: list[CallRecord] = []
-        notes: list[str] = []
-        for path, data in parts:
-            if data is not None:
-                _parse_lines(path, data, records, notes)
-        return LogContents(tuple(records), tuple(notes))
+            for _path, file in opened:
+                file.close()
+
+
+#: Never through a link: the log holds text agents chose, and must not land in whatever a link names.
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _link_refused(path: Path) -> OSError:
+    return OSError(
+        errno.ELOOP,
+        f"{path} is a symbolic link; the agent log never writes or reads through one "
+        "(delete the link: the log starts a new file there)",
+    )
+
+
+def _open_nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
+    try:
+        return os.open(path, flags | _NO_FOLLOW | getattr(os, "O_BINARY", 0), mode)
+    except OSError as error:
+        if error.errno == errno.ELOOP or (error.errno == errno.EMLINK and path.is_symlink()):
+            raise _link_refused(path) from None
+        raise
 
 
 def _open_for_append(path: Path) -> int:
     # Only the user may read what their agents asked.
-    return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o600)
+    return _open_nofollow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
 
 
 def _write_line(fd: int, line: bytes) -> None:
@@ -322,29 +394,42 @@ def _byte_at(fd: int, offset: int) -> bytes:
     return os.read(fd, 1)
 
 
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+def _open_to_read(path: Path) -> BinaryIO:
+    return os.fdopen(_open_nofollow(path, os.O_RDONLY), "rb")
 
 
-def _parse_lines(path: Path, data: bytes, records: list[CallRecord], notes: list[str]) -> None:
-    lines = data.split(b"\n")
-    complete = data.endswith(b"\n")
-    for number, line in enumerate(lines, start=1):
+def _read_records(path: Path, file: BinaryIO, notes: list[str]) -> Iterator[tuple[CallRecord, int]]:
+    number = 0
+    while line := file.readline(MAX_RECORD_BYTES + 1):
+        number += 1
+        if len(line) > MAX_RECORD_BYTES:
+            while (rest := file.readline(MAX_RECORD_BYTES)) and not rest.endswith(b"\n"):
+                pass  # the rest of a line too long to keep: never held whole
+            notes.append(f"{path.name}: line {number} is longer than {MAX_RECORD_BYTES:,} bytes: skipped")
+            continue
         if not line.strip():
             continue
         try:
             value = json.loads(line)
+            deep = too_deep(value, RECORD_NESTING) is not None
+        except RecursionError:  # deeper than Python's reader goes
+            deep = True
+        except ValueError:
+            value, deep = None, False
+        if deep:  # nothing could write or show it back: skipped like any other line that is no record
+            notes.append(
+                f"{path.name}: line {number} is nested too deeply to read "
+                f"(more than {MAX_NESTING} levels in its arguments): skipped"
+            )
+            continue
+        try:
             if not isinstance(value, dict):
                 raise ValueError("not an object")
-            records.append(CallRecord.from_dict(value))
+            yield CallRecord.from_dict(value), len(line)
         except ValueError:
-            last = number == len(lines) and not complete
             notes.append(
                 f"{path.name}: the last line is incomplete (a write cut short): skipped"
-                if last
+                if not line.endswith(b"\n")
                 else f"{path.name}: line {number} is not a call record: skipped"
             )
 
@@ -355,20 +440,21 @@ class LogContents:
 
     records: tuple[CallRecord, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: Older records left out to stay within a bound (:meth:`LogFiles.newest`).
+    dropped: int = 0
 
 
 def select(
     records: Iterable[CallRecord], *, db_name: str | None = None, since: datetime | None = None
-) -> list[CallRecord]:
-    """The records of one database (by the ``db_name`` the agent sent) and/or from a time on."""
-    chosen = []
+) -> Iterator[CallRecord]:
+    """The records of one database (by the ``db_name`` the agent sent) and/or from a time on, as
+    ``records`` yields them."""
     for record in records:
         if db_name is not None and record.db_name != db_name:
             continue
         if since is not None and record.when < since:
             continue
-        chosen.append(record)
-    return chosen
+        yield record
 
 
 # --- whether to record ----------------------------------------------------------------------------------
@@ -476,7 +562,7 @@ class CallLog:
             settings = self.switch.recording()
             if settings is None:
                 return False
-            fitted = record.shortened_to(settings.agent_log_max_bytes // 2)
+            fitted = record.shortened_to(min(settings.agent_log_max_bytes // 2, MAX_RECORD_BYTES))
             if fitted is None:
                 logger.warning("a call record is too long for the agent log's bound: not recorded")
                 return False
@@ -499,6 +585,6 @@ class CallLog:
             logger.warning("the agent log was still writing after %.0f s; some calls may be missing", timeout)
 
 
-def records_json(records: Sequence[CallRecord]) -> str:
+def records_json(records: Iterable[CallRecord]) -> str:
     """One JSON object per line, as the log stores them (for ``recall-gui log --json``)."""
     return "".join(record.to_line().decode("utf-8") for record in records)

@@ -11,7 +11,7 @@ columns instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,3 +178,36 @@ async def document_of(
         chunks.append((order, chunk_id, str(item[columns.content])))
     chunks.sort(key=lambda chunk: (chunk[0], chunk[1]))
     return Document(str(key), layout, tuple((i, c) for _o, i, c in chunks))
+
+
+@dataclass(frozen=True)
+class DocumentShare:
+    """One document among a search's results: its best rank and how many of the results are its chunks."""
+
+    key: str
+    best_rank: int
+    results: int
+    share: float
+
+
+def document_key(entry_id: str, columns: Mapping[str, Any], layout: DocumentLayout) -> str | None:
+    """The document of one row (its id and its other columns), by ``layout``; ``None`` when none is told."""
+    if layout.document_column is not None:
+        value = _value(dict(columns), layout.document_column)
+        return None if value is None else str(value)
+    return document_from_id(entry_id)
+
+
+def results_by_document(
+    rows: Sequence[tuple[str, Mapping[str, Any]]], layout: DocumentLayout
+) -> tuple[DocumentShare, ...]:
+    """The documents of search results (each an id and its other columns, in rank order), best first; a row
+    whose document cannot be told counts as a document of its own."""
+    best: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for rank, (entry_id, columns) in enumerate(rows, start=1):
+        key = document_key(entry_id, columns, layout) or entry_id
+        best.setdefault(key, rank)
+        counts[key] = counts.get(key, 0) + 1
+    total = len(rows)
+    return tuple(DocumentShare(key, best[key], counts[key], counts[key] / total) for key in best)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from recall_gui.core.agent_scope import ViewScope
 from recall_gui.core.errors import RecallError, RegistryError
 from recall_gui.core.registry import DatabaseEntry, Registry, set_description
 from recall_gui.core.suffix import SuffixWarning, build_tool_suffix, drift_of, served_drift, suffix_warnings
@@ -313,11 +314,13 @@ class DescriptionDrafts:
 
 @dataclass(frozen=True)
 class SearchDraft:
-    """The knowledge page's database, query and limit as they stand (typed, maybe not searched yet)."""
+    """The knowledge page's database, query and limit as they stand (typed, maybe not searched yet), and
+    what the page shows of the database (its version, filter, rows chosen on the map)."""
 
     database: DatabaseEntry | None = None
     query: str = ""
     limit: int = DEFAULT_LIMIT
+    view: ViewScope | None = None
 
 
 class Drafts:

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recall_gui.core.credentials import masked
+
 
 class RecallError(Exception):
     """Base class: an expected failure with a message fit for a user."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        # An address in a message may carry a password: masked here, once for every front end.
+        message = masked(message)
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self.hint = masked(hint) if hint is not None else None
 
     def __str__(self) -> str:
         return self.message
@@ -45,7 +49,7 @@ class ConnectError(RecallError):
 
     def __init__(self, detail: str, *, hint: str | None = None, kind: str = "storage") -> None:
         super().__init__(self.PREFIX + detail, hint=hint)
-        self.detail = detail
+        self.detail = masked(detail)
         #: What is missing: "path" (the database folder), "table", "version", or "storage" (anything else).
         self.kind = kind
 

@@ -17,9 +17,22 @@ from typing import Any
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.errors import GoldenFileError
+from recall_gui.core.json_bounds import (
+    MAX_INTEGER_DIGITS,
+    MAX_NESTING,
+    first_long_number,
+    read_integer,
+    too_deep,
+)
 from recall_gui.core.paths import app_data_dir
 from recall_gui.core.surrogates import is_unicode
-from recall_gui.core.types import DEFAULT_LIMIT, MAX_LIMIT
+from recall_gui.core.types import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    QUERY_TOO_LONG_HINT,
+    query_too_long,
+)
 
 GOLDEN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -116,13 +129,18 @@ def parse_golden(text: str, source: str) -> GoldenFile:
     """The checks in ``text`` (the content of ``source``, named in errors), or a :class:`GoldenFileError`
     naming the first problem and where it is."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=read_integer)
     except json.JSONDecodeError as error:
         reason = error.msg.removesuffix(" at")
         raise GoldenFileError(
             f"{source}: not valid JSON: {reason} at line {error.lineno} column {error.colno}",
             hint=_FORMAT_HINT,
         ) from None
+    except RecursionError:
+        raise GoldenFileError(
+            f"{source}: nested too deeply to read (more than {MAX_NESTING} levels)", hint=_FORMAT_HINT
+        ) from None
+    _refuse_unreadable(data, text, source)
     _validate(data, text, source)
     checks: list[GoldenCheck] = []
     seen: dict[CheckKey, int] = {}
@@ -131,7 +149,11 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         check = GoldenCheck(
             raw["db_name"], raw["query"], tuple(raw["expect"]), None if limit is None else int(limit)
         )
-        where = _where(text, source, number)
+        if len(check.query) > MAX_QUERY_CHARS:
+            raise GoldenFileError(
+                f"{_where(text, source, number)}, query: {query_too_long(len(check.query))}",
+                hint=QUERY_TOO_LONG_HINT,
+            )
         for name, value in (
             ("query", check.query),
             ("db_name", check.db_name),
@@ -139,12 +161,14 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         ):
             if not is_unicode(value):
                 raise GoldenFileError(
-                    f"{where}: {name} holds an unpaired surrogate (\\ud800-\\udfff), which is not text",
+                    f"{_where(text, source, number)}: {name} holds an unpaired surrogate "
+                    "(\\ud800-\\udfff), which is not text",
                     hint="Write the text as it is, or escape whole characters only.",
                 )
         if check.key in seen:
             raise GoldenFileError(
-                f"{where}: repeats check {seen[check.key] + 1} (the same db_name, query and limit)",
+                f"{_where(text, source, number)}: repeats check {seen[check.key] + 1} "
+                "(the same db_name, query and limit)",
                 hint="Merge their expected ids into one check.",
             )
         seen[check.key] = number
@@ -156,6 +180,35 @@ _FORMAT_HINT = (
     'A golden file is {"checks": [{"db_name": "...", "query": "...", "expect": ["id", ...], "limit": 5}]} '
     "(limit optional, default 5)."
 )
+
+
+def _refuse_unreadable(data: Any, text: str, source: str) -> None:
+    """Refuse what nests deeper than any golden file needs (the validator would recurse out) and numbers
+    too long to read, naming the check and the field."""
+    deep = too_deep(data)
+    if deep is not None:
+        shown = _json_path(deep[:6]) + ("…" if len(deep) > 6 else "")
+        raise GoldenFileError(
+            f"{_located(text, source, deep)}: nested more than {MAX_NESTING} levels deep (at {shown})",
+            hint=_FORMAT_HINT,
+        )
+    long_number = first_long_number(data)
+    if long_number is not None:
+        path, digits = long_number
+        raise GoldenFileError(
+            f"{_located(text, source, path)}: a number of {digits:,} digits, too long to read "
+            f"(at most {MAX_INTEGER_DIGITS:,})",
+            hint=_FORMAT_HINT,
+        )
+
+
+def _located(text: str, source: str, path: Sequence[Any]) -> str:
+    """``source, line L, check N, field`` for a path into the checks, ``source, path`` for another."""
+    if len(path) >= 2 and path[0] == "checks" and isinstance(path[1], int):
+        inner = _json_path(path[2:3])
+        return f"{_where(text, source, path[1])}{', ' + inner if inner else ''}"
+    inner = _json_path(path[:1])
+    return f"{source}{', ' + inner if inner else ''}"
 
 
 def _validate(data: Any, text: str, source: str) -> None:
@@ -182,7 +235,8 @@ def _json_path(path: Sequence[Any]) -> str:
 
 
 def _where(text: str, source: str, number: int) -> str:
-    """``source, line L, check N`` for the check at index ``number`` (the line where it starts)."""
+    """``source, line L, check N`` for the check at index ``number`` (the line where it starts). It walks
+    the whole text: called once, for the problem reported, never per check."""
     offsets = _check_offsets(text)
     line = f", line {text.count(chr(10), 0, offsets[number]) + 1}" if number < len(offsets) else ""
     return f"{source}{line}, check {number + 1}"
@@ -191,7 +245,7 @@ def _where(text: str, source: str, number: int) -> str:
 def _check_offsets(text: str) -> list[int]:
     """Where each element of the top-level ``checks`` array starts in ``text`` (valid JSON), found by
     walking the top-level object with the standard decoder (Python's JSON parser keeps no positions)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=read_integer)
 
     def skip(at: int) -> int:
         while at < len(text) and text[at] in " \t\r\n":

@@ -21,7 +21,14 @@ from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
 from recall_gui.core.registry_advice import not_found_hint
 from recall_gui.core.session import Session
 from recall_gui.core.surrogates import is_unicode
-from recall_gui.core.types import DEFAULT_LIMIT, RecallOutput, SearchResult
+from recall_gui.core.types import (
+    DEFAULT_LIMIT,
+    MAX_QUERY_CHARS,
+    QUERY_TOO_LONG_HINT,
+    RecallOutput,
+    SearchResult,
+    query_too_long,
+)
 
 _U64_LIMIT = 2**64
 
@@ -42,6 +49,8 @@ def parse_arguments(args: Mapping[str, Any]) -> tuple[str, str, int]:
     query = args.get("query")
     if not isinstance(query, str):
         raise InvalidInputError("missing 'query'")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInputError(query_too_long(len(query)), hint=QUERY_TOO_LONG_HINT)
     if not is_unicode(query):
         raise InvalidInputError(
             "'query' is not valid Unicode text (it holds an unpaired surrogate)",

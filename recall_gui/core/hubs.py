@@ -6,12 +6,15 @@ every id counts once per query it is returned for.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from recall_gui.core.agent_log import CallRecord
 from recall_gui.core.harness import Harness
 from recall_gui.core.registry import DatabaseEntry
+from recall_gui.core.tool import TOOL_NAME
+from recall_gui.core.types import DEFAULT_LIMIT
 
 #: The share of queries above which the plain output names an entry as a hub, unless the user sets one.
 DEFAULT_HUB_SHARE = 0.25
@@ -50,6 +53,27 @@ class HubReport:
             "limit": self.limit,
             "hubs": [entry.to_dict() for entry in self.returned],
         }
+
+
+def hubs_from_log(records: Iterable[CallRecord], db_name: str) -> HubReport:
+    """Hubs among what agents got: the successful logged calls to ``db_name``, each returned id counted
+    once per call (no search is run; the log holds the ids each call returned)."""
+    counts: Counter[str] = Counter()
+    calls = 0
+    limits: set[int] = set()
+    for record in records:
+        if record.tool != TOOL_NAME or record.error is not None or record.db_name != db_name:
+            continue
+        calls += 1
+        counts.update(set(record.result_ids))
+        asked = record.arguments.get("limit") if isinstance(record.arguments, dict) else None
+        limits.add(asked if isinstance(asked, int) and not isinstance(asked, bool) else DEFAULT_LIMIT)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return HubReport(
+        calls,
+        limits.pop() if len(limits) == 1 else None,
+        tuple(Returned(found, count, count / calls) for found, count in ranked),
+    )
 
 
 async def find_hubs(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_gui.core.columns import ColumnMapping
+from recall_gui.core.credentials import has_credentials, masked
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.folders import place_of, read_folder
 from recall_gui.core.model_detection import require_fit
@@ -36,6 +37,8 @@ class Registration:
     description: str
     embedder: EmbedderSpec
     active: bool = True
+    #: The user agreed to keep a password written in the URI in the registry file, in plain text.
+    store_credentials: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,20 @@ def registration_notes(raw: dict[str, Any], entry: DatabaseEntry) -> tuple[str, 
     return tuple(notes)
 
 
+def refuse_credentials(uri: str, registry_dir: Path, *, allowed: bool) -> None:
+    """Refuse to register ``uri`` when it holds a password the user did not agree to store: the registry
+    keeps it in plain text, for every program that reads the file."""
+    if allowed or not has_credentials(uri):
+        return
+    raise InvalidInputError(
+        f"not registered: the URI {masked(uri)} holds a password, which would be stored in plain text in "
+        f"{Path(registry_dir) / 'rag_dbs.json'} (which cosh and every MCP server read)",
+        hint="Register the URI without it and give the keys as storage options or in the environment "
+        "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for S3), or pass --store-credentials to store it "
+        "as typed.",
+    )
+
+
 async def register_table(
     session: Session, registry_dir: Path, entry: DatabaseEntry, request: Registration
 ) -> Registered:
@@ -128,6 +145,7 @@ async def register_table(
     problem = check_name(request.name, {db.name for db in load_registry(registry_dir).databases})
     if problem is not None:
         raise InvalidInputError(f"not registered: {problem}", hint="Choose another name.")
+    refuse_credentials(entry.uri, registry_dir, allowed=request.store_credentials)
     embedder_json(request.embedder)  # refuses "no model" before the table is read again
     place = place_of(entry.uri, entry.storage_options)
     folder = await read_folder(session, place)  # the table must still be there, as it is now

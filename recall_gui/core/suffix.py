@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.registry import Registry
 from recall_gui.core.suffix_drift import SuffixDrift, suffix_drift
 from recall_gui.core.suffix_store import SuffixMode, SuffixSettings, SuffixStore
@@ -17,14 +18,15 @@ from recall_gui.core.tool import Recall
 
 
 def build_tool_suffix(registry: Registry) -> str:
-    """cosh's suffix: every active database, in registry order, with its description, URI and model."""
+    """cosh's suffix: every active database, in registry order, with its description, URI and model
+    (a password in the URI masked: agents never get it)."""
     active = registry.active
     if not active:
         return "Available databases:\n\n(none active)\n"
     parts = ["Available databases:\n\n"]
     for db in active:
         parts.append(
-            f"- Name: {db.name}\n  Description: {db.description}\n  DB URI: {db.uri}\n"
+            f"- Name: {db.name}\n  Description: {db.description}\n  DB URI: {masked(db.uri)}\n"
             f"  Embedding: {db.embedder.label}\n\n"
         )
     return "".join(parts)

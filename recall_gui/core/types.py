@@ -29,6 +29,20 @@ DEFAULT_LIMIT = 5
 #: The most results one search returns. LanceDB takes a 32-bit limit; a larger one (cosh accepts any
 #: u64) asks for "every row" just the same on any table this app can open.
 MAX_LIMIT = 2**31 - 1
+#: The longest query searched, in characters: what the window's query box holds (100 KiB of ASCII). The
+#: widest window of the models served is OpenAI's 8,191 tokens, about 33,000 characters of text, so no
+#: query a model can read whole is refused, while tokenizing the longest one takes some 20 MB (a 20 MB
+#: query took the server to 3.6 GB).
+MAX_QUERY_CHARS = 102_400
+QUERY_TOO_LONG_HINT = (
+    "Search with the question itself: an embedding model reads only the first few hundred to few "
+    "thousand words of a text."
+)
+
+
+def query_too_long(chars: int) -> str:
+    """Why a query of ``chars`` characters is refused (the same words in every front end)."""
+    return f"the query is {chars:,} characters long; at most {MAX_QUERY_CHARS:,} are searched"
 
 
 def effective_limit(limit: int | None) -> int:

@@ -1,8 +1,13 @@
 """ "Would the agent see this?": where one entry ranks for a query, and how far it is from the limit's cut.
 
-The agent's own search answers whether the entry is among the ``limit`` results and where the cut is
-(the distance of the last result). Where the entry is outside the results, its rank among all rows comes
-from the vectors in memory, ordered exactly as exact search orders them (:mod:`recall_gui.core.exact_rank`).
+The answer is always computed in the agent's scope (:mod:`recall_gui.core.agent_scope`): the registered,
+active database, its latest version, no filter, the agent's limit. When the user's view differs (an
+opened folder, an older version, a filter), the view's own rank comes beside it, labelled as the view's,
+with the differences in words.
+
+A search's own answer says whether the entry is among the ``limit`` results and where the cut is (the
+distance of the last result). Where the entry is outside the results, its rank among all rows comes from
+the vectors in memory, ordered exactly as exact search orders them (:mod:`recall_gui.core.exact_rank`).
 """
 
 from __future__ import annotations
@@ -12,11 +17,20 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from recall_gui.core.agent_scope import (
+    AgentScope,
+    ViewScope,
+    agent_scope_of,
+    differences,
+    same_search,
+    same_table,
+)
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.exact_rank import rank_of
 from recall_gui.core.harness import Harness
 from recall_gui.core.nearest import INLINE_RANK_BYTES
 from recall_gui.core.registry import DatabaseEntry
+from recall_gui.core.similar import find_entry
 from recall_gui.core.types import SearchHit, SearchResult
 from recall_gui.core.vector_cache import NotCached
 
@@ -106,7 +120,7 @@ def _approximate_note(method: str) -> str | None:
     )
 
 
-async def would_agent_see(
+async def rank_in(
     harness: Harness,
     entry: DatabaseEntry,
     query: str,
@@ -118,7 +132,8 @@ async def would_agent_see(
     version: int | None = None,
 ) -> Visibility:
     """Where the row ``row_id`` (whose id is ``entry_id``) of ``entry``'s table ranks for ``query``, and
-    whether the agent's search with ``limit`` returns it."""
+    whether a search with ``limit`` (``where``, ``version``) returns it: a claim about the agent only
+    when that is the agent's scope (see :func:`would_agent_see`)."""
     report = await harness.search_database(entry, query, limit, where=where, version=version)
     result = report.result
     hits = result.hits
@@ -177,6 +192,95 @@ async def would_agent_see(
     if ranked is None:
         left_out = allowed is not None and not allowed[position]
         why = "the filter leaves it out" if left_out else "its vector has zero length (no cosine distance)"
-        return place(None, None, f"the agent never gets it: {why}", rows)
+        return place(None, None, f"it has no place in this search: {why}", rows)
     rank, distance = ranked
     return place(rank, distance, _approximate_note(result.method), rows)
+
+
+@dataclass(frozen=True)
+class AgentVerdict:
+    """ "Would the agent see this?" answered in the agent's scope, and, when the user's view differs,
+    the view's own answer beside it and the differences in words."""
+
+    scope: AgentScope
+    #: The entry's place in the agent's search; ``None`` when the agent's table has no such entry.
+    agent: Visibility | None
+    #: How the view differs from the agent's scope (empty: it is the agent's scope).
+    differences: tuple[str, ...] = ()
+    #: The entry's place in the view's own search, when that search is not the agent's.
+    view: Visibility | None = None
+    #: Why there is no agent answer (the entry is not in the latest version).
+    missing: str | None = None
+
+    @property
+    def agent_sees(self) -> bool:
+        """Whether an agent gets the entry now: it can search the table, and the entry is among its
+        results."""
+        return self.scope.searched and self.agent is not None and self.agent.in_results
+
+    def to_dict(self) -> dict[str, object]:
+        """The agent's answer (its fields at the top), plus ``agent_searches``, ``differences``, ``view``
+        (the view's answer) and ``missing``."""
+        agent = self.agent.to_dict() if self.agent is not None else {"in_results": False, "rank": None}
+        return {
+            **agent,
+            "db_name": self.scope.entry.name,
+            "agent_searches": self.scope.searched,
+            "differences": list(self.differences),
+            "view": self.view.to_dict() if self.view is not None else None,
+            "missing": self.missing,
+        }
+
+
+async def would_agent_see(
+    harness: Harness,
+    view: ViewScope,
+    query: str,
+    row_id: int,
+    *,
+    entry_id: str,
+    agent_limit: int | None = None,
+) -> AgentVerdict:
+    """Where the entry ``entry_id`` (row ``row_id`` of the table ``view`` shows) ranks in the agent's
+    search for ``query``, and, when ``view`` searches otherwise, where it ranks there.
+
+    The agent's search runs on the registered database an agent names for that table (see
+    :func:`~recall_gui.core.agent_scope.agent_scope_of`), at its latest version, unfiltered, with
+    ``agent_limit`` (``None``: the view's limit). The entry is the same row when the view shows that
+    table's latest version; otherwise it is found there by its id.
+    """
+    scope = agent_scope_of(view, harness.registry, agent_limit)
+    agent_entry = scope.entry
+    opened = await harness.session.tables.open(agent_entry.target)
+    texts = differences(view, scope, opened.version)
+    agent_row: int | None = row_id
+    missing = None
+    if view.version is not None or not same_table(view.entry, agent_entry):
+        try:
+            found = await find_entry(harness.session, agent_entry.target, entry_id)
+        except InvalidInputError:
+            agent_row = None
+            missing = (
+                f"the latest version ({opened.version}) has no entry with the id {entry_id!r}: "
+                "the agent cannot get it"
+            )
+        else:
+            agent_row = found.hit.row_id
+            if agent_row is None:
+                missing = f"the agent's table gives the entry {entry_id!r} no row id to rank it by"
+    agent = None
+    if agent_row is not None:
+        agent = await rank_in(harness, agent_entry, query, scope.limit, agent_row, entry_id=entry_id)
+    view_place = None
+    if not same_search(view, scope):
+        view_place = await rank_in(
+            harness,
+            view.entry,
+            query,
+            view.limit,
+            row_id,
+            entry_id=entry_id,
+            where=view.where,
+            version=view.version,
+        )
+    return AgentVerdict(scope, agent, texts, view_place, missing)

@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from recall_gui.core.credentials import without_credentials
 from recall_gui.core.target import without_secrets
 from recall_gui.qt.settings import WindowMemory
 
@@ -61,6 +62,7 @@ class RecentPlaces:
         return found[:MAX_RECENT]
 
     def remember(self, uri: str, table: str | None, storage_options: Mapping[str, str]) -> None:
+        uri = without_credentials(uri)  # a password in the URI is a secret like a key
         place = RecentPlace(uri, table, without_secrets(storage_options))
         kept = [p for p in self.places() if (p.uri, p.table) != (uri, table)]
         self._save([place, *kept][:MAX_RECENT])

@@ -88,3 +88,19 @@ def test_errors_on_either_side() -> None:
 def test_a_payload_that_is_not_the_answer_is_said_so() -> None:
     comparison = compare_payload("plain words", False, WindowAnswer(ids=("a",)))
     assert not comparison.matches and "not recall_search's JSON answer" in comparison.summary
+
+
+def test_a_view_other_than_the_agents_scope_is_named_beside_the_verdict() -> None:
+    differs = ("the agent searches without your filter",)
+    same = compare_payload(payload("a", "b"), False, WindowAnswer(ids=("a", "b"), view_differences=differs))
+    assert same.matches
+    assert same.summary == (
+        "Matches the window's search as the agent runs it: the same 2 results, in the same order. "
+        "The knowledge page shows another view: the agent searches without your filter."
+    )
+    other = compare_payload(payload("a", "x"), False, WindowAnswer(ids=("a", "b"), view_differences=differs))
+    assert not other.matches
+    assert other.summary.startswith("Differs from the window's search as the agent runs it from rank 2 on")
+    assert other.summary.endswith(
+        "The knowledge page shows another view: the agent searches without your filter."
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from recall_gui.core.agent_log import (
+    LOCK_FILE,
+    LOG_FILE,
+    OLDER_FILE,
     SWITCH_ENV,
     CallLog,
     CallRecord,
@@ -345,3 +349,124 @@ def test_a_bad_since_is_refused_in_one_line(text: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
         parse_since(text)
     assert "\n" not in caught.value.message and "is not an ISO 8601 date or time" in caught.value.message
+
+
+@pytest.mark.parametrize("depth", [900, 100_000])
+def test_a_deeply_nested_line_is_skipped_with_a_note_and_log_commands_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], depth: int
+) -> None:
+    from recall_gui.cli import main
+
+    files = LogFiles(tmp_path)
+    files.append(record(1).to_line(), 10**6)
+    deep = {**record(2).to_dict(), "arguments": {"query": "deep", "x": json.loads("[" * 900 + "]" * 900)}}
+    line = json.dumps(deep) if depth == 900 else '{"time": ' + "[" * depth + "]" * depth + "}"
+    files.append(line.encode() + b"\n", 10**6)
+    files.append(record(3).to_line(), 10**6)
+    monkeypatch.setenv("RECALL_GUI_AGENT_LOG_DIR", str(tmp_path))
+    for args in (["log"], ["log", "--json"]):
+        assert main(args) == 0
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err
+        note = "agent-log.jsonl: line 2 is nested too deeply to read (more than 64 levels in its arguments)"
+        assert f"{note}: skipped" in err
+        assert "question 1" in out and "question 3" in out and "deep" not in out
+
+
+@pytest.mark.parametrize("link", [LOG_FILE, OLDER_FILE, LOCK_FILE])
+def test_a_log_file_that_is_a_link_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    from recall_gui.cli import main
+
+    log_dir = tmp_path / "log"
+    log_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"the user's own file\n")
+    (log_dir / link).symlink_to(victim)
+    files = LogFiles(log_dir)
+    line = record(1).to_line()
+    refused = f"{log_dir / link} is a symbolic link; the agent log never writes or reads through one"
+    if link == OLDER_FILE:  # a rotation renames the current file over the link, never writing through it
+        files.append(line, 10**6)
+        files.append(record(2).to_line(), 2 * len(line) + 2)
+        assert not (log_dir / OLDER_FILE).is_symlink()
+    elif link == LOG_FILE:
+        with pytest.raises(OSError, match=re.escape(refused)):
+            files.append(line, 10**6)
+    else:  # the lock is taken to rotate: a bound of one line makes the second append rotate
+        files.append(line, 10**6)
+        with pytest.raises(OSError, match=re.escape(refused)):
+            files.append(record(2).to_line(), len(line) + 2)
+    assert victim.read_bytes() == b"the user's own file\n"
+    monkeypatch.setenv("RECALL_GUI_AGENT_LOG_DIR", str(log_dir))
+    assert main(["log"]) == 0
+    out, err = capsys.readouterr()
+    assert "the user's own file" not in out + err
+    if link == LOG_FILE:
+        assert f"note: {refused}" in err
+
+
+class CountingStdout:
+    """Standard output that counts the bytes printed and keeps none."""
+
+    def __init__(self) -> None:
+        self.buffer = self
+        self.count = 0
+
+    def write(self, data: bytes) -> int:
+        self.count += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_large_log_is_read_as_a_stream_in_bounded_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tracemalloc
+
+    from recall_gui.cli import main
+
+    count = 20_000
+    long_records = (
+        CallRecord(
+            **{**record(n).__dict__, "arguments": {"db_name": "notes", "query": f"question {n} " * 100}}
+        )
+        for n in range(count)
+    )
+    log = tmp_path / LOG_FILE
+    log.write_bytes(b"".join(r.to_line() for r in long_records))
+    size = log.stat().st_size
+    assert size > 25_000_000
+    files = LogFiles(tmp_path)
+    notes: list[str] = []
+    reading = files.records(notes)
+    assert iter(reading) is reading  # an iterator: nothing is read before it is asked for
+    tracemalloc.start()
+    try:
+        assert sum(1 for _ in reading) == count
+        _, peak = tracemalloc.get_traced_memory()
+        monkeypatch.setenv("RECALL_GUI_AGENT_LOG_DIR", str(tmp_path))
+        stdout = CountingStdout()
+        monkeypatch.setattr("sys.stdout", stdout)
+        tracemalloc.reset_peak()
+        assert main(["log", "--json"]) == 0
+        _, cli_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert notes == []
+    assert stdout.count == size  # every record printed as stored
+    assert peak < size / 10
+    assert cli_peak < size / 4
+
+
+def test_the_newest_records_within_a_bound_are_kept_and_the_older_counted(tmp_path: Path) -> None:
+    files = LogFiles(tmp_path)
+    lines = [record(n).to_line() for n in range(10)]
+    (tmp_path / LOG_FILE).write_bytes(b"".join(lines))
+    contents = files.newest(sum(len(line) for line in lines[-3:]))
+    assert numbers(contents.records) == [7, 8, 9]
+    assert contents.dropped == 7
+    assert files.newest(10**6).dropped == 0

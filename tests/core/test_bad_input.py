@@ -185,3 +185,17 @@ def test_cli_prints_utf8_json_whatever_the_terminal_encoding(kb: KnowledgeBase) 
     data = json.loads(done.stdout.decode("utf-8"))
     assert data["query"] == query and len(data["results"]) == 5
     assert "\\u0007" in done.stdout.decode("utf-8")  # control characters are escaped, never raw
+
+
+def test_cli_searches_a_query_of_102400_characters_and_refuses_a_longer_one(
+    kb: KnowledgeBase, capsys: Any
+) -> None:
+    longest = "What is the capital of France? " * 3303 + "x" * 7  # 102,400 characters
+    assert len(longest) == 102_400
+    assert cli_main(["search", "--registry", str(kb.registry_dir), "--db", kb.name, longest]) == 0
+    assert json.loads(capsys.readouterr().out)["query"] == longest
+    assert cli_main(["search", "--registry", str(kb.registry_dir), "--db", kb.name, longest + "?"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: the query is 102,401 characters long; at most 102,400 are searched\n")
+    assert len(err) < 400  # the query is not echoed

@@ -225,3 +225,46 @@ def test_a_junit_report_that_cannot_be_written_is_refused_with_status_2(
     done = cli("check", "--registry", str(kb.registry_dir), "--junit", str(blocker / "report.xml"), str(path))
     assert done.returncode == 2
     assert "the JUnit report was not written" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("check", "said"),
+    [
+        (
+            '{"db_name": "notes", "query": "q", "expect": ["paris"], "limit": ' + "9" * 5000 + "}",
+            ", line 2, check 1, limit: a number of 5,000 digits, too long to read (at most 4,000)",
+        ),
+        (
+            '{"db_name": "notes", "query": "q", "expect": ["paris"], "x": ' + "[" * 900 + "]" * 900 + "}",
+            ", line 2, check 1, x: nested more than 64 levels deep (at checks[0].x[0][0][0]…)",
+        ),
+        (
+            '{"db_name": "notes", "query": "q", "expect": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            ": nested too deeply to read (more than 64 levels)",
+        ),
+    ],
+    ids=["a limit of 5000 digits", "900 levels", "100000 levels"],
+)
+def test_a_long_number_or_deep_nesting_in_a_golden_file_is_named_with_status_2(
+    kb: KnowledgeBase, tmp_path: Path, check: str, said: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"checks": [\n  ' + check + "\n]}", encoding="utf-8")
+    for command in (["check"], ["compare", "--version", "1"]):
+        done = cli(*command, "--registry", str(kb.registry_dir), str(bad))
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == ""
+        assert done.stderr.startswith(f"error: {bad}{said}\n"), done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_golden_query_longer_than_the_bound_is_refused_naming_the_check(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    path = golden(tmp_path, [{"db_name": kb.name, "query": "x" * 102_401, "expect": ["paris"]}])
+    done = cli("check", "--registry", str(kb.registry_dir), str(path))
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        f"error: {path}, line 3, check 1, query: the query is 102,401 characters long; "
+        "at most 102,400 are searched\n"
+    )

@@ -134,3 +134,20 @@ def test_an_edit_never_overwrites_a_file_that_does_not_validate(tmp_path: Path) 
     with pytest.raises(GoldenFileError, match="not valid JSON"):
         edit_golden(path, lambda golden: golden.with_check(GoldenCheck("a", "q", ("x",))))
     assert path.read_text(encoding="utf-8") == '{"checks": [{"db_name": "a"'
+
+
+def test_twenty_thousand_checks_are_read_and_a_problem_in_the_last_is_located() -> None:
+    """Locating a check walks the file: done for every check, reading was quadratic (10,000 checks took
+    minutes); now it is done once, for the problem reported."""
+    checks = [{"db_name": "notes", "query": f"question {n}", "expect": [f"id{n}"]} for n in range(20_000)]
+    text = json.dumps({"checks": checks}, indent=2)
+    golden = parse_golden(text, "big.json")
+    assert [check.query for check in golden.checks] == [f"question {n}" for n in range(20_000)]
+    repeated = json.dumps({"checks": [*checks, checks[7]]}, indent=2)
+    line = 3 + 7 * 20_000  # the checks start on line 3 and take 7 lines each
+    with pytest.raises(GoldenFileError) as caught:
+        parse_golden(repeated, "big.json")
+    assert (
+        caught.value.message
+        == f"big.json, line {line}, check 20001: repeats check 8 (the same db_name, query and limit)"
+    )

@@ -113,5 +113,5 @@ def test_a_healthy_table_exits_0_and_says_so(tmp_path: Path) -> None:
     lancedb.connect(str(folder)).create_table("kb", rows(0, 50, 3))
     done = cli("health", "--path", str(folder), "--table", "kb")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[0] == "50 rows, 1 versions, 1 fragments (1 small), vectors of width 384"
+    assert done.stdout.splitlines()[0] == "50 rows, 1 version, 1 fragment (1 small), vectors of width 384"
     assert done.stdout.splitlines()[-1] == "healthy"

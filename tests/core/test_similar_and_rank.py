@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from recall_gui.core import Harness
+from recall_gui.core.agent_scope import ViewScope
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.exact import VectorMatrix
 from recall_gui.core.exact_rank import rank_of
@@ -138,9 +139,11 @@ def test_would_the_agent_see_it_inside_and_outside_the_limit(
         seen = {}
         for place, hit in enumerate(everything.result.hits, start=1):
             assert hit.row_id is not None
-            seen[hit.id + f"@{place}"] = await would_agent_see(
-                harness, entry, query, limit, hit.row_id, entry_id=hit.id
+            verdict = await would_agent_see(
+                harness, ViewScope(entry, limit=limit), query, hit.row_id, entry_id=hit.id
             )
+            assert (verdict.differences, verdict.view, verdict.missing) == ((), None, None)
+            seen[hit.id + f"@{place}"] = verdict.agent
         return everything, seen
 
     everything, seen = asyncio.run(go())
@@ -211,9 +214,12 @@ def test_through_an_index_the_rank_is_the_exact_one_and_says_so(
     async def go() -> Any:
         harness = Harness(registry, session=session)
         entry = harness.resolve_active("notes")
-        return await would_agent_see(
-            harness, entry, query, 5, position, entry_id=stored.column("id")[position].as_py()
+        view = ViewScope(entry, limit=5)
+        verdict = await would_agent_see(
+            harness, view, query, position, entry_id=stored.column("id")[position].as_py()
         )
+        assert verdict.agent is not None
+        return verdict.agent
 
     seen = asyncio.run(go())
     assert seen.method.startswith("index:")

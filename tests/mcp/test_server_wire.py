@@ -336,3 +336,91 @@ def test_registry_text_and_a_key_that_cannot_be_used_are_answered_and_the_server
     for part in (SECRET_KEY[:20], SECRET_KEY[20:]):
         assert part not in log
     assert "Traceback" not in log
+
+
+# --- arguments nested deeply -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [150, 900])
+def test_deeply_nested_arguments_are_answered_and_the_log_stays_readable(
+    server: RawServer, shared_kb: SharedKnowledgeBase, depth: int
+) -> None:
+    """900 levels: the SDK refuses the line, the gate answers it. 150: the SDK reads it and the tool
+    answers; the record keeps the first 64 levels. Either way the next request is answered."""
+    query = f"deep {depth}"
+    nested = json.dumps({"db_name": "notes", "query": query}).removesuffix("}")
+    server.send(tool_call(f'"deep-{depth}"', nested + ', "extra": ' + "[" * depth + "]" * depth + "}"))
+    server.wait_for(lambda: bool(server.replies_to(f"deep-{depth}")))
+    (reply,) = server.replies_to(f"deep-{depth}")
+    if depth == 900:
+        assert reply["error"]["code"] == -32602
+        assert "nested more than 64 levels deep (at params.arguments.extra[0]" in reply["error"]["message"]
+    else:
+        assert json.loads(reply["result"]["content"][0]["text"])["query"] == query
+    assert "result" in server.request("ping")
+    log = LogFiles(Path(shared_kb.env["RECALL_GUI_DATA_DIR"]))
+
+    def deep() -> list[CallRecord]:
+        read = log.read()
+        assert read.notes == ()  # every line reads back whole
+        return [r for r in read.records if (r.arguments or {}).get("query") == query]
+
+    deadline = time.monotonic() + WAIT_S
+    while not deep() and time.monotonic() < deadline:
+        time.sleep(0.05)  # the log's own thread writes it
+    (record,) = deep()
+    if depth == 900:
+        assert record.error == reply["error"]["message"]
+    cut = record.arguments["extra"]
+    for _ in range(63):  # the arguments are level 1, "extra" level 2 … level 64 is kept
+        (cut,) = cut
+    assert cut == "<nested more than 64 levels deep>"
+    assert "Traceback" not in server.log()
+
+
+def test_an_agent_log_that_is_a_link_is_not_written_through_and_the_call_is_answered(
+    tmp_path: Path, shared_kb: SharedKnowledgeBase
+) -> None:
+    log_dir = tmp_path / "log"
+    log_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"the user's own file\n")
+    (log_dir / "agent-log.jsonl").symlink_to(victim)
+    env = {**shared_kb.env, "RECALL_GUI_AGENT_LOG_DIR": str(log_dir)}
+    raw = RawServer(shared_kb.registry_dir, env, tmp_path / "server.log")
+    try:
+        raw.initialize()
+        reply = raw.request(
+            "tools/call", {"name": "recall_search", "arguments": {"db_name": "notes", "query": "agent text"}}
+        )
+        assert json.loads(reply["result"]["content"][0]["text"])["results"]
+        refused = f"{log_dir / 'agent-log.jsonl'} is a symbolic link; the agent log never writes"
+        deadline = time.monotonic() + WAIT_S
+        while refused not in raw.log() and time.monotonic() < deadline:
+            time.sleep(0.05)  # the log's own thread reports it
+        assert refused in raw.log()
+    finally:
+        raw.close()
+    assert victim.read_bytes() == b"the user's own file\n"
+
+
+def test_a_query_longer_than_the_bound_gets_a_tool_error_saying_so(server: RawServer) -> None:
+    arguments = {"db_name": "notes", "query": "Paris " * 200_000}  # 1.2 million characters
+    reply = server.request("tools/call", {"name": "recall_search", "arguments": arguments})
+    assert reply["result"]["isError"] is True
+    assert reply["result"]["content"][0]["text"] == (
+        "the query is 1,200,000 characters long; at most 102,400 are searched"
+    )
+    assert "result" in server.request("ping")
+
+
+def test_control_characters_an_agent_sends_are_escaped_in_the_server_log(server: RawServer) -> None:
+    name = "forged\x1b[2J\nrecall-gui mcp: INFO: all is well"
+    reply = server.request(
+        "tools/call", {"name": "recall_search", "arguments": {"db_name": name, "query": "x"}}
+    )
+    assert reply["result"]["isError"] is True
+    log = server.log()
+    assert "forged\\x1b[2J\\nrecall-gui mcp: INFO: all is well" in log
+    assert "\x1b" not in log
+    assert "\nrecall-gui mcp: INFO: all is well" not in log

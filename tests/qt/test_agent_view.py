@@ -252,6 +252,34 @@ def test_the_current_query_through_the_server_is_what_recall_gui_search_prints(
     assert "Matches the window: the same 3 results" in agent.payload_state.message
 
 
+def test_with_a_filter_the_payload_is_compared_in_the_agents_scope_and_the_view_named(
+    kb: KnowledgeBase, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(kb.registry_dir)
+    window.findChild(QSpinBox, "limitSpin").setValue(3)
+    where_edit = window.knowledge.filter_bar.where_edit
+    where_edit.setText("id LIKE 'pw%'")
+    with waiting_for(loop, window.knowledge.browseReady):
+        qtbot.keyClick(where_edit, Qt.Key.Key_Return)
+    search_in_window(window, qtbot, loop, QUERY)
+    table = window.findChild(QTableView, "resultsTable")
+    shown = [table.model().index(row, 1).data() for row in range(table.model().rowCount())]
+    assert len(shown) == 2  # the filter keeps two rows
+
+    agent = open_agent_view(window, loop)
+    run_through_server(window, loop)
+    printed = cli(window, "search", "--db", kb.name, "--limit", "3", QUERY)
+    assert agent.payload_raw.toPlainText() == printed.stdout.rstrip("\n")
+    assert [r["id"] for r in json.loads(printed.stdout)["results"]] != shown
+    message = agent.payload_state.message
+    assert message.endswith(
+        "Matches the window's search as the agent runs it: the same 3 results, in the same order. "
+        "The knowledge page shows another view: the agent searches without your filter."
+    )
+    assert "Matches the window:" not in message
+    run(loop, window.tasks.wait_idle())
+
+
 def test_an_inactive_database_shows_the_servers_tool_error(
     make_kb: Callable[..., KnowledgeBase],
     open_window: WindowFactory,

@@ -180,3 +180,32 @@ def test_a_golden_file_that_does_not_validate_is_refused_and_the_open_one_stays(
     assert banner == f"{bad}, line 1, check 1, query: 3 is not of type 'string'"
     assert window.services.golden.path == good
     assert cells(page.table, 1) == [kb.name]
+
+
+def test_a_golden_file_with_a_long_number_or_deep_nesting_is_refused_naming_the_field(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+) -> None:
+    window = open_window(kb.registry_dir)
+    page = window.checks
+    for name, field, said in (
+        ("long.json", '"limit": ' + "9" * 5000, "limit: a number of 5,000 digits, too long to read"),
+        ("deep.json", '"x": ' + "[" * 900 + "]" * 900, "x: nested more than 64 levels deep"),
+    ):
+        bad = tmp_path / name
+        check = '{"db_name": "notes", "query": "q", "expect": ["x"], ' + field + "}"
+        bad.write_text('{"checks": [' + check + "]}", encoding="utf-8")
+        assert not page.open_file(bad)
+        banner = window.banner.findChild(QLabel, "bannerText").text()
+        assert banner.startswith(f"{bad}, line 1, check 1, {said}")
+
+
+def test_a_golden_query_longer_than_the_bound_is_refused_naming_the_check(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+) -> None:
+    window = open_window(kb.registry_dir)
+    bad = tmp_path / "long.json"
+    bad.write_text(json.dumps({"checks": [{"db_name": kb.name, "query": "x" * 102_401, "expect": ["x"]}]}))
+    assert not window.checks.open_file(bad)
+    banner = window.banner.findChild(QLabel, "bannerText").text()
+    said = "query: the query is 102,401 characters long; at most 102,400 are searched"
+    assert banner == f"{bad}, line 1, check 1, {said}"

@@ -4,8 +4,11 @@ agent see this?" for a result and for a browsed row outside the results."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
+from pytestqt.qtbot import QtBot
 
 from recall_gui.core.harness import Harness
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_registry
@@ -112,6 +115,50 @@ def test_an_inactive_database_is_never_seen_by_the_agent(
     note = window.knowledge.entry_tools.note
     assert note.tone == "bad"
     assert note.message.startswith(
-        "Would the agent see this? No: this database is not active, so agents cannot search it. Once active, "
+        f"Would the agent see this? No: no agent searches {kb.name}: it is not active. If one did, "
         f"for “{QUERY}” (limit 3) it is 1st of the results"
     )
+
+
+def test_a_filtered_view_shows_the_agents_unfiltered_verdict_and_how_the_view_differs(
+    kb: KnowledgeBase,
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    qtbot: QtBot,
+    embedder: Any,
+) -> None:
+    import lancedb
+
+    table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
+    q = embedder.embed_sync("coffee")
+    agent_order = table.search(q).distance_type("l2").bypass_vector_index().limit(100).to_arrow()
+    agent_ids = agent_order.column("id").to_pylist()
+    filtered = table.search(q).distance_type("l2").where("id LIKE 'pw%'", prefilter=True).limit(100)
+    first = filtered.to_arrow().column("id")[0].as_py()
+    rank = agent_ids.index(first) + 1
+    assert rank > 2  # first with the filter, outside the agent's 2 results without it
+
+    window = open_window(kb.registry_dir)
+    knowledge = window.knowledge
+    note = knowledge.entry_tools.note
+    where_edit = knowledge.filter_bar.where_edit
+    where_edit.setText("id LIKE 'pw%'")
+    with waiting_for(loop, knowledge.browseReady):
+        qtbot.keyClick(where_edit, Qt.Key.Key_Return)
+    search(window, loop, "coffee", 2)
+    assert column(knowledge.results.results_table, 1)[0] == first
+    with waiting_for(loop, knowledge.visibilityShown):
+        select_rows(knowledge.results.results_table, 0)
+    assert note.tone == "bad"  # never the green of the view's own "1st"
+    first_line, second_line = note.message.split("\n")
+    assert first_line.startswith(
+        f"Would the agent see this? No: for “coffee” (limit 2) it ranks {ordinal(rank)} of {len(PASSAGES)}, "
+    )
+    assert second_line == (
+        f"The agent searches without your filter: rank {rank}, not among its 2. "
+        "In your view: 1st of the results (limit 2)."
+    )
+
+
+def ordinal(number: int) -> str:
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number if number < 20 else number % 10, 'th') }"

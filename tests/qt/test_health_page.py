@@ -55,7 +55,7 @@ def test_the_report_lists_bad_entries_and_opens_one_on_double_click(
     assert sections["Vectors of zero length (1)"] == ["zero"]
     assert sections["Empty contents (1)"] == ["zero"]
     assert sections["The same content, group 1 (2 entries)"] == [first, "twin"]
-    assert sections["Counts"][0] == f"{len(PASSAGES) + 2} rows in 1 versions"
+    assert sections["Counts"][0] == f"{len(PASSAGES) + 2} rows in 1 version"
     assert "need a look" in page.note.message
     requested: list[tuple[str, str]] = []
     window.services.navigation.entryRequested.connect(lambda db, entry: requested.append((db, entry)))

@@ -210,6 +210,12 @@ def test_coverage_lists_the_entries_never_returned_and_opens_them(
         f"{len(returned)} of {len(kb.ids)} entries ({len(returned) / len(kb.ids):.0%}) of {kb.name} were "
         "returned to agents at least once by 2 calls since "
     )
+    # Hubs among what agents got, counted by hand from the records: above a quarter of the 2 calls.
+    calls = [r for r in records if r.error is None and r.db_name == kb.name]
+    counted = {i: sum(i in r.result_ids for r in calls) for i in returned}
+    hubs = sorted((i for i, n in counted.items() if n / len(calls) > 0.25), key=lambda i: (-counted[i], i))
+    shown = ", ".join(f"{i} ({counted[i] / len(calls):.0%})" for i in hubs[:5])
+    assert page.hubs_label.text().startswith(f"Hubs, returned for more than 25% of the calls: {shown}")
     model = page.never_model
     assert [model.index(row, 1).data() for row in range(model.rowCount())] == never
     assert [model.index(row, 2).data() for row in range(model.rowCount())] == [
@@ -308,3 +314,18 @@ def test_a_call_through_the_agent_view_appears_in_the_log(
     assert record.client == "recall-gui agent view"
     assert record.result_ids == tuple(hit["id"] for hit in json.loads(payload.text)["results"])
     assert shown(page, CLIENT) == [f"recall-gui agent view {record.client_version}"]
+
+
+def test_a_log_larger_than_the_window_holds_shows_its_newest_calls_and_says_so(
+    kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(kb.registry_dir)
+    calls = [("c", {"db_name": kb.name, "query": f"question {n}", "limit": 1}) for n in range(4)]
+    records = record_calls(window, loop, calls)
+    window.log.max_shown_bytes = sum(len(r.to_line()) for r in records[-2:])
+    page = open_log(window, loop)
+    assert shown(page, QUERY) == ["question 3", "question 2"]
+    assert page.note.isVisible()
+    assert "Only the newest 2 calls are shown, and counted by coverage: 2 older ones are left out" in (
+        page.note.message
+    )

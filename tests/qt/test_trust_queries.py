@@ -19,8 +19,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QSpinBox, QTableView
 from pytestqt.qtbot import QtBot
 
+from recall_gui.core.types import MAX_QUERY_CHARS
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.panels.query_bar import MAX_QUERY_CHARS
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory
 from tests.qt.trusttools import banner, column, core_ids, paste, type_text

@@ -23,6 +23,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 import numpy as np
 
+from recall_gui.core.credentials import masked, url_secrets
 from recall_gui.core.embedders.base import Vector
 from recall_gui.core.endpoints import address_problem, header_value_problem
 from recall_gui.core.errors import ProviderError
@@ -271,7 +272,7 @@ class CloudEmbedder:
         return vector
 
     def _scrub(self, text: str) -> str:
-        return scrub_secrets(text, self._secrets())
+        return masked(scrub_secrets(text, self._secrets()))
 
     def _secrets(self) -> list[str]:
         """Every key variable's value (as set and as used), and any password in an address variable."""
@@ -281,8 +282,7 @@ class CloudEmbedder:
                 value = self._env.get(variable, "")
                 secrets += [value, value.strip()]
         for variable, _default in ADDRESS_VARIABLES.values():
-            with contextlib.suppress(ValueError):
-                secrets.append(urlsplit(self._env.get(variable, "").strip()).password or "")
+            secrets += url_secrets(self._env.get(variable, ""))
         return [secret for secret in secrets if secret]
 
     async def aclose(self) -> None:

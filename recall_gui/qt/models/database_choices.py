@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QIcon
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.messages import health_label
 from recall_gui.core.registry import DatabaseEntry, Registry
 
@@ -34,6 +35,7 @@ Index = QModelIndex | QPersistentModelIndex
 
 def short_place(uri: str) -> str:
     """A folder as the dropdown names it: its last two parts (the whole place is in the tooltip)."""
+    uri = masked(uri)
     scheme, sep, rest = uri.rpartition("://")
     parts = [part for part in rest.replace("\\", "/").split("/") if part]
     if len(parts) <= 2:
@@ -58,7 +60,7 @@ def health_tip(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
         tip = "Ready to search"
     else:
         tip = "\n".join(p.message + (f"\n  → {p.hint}" if p.hint else "") for p in health.problems)
-    return f"{entry.uri}\n{tip}"
+    return f"{masked(entry.uri)}\n{tip}"
 
 
 class DatabaseChoicesModel(QAbstractListModel):

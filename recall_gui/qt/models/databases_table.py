@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.registry import DatabaseEntry, Registry
 
 ACTIVE, NAME, EMBEDDING = range(3)
@@ -86,7 +87,7 @@ class DatabasesTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return entry.name if column == NAME else entry.embedder.label
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{entry.uri}\n\n{entry.description}" if column == NAME else entry.embedder.label
+            return f"{masked(entry.uri)}\n\n{entry.description}" if column == NAME else entry.embedder.label
         return None
 
     def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:

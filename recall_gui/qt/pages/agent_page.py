@@ -31,6 +31,7 @@ from recall_gui.core.agent_check import (
     compare_payload,
     judge_description,
 )
+from recall_gui.core.agent_scope import ViewScope, agent_scope_of, differences
 from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.errors import RecallError
 from recall_gui.core.registry import DatabaseEntry
@@ -336,11 +337,29 @@ class AgentPage(QWidget):
     # --- the current query ----------------------------------------------------------------------------
 
     def current_call(self) -> tuple[DatabaseEntry | None, dict[str, Any]]:
-        """The knowledge page's database, query and limit, as the arguments an agent would send."""
+        """The knowledge page's database, query and limit, as the arguments an agent would send: a folder
+        opened by its path is called by the name the registry holds its table under, if it does."""
         search: SearchDraft = self.drafts.search
         entry = search.database
+        if entry is not None:
+            scope = agent_scope_of(self._view(entry, search), self.services.registry)
+            entry = scope.entry if scope.entry.origin == "registry" else entry
         arguments = {"db_name": entry.name if entry else "", "query": search.query, "limit": search.limit}
         return entry, arguments
+
+    @staticmethod
+    def _view(entry: DatabaseEntry, search: SearchDraft) -> ViewScope:
+        return search.view or ViewScope(entry, limit=search.limit)
+
+    def view_differences(self) -> tuple[str, ...]:
+        """How the knowledge page's view differs from the agent's scope (the latest version, no filter,
+        the name an agent calls), in words; empty when it shows the agent's scope."""
+        search = self.drafts.search
+        if search.database is None:
+            return ()
+        view = self._view(search.database, search)
+        scope = agent_scope_of(view, self.services.registry)
+        return tuple(text for text in differences(view, scope) if not text.startswith("no agent searches"))
 
     def _follow_search(self) -> None:
         """The knowledge page's query changed: shown at once if this page is, else when it is shown."""
@@ -384,7 +403,10 @@ class AgentPage(QWidget):
             self.payload_state.show_note(f"The server is not available: {error.message}", "bad")
             self.payloadFinished.emit()
             return
-        window = asyncio.ensure_future(self._window_answer(entry, arguments["query"], arguments["limit"]))
+        view_differences = self.view_differences()
+        window = asyncio.ensure_future(
+            self._window_answer(entry, arguments["query"], arguments["limit"], view_differences)
+        )
         try:
             payload = await self.server.call(arguments)
         except RecallError as error:
@@ -405,14 +427,19 @@ class AgentPage(QWidget):
         self._show_payload(payload, answer, entry)
         self.payloadFinished.emit()
 
-    async def _window_answer(self, entry: DatabaseEntry, query: str, limit: int) -> WindowAnswer:
-        """What the knowledge page shows for the same database, query and limit (its very search)."""
+    async def _window_answer(
+        self, entry: DatabaseEntry, query: str, limit: int, view_differences: tuple[str, ...] = ()
+    ) -> WindowAnswer:
+        """The window's own search for the same database, query and limit, in the agent's scope (the
+        latest version, no filter: the knowledge page's very search when it shows that scope), and how
+        the page's view differs from it."""
         try:
             harness = await self.services.harness()
             report = await harness.search_database(entry, query, limit)
         except RecallError as error:
-            return WindowAnswer(error=error.message)
-        return WindowAnswer(ids=tuple(hit.id for hit in report.result.hits))
+            return WindowAnswer(error=error.message, view_differences=view_differences)
+        ids = tuple(hit.id for hit in report.result.hits)
+        return WindowAnswer(ids=ids, view_differences=view_differences)
 
     def _show_payload(self, payload: AgentPayload, answer: WindowAnswer, entry: DatabaseEntry) -> None:
         text = payload.text

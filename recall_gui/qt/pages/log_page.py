@@ -14,6 +14,7 @@ The switch and the size bound live in ``settings.json`` (the servers are other p
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from typing import TYPE_CHECKING
@@ -34,7 +35,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.agent_log import SWITCH_ENV, CallRecord, LogContents, LogFiles, Stamp, switch_from_env
+from recall_gui.core.agent_log import (
+    SHOWN_LOG_BYTES,
+    SWITCH_ENV,
+    CallRecord,
+    LogContents,
+    LogFiles,
+    Stamp,
+    switch_from_env,
+)
 from recall_gui.core.app_settings import MB, AppSettings, SettingsError, SettingsStore
 from recall_gui.core.errors import RecallError
 from recall_gui.core.tool import TOOL_NAME
@@ -59,6 +68,7 @@ from recall_gui.qt.widgets import PlaceholderTableView, push_button, selectable_
 if TYPE_CHECKING:
     from recall_gui.core.agent_review import Coverage
     from recall_gui.core.browse import Page
+    from recall_gui.core.hubs import HubReport
 
 #: How often the page looks at the log's files while it is shown (two ``stat`` calls a look).
 POLL_MS = 1000
@@ -88,6 +98,20 @@ def _table(name: str, placeholder: str) -> PlaceholderTableView:
     return table
 
 
+def hubs_text(report: HubReport, shown: int = 5) -> str:
+    """The entries agents got most often (hubs: above a quarter of the calls), or that there are none."""
+    from recall_gui.core.hubs import DEFAULT_HUB_SHARE
+
+    hubs = report.hubs(DEFAULT_HUB_SHARE)
+    if not report.queries:
+        return ""
+    if not hubs:
+        return f"No hub: no entry was returned for more than {DEFAULT_HUB_SHARE:.0%} of the calls."
+    named = ", ".join(f"{hub.id} ({hub.share:.0%})" for hub in hubs[:shown])
+    more = f" and {len(hubs) - shown} more" if len(hubs) > shown else ""
+    return f"Hubs, returned for more than {DEFAULT_HUB_SHARE:.0%} of the calls: {named}{more}."
+
+
 class LogPage(QWidget):
     """``logRecordCheck``, ``logMaxSpin``, ``logLocation``, ``logNote``, ``logTabs``; the calls:
     ``logFilter``, ``logCaption``, ``logCallsTable``, ``logCallSummary``, ``logReplayButton``,
@@ -115,8 +139,11 @@ class LogPage(QWidget):
         self.services = services
         self.settings = settings
         self.files = files or LogFiles()
+        #: The window holds the newest calls whose records take this much; the log may be far larger.
+        self.max_shown_bytes = SHOWN_LOG_BYTES
         self._stamps: tuple[Stamp, Stamp] | None = None
         self._notes: tuple[str, ...] = ()
+        self._dropped = 0
         self._selected: CallRecord | None = None
         self.coverage: Coverage | None = None
         self._coverage_outdated = False
@@ -256,6 +283,9 @@ class LogPage(QWidget):
         self.coverage_summary = QLabel()
         self.coverage_summary.setObjectName("logCoverageSummary")
         self.coverage_summary.setWordWrap(True)
+        self.hubs_label = QLabel()
+        self.hubs_label.setObjectName("logHubs")
+        self.hubs_label.setWordWrap(True)
         self.never_model = BrowseModel(self.services.tasks.start)
         self.never_table = PlaceholderTableView()
         self.never_table.setObjectName("logNeverTable")
@@ -280,6 +310,7 @@ class LogPage(QWidget):
         layout.setSpacing(6)
         layout.addLayout(row)
         layout.addWidget(self.coverage_summary)
+        layout.addWidget(self.hubs_label)
         layout.addWidget(self.never_table, 1)
         self.coverage_button.clicked.connect(self.request_coverage)
         self.never_open_button.clicked.connect(self._open_never_returned)
@@ -329,6 +360,11 @@ class LogPage(QWidget):
 
     def _show_note(self) -> None:
         lines = [*self._settings_problems, *(f"Skipped in the log: {note}" for note in self._notes)]
+        if self._dropped:
+            lines.append(
+                f"Only the newest {self.calls_model.rowCount():,} calls are shown, and counted by "
+                f"coverage: {self._dropped:,} older ones are left out (recall-gui log lists them all)."
+            )
         if lines:
             self.note.show_note("\n".join(lines), "warning")
             self.note.show()
@@ -351,9 +387,10 @@ class LogPage(QWidget):
         """Read the log (on the window's chores thread: it can hold thousands of calls) and show it."""
         stamps = self.files.stamps()
         loop = asyncio.get_running_loop()
-        contents: LogContents = await loop.run_in_executor(self.services.chores, self.files.read)
+        newest = functools.partial(self.files.newest, self.max_shown_bytes)
+        contents: LogContents = await loop.run_in_executor(self.services.chores, newest)
         self._stamps = stamps
-        self._notes = contents.notes
+        self._notes, self._dropped = contents.notes, contents.dropped
         changed = contents.records != self.calls_model.records
         self.calls_model.set_records(contents.records)
         self._show_caption()
@@ -495,6 +532,7 @@ class LogPage(QWidget):
         """Split ``name``'s rows by whether a logged call returned them; show the never-returned ones."""
         from recall_gui.core.agent_review import coverage, rows_by_row_id
         from recall_gui.core.browse import describe_table
+        from recall_gui.core.hubs import hubs_from_log
 
         entry = self.services.registry.get(name)
         if entry is None:
@@ -530,6 +568,7 @@ class LogPage(QWidget):
             f"least once by {_plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
             + (":" if found.never_returned else ".")
         )
+        self.hubs_label.setText(hubs_text(hubs_from_log(self.calls_model.records, name)))
         self._enable_buttons()
         self.coverageFinished.emit()
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QMimeData, QObject, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.errors import RecallError
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
@@ -118,7 +119,7 @@ class OpenedTables(QObject):
             wanted = table or place.table
             if wanted is None and len(folder.tables) > 1:
                 self._ask_table(folder, inputs)
-                services.set_activity(f"{len(folder.tables)} tables in {place.uri}: choose one")
+                services.set_activity(f"{len(folder.tables)} tables in {masked(place.uri)}: choose one")
                 return True
             await self.open_table(folder, folder.table(wanted).name, inputs=inputs)
         except RecallError as error:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.widgets import text_view
 
@@ -53,7 +54,8 @@ class AddDatabaseDialog(QDialog):
         self.setWindowTitle("Add to agents' databases")
         self.entry, self.columns, self.taken = entry, columns, taken
         intro = QLabel(
-            f"Add table <b>{entry.table_name}</b> of {entry.uri} to the registry that cosh and recall-gui's "
+            f"Add table <b>{entry.table_name}</b> of {masked(entry.uri)} to the registry that cosh and "
+            "recall-gui's "
             f"MCP server read (<i>{registry_file}</i>). The table itself is not touched."
         )
         intro.setWordWrap(True)

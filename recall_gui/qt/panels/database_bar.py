@@ -15,6 +15,7 @@ from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QListView, QSizePolicy, QWidget
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.types import METRIC_NAMES
 from recall_gui.qt.icons import status_dot
@@ -213,7 +214,7 @@ class DatabaseBar(QWidget):
             self.info.setToolTip("")
             return
         self.info.setText(info_text(entry, health))
-        self.info.setToolTip(f"{entry.uri}\n{entry.description}")
+        self.info.setToolTip(f"{masked(entry.uri)}\n{entry.description}")
 
     def _on_activated(self, index: int) -> None:
         name, key = self.combo.itemData(index, NAME_ROLE), self.combo.itemData(index, OPENED_ROLE)

@@ -108,6 +108,9 @@ class DetailPanel(QWidget):
         form.addRow("ID:", _row(self.id_edit, copy_id))
         form.addRow("Position:", self.position)
         form.addRow("Vector:", _row(self.vector_label, self.copy_vector))
+        self.context_label = selectable_label("detailContext")
+        self.context_label.setWordWrap(True)
+        form.addRow("Document:", self.context_label)
 
         self.content = text_view("detailContent", read_only=True)
         copy_content = push_button("Copy", "copyContentButton", "Copy the full content")
@@ -183,6 +186,7 @@ class DetailPanel(QWidget):
         self.metadata.setMaximumHeight(header + shown * row + 4)
         self.copy_metadata.setEnabled(bool(self._metadata))
         self.set_vector(vector, norm, pending=vector_pending)
+        self.set_context("reading…")
 
     def set_monospace(self, on: bool) -> None:
         """Preformatted text (code, tables, logs) in a fixed-width font without wrapping, or prose."""
@@ -228,6 +232,11 @@ class DetailPanel(QWidget):
         else:
             self.vector_label.setText("reading…" if pending else "not stored")
             self.vector_label.setToolTip("")
+
+    def set_context(self, text: str, tip: str = "") -> None:
+        """The entry's document and its neighbouring chunks (or why there is none)."""
+        self.context_label.setText(text)
+        self.context_label.setToolTip(tip)
 
     def metadata_json(self) -> str:
         return json.dumps(self._metadata, ensure_ascii=False, indent=2)

@@ -13,7 +13,7 @@ from recall_gui.qt.panels.status_note import StatusNote, Tone
 from recall_gui.qt.widgets import push_button
 
 if TYPE_CHECKING:
-    from recall_gui.core.visibility import Visibility
+    from recall_gui.core.visibility import AgentVerdict, Visibility
 
 MORE_LIKE_TIP = "Search this database with the selected entry's stored vector (Ctrl+M)"
 GOLDEN_TIP = (
@@ -32,9 +32,8 @@ def _ordinal(number: int) -> str:
     return f"{number:,}{suffix}"
 
 
-def describe(visibility: Visibility, *, active: bool = True) -> tuple[str, Tone]:
-    """The answer to "would the agent see this?" in words, and how good the news is."""
-    v = visibility
+def _place(v: Visibility) -> tuple[str, str]:
+    """Yes or No, and where the entry is for the search ``v`` answers."""
     asked = f"for {_quote(v.query)} (limit {v.limit})"
     metric = "squared L2" if v.metric == "l2" else v.metric
     distance = "" if v.distance is None else f", at distance {v.distance:.4f} ({metric})"
@@ -51,17 +50,58 @@ def describe(visibility: Visibility, *, active: bool = True) -> tuple[str, Tone]
             )
     elif v.in_results:
         cut = "; the agent gets every row for this query (fewer than the limit)"
-    if v.in_results:
-        answer, place = "Yes", f"{asked} it is {_ordinal(v.result_rank or 0)} of the results{distance}{cut}."
-    elif v.rank is not None:
-        answer, place = "No", f"{asked} it ranks {_ordinal(v.rank)}{of}{distance}{cut}."
-    else:
-        answer, place = "No", f"not {asked}."
     note = f" Note: {v.note}." if v.note else ""
-    if not active:
-        inactive = "No: this database is not active, so agents cannot search it. Once active,"
-        return f"Would the agent see this? {inactive} {place}{note}", "bad"
-    return f"Would the agent see this? {answer}: {place}{note}", "good" if answer == "Yes" else "bad"
+    if v.in_results:
+        return "Yes", f"{asked} it is {_ordinal(v.result_rank or 0)} of the results{distance}{cut}.{note}"
+    if v.rank is not None:
+        return "No", f"{asked} it ranks {_ordinal(v.rank)}{of}{distance}{cut}.{note}"
+    return "No", f"not {asked}.{note}"
+
+
+def _in_short(v: Visibility | None, limit: int) -> str:
+    """The agent's answer in a few words, for the line that says how the view differs."""
+    if v is None:
+        return "not in its table"
+    if v.in_results:
+        return f"{_ordinal(v.result_rank or 0)} of its {limit:,}"
+    if v.rank is not None:
+        return f"rank {v.rank:,}, not among its {limit:,}"
+    return f"not among its {limit:,}"
+
+
+def _view_short(v: Visibility) -> str:
+    if v.in_results:
+        return f"{_ordinal(v.result_rank or 0)} of the results (limit {v.limit:,})"
+    if v.rank is not None:
+        return f"it ranks {_ordinal(v.rank)}, outside the results (limit {v.limit:,})"
+    return f"not ranked ({v.note})" if v.note else "not ranked"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def describe(verdict: AgentVerdict) -> tuple[str, Tone]:
+    """The answer to "would the agent see this?" in words, computed in the agent's scope, with how the
+    user's view differs and the view's own answer beside it; and how good the news is."""
+    scope, agent = verdict.scope, verdict.agent
+    others = verdict.differences if scope.searched else verdict.differences[1:]
+    if agent is None:
+        text = f"Would the agent see this? No: {verdict.missing or 'the entry is not in its table'}."
+        tone: Tone = "bad"
+    elif not scope.searched:
+        reason = verdict.differences[0] if verdict.differences else "no agent searches it"
+        text = f"Would the agent see this? No: {reason}. If one did, {_place(agent)[1]}"
+        tone = "bad"
+    else:
+        answer, place = _place(agent)
+        text = f"Would the agent see this? {answer}: {place}"
+        tone = "good" if answer == "Yes" else "bad"
+    if others:
+        text += f"\n{_capital('; '.join(others))}: {_in_short(agent, scope.limit)}."
+    if verdict.view is not None:
+        text += f" In your view: {_view_short(verdict.view)}."
+    return text, tone
 
 
 class EntryTools(QWidget):
@@ -112,8 +152,8 @@ class EntryTools(QWidget):
         self.note.show_note(text, tone)
         self.note.setVisible(True)
 
-    def show_visibility(self, visibility: Visibility, *, active: bool = True) -> None:
-        self.show_verdict(*describe(visibility, active=active))
+    def show_visibility(self, verdict: AgentVerdict) -> None:
+        self.show_verdict(*describe(verdict))
 
     def clear(self) -> None:
         self.note.setVisible(False)

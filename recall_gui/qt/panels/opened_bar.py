@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QWidget
 
+from recall_gui.core.credentials import masked
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.widgets import push_button, selectable_label
 
@@ -62,7 +63,9 @@ class OpenedBar(QWidget):
             f"Searched with {entry.embedder.label}: {entry.model_reason}.\nClick to choose another model."
         )
         self.info.setText(entry.model_reason)
-        self.info.setToolTip(f"Opened from {entry.uri}, not in the registry. Nothing is written to it.")
+        self.info.setToolTip(
+            f"Opened from {masked(entry.uri)}, not in the registry. Nothing is written to it."
+        )
         self.add_button.setEnabled(width is not None)
         self._fill_menu()
 

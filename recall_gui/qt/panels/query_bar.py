@@ -5,14 +5,13 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
-from recall_gui.core.types import DEFAULT_LIMIT
+from recall_gui.core.types import DEFAULT_LIMIT, MAX_QUERY_CHARS
 from recall_gui.qt.widgets import LimitSpin
 
 MAX_LIMIT = 1000
-#: The most text the query box holds: 100 KiB of ASCII. Qt's default (32,767) would cut a long paste
-#: without a word; far more is no better, as Qt cuts a paste beyond the limit in time that grows with the
-#: square of the limit (docs/PERFORMANCE.md#query_bar-max_query_chars).
-MAX_QUERY_CHARS = 102_400
+#: The query box holds the longest query searched (``core.types.MAX_QUERY_CHARS``). Qt's default (32,767)
+#: would cut a long paste without a word; far more is no better, as Qt cuts a paste beyond the limit in
+#: time that grows with the square of the limit (docs/PERFORMANCE.md#query_bar-max_query_chars).
 
 
 class QueryBar(QWidget):

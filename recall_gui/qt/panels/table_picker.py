@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.credentials import masked
+
 if TYPE_CHECKING:  # the core's folder module loads LanceDB's side of the core: not at start-up
     from recall_gui.core.folders import Folder, FolderTable
 
@@ -47,7 +49,8 @@ class TablePicker(QDialog):
         self.setWindowTitle("Choose a table")
         self.folder = folder
         intro = QLabel(
-            f"<b>{len(folder.tables)} tables</b> in {folder.place.uri}. Choose the one to browse and search; "
+            f"<b>{len(folder.tables)} tables</b> in {masked(folder.place.uri)}. Choose the one to browse and "
+            "search; "
             "nothing is registered or written."
         )
         intro.setWordWrap(True)

@@ -97,6 +97,7 @@ class Browser:
 
         self.browse_model.reset(fetch, looking_at.metadata_columns())
         self.browsing = Browsing(entry, target, filter_text, where, selection[0] if selection else None)
+        looking_at.where = where
         searching.results_caption = None
         generation = self.browse_model.generation
         self.results.show_browse(f"Reading {entry.name}…")

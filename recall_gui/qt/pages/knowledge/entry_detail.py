@@ -15,9 +15,26 @@ from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
     from recall_gui.core.browse import BrowseRow
+    from recall_gui.core.documents import Document
     from recall_gui.qt.pages.knowledge.browsing import Browser
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
     from recall_gui.qt.pages.knowledge.would_see import WouldSee
+
+
+def context_text(document: Document, entry_id: str) -> tuple[str, str]:
+    """What the detail says of an entry's document: its place and neighbours, and a tooltip with the rule."""
+    from recall_gui.core.captions import one_line
+
+    ids = [chunk_id for chunk_id, _ in document.chunks]
+    if entry_id not in ids:
+        return f"{document.key} ({len(ids)} chunks)", document.layout.describe()
+    before, after = document.neighbours(entry_id)
+    parts = [f"{document.key} · chunk {ids.index(entry_id) + 1} of {len(ids)}"]
+    if before is not None:
+        parts.append(f"previous: {before[0]} “{one_line(before[1], 60)}”")
+    if after is not None:
+        parts.append(f"next: {after[0]} “{one_line(after[1], 60)}”")
+    return "\n".join(parts), document.layout.describe()
 
 
 class EntryDetail:
@@ -60,6 +77,8 @@ class EntryDetail:
             self._show_hit(item)
         else:
             self._show_row(item)  # type: ignore[arg-type]
+        if item is not None:
+            self.services.tasks.start(self.load_context(item), key="context")
         self.would_see.show(item)
 
     def _show_hit(self, hit: SearchHit) -> None:
@@ -101,6 +120,25 @@ class EntryDetail:
         hit = await fetch_row(await self.services.session(), self.looking_at.target(), row.row_id)
         if self.item is row:
             self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
+
+    async def load_context(self, item: object) -> None:
+        """Show the entry's document and the chunks before and after it, if the entry is still open."""
+        entry = self.looking_at.current
+        entry_id = getattr(item, "id", None)
+        if entry is None or entry_id is None:
+            return
+        from recall_gui.core.documents import document_of
+        from recall_gui.core.errors import RecallError
+
+        try:
+            document = await document_of(await self.services.session(), entry, str(entry_id))
+        except RecallError as error:
+            if self.item is item:
+                self.detail.set_context("none detected", error.message)
+            return
+        if self.item is not item:
+            return
+        self.detail.set_context(*context_text(document, str(entry_id)))
 
     async def open_row(self, row_id: int, how: str = "chosen on the map") -> SearchHit | None:
         """Show the row with LanceDB row id ``row_id`` in the entry detail (vector included)."""

@@ -1,11 +1,12 @@
-"""What the knowledge page looks at: the database, its table's facts, the version shown and the rows
-chosen on the map. The page owns one; the parts that choose a database or a version write it, every
-other part reads it."""
+"""What the knowledge page looks at: the database, its table's facts, the version shown, the filter of
+the rows shown and the rows chosen on the map. The page owns one; the parts that choose a database or a
+version, search or browse write it, every other part reads it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from recall_gui.core.agent_scope import ViewScope
 from recall_gui.core.captions import quoted
 
 if TYPE_CHECKING:
@@ -33,11 +34,21 @@ class LookingAt:
         self.versions: tuple[TableVersion, ...] = ()
         #: The rows chosen on the map that browsing shows (row ids, and what to call them), if any.
         self.selection: tuple[npt.NDArray[np.uint64], str] | None = None
+        #: The metadata filter of the rows shown (searched or browsed), ``None`` for none.
+        self.where: str | None = None
 
     def forget_table(self) -> None:
         """Another database: nothing of the previous table's facts, version or rows applies."""
         self.info = None
-        self.version, self.versions, self.selection = None, (), None
+        self.version, self.versions, self.selection, self.where = None, (), None, None
+
+    def view(self, limit: int) -> ViewScope | None:
+        """What the user looks at, searched with ``limit``, as the core compares it with the agent's
+        scope (``None`` while no database is chosen)."""
+        if self.current is None:
+            return None
+        label = self.selection[1] if self.selection is not None else None
+        return ViewScope(self.current, self.version, self.where, label, limit)
 
     def is_current(self, entry: DatabaseEntry) -> bool:
         """Whether ``entry`` is still the database chosen (a registered one by name, an opened one as is)."""

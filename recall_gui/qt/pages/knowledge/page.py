@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from recall_gui.core.drafts import SearchDraft
+from recall_gui.core.errors import RecallError
 from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.core.types import DEFAULT_LIMIT
@@ -35,8 +36,10 @@ from recall_gui.qt.pages.knowledge.would_see import WouldSee
 from recall_gui.qt.pages.opened_tables import OpenedTables
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import MONOSPACE_SETTING, DetailPanel
+from recall_gui.qt.panels.documents_panel import DocumentsPanel
 from recall_gui.qt.panels.entry_tools import EntryTools
 from recall_gui.qt.panels.filter_bar import FilterBar
+from recall_gui.qt.panels.method_compare import MethodComparePanel
 from recall_gui.qt.panels.opened_bar import OpenedBar
 from recall_gui.qt.panels.query_bar import MAX_LIMIT, QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
@@ -83,6 +86,8 @@ class KnowledgePage(QWidget):
         self.filter_bar = FilterBar()
         self.version_bar = VersionBar()
         self.schema_panel = SchemaPanel()
+        self.words = MethodComparePanel()
+        self.documents = DocumentsPanel()
         self.side = QTabWidget()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self._lay_out()
@@ -163,6 +168,8 @@ class KnowledgePage(QWidget):
         self.side.setDocumentMode(True)
         self.side.addTab(self.detail, "Entry")
         self.side.addTab(self.schema_panel, "Columns")
+        self.side.addTab(self.words, "Words")
+        self.side.addTab(self.documents, "Documents")
         scroller = QScrollArea()
         scroller.setObjectName("sideScroller")
         scroller.setWidgetResizable(True)
@@ -214,10 +221,68 @@ class KnowledgePage(QWidget):
         self.filter_bar.schemaRequested.connect(lambda: self.side.setCurrentWidget(self.schema_panel))
         self.schema_panel.columnActivated.connect(self.filter_bar.insert_column)
         self.version_bar.latestRequested.connect(lambda: self._on_version_chosen(None))
+        for shown in (self.scopeChanged, self.searchFinished, self.browseReady):
+            shown.connect(self._publish_search)  # the view the Agent view compares the agent's search with
+        self.searchFinished.connect(self._request_words)
+        self.searchFinished.connect(self._request_documents)
+
+    def _request_words(self) -> None:
+        """After a search by text: the same query by words and hybrid, beside the agent's results."""
+        report, searched = self.searching.last_report, self.searching.searched
+        if report is None or searched is None or self.searching.like is not None:
+            return
+        self.services.tasks.start(self.compare_words(report, self.read_inputs().where), key="words")
+
+    async def compare_words(self, report: SearchReport, where: str) -> None:
+        """Fill the *Words* tab: LanceDB's full-text and hybrid answers for the query just searched."""
+        from recall_gui.core.word_search import text_search
+
+        entry, query, limit = report.database, report.result.query, len(report.result.hits)
+        if self.looking_at.version is not None:
+            self.words.show_note("Words are compared on the latest version: open the latest to compare.")
+            return
+        harness = await self.services.harness()
+        try:
+            found = {
+                method: await text_search(harness, entry, query, max(limit, 1), method, where=where or None)
+                for method in ("fts", "hybrid")
+            }
+        except RecallError as error:
+            self.words.show_note(error.full_text())
+            return
+        if self.searching.last_report is not report:
+            return  # a newer search is shown
+        lists = {"vector": [hit.id for hit in report.result.hits]}
+        lists.update({method: [e.id for e in result.output.results] for method, result in found.items()})
+        self.words.show_lists(query, lists)
+
+    def _request_documents(self) -> None:
+        report = self.searching.last_report
+        if report is not None:
+            self.services.tasks.start(self.show_documents(report), key="documents")
+
+    async def show_documents(self, report: SearchReport) -> None:
+        """Fill the *Documents* tab: the results shown, by the document each chunk belongs to."""
+        from recall_gui.core.documents import detect_layout, results_by_document
+
+        session = await self.services.session()
+        try:
+            opened = await session.tables.open(self.looking_at.target())
+        except RecallError as error:
+            self.documents.note.setText(error.full_text())
+            return
+        columns = opened.columns
+        layout = detect_layout(opened.schema, (columns.id, columns.content, columns.vector))
+        if self.searching.last_report is not report:
+            return
+        hits = report.result.hits
+        shares = results_by_document([(hit.id, hit.extra) for hit in hits], layout)
+        self.documents.show_documents(shares, layout, len(hits))
 
     def _publish_search(self) -> None:
-        inputs = self.read_inputs()
-        self.services.drafts.publish_search(SearchDraft(self.looking_at.current, inputs.query, inputs.limit))
+        inputs, looking_at = self.read_inputs(), self.looking_at
+        view = looking_at.view(inputs.limit)
+        self.services.drafts.publish_search(SearchDraft(looking_at.current, inputs.query, inputs.limit, view))
 
     def read_inputs(self) -> Inputs:
         """What the user typed; slots read it when they start an operation, operations never do."""

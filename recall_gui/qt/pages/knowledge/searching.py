@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QLabel
 from recall_gui.core.captions import plural, quoted
 from recall_gui.core.errors import RecallError
 from recall_gui.core.messages import UserMessage
-from recall_gui.core.types import DEFAULT_LIMIT, SearchHit
-from recall_gui.qt.panels.query_bar import MAX_QUERY_CHARS, QueryBar
+from recall_gui.core.types import DEFAULT_LIMIT, MAX_QUERY_CHARS, SearchHit
+from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.query_op import NewestWins
 from recall_gui.qt.services import WindowServices
@@ -167,6 +167,7 @@ class Searching:
             distinct = hits - len(copies)
             caption += f" · {distinct:,} distinct (≈ n: a near-copy of result n)"
         self.searched, self.shown_limit, self.like = (entry.name, query, limit), limit, None
+        self.looking_at.where = inputs.where or None
         self.last_report = report
         self.results.show_result(report.result, caption, copies=copies)
         self.results_caption = (caption, limit)

@@ -10,7 +10,7 @@ from recall_gui.core.captions import plural, quoted
 from recall_gui.core.errors import GoldenFileError, RecallError
 from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.messages import UserMessage
-from recall_gui.core.types import SearchHit
+from recall_gui.core.types import SearchHit, SearchResult
 from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
 from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
@@ -19,7 +19,6 @@ from recall_gui.qt.services import WindowServices
 if TYPE_CHECKING:
     from PySide6.QtCore import SignalInstance
 
-    from recall_gui.core.browse import BrowseRow
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
     from recall_gui.qt.pages.knowledge.searching import Searching
 
@@ -75,37 +74,56 @@ class WouldSee:
                     "neutral",
                 )
                 return
-            from recall_gui.core.visibility import in_result
-
-            tools.show_visibility(in_result(result, item, searching.shown_limit), active=entry.active)
-            return
-        row: BrowseRow = item  # type: ignore[assignment]
-        typed = self.query_bar.query()
-        query = typed if typed.strip() else (searched[1] if searched else "")
-        if row.row_id is None or not query.strip():
+            if self._show_in_result(item, result):
+                return
+            query, limit = result.query, searching.shown_limit
+        else:
+            typed = self.query_bar.query()
+            query = typed if typed.strip() else (searched[1] if searched else "")
+            limit = self.query_bar.limit()
+        if getattr(item, "row_id", None) is None or not query.strip():
             tools.show_verdict(NO_QUERY, "neutral")
             return
         tools.show_verdict(f"Ranking this entry for {quoted(query)}…", "neutral")
-        limit = self.query_bar.limit()
-        self.services.tasks.start(self.show_visibility(row, query, limit), key="visibility")
+        self.services.tasks.start(self.show_visibility(item, query, limit), key="visibility")
 
-    async def show_visibility(self, row: BrowseRow, query: str, limit: int) -> None:
-        """Where the browsed ``row`` ranks for ``query`` with ``limit``, shown if it is still selected."""
-        entry = self.looking_at.current
-        if entry is None or row.row_id is None:
+    def _show_in_result(self, hit: SearchHit, result: SearchResult) -> bool:
+        """The verdict for a result of a search that is the agent's own (the same table, the latest
+        version, no filter): its place among the results, no search needed. ``False`` when the results
+        shown come from another scope, so the agent's search must be run."""
+        from recall_gui.core.agent_scope import agent_scope_of, differences, same_search
+        from recall_gui.core.visibility import AgentVerdict, in_result
+
+        view = self.looking_at.view(self.searching.shown_limit)
+        if view is None:
+            return False
+        scope = agent_scope_of(view, self.services.registry)
+        if not same_search(view, scope):
+            return False
+        place = in_result(result, hit, view.limit)
+        self.entry_tools.show_visibility(AgentVerdict(scope, place, differences(view, scope)))
+        return True
+
+    async def show_visibility(self, item: object, query: str, limit: int) -> None:
+        """Where the selected ``item`` (a browsed row or a search hit) ranks in the agent's search for
+        ``query`` with ``limit``, and in the view's own when that differs; shown if it is still
+        selected."""
+        entry, row_id = self.looking_at.current, getattr(item, "row_id", None)
+        view = self.looking_at.view(limit)
+        if entry is None or view is None or row_id is None:
             return
         from recall_gui.core.visibility import would_agent_see
 
         harness = await self.services.harness()
         try:
-            visibility = await would_agent_see(harness, entry, query, limit, row.row_id, entry_id=row.id)
+            verdict = await would_agent_see(harness, view, query, row_id, entry_id=getattr(item, "id", ""))
         except RecallError as error:
-            if self._selected() is row:
+            if self._selected() is item:
                 self.entry_tools.show_verdict(f"Cannot tell where it ranks: {error.message}", "warning")
                 self._shown.emit()
             return
-        if self._selected() is row and self.looking_at.current is entry:
-            self.entry_tools.show_visibility(visibility, active=entry.active)
+        if self._selected() is item and self.looking_at.current is entry:
+            self.entry_tools.show_visibility(verdict)
             self._shown.emit()
 
     def add_golden_check(self) -> GoldenCheck | None:

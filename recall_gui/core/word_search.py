@@ -82,7 +82,10 @@ async def text_search(
     if where is not None:
         await opened.check_filter(where)
         search = search.where(where)
-    rows = await search.select(wanted).with_row_id().limit(limit).to_arrow()
+    # Selecting the score (full-text) or nothing (hybrid, whose vector half would need _distance) keeps
+    # LanceDB from warning on stderr that it adds the score column itself.
+    chosen = search.select([*wanted, score]) if method == "fts" else search
+    rows = await chosen.with_row_id().limit(limit).to_arrow()
     found = columns_from_arrow(rows.drop_columns([score]) if score in rows.column_names else rows, columns)
     scores = rows.column(score).to_pylist() if score in rows.column_names else [0.0] * rows.num_rows
     output = RecallOutput(

@@ -1,0 +1,90 @@
+"""The entry detail shows the selected chunk's document and the chunks before and after it (the table's
+`source` and `chunk_index` columns, written here, are the oracle)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QLineEdit, QTableView, QTableWidget
+from pytestqt.qtbot import QtBot
+
+from tests.kbtools import cosh_entry, write_lance_table, write_registry
+from tests.qt.conftest import WindowFactory, waiting_for
+
+CHUNKS = {
+    "guide-0": ("To reset your password, first open the Settings window.", "guide.md", 0),
+    "guide-1": ("In Settings, choose Account and then Change password.", "guide.md", 1),
+    "guide-2": ("Type the new password twice and press Save.", "guide.md", 2),
+    "tides-0": ("Ocean tides are caused mainly by the pull of the Moon.", "sea.md", 0),
+}
+
+
+def test_selecting_a_result_shows_its_document_and_neighbours(
+    tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    texts = [text for text, _, _ in CHUNKS.values()]
+    write_lance_table(
+        tmp_path / "db",
+        "notes",
+        list(CHUNKS),
+        texts,
+        [embedder.embed_sync(text) for text in texts],
+        extra={
+            "source": [s for _, s, _ in CHUNKS.values()],
+            "chunk_index": [n for _, _, n in CHUNKS.values()],
+        },
+    )
+    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
+    query = window.findChild(QLineEdit, "queryEdit")
+    qtbot.keyClicks(query, "Where do I choose Account to change the password?")
+    with waiting_for(loop, window.knowledge.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)
+    table = window.findChild(QTableView, "resultsTable")
+    ids = [table.model().index(row, 1).data() for row in range(table.model().rowCount())]
+    table.selectRow(ids.index("guide-1"))
+    label = window.findChild(QLabel, "detailContext")
+    loop.run_until_complete(window.tasks.wait_idle())  # the document is read by a task of the window
+    assert label.text().splitlines() == [
+        "guide.md · chunk 2 of 3",
+        "previous: guide-0 “To reset your password, first open the Settings window.”",
+        "next: guide-2 “Type the new password twice and press Save.”",
+    ]
+    assert label.toolTip() == "documents by source, chunks ordered by chunk_index"
+
+
+def test_the_documents_tab_counts_the_results_of_each_document(
+    tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    texts = [text for text, _, _ in CHUNKS.values()]
+    sources = [s for _, s, _ in CHUNKS.values()]
+    write_lance_table(
+        tmp_path / "db",
+        "notes",
+        list(CHUNKS),
+        texts,
+        [embedder.embed_sync(text) for text in texts],
+        extra={"source": sources, "chunk_index": [n for _, _, n in CHUNKS.values()]},
+    )
+    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
+    query = window.findChild(QLineEdit, "queryEdit")
+    qtbot.keyClicks(query, "Where do I choose Account to change the password?")
+    with waiting_for(loop, window.knowledge.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)
+    loop.run_until_complete(window.tasks.wait_idle())
+    results = window.findChild(QTableView, "resultsTable").model()
+    ids = [results.index(row, 1).data() for row in range(results.rowCount())]
+    source_of = dict(zip(CHUNKS, sources, strict=True))
+    expected = []
+    for rank, entry_id in enumerate(ids, start=1):
+        key = source_of[entry_id]
+        if key not in [row[0] for row in expected]:
+            count = sum(source_of[i] == key for i in ids)
+            expected.append([key, str(rank), f"{count} ({count / len(ids):.0%})"])
+    table = window.findChild(QTableWidget, "documentsTable")
+    shown = [[table.item(r, c).text() for c in range(3)] for r in range(table.rowCount())]
+    assert shown == expected
+    note = window.findChild(QLabel, "documentsNote").text()
+    assert note.startswith(f"{len(ids)} results from {len(expected)} documents (documents by source,")
