@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QItemSelection, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -38,6 +37,7 @@ from recall_gui.core.golden import default_checks_dir
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.check_views import CompareView, VersionsView
+from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, selectable_label, text_view
@@ -141,7 +141,7 @@ class ChecksPage(QWidget):
             lambda: self.request_compare(version=self.compare_version.value())
         )
         self.compare_database_button.clicked.connect(
-            lambda: self.request_compare(other=self.compare_database.currentText() or None)
+            lambda: self.request_compare(other=self.compare_database.chosen())
         )
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.golden.changed.connect(self._show_file)
@@ -204,7 +204,7 @@ class ChecksPage(QWidget):
         self.compare_version_button = push_button(
             "Compare version with the latest", "checksCompareVersionButton", "A: that version, B: the latest"
         )
-        self.compare_database = QComboBox()
+        self.compare_database = DatabasePicker()
         self.compare_database.setObjectName("checksCompareDatabase")
         self.compare_database_button = push_button(
             "Compare with this database",
@@ -437,10 +437,7 @@ class ChecksPage(QWidget):
 
     def follow_registry(self) -> None:
         """Offer the registry's databases as B of a comparison."""
-        chosen = self.compare_database.currentText()
-        self.compare_database.clear()
-        self.compare_database.addItems([entry.name for entry in self.services.registry.databases])
-        self.compare_database.setCurrentText(chosen)
+        self.compare_database.show_registry(self.services.registry)
 
     def open_file(self, path: Path) -> bool:
         try:
