@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, write_stdout
-from recall_gui.cli.databases import database
+from recall_gui.cli.databases import database, database_options, refuse_unclear
 
 if TYPE_CHECKING:
     from recall_gui.core.versions import TableVersion
@@ -22,10 +22,11 @@ def add_to(commands: Any) -> None:
         NAME,
         help="list the versions of a database's table",
         description="List the versions LanceDB keeps of a database's table: number, time, row count and "
-        "tags. Nothing is written.",
+        "tags, of a registered database (--db) or of a table of an unregistered folder (--path). "
+        "Nothing is written.",
     )
     registry_option(parser)
-    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
+    database_options(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=run)
 
@@ -34,8 +35,8 @@ async def _versions(args: argparse.Namespace) -> tuple[TableVersion, ...]:
     from recall_gui.core.session import Session
     from recall_gui.core.versions import list_versions
 
-    entry = database(args)
     async with Session() as session:
+        entry = await database(session, args)
         return await list_versions(session, entry.target)
 
 
@@ -57,6 +58,7 @@ def format_table(versions: tuple[TableVersion, ...]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_unclear(args, NAME)
     versions = asyncio.run(_versions(args))
     text = json.dumps([v.to_json() for v in versions], indent=2) if args.json else format_table(versions)
     write_stdout(text + "\n")
