@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 from recall_gui.core.columns import ColumnMapping, ColumnOverrides, detect_columns
 from recall_gui.core.compat import defer_lance_rest_client, lancedb_row_id_executor
 from recall_gui.core.errors import ConnectError, FilterError, RecallError, StorageError
+from recall_gui.core.filter_guard import FilterGuard, FilterProbe
 from recall_gui.core.paths import folder_problem
 from recall_gui.core.target import StorageKey, TableOptions, TableTarget
 
@@ -322,16 +323,23 @@ class OpenTable:
     pinned: bool = False
     #: Row ids kept by each filter at ``version`` (key: its SQL), for exact search with a filter.
     matching: dict[str, npt.NDArray[np.uint64]] = field(default_factory=dict)
+    #: Where a user's filter is first evaluated (a child process), so that it cannot abort this one.
+    guard: FilterGuard | None = None
+    #: How the table is reached (the guard's worker opens it too).
+    storage_options: Mapping[str, str] = field(default_factory=dict)
 
     async def count_rows(self, where: str | None = None) -> int:
         """Rows at this version (matching ``where``): counted once per version and filter."""
         counted = self.row_counts.get(where)
         if counted is None:
             counted = await bounded(self.table.count_rows(where), f'reading table "{self.name}"')
-            if len(self.row_counts) >= MAX_COUNTS_KEPT:
-                self.row_counts.clear()
-            self.row_counts[where] = counted
+            self._keep_count(where, counted)
         return counted
+
+    def _keep_count(self, where: str | None, counted: int) -> None:
+        if len(self.row_counts) >= MAX_COUNTS_KEPT:
+            self.row_counts.clear()
+        self.row_counts[where] = counted
 
     async def check_filter(self, where: str) -> None:
         """Refuse a filter this table cannot apply, with LanceDB's reason and the columns it has; a
@@ -343,9 +351,14 @@ class OpenTable:
                 hint="A filter is a condition such as source = 'a.md' AND page < 3, never a statement.",
             )
         try:
+            if where not in self.row_counts and self.guard is not None:
+                # First counted in the guard's worker: a filter that exhausts memory ends it, not us.
+                place = str(local_path(self.uri)) if is_local_uri(self.uri) else self.uri
+                probe = FilterProbe(place, self.name, self.version, where, self.storage_options)
+                self._keep_count(where, await self.guard.count(probe, operation_timeout()))
             await self.count_rows(where)
         except StorageError as error:
-            reason = plain_filter_reason(error.message.split(" failed: ", 1)[-1])
+            reason = plain_filter_reason(_SOURCE_LOCATION.sub("", error.message.split(" failed: ", 1)[-1]))
             names = [name for name in column_names(self.schema) if name != self.columns.vector]
             raise FilterError(
                 f"the filter {where!r} cannot be used: {reason}",
@@ -414,7 +427,9 @@ class TableCache:
     storage); each open table reads the table's version on every open, so rows another program adds are
     seen by the next search."""
 
-    def __init__(self) -> None:
+    def __init__(self, guard: FilterGuard | None = None) -> None:
+        """``guard``: where the tables' users' filters are first evaluated (``None``: in this process)."""
+        self.guard = guard
         self._connections: dict[tuple[str, StorageKey], AsyncConnection] = {}
         self._tables: dict[TableKey, OpenTable] = {}
 
@@ -458,6 +473,8 @@ class TableCache:
             uri, table.name, table, schema, detect_columns(schema, options.columns), indexes, version
         )
         opened.pinned = key[-1] is not None
+        opened.guard = self.guard
+        opened.storage_options = _storage_options(uri, options.storage_options)
         self._tables[key] = opened
         return opened
 
