@@ -43,7 +43,11 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--metric", choices=METRICS, default="cosine", help="distance: cosine (default) or squared l2"
     )
-    parser.add_argument("--json", action="store_true", help="print JSON: threshold, metric and groups")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: threshold, metric, left_out (zero vectors not compared by cosine) and groups",
+    )
     parser.set_defaults(run=run)
 
 
@@ -100,6 +104,9 @@ def format_report(report: DuplicateReport) -> str:
         f"{len(report.groups)} groups ({grouped} of {report.rows} entries) within {report.metric} distance "
         f"{report.threshold:g} of each other, in {report.elapsed_ms / 1000:.1f} s"
     )
+    left_out = report.left_out_text("--metric l2")
+    if left_out is not None:
+        lines.append(f"note: {left_out}")
     return "\n".join(lines)
 
 
