@@ -158,10 +158,14 @@ def vector_digests(values: pa.Array) -> npt.NDArray[np.uint64]:
     flat = values.values.slice(values.offset * width, rows * width).to_numpy(zero_copy_only=False)
     raw = np.ascontiguousarray(flat).view(np.uint8).reshape(rows, -1)
     words = raw.view(np.uint32) if raw.shape[1] % 4 == 0 else raw
-    words = words[:, : len(_WEIGHTS)]
-    digests = (words.astype(np.uint64) * _WEIGHTS[: words.shape[1]]).sum(axis=1, dtype=np.uint64) | np.uint64(
-        1
-    )
+    digests = np.zeros(rows, np.uint64)
+    # Past the weights' length, each further block of words takes them times another odd number: every
+    # component still counts (an odd multiplier never maps a change to 0 mod 2**64).
+    for start in range(0, words.shape[1], len(_WEIGHTS)):
+        block = words[:, start : start + len(_WEIGHTS)].astype(np.uint64)
+        weights = _WEIGHTS[: block.shape[1]] * np.uint64(2 * (start // len(_WEIGHTS)) + 1)
+        digests += (block * weights).sum(axis=1, dtype=np.uint64)
+    digests |= np.uint64(1)
     if values.null_count:
         digests[values.is_null().to_numpy(zero_copy_only=False)] = _NONE
     return np.asarray(digests, np.uint64)
