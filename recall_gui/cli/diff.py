@@ -42,12 +42,20 @@ def add_to(commands: Any) -> None:
 
 async def _diff(args: argparse.Namespace) -> tuple[str, VersionDiff]:
     """The database's name (a folder's table: its table's) and the diff."""
+    from recall_gui.cli.versions import ListingProgress
     from recall_gui.core.session import Session
     from recall_gui.core.version_diff import diff_versions
 
     async with Session() as session:
         entry = await database(session, args)
-        return entry.name, await diff_versions(session, entry.target, args.from_version, args.to_version)
+        progress = ListingProgress(entry.table_name)
+        try:
+            diff = await diff_versions(
+                session, entry.target, args.from_version, args.to_version, listing=progress
+            )
+        finally:
+            progress.end()
+        return entry.name, diff
 
 
 def format_text(name: str, diff: VersionDiff) -> str:

@@ -180,14 +180,18 @@ def describe_lance_error(error: BaseException) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
-async def bounded(operation: Awaitable[T], what: str, limit_s: float | None = None) -> T:
-    """Await a LanceDB call, turning a hang or a storage failure into a :class:`StorageError`."""
+async def bounded(
+    operation: Awaitable[T], what: str, limit_s: float | None = None, *, timeout_hint: str | None = None
+) -> T:
+    """Await a LanceDB call, turning a hang or a storage failure into a :class:`StorageError`
+    (``timeout_hint``: what to do when it times out, when the caller knows better than "the storage did
+    not answer")."""
     limit_s = operation_timeout() if limit_s is None else limit_s
     try:
         async with asyncio.timeout(limit_s):  # no extra task, unlike wait_for: cheaper on every search
             return await operation
     except TimeoutError:
-        raise _timed_out(what, limit_s) from None
+        raise _timed_out(what, limit_s, timeout_hint) from None
     except RecallError:
         raise
     except (OSError, RuntimeError, ValueError) as error:
@@ -240,10 +244,21 @@ async def read_query(query: Any, what: str) -> pa.Table:
     return pa.Table.from_batches(batches, schema=stream.schema)
 
 
-def _timed_out(what: str, limit_s: float) -> StorageError:
+def slow_hint(uri: str) -> str | None:
+    """What a timeout means for ``uri``: a local folder has no server or network to blame; ``None`` for
+    object storage (the default hint: the storage did not answer)."""
+    if not is_local_uri(uri):
+        return None
+    return (
+        f"The folder is local, so no server or network is involved: the disk or LanceDB was slower than "
+        f"{TIMEOUT_ENV} allows (a very long history or a very wide table). Raise it, then try again."
+    )
+
+
+def _timed_out(what: str, limit_s: float, hint: str | None = None) -> StorageError:
     return StorageError(
         f"{what} timed out after {limit_s:g} s",
-        hint="The storage did not answer. Check that the server or network is up, then search again.",
+        hint=hint or "The storage did not answer. Check that the server or network is up, then search again.",
     )
 
 
@@ -290,7 +305,8 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
     except TimeoutError:
         raise ConnectError(
             f"{uri} did not answer within {operation_timeout():g} s",
-            hint="The storage did not answer. Check that the server or network is up, then search again.",
+            hint=slow_hint(uri)
+            or "The storage did not answer. Check that the server or network is up, then search again.",
         ) from None
     except (OSError, RuntimeError, ValueError) as error:
         raise ConnectError(
@@ -448,7 +464,11 @@ class TableCache:
         cached = self._tables.get(key)
         if cached is not None:
             try:
-                version = await bounded(cached.table.version(), f'reading table "{target.table_name}"')
+                version = await bounded(
+                    cached.table.version(),
+                    f'reading table "{target.table_name}"',
+                    timeout_hint=slow_hint(target.uri),
+                )
                 if version == cached.version:
                     cached.checked_at = time.monotonic()
                     return cached
@@ -466,9 +486,10 @@ class TableCache:
 
     async def _describe(self, uri: str, table: AsyncTable, options: TableOptions, key: TableKey) -> OpenTable:
         what = f'reading table "{table.name}"'
-        version = await bounded(table.version(), what)
-        schema = await bounded(table.schema(), what)
-        indexes = await bounded(_indexes(table), what)
+        hint = slow_hint(uri)
+        version = await bounded(table.version(), what, timeout_hint=hint)
+        schema = await bounded(table.schema(), what, timeout_hint=hint)
+        indexes = await bounded(_indexes(table), what, timeout_hint=hint)
         opened = OpenTable(
             uri, table.name, table, schema, detect_columns(schema, options.columns), indexes, version
         )
@@ -499,7 +520,7 @@ async def _check_out(table: AsyncTable, target: TableTarget) -> None:
     assert target.version is not None
     what = f'opening version {target.version} of table "{target.table_name}"'
     try:
-        await bounded(table.checkout(target.version), what)
+        await bounded(table.checkout(target.version), what, timeout_hint=slow_hint(target.uri))
     except StorageError as error:
         raise ConnectError(
             f"{what}: {error.message.split(' failed: ', 1)[-1]}",
@@ -513,7 +534,11 @@ async def _open_table(connection: AsyncConnection, target: TableTarget) -> Async
     try:
         return await asyncio.wait_for(connection.open_table(table_name), operation_timeout())
     except TimeoutError:
-        raise ConnectError(f'opening table "{table_name}" in {uri} timed out') from None
+        raise ConnectError(
+            f'opening table "{table_name}" in {uri} timed out after {operation_timeout():g} s',
+            hint=slow_hint(uri)
+            or "The storage did not answer. Check that the server or network is up, then try again.",
+        ) from None
     except (ValueError, OSError, RuntimeError) as error:
         try:
             names = await bounded(list_tables(connection), f"listing tables of {uri}", 10)

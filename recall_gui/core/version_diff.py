@@ -25,7 +25,7 @@ from recall_gui.core.session import Session
 from recall_gui.core.tables import OpenTable, read_batches, read_query
 from recall_gui.core.target import TableTarget
 from recall_gui.core.types import SearchHit
-from recall_gui.core.versions import find_version, list_versions
+from recall_gui.core.versions import VersionsProgress, find_version, list_versions
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -212,10 +212,12 @@ async def diff_versions(
     to_version: int | None = None,
     *,
     progress: DiffProgress | None = None,
+    listing: VersionsProgress | None = None,
 ) -> VersionDiff:
     """The rows that differ from ``from_version`` to ``to_version`` (``None``: the latest) of ``target``'s
-    table; raises :class:`~recall_gui.core.errors.InvalidInputError` for a version it does not have."""
-    versions = await list_versions(session, target)
+    table; raises :class:`~recall_gui.core.errors.InvalidInputError` for a version it does not have
+    (``listing``: told how the listing of the versions goes, see ``list_versions``)."""
+    versions = await list_versions(session, target, progress=listing)
     old_info = find_version(versions, from_version, target.table_name)
     new_info = versions[-1] if to_version is None else find_version(versions, to_version, target.table_name)
     old = await session.tables.open(target.at(old_info.version))
