@@ -85,7 +85,9 @@ def test_duplicates_on_a_folder_finds_the_copy_lancedb_puts_at_distance_zero(fol
     table = lance_table(folder)
     near = table.search(vector_of(table, "paris")).distance_type("cosine").limit(3).to_arrow()
     within = [
-        i for i, d in zip(near.column("id").to_pylist(), near.column("_distance").to_pylist()) if d <= 0.05
+        i
+        for i, d in zip(near.column("id").to_pylist(), near.column("_distance").to_pylist(), strict=True)
+        if d <= 0.05
     ]
 
     done = cli("duplicates", "--path", str(folder), "--json")
@@ -107,8 +109,8 @@ def test_versions_and_diff_on_a_folder_are_lancedbs(folder: Path) -> None:
     first, last = listed[0]["version"], listed[-1]["version"]
     old = lance_table(folder, first).to_arrow()
     new = lance_table(folder, last).to_arrow()
-    old_rows = dict(zip(old.column("id").to_pylist(), old.column("vector").to_pylist()))
-    new_rows = dict(zip(new.column("id").to_pylist(), new.column("vector").to_pylist()))
+    old_rows = dict(zip(old.column("id").to_pylist(), old.column("vector").to_pylist(), strict=True))
+    new_rows = dict(zip(new.column("id").to_pylist(), new.column("vector").to_pylist(), strict=True))
     diffed = cli("diff", "--path", str(folder), "--from", str(first), "--json")
     assert diffed.returncode == 0, diffed.stderr
     found = json.loads(diffed.stdout)
