@@ -72,6 +72,8 @@ class Grouping:
     pairs: int
     #: Rows compared (rows of zero length are left out of a cosine comparison).
     rows: int
+    #: Rows left out: of zero length, for cosine (which has no value for them).
+    left_out: int = 0
 
 
 class GroupFinder:
@@ -299,7 +301,11 @@ class GroupFinder:
         order = sorted(range(len(groups)), key=lambda g: (-len(groups[g]), maxima[g], int(groups[g][0])))
         compared = int(np.count_nonzero(self._usable))
         return Grouping(
-            tuple(groups[g] for g in order), tuple(maxima[g] for g in order), self.pairs, compared
+            tuple(groups[g] for g in order),
+            tuple(maxima[g] for g in order),
+            self.pairs,
+            compared,
+            self.vectors.rows - compared,
         )
 
 

@@ -299,7 +299,10 @@ class DuplicatesPage(QWidget):
                 f"No near-duplicates in {name}: no two of its {report.rows:,} entries lie within {label} "
                 f"{report.threshold:g}."
             )
-        self.note.show_note(text, "neutral" if report.groups else "good")
+        left_out = report.left_out_text("the squared L2 distance")
+        if left_out is not None:
+            text += " " + left_out
+        self.note.show_note(text, "neutral" if report.groups or left_out else "good")
         self.groups.setRowCount(len(report.groups))
         for row, group in enumerate(report.groups):
             first = group.entries[0]
