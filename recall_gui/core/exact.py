@@ -177,8 +177,8 @@ def nearest_rows(
     if allowed is not None:
         scores[~allowed] = np.inf
     slack = rounding_slack(int(q.shape[0]), scale)
-    if metric == "cosine" and not 0 < float(np.dot(q, q)) < np.inf:
-        scores[scores != np.inf] = 0  # |q|^2 underflows or overflows in float32: rescore every row
+    if metric == "cosine" and not has_float32_norm(q):
+        scores[scores != np.inf] = 0  # LanceDB's distances degenerate (all 1, or infinite): rescore every row
     while True:
         best, best_distances, dropped = _rescored(vectors, q, metric, k, scores, slack=slack)
         if len(dropped):  # LanceDB has no distance for them (NaN): look further
@@ -187,6 +187,14 @@ def nearest_rows(
             scores[scores != np.inf] = 0  # the k-th distance overflowed: infinities tie, rescore every row
         else:
             return best, best_distances
+
+
+def has_float32_norm(query: Matrix) -> bool:
+    """Whether ``|query|^2`` is a normal finite float32; else LanceDB's cosine distances degenerate (all
+    1, infinite, none, or rounded far coarser than the rounding slack allows) and every row is
+    re-scored."""
+    with np.errstate(over="ignore", under="ignore"):
+        return bool(np.finfo(np.float32).tiny <= np.dot(query, query) < np.inf)
 
 
 def _rescored(

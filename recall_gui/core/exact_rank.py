@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.exact import RESCORE_CHUNK, VectorMatrix, rounding_slack
+from recall_gui.core.exact import RESCORE_CHUNK, VectorMatrix, has_float32_norm, rounding_slack
 from recall_gui.core.lance_distance import distances as lance_distances
 
 
@@ -51,7 +51,8 @@ def rank_of(
     if allowed is not None:
         approx[~allowed] = np.inf
     slack = rounding_slack(int(q.shape[0]), scale)
-    if not (np.isfinite(own) and np.isfinite(slack)):  # infinities tie: measure every row
+    degenerate = metric == "cosine" and not has_float32_norm(q)
+    if degenerate or not (np.isfinite(own) and np.isfinite(slack)):  # ties LanceDB's arithmetic makes
         ahead, near = 0, np.flatnonzero(approx != np.inf)
     else:
         ahead = int(np.count_nonzero(approx < own - slack))

@@ -123,6 +123,36 @@ def test_distances_are_lancedbs_bit_for_bit(tmp_path: Path, dim: int) -> None:
         assert np.isnan(distances(matrix[left_out], query, metric)).all()
 
 
+@pytest.mark.parametrize(
+    ("scale", "metric"),
+    [(1e-25, "cosine"), (1e-21, "cosine"), (1e30, "cosine"), (1e20, "l2"), (1e37, "dot")],
+    ids=[
+        "cosine, |q|^2 underflows",
+        "cosine, |q|^2 subnormal",
+        "cosine, |q|^2 overflows",
+        "l2 overflows",
+        "dot, huge",
+    ],
+)
+def test_queries_whose_distances_degenerate_are_ordered_as_lancedb_orders_them(
+    tmp_path: Path, scale: float, metric: str
+) -> None:
+    """LanceDB's float32 arithmetic turns distances into infinities or one shared value: all tie, and the
+    row ids order them."""
+    rng = np.random.default_rng(3)
+    matrix = near_ties(rng.standard_normal((3, 24)).astype(np.float32), rng)
+    write_table(tmp_path, "ties", matrix)
+    vectors = in_memory(matrix, rng)
+    query = (rng.standard_normal(24) * scale).astype(np.float32)
+    expected, lance_distances = lance_search(tmp_path, "ties", query, metric, len(matrix))
+    for k in (1, 5, len(matrix)):
+        assert ranked_row_ids(vectors, query, metric, k)[0] == expected[:k]
+    position_of = {int(row_id): i for i, row_id in enumerate(vectors.row_ids)}
+    for place, row_id in enumerate(expected, start=1):
+        ranked = rank_of(vectors, query, metric, position_of[row_id])
+        assert ranked == (place, float(lance_distances[place - 1]))
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     seed=st.integers(0, 2**32 - 1),
