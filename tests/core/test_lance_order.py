@@ -2,11 +2,11 @@
 
 LanceDB itself is the oracle: tables are written with LanceDB and searched with
 ``table.search(q).distance_type(m).limit(k)`` (no index), and every front end must give the same rows in
-the same order: the core with and without the vectors in memory, an entry's rank, "more like this", the
-CLI's ``search``, ``rank`` and ``similar``, and the MCP server's ``recall_search``. The tables are made to
-be hard: copies of a vector differing in the last bit of a few components (closer than float32 can tell
-apart in a distance), exact duplicates, copies scaled by 2 (an exact cosine tie) and by 3 (a cosine
-near-tie), and zero vectors (no cosine distance).
+the same order: the core with and without the vectors in memory, an entry's rank, "more like this",
+golden checks' one-pass ranking, the CLI's ``search``, ``rank`` and ``similar``, and the MCP server's
+``recall_search``. The tables are made to be hard: copies of a vector differing in the last bit of a few
+components (closer than float32 can tell apart in a distance), exact duplicates, copies scaled by 2 (an
+exact cosine tie) and by 3 (a cosine near-tie), and zero vectors (no cosine distance).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_gui.core import RecallSearchInput
-from recall_gui.core.exact import VectorMatrix, nearest_rows
+from recall_gui.core.exact import VectorMatrix, nearest_rows, nearest_rows_many
 from recall_gui.core.exact_rank import rank_of
 from recall_gui.core.harness import Harness
 from recall_gui.core.lance_distance import distances
@@ -94,6 +94,11 @@ def test_nearest_rows_and_ranks_are_lancedbs_order_and_distances(tmp_path: Path,
     everything = len(matrix)
     queries = [bases[0], bases[1] + np.float32(1e-3) * rng.standard_normal(dim), rng.standard_normal(dim)]
     for metric in METRICS:
+        # Golden checks rank many queries in one pass: each answer is LanceDB's too.
+        together = nearest_rows_many(vectors, np.stack(queries), metric, [everything] * len(queries))
+        for query, (positions, _) in zip(queries, together, strict=True):
+            expected, _ = lance_search(tmp_path, "ties", query, metric, everything)
+            assert vectors.row_ids[positions].tolist() == expected
         for query in queries:
             expected, lance_distances = lance_search(tmp_path, "ties", query, metric, everything)
             for k in (1, 5, 12, everything):
