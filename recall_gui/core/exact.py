@@ -17,12 +17,17 @@ arithmetic; exact ties cannot.
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from recall_gui.core import certified
 
 Matrix = npt.NDArray[np.float32]
 RowIds = npt.NDArray[np.uint64]
@@ -68,6 +73,8 @@ class VectorMatrix:
     #: How to compute all dot products at once: "matmul" (BLAS) or "einsum" (NumPy's own loop), whichever
     #: was faster on this matrix here (:func:`fastest_kernel`).
     kernel: str = "matmul"
+    #: The rows as int8 codes, scanned instead of ``matrix`` (then memory-mapped): see :meth:`with_codes`.
+    codes: certified.Int8Codes | None = None
 
     @property
     def rows(self) -> int:
@@ -75,8 +82,9 @@ class VectorMatrix:
 
     @property
     def nbytes(self) -> int:
+        """Memory held: with codes, the codes instead of the float32 rows (mapped from a file)."""
         return int(
-            self.matrix.nbytes
+            (self.matrix.nbytes if self.codes is None else self.codes.nbytes)
             + self.row_ids.nbytes
             + self.sq_norms.nbytes
             + self.inv_norms.nbytes
@@ -93,6 +101,12 @@ class VectorMatrix:
         inv_norms[zero_rows] = 0
         max_norm = float(np.sqrt(sq_norms.max(initial=0.0)))
         return cls(matrix, row_ids, sq_norms, inv_norms, zero_rows, max_norm, fastest_kernel(matrix))
+
+    def with_codes(self, folder: Path, workers: Executor | None = None) -> VectorMatrix:
+        """The same rows searched through int8 codes (:mod:`recall_gui.core.certified`), the float32 rows
+        then mapped from a file under ``folder``. Raises ``certified.NotCodable`` or ``OSError``."""
+        codes = certified.Int8Codes.build(self.matrix, folder, workers)
+        return dataclasses.replace(self, matrix=codes.rows, codes=codes)
 
     def dot_products(self, query: Matrix) -> Matrix:
         """``matrix @ query`` in float32: the one pass over memory a search costs."""
@@ -156,6 +170,34 @@ def nearest_rows(
     k = min(k, searchable)
     if k <= 0 or (metric == "cosine" and q_norm == 0):
         return np.empty(0, np.intp), np.empty(0, np.float32)
+    if vectors.codes is not None:  # the int8 scan selects the candidates; they are ranked below as ever
+        candidates = certified.candidates(vectors.codes, q, k, metric, allowed)
+    else:
+        candidates = _float32_candidates(vectors, q, q_norm, metric, k, allowed)
+    best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)
+    # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.
+    for start in range(0, len(candidates), _RESCORE_CHUNK):
+        positions = np.concatenate([best, candidates[start : start + _RESCORE_CHUNK]])
+        distances = np.concatenate(
+            [
+                best_distances,
+                exact_distances(vectors.matrix[positions[len(best) :]], q, metric).astype(np.float32),
+            ]
+        )
+        order = np.lexsort((vectors.row_ids[positions], distances))[:k]
+        best, best_distances = positions[order], distances[order]
+    return best, best_distances
+
+
+def _float32_candidates(
+    vectors: VectorMatrix,
+    q: Matrix,
+    q_norm: float,
+    metric: str,
+    k: int,
+    allowed: npt.NDArray[np.bool_] | None,
+) -> npt.NDArray[np.intp]:
+    """Positions of the rows that surely include the ``k`` nearest, from one float32 scan of the matrix."""
     scores = vectors.dot_products(q)
     if metric == "l2":  # |x|^2 - 2 x.q: the squared distance minus the constant |q|^2
         scores *= -2
@@ -176,19 +218,7 @@ def nearest_rows(
     slack = rounding_slack(int(q.shape[0]), scale)
     threshold = _kth_smallest_bound(scores, k) + slack
     candidates = np.flatnonzero(scores <= threshold)
-    best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)
-    # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.
-    for start in range(0, len(candidates), _RESCORE_CHUNK):
-        positions = np.concatenate([best, candidates[start : start + _RESCORE_CHUNK]])
-        distances = np.concatenate(
-            [
-                best_distances,
-                exact_distances(vectors.matrix[positions[len(best) :]], q, metric).astype(np.float32),
-            ]
-        )
-        order = np.lexsort((vectors.row_ids[positions], distances))[:k]
-        best, best_distances = positions[order], distances[order]
-    return best, best_distances
+    return candidates
 
 
 def _kth_smallest_bound(scores: npt.NDArray[np.float32], k: int) -> float:
