@@ -22,6 +22,7 @@ import weakref
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +37,10 @@ CHUNK_ROWS = 65536
 _BLOCK = 64
 #: Integer dot products of codes are exact in float32 up to 2**24: 127 * 127 * dim of them.
 _EXACT_FLOAT32_DIM = 2**24 // (127 * 127)
+
+
+#: Widest vectors coded: a residual's length is then at most its row's (the slack relies on it).
+_MAX_DIM = 254**2
 
 
 class NotCodable(ValueError):
@@ -74,19 +79,27 @@ class Int8Codes:
         return sum(int(array.nbytes) for array in arrays) + int(self.zero_rows.nbytes)
 
     @classmethod
-    def build(cls, matrix: npt.NDArray[np.float32], folder: Path, workers: Executor | None = None) -> Int8Codes:
+    def build(
+        cls, matrix: npt.NDArray[np.float32], folder: Path, workers: Executor | None = None
+    ) -> Int8Codes:
         """Code ``matrix`` (finite float32 rows) and write its float32 copy under ``folder``.
 
         Raises :class:`NotCodable` when a row's numbers do not fit the bound in float32, ``OSError`` when
         the copy cannot be written.
         """
         n, dim = matrix.shape
+        if dim > _MAX_DIM:
+            raise NotCodable(f"{dim}-dimensional vectors are too wide for the int8 codes' bound")
         codes = np.empty((n, dim), np.int8)
         scales, residuals, code_norms, sq_norms = (np.empty(n, np.float32) for _ in range(4))
         for start in range(0, n, CHUNK_ROWS // 8):
             span = slice(start, min(n, start + CHUNK_ROWS // 8))
-            _code_rows(matrix[span], codes[span], scales[span], residuals[span], code_norms[span], sq_norms[span])
-        if not (np.isfinite(sq_norms).all() and np.isfinite(residuals).all() and np.isfinite(code_norms).all()):
+            codes[span], scales[span], residuals[span], code_norms[span], sq_norms[span] = _code_rows(
+                matrix[span]
+            )
+        if not (
+            np.isfinite(sq_norms).all() and np.isfinite(residuals).all() and np.isfinite(code_norms).all()
+        ):
             raise NotCodable("some vectors are too large to bound their int8 codes' error in float32")
         zero_rows = np.flatnonzero(sq_norms == 0)
         with np.errstate(divide="ignore"):
@@ -94,18 +107,14 @@ class Int8Codes:
         inv_norms[zero_rows] = 0
         max_norm = float(np.sqrt(sq_norms.max(initial=0.0), dtype=np.float64)) * (1 + 4 * _U)
         rows = _map_copy(matrix, folder)
-        return cls(codes, scales, residuals, code_norms, sq_norms, inv_norms, zero_rows, max_norm, rows, workers)
+        return cls(
+            codes, scales, residuals, code_norms, sq_norms, inv_norms, zero_rows, max_norm, rows, workers
+        )
 
 
-def _code_rows(
-    x32: npt.NDArray[np.float32],
-    codes: npt.NDArray[np.int8],
-    scales: npt.NDArray[np.float32],
-    residuals: npt.NDArray[np.float32],
-    code_norms: npt.NDArray[np.float32],
-    sq_norms: npt.NDArray[np.float32],
-) -> None:
-    """Code a block of rows in float64 (the residuals are measured against the float32 scale kept)."""
+def _code_rows(x32: npt.NDArray[np.float32]) -> tuple[npt.NDArray[Any], ...]:
+    """A block of rows' codes, scales, residual lengths, code lengths and squared lengths, computed in
+    float64 (the residuals are measured against the float32 scale kept)."""
     x = x32.astype(np.float64)
     scale = (np.abs(x).max(axis=1, initial=0.0) / 127).astype(np.float32)
     s = scale.astype(np.float64)[:, None]
@@ -113,11 +122,9 @@ def _code_rows(
         c = np.where(s > 0, np.rint(x / np.where(s > 0, s, 1.0)), 0.0)
     np.clip(c, -127, 127, out=c)
     residual = x - s * c
-    codes[:] = c
-    scales[:] = scale
-    residuals[:] = _round_up(np.sqrt(np.einsum("ij,ij->i", residual, residual)))
-    code_norms[:] = _round_up(s[:, 0] * np.sqrt(np.einsum("ij,ij->i", c, c)))
-    sq_norms[:] = np.einsum("ij,ij->i", x, x)
+    residuals = _round_up(np.sqrt(np.einsum("ij,ij->i", residual, residual)))
+    code_norms = _round_up(s[:, 0] * np.sqrt(np.einsum("ij,ij->i", c, c)))
+    return c, scale, residuals, code_norms, np.einsum("ij,ij->i", x, x)
 
 
 def _round_up(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
@@ -134,8 +141,7 @@ def _map_copy(matrix: npt.NDArray[np.float32], folder: Path) -> npt.NDArray[np.f
     path = Path(name)
     try:
         with os.fdopen(handle, "wb") as file:
-            if matrix.size:
-                file.write(memoryview(np.ascontiguousarray(matrix)).cast("B"))
+            np.ascontiguousarray(matrix).tofile(file)
         if matrix.size == 0:
             path.unlink()
             return np.empty(matrix.shape, np.float32)
@@ -172,14 +178,16 @@ def candidates(
     np.clip(q_codes, -127, 127, out=q_codes)
     q_residual = q - q_scale * q_codes
     # |q| and |rq| rounded up, so the float32 radius is not below the proved one (but for rounding)
-    bound = _Bound(metric, q_scale, q_norm * (1 + 4 * _U), float(np.sqrt(q_residual @ q_residual)) * (1 + 4 * _U))
+    bound = _Bound(
+        metric, q_scale, q_norm * (1 + 4 * _U), float(np.sqrt(q_residual @ q_residual)) * (1 + 4 * _U)
+    )
     slack = bound.slack(codes.max_norm)
     if not np.isfinite(slack) or slack * 1e6 > np.finfo(np.float32).max:  # would overflow float32: rank all
         keep = np.ones(n, bool) if allowed is None else allowed.copy()
         if metric == "cosine":
             keep[codes.zero_rows] = False
         return np.flatnonzero(keep)
-    scan = _Scan(codes, q_codes.astype(np.int8), bound, k, slack, allowed)
+    scan = _Scan(codes, q_codes.astype(np.int8), bound, k=k, slack=slack, allowed=allowed)
     starts = range(0, n, CHUNK_ROWS)
     if codes.workers is not None and len(starts) > 1:
         try:
@@ -189,10 +197,8 @@ def candidates(
     else:
         parts = [scan.chunk(start) for start in starts]
     minima = np.concatenate([part[2] for part in parts])
-    if len(minima) < k:  # fewer than k rows: all that can be ranked
-        threshold = np.inf
-    else:
-        threshold = float(np.partition(minima, k - 1)[k - 1])
+    # fewer than k rows: all that can be ranked
+    threshold = np.inf if len(minima) < k else float(np.partition(minima, k - 1)[k - 1])
     positions = np.concatenate([part[0] for part in parts])
     lower = np.concatenate([part[1] for part in parts])
     return positions[lower <= threshold + slack]
@@ -231,6 +237,7 @@ class _Scan:
         codes: Int8Codes,
         q_codes: npt.NDArray[np.int8],
         bound: _Bound,
+        *,
         k: int,
         slack: float,
         allowed: npt.NDArray[np.bool_] | None,
@@ -241,19 +248,22 @@ class _Scan:
         self.k = k
         self.slack = slack
         self.allowed = allowed
-        self.exact_dtype = "float32" if codes.codes.shape[1] <= _EXACT_FLOAT32_DIM else "float64"
+        self.exact_float32 = codes.codes.shape[1] <= _EXACT_FLOAT32_DIM
         #: The smallest k-th upper bound seen so far in any chunk: rows above it (plus the slack) cannot
         #: be among the nearest. Threads may overwrite a smaller one with a larger: that only keeps more.
         self.threshold = np.inf
 
-    def chunk(self, start: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    def chunk(
+        self, start: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
         """The rows of the chunk at ``start`` that may be among the nearest (positions, lower bounds),
         and the minima of its upper bounds per block of rows (one row each)."""
         import numkong
 
         codes, bound = self.codes, self.bound
         span = slice(start, min(start + CHUNK_ROWS, codes.codes.shape[0]))
-        products = np.asarray(numkong.cdist(codes.codes[span], self.q_codes, "dot", out_dtype=self.exact_dtype))
+        dtype: Literal["float32", "float64"] = "float32" if self.exact_float32 else "float64"
+        products = np.asarray(numkong.cdist(codes.codes[span], self.q_codes, "dot", out_dtype=dtype))
         # q.x is within `radius` of `estimate` (module docstring); both in float32, fused in place
         estimate = products[:, 0]
         estimate *= codes.scales[span]

@@ -173,7 +173,7 @@ def nearest_rows(
     if vectors.codes is not None:  # the int8 scan selects the candidates; they are ranked below as ever
         candidates = certified.candidates(vectors.codes, q, k, metric, allowed)
     else:
-        candidates = _float32_candidates(vectors, q, q_norm, metric, k, allowed)
+        candidates = _float32_candidates(vectors, q, metric, k, q_norm=q_norm, allowed=allowed)
     best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)
     # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.
     for start in range(0, len(candidates), _RESCORE_CHUNK):
@@ -192,9 +192,10 @@ def nearest_rows(
 def _float32_candidates(
     vectors: VectorMatrix,
     q: Matrix,
-    q_norm: float,
     metric: str,
     k: int,
+    *,
+    q_norm: float,
     allowed: npt.NDArray[np.bool_] | None,
 ) -> npt.NDArray[np.intp]:
     """Positions of the rows that surely include the ``k`` nearest, from one float32 scan of the matrix."""

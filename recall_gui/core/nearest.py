@@ -200,7 +200,7 @@ async def rank(
     if hits_in_memory is None:
         hits = await _lance_search(opened, embedded, metric, limit, where, indexed=False)
         return Ranked(hits, metric, "flat", embedded, _CHANGED_WHILE_SEARCHING)
-    return Ranked(hits_in_memory, metric, "exact", embedded)
+    return Ranked(hits_in_memory, metric, "exact", embedded, cached.note)
 
 
 async def _ready(query: QueryVector, table_dim: int) -> EmbeddedQuery:
