@@ -201,7 +201,13 @@ def candidates(
     threshold = np.inf if len(minima) < k else float(np.partition(minima, k - 1)[k - 1])
     positions = np.concatenate([part[0] for part in parts])
     lower = np.concatenate([part[1] for part in parts])
-    return positions[lower <= threshold + slack]
+    return positions[lower <= _limit(threshold, slack)]
+
+
+def _limit(threshold: float, slack: float) -> float:
+    """The largest lower bound a candidate may have: every finite one while no k-th upper bound is known
+    (rows left out, by a filter or for having no cosine, have infinite bounds)."""
+    return min(threshold + slack, float(np.finfo(np.float32).max))
 
 
 @dataclass(frozen=True)
@@ -302,5 +308,5 @@ class _Scan:
         minima = np.concatenate([minima, tail]) if len(tail) else minima
         if len(minima) >= self.k:
             self.threshold = min(self.threshold, float(np.partition(minima, self.k - 1)[self.k - 1]))
-        keep = np.flatnonzero(lower <= self.threshold + self.slack)
+        keep = np.flatnonzero(lower <= _limit(self.threshold, self.slack))
         return keep + start, lower[keep], minima
