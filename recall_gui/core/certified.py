@@ -16,6 +16,8 @@ The proof and the measurements: docs/PERFORMANCE.md#certified-exact-search.
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import os
 import tempfile
 import weakref
@@ -68,7 +70,7 @@ class Int8Codes:
     #: Positions of the rows of zero length, ascending (they have no cosine distance).
     zero_rows: npt.NDArray[np.intp]
     max_norm: float
-    rows: npt.NDArray[np.float32]
+    mapped: _MappedRows
     #: Threads that scan parts of the codes side by side (the session's; ``None``: the calling thread).
     workers: Executor | None = None
 
@@ -106,10 +108,19 @@ class Int8Codes:
             inv_norms = (1.0 / np.sqrt(sq_norms.astype(np.float64))).astype(np.float32)
         inv_norms[zero_rows] = 0
         max_norm = float(np.sqrt(sq_norms.max(initial=0.0), dtype=np.float64)) * (1 + 4 * _U)
-        rows = _map_copy(matrix, folder)
+        mapped = _map_copy(matrix, folder)
         return cls(
-            codes, scales, residuals, code_norms, sq_norms, inv_norms, zero_rows, max_norm, rows, workers
+            codes, scales, residuals, code_norms, sq_norms, inv_norms, zero_rows, max_norm, mapped, workers
         )
+
+    @property
+    def rows(self) -> npt.NDArray[np.float32]:
+        """The float32 rows, mapped from the file: for ranking the candidates exactly."""
+        return self.mapped.rows
+
+    def release_rows(self) -> None:
+        """Hand back the pages of the float32 rows read so far (see :meth:`_MappedRows.release`)."""
+        self.mapped.release()
 
 
 def _code_rows(x32: npt.NDArray[np.float32]) -> tuple[npt.NDArray[Any], ...]:
@@ -133,27 +144,49 @@ def _round_up(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
     return np.nextafter(rounded, np.float32(np.inf))
 
 
-def _map_copy(matrix: npt.NDArray[np.float32], folder: Path) -> npt.NDArray[np.float32]:
+def _map_copy(matrix: npt.NDArray[np.float32], folder: Path) -> _MappedRows:
     """``matrix`` written to a file under ``folder`` and mapped read-only; the file is removed at once
     (POSIX keeps it while mapped), or when the mapping is dropped where it cannot be removed while open."""
     folder.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(prefix="vectors-", suffix=".f32", dir=folder)
     path = Path(name)
     try:
-        with os.fdopen(handle, "wb") as file:
+        with os.fdopen(handle, "r+b") as file:
             np.ascontiguousarray(matrix).tofile(file)
-        if matrix.size == 0:
-            path.unlink()
-            return np.empty(matrix.shape, np.float32)
-        mapped = np.memmap(path, np.float32, mode="r", shape=matrix.shape)
+            file.flush()
+            mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if matrix.size else None
     except BaseException:
         path.unlink(missing_ok=True)
         raise
+    if mapping is None:
+        path.unlink()
+        return _MappedRows(np.empty(matrix.shape, np.float32), None)
+    rows = np.frombuffer(mapping, np.float32).reshape(matrix.shape)
     try:
         path.unlink()
-    except OSError:  # Windows: not while mapped; removed with the mapping
-        weakref.finalize(mapped, path.unlink, missing_ok=True)
-    return mapped
+    except OSError:  # Windows: not while mapped; removed with the rows when it can be
+        weakref.finalize(rows, _remove_quietly, path)
+    return _MappedRows(rows, mapping)
+
+
+def _remove_quietly(path: Path) -> None:
+    with contextlib.suppress(OSError):  # still mapped elsewhere: a disposable file in the cache folder
+        path.unlink()
+
+
+@dataclass(frozen=True, eq=False)
+class _MappedRows:
+    """The float32 rows mapped from a file, and the mapping, whose pages a search can hand back."""
+
+    rows: npt.NDArray[np.float32]
+    mapping: mmap.mmap | None
+
+    def release(self) -> None:
+        """Unmap the pages read so far from this process (they stay in the system's file cache, so the
+        next read is a cheap minor fault): a read maps a whole large folio, about 2 MB here, so a few
+        hundred rows read at random would otherwise keep hundreds of megabytes resident."""
+        if self.mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
+            self.mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def candidates(
@@ -168,6 +201,7 @@ def candidates(
     distance, then row id). Rows of zero length are left out for cosine. ``k`` must not exceed the rows
     that can be ranked.
     """
+    codes.release_rows()  # what earlier searches (or a full pass by another tool) mapped of the rows
     n = codes.codes.shape[0]
     if k <= 0 or n == 0:
         return np.empty(0, np.intp)

@@ -251,6 +251,8 @@ async def _exact_hits(
         return None
     # The vectors are the ones in memory (the same float32 values): no need to read them again.
     hit_vectors = vectors.matrix[positions]
+    if vectors.codes is not None:  # the rows ranked and these were read from the mapped copy: unmap them
+        vectors.codes.release_rows()
     ranked = ranked.append_column(
         opened.columns.vector,
         pa.FixedSizeListArray.from_arrays(pa.array(hit_vectors.ravel()), hit_vectors.shape[1]),
