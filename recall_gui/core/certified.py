@@ -33,6 +33,7 @@ import numpy.typing as npt
 _U = float(np.finfo(np.float32).eps) / 2
 #: The absolute error of a float32 operation on subnormal numbers, times the operations that may add it.
 _TINY = float(np.finfo(np.float32).smallest_subnormal) * 256
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Rows per task of the scan: a task's temporaries (a few arrays of this many floats) stay in cache.
 CHUNK_ROWS = 65536
 #: Rows per block when bounding the k-th smallest upper bound by block minima.
@@ -216,7 +217,7 @@ def candidates(
         metric, q_scale, q_norm * (1 + 4 * _U), float(np.sqrt(q_residual @ q_residual)) * (1 + 4 * _U)
     )
     slack = bound.slack(codes.max_norm)
-    if not np.isfinite(slack) or slack * 1e6 > np.finfo(np.float32).max:  # would overflow float32: rank all
+    if not np.isfinite(slack) or slack * 1e6 > _FLOAT32_MAX:  # would overflow float32: rank all
         keep = np.ones(n, bool) if allowed is None else allowed.copy()
         if metric == "cosine":
             keep[codes.zero_rows] = False
@@ -241,7 +242,7 @@ def candidates(
 def _limit(threshold: float, slack: float) -> float:
     """The largest lower bound a candidate may have: every finite one while no k-th upper bound is known
     (rows left out, by a filter or for having no cosine, have infinite bounds)."""
-    return min(threshold + slack, float(np.finfo(np.float32).max))
+    return min(threshold + slack, _FLOAT32_MAX)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,10 @@ ANN index is the better answer. A table that alone needs more than the bound is 
 flat scan, with a note saying so and naming the ways out (an index, or a higher setting). ``0`` turns
 the exact path off.
 
+Once read, a session's tables are held as int8 codes (:mod:`recall_gui.core.certified`: ``dim + 36``
+bytes a row, a quarter of the float32 matrix; the float32 rows mapped from a file in the app's cache
+folder, for the exact ranking), and counted at that size; while a table is read, at its float32 size.
+
 Reading is read-only (a LanceDB scan), asynchronous, and the copying into the matrix runs in an
 executor, so the event loop is never blocked; a table read once is shared by concurrent searches.
 Reading costs about as much as two to four flat scans (docs/PERFORMANCE.md#vector_cache). A search
