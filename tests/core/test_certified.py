@@ -265,3 +265,21 @@ def test_a_coded_table_searched_with_a_filter_equals_the_float32_path(tmp_path: 
         found = nearest_rows(with_codes, query, metric, 15, allowed)
         assert found[0].tolist() == expected[0].tolist()
         assert found[1].tolist() == expected[1].tolist()
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_wide_vectors_whose_integer_products_exceed_float32_are_still_bounded(
+    metric: str, tmp_path: Path
+) -> None:
+    """Above 1,040 dimensions a row's integer dot product can exceed 2**24, where float32 stops being
+    exact: the scan then works in float64."""
+    rng = np.random.default_rng(9)
+    # components of nearly equal size: codes near +-127, so a row's product with itself is near 127**2 * 1500
+    signs = rng.choice([-1.0, 1.0], (500, 1_500))
+    matrix = (signs * (1 + 0.01 * rng.random((500, 1_500)))).astype(np.float32)
+    matrix[250:] = matrix[:250] + 1e-6 * rng.standard_normal((250, 1_500)).astype(np.float32)
+    codes = Int8Codes.build(matrix, tmp_path)
+    assert int(codes.codes[3].astype(np.int64) @ codes.codes[3].astype(np.int64)) > 2**24
+    for query in (matrix[3], rng.standard_normal(1_500).astype(np.float32)):
+        expected = float64_top_k(matrix, query, metric, 12)
+        assert set(expected) <= set(candidates(codes, query, 12, metric).tolist())
