@@ -23,11 +23,13 @@ from bench.results import RESULTS_PATH, Metric, format_table, write_results
 GROUPS: dict[str, str] = {
     "exact_search": "bench.exact_search",
     "certified": "bench.certified_search",
+    "batched_checks": "bench.batched_checks",
     "indexed_search": "bench.indexed_search",
     "end_to_end": "bench.end_to_end",
     "duplicates": "bench.duplicates",
     "window": "bench.window",
     "registry_load": "bench.registry_load",
+    "large_registry": "bench.large_registry",
     "fresh_search": "bench.fresh_search",
     "mcp": "bench.agent_first_call",
     "map": "bench.map",

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from recall_gui.core.batched_checks import run_batch
 from recall_gui.core.errors import RecallError
 from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.harness import Harness
@@ -36,6 +37,8 @@ class CheckOutcome:
     #: Why the check could not run (its database is unusable); ``None`` when it ran.
     error: str | None = None
     hint: str | None = None
+    #: For a check that missed an expected id: near-copies among its results, which take places.
+    near_copies: tuple[tuple[str, ...], ...] = ()
 
     @property
     def expected(self) -> tuple[ExpectedRank, ...]:
@@ -67,6 +70,8 @@ class CheckOutcome:
         metrics = self.metrics
         if metrics is not None:
             data["metrics"] = metrics.to_dict()
+        if self.near_copies:
+            data["near_copies"] = [list(group) for group in self.near_copies]
         if self.error is not None:
             data["error"] = self.error
         return data
@@ -116,16 +121,36 @@ async def run_check(harness: Harness, check: GoldenCheck) -> CheckOutcome:
     return CheckOutcome(check, tuple(entry.id for entry in output.results))
 
 
+#: Checks ranked in one pass at most: progress is reported, and a cancel honoured, between passes.
+BATCH_CHECKS = 64
+
+
 async def run_checks(
     harness: Harness,
     checks: Sequence[GoldenCheck],
     on_progress: Callable[[int, int], None] | None = None,
 ) -> CheckRun:
-    """Every check, one after the other; ``on_progress(done, total)`` after each. Cancelling the awaiting
-    task stops the run between searches (the search in flight is cancelled with it)."""
-    outcomes: list[CheckOutcome] = []
-    for check in checks:
-        outcomes.append(await run_check(harness, check))
+    """Every check; ``on_progress(done, total)`` as they finish. The checks of one database whose vectors
+    are in memory share one pass over them (:func:`recall_gui.core.batched_checks.run_batch`); the others
+    run one search each. Cancelling the awaiting task stops the run (the search in flight with it)."""
+    outcomes: dict[int, CheckOutcome] = {}
+
+    def done(number: int, outcome: CheckOutcome) -> None:
+        outcomes[number] = outcome
         if on_progress is not None:
             on_progress(len(outcomes), len(checks))
-    return CheckRun(tuple(outcomes))
+
+    by_database: dict[str, list[int]] = {}
+    for number, check in enumerate(checks):
+        by_database.setdefault(check.db_name, []).append(number)
+    chunks = [
+        numbers[start : start + BATCH_CHECKS]
+        for numbers in by_database.values()
+        for start in range(0, len(numbers), BATCH_CHECKS)
+    ]
+    for numbers in chunks:
+        batch = await run_batch(harness, [checks[number] for number in numbers])
+        for number, ids in zip(numbers, batch or [None] * len(numbers), strict=True):
+            check = checks[number]
+            done(number, CheckOutcome(check, ids) if ids is not None else await run_check(harness, check))
+    return CheckRun(tuple(outcomes[number] for number in range(len(checks))))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +161,42 @@ def nearest_rows(
     Equal distances are ordered by row id, as LanceDB orders them.
     """
     q = np.ascontiguousarray(query, dtype=np.float32)
+    return _best_of(vectors, q, None, metric, k, allowed=allowed)
+
+
+def nearest_rows_many(
+    vectors: VectorMatrix,
+    queries: npt.NDArray[Any],
+    metric: str,
+    ks: Sequence[int],
+    chunk: int = 64,
+) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]:
+    """:func:`nearest_rows` for many queries with one pass over the matrix per ``chunk`` of queries (one
+    matrix product instead of a scan each); each answer is the one :func:`nearest_rows` gives, since the
+    scores only choose candidates and the candidates are ranked exactly."""
+    block_queries = np.ascontiguousarray(queries, dtype=np.float32)
+    answers = []
+    for start in range(0, len(block_queries), chunk):
+        block = block_queries[start : start + chunk]
+        scores = block @ vectors.matrix.T  # one row of dot products per query, each contiguous
+        for number, q in enumerate(block):
+            answers.append(_best_of(vectors, q, scores[number], metric, ks[start + number], allowed=None))
+    if vectors.codes is not None:  # the products read every page of the mapped float32 copy: unmap them
+        vectors.codes.release_rows()
+    return answers
+
+
+def _best_of(
+    vectors: VectorMatrix,
+    q: npt.NDArray[np.float32],
+    products: npt.NDArray[np.float32] | None,
+    metric: str,
+    k: int,
+    *,
+    allowed: npt.NDArray[np.bool_] | None,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """The ranking of :func:`nearest_rows`, from the dot products when they were computed already
+    (``products``, overwritten) or from one scan."""
     q_norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
     zero = len(vectors.zero_rows) if metric == "cosine" else 0  # rows without a cosine distance
     if allowed is None:
@@ -170,10 +207,12 @@ def nearest_rows(
     k = min(k, searchable)
     if k <= 0 or (metric == "cosine" and q_norm == 0):
         return np.empty(0, np.intp), np.empty(0, np.float32)
-    if vectors.codes is not None:  # the int8 scan selects the candidates; they are ranked below as ever
+    if vectors.codes is not None and products is None:  # the int8 scan selects the candidates
         candidates = certified.candidates(vectors.codes, q, k, metric, allowed)
     else:
-        candidates = _float32_candidates(vectors, q, metric, k, q_norm=q_norm, allowed=allowed)
+        candidates = _float32_candidates(
+            vectors, q, metric, k, q_norm=q_norm, allowed=allowed, products=products
+        )
     best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)
     # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.
     for start in range(0, len(candidates), _RESCORE_CHUNK):
@@ -197,9 +236,11 @@ def _float32_candidates(
     *,
     q_norm: float,
     allowed: npt.NDArray[np.bool_] | None,
+    products: npt.NDArray[np.float32] | None,
 ) -> npt.NDArray[np.intp]:
-    """Positions of the rows that surely include the ``k`` nearest, from one float32 scan of the matrix."""
-    scores = vectors.dot_products(q)
+    """Positions of the rows that surely include the ``k`` nearest, from one float32 scan of the matrix
+    (or from its dot products, ``products``, when they were computed already; overwritten)."""
+    scores = vectors.dot_products(q) if products is None else products
     if metric == "l2":  # |x|^2 - 2 x.q: the squared distance minus the constant |q|^2
         scores *= -2
         scores += vectors.sq_norms

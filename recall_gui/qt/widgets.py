@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QFocusEvent,
     QFont,
     QFontDatabase,
+    QFontMetrics,
     QKeyEvent,
     QPainter,
     QPaintEvent,
@@ -300,8 +301,21 @@ class LimitSpin(QSpinBox):
         return f"{holds}: “{shown}” is not one of them; {stays}."
 
 
+#: Families tried after the system's fixed font, in order.
+_MONOSPACE_FALLBACKS = ("monospace", "DejaVu Sans Mono", "Noto Mono", "Liberation Mono", "Courier New")
+
+
+def renders_monospace(family: str) -> bool:
+    """Whether ``family`` draws narrow and wide letters at one width, as the user sees it (a font's
+    fixed-pitch flag is not reliable: Noto Sans Mono reports False)."""
+    metrics = QFontMetrics(QFont(family))
+    return metrics.horizontalAdvance("iiii") == metrics.horizontalAdvance("WWWW")
+
+
 def monospace_font_family() -> str:
-    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+    """The system's fixed font, or the first family that renders monospace."""
+    system = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+    return next((family for family in (system, *_MONOSPACE_FALLBACKS) if renders_monospace(family)), system)
 
 
 def selectable_label(name: str, *, wrap: bool = False) -> QLabel:

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QFontInfo
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QPlainTextEdit, QToolButton, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -168,7 +168,9 @@ def test_the_detail_shows_preformatted_text_as_it_is_on_request_and_remembers(
     assert content.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
     detail.monospace.click()
     assert content.lineWrapMode() == QPlainTextEdit.LineWrapMode.NoWrap
-    assert QFontInfo(content.font()).fixedPitch()
+    metrics = QFontMetrics(content.font())  # what the user sees: narrow and wide letters equally wide
+    assert metrics.horizontalAdvance("iiii") == metrics.horizontalAdvance("WWWW")
+    assert metrics.horizontalAdvance("iiii") != QFontMetrics(window.font()).horizontalAdvance("iiii")
     window.close()
     again = open_window(kb.registry_dir, config_dir=tmp_path / "cfg")
     assert again.knowledge.detail.monospace.isChecked()

@@ -25,7 +25,9 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QProgressBar,
+    QSpinBox,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -34,11 +36,14 @@ from recall_gui.core.errors import GoldenFileError
 from recall_gui.core.golden import default_checks_dir
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
+from recall_gui.qt.panels.check_views import CompareView, VersionsView
+from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, selectable_label, text_view
 
 if TYPE_CHECKING:
+    from recall_gui.core.check_comparison import Comparison, VersionsReport
     from recall_gui.core.check_history import Change, LastRun
     from recall_gui.core.checks import CheckOutcome, CheckRun
     from recall_gui.core.golden import GoldenCheck
@@ -84,6 +89,17 @@ def outcome_text(
         if past is not None and expected.id in past.ranks:
             before = f"   (last run: {rank_text(past.ranks[expected.id])})"
         lines.append(f"  {expected.id.ljust(width)}  rank {rank_text(expected.rank)}{before}")
+    metrics = outcome.metrics
+    if metrics is not None:
+        lines += [
+            "",
+            f"Recall {metrics.recall:.3f} · reciprocal rank {metrics.reciprocal_rank:.3f} · nDCG "
+            f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of {check.db_name})",
+        ]
+    if outcome.near_copies:
+        from recall_gui.core.shadowing import crowding_text
+
+        lines += ["", f"Pushed out? {crowding_text(outcome.near_copies)}"]
     if change is not None:
         lines += ["", f"Since the last run: {change.text}"]
     wanted = set(check.expect)
@@ -120,9 +136,17 @@ class ChecksPage(QWidget):
         self.remove_button.clicked.connect(self.remove_selected)
         self.run_button.clicked.connect(self.request_run)
         self.cancel_button.clicked.connect(self.cancel)
+        self.versions_button.clicked.connect(self.request_versions)
+        self.compare_version_button.clicked.connect(
+            lambda: self.request_compare(version=self.compare_version.value())
+        )
+        self.compare_database_button.clicked.connect(
+            lambda: self.request_compare(other=self.compare_database.chosen())
+        )
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.golden.changed.connect(self._show_file)
         self._set_running(False)
+        self.follow_registry()
         self.note.show_note("Reading the golden file…", "neutral")
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -169,6 +193,24 @@ class ChecksPage(QWidget):
         header.setSectionResizeMode(QUERY, QHeaderView.ResizeMode.Stretch)
         self.detail = text_view("checkDetail", read_only=True, monospace=True)
         self.detail.setPlaceholderText("Select a check to see the ranks and the results the agent got.")
+        self.versions_view = VersionsView()
+        self.versions_button = push_button(
+            "Run on every version", "checksVersionsButton", "Run the checks on each version still on disk"
+        )
+        self.compare_view = CompareView()
+        self.compare_version = QSpinBox()
+        self.compare_version.setObjectName("checksCompareVersion")
+        self.compare_version.setRange(1, 10**9)
+        self.compare_version_button = push_button(
+            "Compare version with the latest", "checksCompareVersionButton", "A: that version, B: the latest"
+        )
+        self.compare_database = DatabasePicker()
+        self.compare_database.setObjectName("checksCompareDatabase")
+        self.compare_database_button = push_button(
+            "Compare with this database",
+            "checksCompareDatabaseButton",
+            "A: each check's database, B: this one (the same ids, e.g. another model) with its own model",
+        )
 
     def _lay_out(self) -> None:
         top = QHBoxLayout()
@@ -187,7 +229,31 @@ class ChecksPage(QWidget):
         splitter.setObjectName("checksSplitter")
         splitter.setChildrenCollapsible(False)
         splitter.addWidget(self.table)
-        splitter.addWidget(group_box("Selected check", [(self.detail, 1)]))
+        below = QTabWidget()
+        below.setObjectName("checksViews")
+        below.setDocumentMode(True)
+        below.addTab(group_box("Selected check", [(self.detail, 1)]), "Selected check")
+        versions = QWidget()
+        versions_layout = QVBoxLayout(versions)
+        versions_layout.setContentsMargins(0, 4, 0, 0)
+        versions_layout.addWidget(self.versions_button, 0)
+        versions_layout.addWidget(self.versions_view, 1)
+        below.addTab(versions, "Versions")
+        compare = QWidget()
+        compare_layout = QVBoxLayout(compare)
+        compare_layout.setContentsMargins(0, 4, 0, 0)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Version:"))
+        controls.addWidget(self.compare_version)
+        controls.addWidget(self.compare_version_button)
+        controls.addSpacing(16)
+        controls.addWidget(self.compare_database, 1)
+        controls.addWidget(self.compare_database_button)
+        compare_layout.addLayout(controls)
+        compare_layout.addWidget(self.compare_view, 1)
+        below.addTab(compare, "Compare")
+        self.views = below
+        splitter.addWidget(below)
         splitter.setSizes([420, 260])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 6)
@@ -270,6 +336,7 @@ class ChecksPage(QWidget):
         what moved since the last run, then keep this run for the next one to compare with."""
         from recall_gui.core.check_history import change_since, load_last_run, save_run
         from recall_gui.core.checks import run_checks
+        from recall_gui.core.shadowing import with_crowding
 
         golden = self.golden
         checks, path = golden.checks, golden.path
@@ -286,6 +353,7 @@ class ChecksPage(QWidget):
             previous = load_last_run(path)
             harness = await self.services.harness()
             run = await run_checks(harness, checks, lambda done, _total: self.progress.setValue(done))
+            run = await with_crowding(harness, run)
         except asyncio.CancelledError:
             self.note.show_note(
                 f"Cancelled after {self.progress.value()} of {len(checks)} checks; nothing was kept.",
@@ -327,7 +395,49 @@ class ChecksPage(QWidget):
         if previous is not None:
             moved = sum(change.kind not in ("same", "new") for change in changes)
             text += f" Since the run of {_when(previous.ran_at)}: {moved or 'nothing'} changed."
+        means = run.metrics
+        if means is not None:
+            text += f" Means: {means.describe()}, each at its check's limit on the latest version."
         self.note.show_note(text, "good" if run.failed == 0 and run.errors == 0 else "bad")
+
+    async def run_on_versions(self) -> VersionsReport | None:
+        """Every check on every version of its table still on disk (read-only checkouts), charted."""
+        from recall_gui.core.check_comparison import run_on_versions
+
+        checks = self.golden.checks
+        if not checks:
+            return None
+        self.versions_view.note.setText(f"Running {len(checks):,} checks on every version…")
+        report = await run_on_versions(await self.services.harness(), checks)
+        self.versions_view.show_report(report)
+        self.runFinished.emit()
+        return report
+
+    async def compare(self, version: int | None = None, other: str | None = None) -> Comparison | None:
+        """A/B: A is each check's database at ``version`` (or its latest), B the latest (or ``other``)."""
+        from recall_gui.core.check_comparison import compare_checks
+
+        checks = self.golden.checks
+        entry = self.services.registry.get(other) if other is not None else None
+        if not checks or (other is not None and entry is None):
+            return None
+        self.compare_view.note.setText(f"Comparing {len(checks):,} checks…")
+        comparison = await compare_checks(await self.services.harness(), checks, version=version, other=entry)
+        a_label = f"version {version}" if version is not None else "each check's database, latest"
+        b_label = "the latest version" if other is None else f"{other}, latest, with its own model"
+        self.compare_view.show_comparison(comparison, a_label, b_label)
+        self.runFinished.emit()
+        return comparison
+
+    def request_versions(self) -> None:
+        self.services.tasks.start(self.run_on_versions(), key="checks")
+
+    def request_compare(self, version: int | None = None, other: str | None = None) -> None:
+        self.services.tasks.start(self.compare(version, other), key="checks")
+
+    def follow_registry(self) -> None:
+        """Offer the registry's databases as B of a comparison."""
+        self.compare_database.show_registry(self.services.registry)
 
     def open_file(self, path: Path) -> bool:
         try:

@@ -1,0 +1,138 @@
+"""The Checks page's two views beyond one run: the file's metrics across the table's versions (a pyqtgraph
+chart, imported when first drawn), and A/B — the checks on a version or another database against the latest,
+with the ids each check lost and gained."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:
+    from recall_gui.core.check_comparison import Comparison, VersionsReport
+
+METRICS = (("recall", "recall"), ("mrr", "MRR"), ("ndcg", "nDCG"))
+COLOURS = {"recall": "#2b7bb9", "mrr": "#d08a10", "ndcg": "#3a9e4f"}
+LOST = QColor("#f3c9c4")
+GAINED = QColor("#cfe9cf")
+
+
+def version_series(report: VersionsReport, db_name: str) -> dict[str, list[tuple[int, float]]]:
+    """Each mean metric of ``db_name``'s checks by version, for the chart (versions where none ran are
+    left out)."""
+    series: dict[str, list[tuple[int, float]]] = {name: [] for name, _label in METRICS}
+    for run in report.runs:
+        metrics = run.to_dict()["metrics"]
+        if run.db_name == db_name and metrics is not None:
+            for name, _label in METRICS:
+                series[name].append((run.version, float(metrics[name])))
+    return series
+
+
+class VersionsView(QWidget):
+    """``checksVersionsNote`` and the chart (``checksVersionsChart``) of recall, MRR and nDCG by version."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.note = QLabel("Run the checks on every version of their tables to see which version broke them.")
+        self.note.setObjectName("checksVersionsNote")
+        self.note.setWordWrap(True)
+        self.chart: Any = None
+        self.series: dict[str, list[tuple[int, float]]] = {}
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(4, 4, 4, 4)
+        self._layout.addWidget(self.note)
+
+    def show_report(self, report: VersionsReport) -> None:
+        import pyqtgraph as pg
+
+        databases = list(dict.fromkeys(run.db_name for run in report.runs))
+        if not databases:
+            self.note.setText("No version could be searched: " + "; ".join(report.unusable.values()))
+            return
+        shown = databases[0]
+        self.series = version_series(report, shown)
+        broke = [
+            (report.checks[index].query, report.broke_at(index))
+            for index in range(len(report.checks))
+            if report.broke_at(index) is not None
+        ]
+        text = (
+            f"Means over the checks of {shown}, at each version of its table still on disk "
+            "(limit: each check's)."
+        )
+        if len(databases) > 1:
+            text += f" {len(databases) - 1} other database(s) in the file: see `recall-gui check --versions`."
+        if broke:
+            text += " Broke: " + "; ".join(f"“{query}” at version {version}" for query, version in broke)
+        self.note.setText(text)
+        if self.chart is None:
+            self.chart = pg.PlotWidget()
+            self.chart.setObjectName("checksVersionsChart")
+            self.chart.setBackground(None)
+            self.chart.addLegend()
+            self.chart.setLabel("bottom", "table version")
+            self.chart.setYRange(0, 1.05)
+            self._layout.addWidget(self.chart, 1)
+        self.chart.clear()
+        for name, label in METRICS:
+            points = self.series[name]
+            self.chart.plot(
+                [version for version, _ in points],
+                [value for _, value in points],
+                pen=pg.mkPen(COLOURS[name], width=2),
+                symbol="o",
+                symbolSize=6,
+                symbolBrush=COLOURS[name],
+                name=label,
+            )
+
+
+class CompareView(QWidget):
+    """``checksCompareNote`` and ``checksCompareTable``: each check's verdict in A and B, and the ids lost
+    (red) and gained (green)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.note = QLabel("Compare the checks on a version or another database (A) with the latest (B).")
+        self.note.setObjectName("checksCompareNote")
+        self.note.setWordWrap(True)
+        self.table = QTableWidget(0, 5)
+        self.table.setObjectName("checksCompareTable")
+        self.table.setHorizontalHeaderLabels(["Check", "A", "B", "Lost in B", "Gained in B"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.note)
+        layout.addWidget(self.table, 1)
+
+    def show_comparison(self, comparison: Comparison, a_label: str, b_label: str) -> None:
+        data = comparison.to_dict()
+
+        def means(side: str) -> str:
+            metrics = data[side]["metrics"]
+            if metrics is None:
+                return "no check ran"
+            return f"recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}, nDCG {metrics['ndcg']:.3f}"
+
+        verdict = "B lost an expected id that A found." if comparison.regressed else "B lost no expected id."
+        self.note.setText(f"A: {a_label} — {means('a')}.\nB: {b_label} — {means('b')}.\n{verdict}")
+        self.table.setRowCount(len(data["checks"]))
+        for row, check in enumerate(data["checks"]):
+            cells = (
+                f"{check['db_name']}: “{check['query']}” (limit {check['limit']})",
+                "pass" if check["a"]["passed"] else "FAIL",
+                "pass" if check["b"]["passed"] else "FAIL",
+                ", ".join(check["lost"]),
+                ", ".join(check["gained"]),
+            )
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 3 and text:
+                    item.setBackground(QBrush(LOST))
+                if column == 4 and text:
+                    item.setBackground(QBrush(GAINED))
+                self.table.setItem(row, column, item)

@@ -1,0 +1,81 @@
+"""The Checks page's metrics, versions chart and A/B view, against LanceDB's answers on each version (a row
+deleted by another program makes version 2) and metrics computed here by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import lancedb
+from PySide6.QtWidgets import QTableWidget
+
+from tests.kbtools import KnowledgeBase, snapshot_tree
+from tests.qt.conftest import WindowFactory, run
+
+FRANCE = "What is the capital of France?"
+
+
+def golden_file(kb: KnowledgeBase) -> Path:
+    path = Path(os.environ["RECALL_GUI_DATA_DIR"]) / "checks" / "golden.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    check = {"db_name": kb.name, "query": FRANCE, "expect": ["paris", "berlin"], "limit": 3}
+    path.write_text(json.dumps({"checks": [check]}), encoding="utf-8")
+    return path
+
+
+def lance_ids(embedder: Any, kb: KnowledgeBase, version: int | None = None) -> list[str]:
+    table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
+    if version is not None:
+        table.checkout(version)
+    return [r["id"] for r in table.search(embedder.embed_sync(FRANCE)).distance_type("l2").limit(3).to_list()]
+
+
+def by_hand(ids: list[str]) -> tuple[float, float, float]:
+    ranks = [ids.index(e) + 1 for e in ("paris", "berlin") if e in ids]
+    ideal = 1 + 1 / math.log2(3)
+    return (
+        len(ranks) / 2,
+        1 / min(ranks) if ranks else 0.0,
+        sum(1 / math.log2(r + 1) for r in ranks) / ideal,
+    )
+
+
+def test_metrics_versions_and_compare_on_the_checks_page(
+    kb: KnowledgeBase, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    golden_file(kb)
+    lancedb.connect(str(kb.db_dir)).open_table(kb.name).delete("id = 'paris'")
+    before = snapshot_tree(kb.db_dir)
+    window = open_window(kb.registry_dir)
+    page = window.checks
+    window.pages.setCurrentWidget(page)
+    run(loop, page.load_file())
+    run(loop, page.run_checks())
+    recall, reciprocal, ndcg = by_hand(lance_ids(embedder, kb))
+    assert f"Means: recall {recall:.3f}, MRR {reciprocal:.3f}, nDCG {ndcg:.3f}" in page.note.message
+    page.table.selectRow(0)
+    assert (
+        f"Recall {recall:.3f} · reciprocal rank {reciprocal:.3f} · nDCG {ndcg:.3f}"
+        in page.detail.toPlainText()
+    )
+
+    run(loop, page.run_on_versions())
+    series = page.versions_view.series
+    expected = {1: by_hand(lance_ids(embedder, kb, 1)), 2: by_hand(lance_ids(embedder, kb, 2))}
+    assert series["recall"] == [(v, expected[v][0]) for v in (1, 2)]
+    assert series["mrr"] == [(v, expected[v][1]) for v in (1, 2)]
+    assert page.versions_view.chart is not None
+    assert f"“{FRANCE}” at version 2" in page.versions_view.note.text()
+
+    run(loop, page.compare(version=1))
+    table = page.findChild(QTableWidget, "checksCompareTable")
+    a_ids, b_ids = lance_ids(embedder, kb, 1), lance_ids(embedder, kb)
+    assert [table.item(0, c).text() for c in (1, 2)] == ["pass", "FAIL"]
+    assert table.item(0, 3).text() == ", ".join(i for i in a_ids if i not in b_ids)
+    assert table.item(0, 4).text() == ", ".join(i for i in b_ids if i not in a_ids)
+    assert "B lost an expected id that A found." in page.compare_view.note.text()
+    assert snapshot_tree(kb.db_dir) == before
