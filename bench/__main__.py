@@ -22,6 +22,7 @@ from bench.results import RESULTS_PATH, Metric, format_table, write_results
 #: Metric groups in the order they run: name -> module (each has ``run(ctx) -> list[Metric]``).
 GROUPS: dict[str, str] = {
     "exact_search": "bench.exact_search",
+    "certified": "bench.certified_search",
     "batched_checks": "bench.batched_checks",
     "indexed_search": "bench.indexed_search",
     "end_to_end": "bench.end_to_end",

@@ -17,14 +17,18 @@ closer than float32 resolution come out in LanceDB's order too, and the distance
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from recall_gui.core import certified
 from recall_gui.core.lance_distance import distances as lance_distances
 
 Matrix = npt.NDArray[np.float32]
@@ -72,6 +76,8 @@ class VectorMatrix:
     #: How to compute all dot products at once: "matmul" (BLAS) or "einsum" (NumPy's own loop), whichever
     #: was faster on this matrix here (:func:`fastest_kernel`).
     kernel: str = "matmul"
+    #: The rows as int8 codes, scanned instead of ``matrix`` (then memory-mapped): see :meth:`with_codes`.
+    codes: certified.Int8Codes | None = None
 
     @property
     def rows(self) -> int:
@@ -79,8 +85,9 @@ class VectorMatrix:
 
     @property
     def nbytes(self) -> int:
+        """Memory held: with codes, the codes instead of the float32 rows (mapped from a file)."""
         return int(
-            self.matrix.nbytes
+            (self.matrix.nbytes if self.codes is None else self.codes.nbytes)
             + self.row_ids.nbytes
             + self.sq_norms.nbytes
             + self.inv_norms.nbytes
@@ -97,6 +104,12 @@ class VectorMatrix:
         inv_norms[zero_rows] = 0
         max_norm = float(np.sqrt(sq_norms.max(initial=0.0)))
         return cls(matrix, row_ids, sq_norms, inv_norms, zero_rows, max_norm, fastest_kernel(matrix))
+
+    def with_codes(self, folder: Path, workers: Executor | None = None) -> VectorMatrix:
+        """The same rows searched through int8 codes (:mod:`recall_gui.core.certified`), the float32 rows
+        then mapped from a file under ``folder``. Raises ``certified.NotCodable`` or ``OSError``."""
+        codes = certified.Int8Codes.build(self.matrix, folder, workers)
+        return dataclasses.replace(self, matrix=codes.rows, codes=codes)
 
     def dot_products(self, query: Matrix) -> Matrix:
         """``matrix @ query`` in float32: the one pass over memory a search costs."""
@@ -170,6 +183,8 @@ def nearest_rows_many(
         scores = block @ vectors.matrix.T  # one row of dot products per query, each contiguous
         for number, q in enumerate(block):
             answers.append(_best_of(vectors, q, scores[number], metric, ks[start + number], allowed=None))
+    if vectors.codes is not None:  # the products read every page of the mapped float32 copy: unmap them
+        vectors.codes.release_rows()
     return answers
 
 
@@ -194,6 +209,13 @@ def _best_of(
     k = min(k, searchable)
     if k <= 0 or (metric == "cosine" and q_norm == 0):
         return np.empty(0, np.intp), np.empty(0, np.float32)
+    if vectors.codes is not None and products is None and (metric != "cosine" or has_float32_norm(q)):
+        # The int8 scan selects the candidates: a proved superset of the k nearest (core/certified.py).
+        candidates = certified.candidates(vectors.codes, q, k, metric, allowed)
+        best, best_distances, dropped = _ranked(vectors, q, metric, k, candidates)
+        if not len(dropped) and not (len(best) and best_distances[-1] == np.inf):
+            return best, best_distances
+        # LanceDB has no distance for some (NaN), or the k-th overflowed: the float32 path settles them
     scores = vectors.dot_products(q) if products is None else products
     if metric == "l2":  # |x|^2 - 2 x.q: the squared distance minus the constant |q|^2
         scores *= -2
@@ -248,6 +270,14 @@ def _rescored(
         candidates = np.flatnonzero(~(scores > threshold))  # NaN scores (overflow) too
     else:  # fewer than k finite scores: every row still in the running is a candidate
         candidates = np.flatnonzero(scores != np.inf)
+    return _ranked(vectors, q, metric, k, candidates)
+
+
+def _ranked(
+    vectors: VectorMatrix, q: Matrix, metric: str, k: int, candidates: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32], npt.NDArray[np.intp]]:
+    """The k nearest of ``candidates`` by LanceDB's distance and then row id, and the candidates whose
+    LanceDB distance is NaN."""
     best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)
     dropped: list[npt.NDArray[np.intp]] = [np.empty(0, np.intp)]
     # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.

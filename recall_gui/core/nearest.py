@@ -210,7 +210,7 @@ async def rank(
     if hits_in_memory is None:
         hits = await _lance_search(opened, embedded, metric, limit, where, columns=columns, indexed=False)
         return Ranked(hits, metric, "flat", embedded, _CHANGED_WHILE_SEARCHING)
-    return Ranked(hits_in_memory, metric, "exact", embedded)
+    return Ranked(hits_in_memory, metric, "exact", embedded, cached.note)
 
 
 async def _ready(query: QueryVector, table_dim: int) -> EmbeddedQuery:
@@ -263,6 +263,8 @@ async def _exact_hits(
         return None
     # The vectors are the ones in memory (the same float32 values): no need to read them again.
     hit_vectors = vectors.matrix[positions]
+    if vectors.codes is not None:  # the rows ranked and these were read from the mapped copy: unmap them
+        vectors.codes.release_rows()
     ranked = ranked.append_column(
         opened.columns.vector,
         pa.FixedSizeListArray.from_arrays(pa.array(hit_vectors.ravel()), hit_vectors.shape[1]),

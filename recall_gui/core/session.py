@@ -17,6 +17,9 @@ from recall_gui.core.projection import MapCache
 from recall_gui.core.tables import TableCache
 from recall_gui.core.vector_cache import VectorCache
 
+#: Threads scanning int8 codes for exact search (docs/PERFORMANCE.md#certified-exact-search).
+SCAN_THREADS = 2
+
 
 class Session:
     """Caches and worker threads of one front end.
@@ -25,9 +28,11 @@ class Session:
     runs QThreads, and a QThread still running when its loop or the process ends aborts the process.
     """
 
-    def __init__(self, *, keep_vectors: bool = True) -> None:
+    def __init__(self, *, keep_vectors: bool = True, int8_codes: bool = True) -> None:
         """``keep_vectors=False``: a session for one search (``recall-gui search``) reads no table's
-        vectors into memory for exact search; LanceDB's flat scan answers, with the same results."""
+        vectors into memory for exact search; LanceDB's flat scan answers, with the same results.
+        ``int8_codes=False``: exact search holds and scans float32 vectors instead of int8 codes (the
+        same results; four times the memory)."""
         #: Loading models and embedding: one thread, since onnxruntime parallelises inside each call.
         self.embed_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-embed")
         #: NumPy work (copying vectors into the exact-search matrix, ranking them): one thread.
@@ -36,8 +41,15 @@ class Session:
         self.inspect_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-inspect")
         #: The worker process where users' filters are first evaluated (started by the first filter).
         self.filters = FilterGuard()
+        #: Scanning int8 codes for exact search: two threads, each on its own part of the codes.
+        self.scan_executor = ThreadPoolExecutor(max_workers=SCAN_THREADS, thread_name_prefix="recall-scan")
         self.tables = TableCache(self.filters)
-        self.vectors = VectorCache(self.compute_executor, enabled=keep_vectors)
+        self.vectors = VectorCache(
+            self.compute_executor,
+            enabled=keep_vectors,
+            codes_folder=app_cache_dir() / "vectors" if int8_codes else None,
+            scan_workers=self.scan_executor,
+        )
         self.models = EmbedderPool(self.embed_executor)
         #: Finished maps of tables' vectors, per table version (t-SNE's also in the app's cache folder).
         self.maps = MapCache(app_cache_dir() / "maps")
@@ -61,6 +73,7 @@ class Session:
         self.embed_executor.shutdown(wait=False, cancel_futures=True)
         self.compute_executor.shutdown(wait=False, cancel_futures=True)
         self.inspect_executor.shutdown(wait=False, cancel_futures=True)
+        self.scan_executor.shutdown(wait=False, cancel_futures=True)
 
     async def __aenter__(self) -> Session:
         return self

@@ -19,6 +19,10 @@ ANN index is the better answer. A table that alone needs more than the bound is 
 flat scan, with a note saying so and naming the ways out (an index, or a higher setting). ``0`` turns
 the exact path off.
 
+Once read, a session's tables are held as int8 codes (:mod:`recall_gui.core.certified`: ``dim + 36``
+bytes a row, a quarter of the float32 matrix; the float32 rows mapped from a file in the app's cache
+folder, for the exact ranking), and counted at that size; while a table is read, at its float32 size.
+
 Reading is read-only (a LanceDB scan), asynchronous, and the copying into the matrix runs in an
 executor, so the event loop is never blocked; a table read once is shared by concurrent searches.
 Reading costs about as much as two to four flat scans (docs/PERFORMANCE.md#vector_cache). A search
@@ -35,10 +39,12 @@ import os
 from collections import OrderedDict
 from concurrent.futures import Executor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from recall_gui.core.certified import NotCodable
 from recall_gui.core.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
 from recall_gui.core.tables import OpenTable, bounded, read_batches, read_query
 
@@ -73,6 +79,8 @@ class CachedTable:
 
     vectors: VectorMatrix
     payload: pa.Table | None
+    #: Why its exact search scans float32 vectors rather than int8 codes, when it does (for the user).
+    note: str | None = None
 
     @property
     def nbytes(self) -> int:
@@ -148,8 +156,11 @@ class _MatrixBuilder:
     """Copies LanceDB batches into one preallocated matrix, and keeps the other columns while they fit
     in ``payload_limit`` bytes (runs in an executor: no event-loop time)."""
 
-    def __init__(self, rows: int, dim: int, vector_column: str, payload_limit: int) -> None:
+    def __init__(
+        self, rows: int, dim: int, vector_column: str, payload_limit: int, codes: _Coding | None = None
+    ) -> None:
         self.dim = dim
+        self.coding = codes
         self.vector_column = vector_column
         self.matrix: Matrix = np.empty((rows, dim), np.float32)
         self.row_ids: RowIds = np.empty(rows, np.uint64)
@@ -216,7 +227,28 @@ class _MatrixBuilder:
         if not valid.all() or self.filled < self.matrix.shape[0]:
             matrix, row_ids = matrix[valid].copy(), row_ids[valid].copy()
             payload = payload.filter(pa.array(valid)) if payload is not None else None
-        return CachedTable(VectorMatrix.build(matrix, row_ids), payload)
+        vectors = VectorMatrix.build(matrix, row_ids)
+        if self.coding is None:
+            return CachedTable(vectors, payload)
+        try:
+            return CachedTable(vectors.with_codes(self.coding.folder, self.coding.workers), payload)
+        except NotCodable as error:
+            return CachedTable(vectors, payload, f"{error}, so exact search scans the float32 vectors")
+        except OSError as error:
+            note = (
+                f"the float32 copy of the vectors could not be written to {self.coding.folder} ({error}), "
+                "so exact search holds them in memory and scans them"
+            )
+            return CachedTable(vectors, payload, note)
+
+
+@dataclass(frozen=True)
+class _Coding:
+    """Where tables' vectors are coded as int8 for exact search: the folder of their float32 copies (the
+    app's cache folder) and the threads that scan the codes."""
+
+    folder: Path
+    workers: Executor | None
 
 
 class _Unsupported(Exception):
@@ -249,8 +281,19 @@ class VectorCache:
     Copying batches into a matrix and finishing it run on ``executor`` (the session's compute thread).
     """
 
-    def __init__(self, executor: Executor, *, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        *,
+        enabled: bool = True,
+        codes_folder: Path | None = None,
+        scan_workers: Executor | None = None,
+    ) -> None:
+        """``codes_folder``: search through int8 codes (:mod:`recall_gui.core.certified`), the float32
+        vectors mapped from files there; ``None`` holds float32 vectors in memory. ``scan_workers`` scan
+        the codes side by side."""
         self.executor = executor
+        self._coding = _Coding(codes_folder, scan_workers) if codes_folder is not None else None
         #: Off for a session that searches once (``recall-gui search``): reading every vector costs more
         #: than the one flat scan it would replace (docs/PERFORMANCE.md#fresh-process).
         self.enabled = enabled
@@ -373,7 +416,7 @@ class VectorCache:
         payload_limit = await self._payload_limit(opened, rows, need, limit)
         others = opened.row_columns if payload_limit else []
         loop = asyncio.get_running_loop()
-        builder = _MatrixBuilder(rows, opened.columns.vector_dim, column, payload_limit)
+        builder = _MatrixBuilder(rows, opened.columns.vector_dim, column, payload_limit, self._coding)
         query = opened.table.query().select([column, *others]).with_row_id()
         async for batch in read_batches(query, what):
             await loop.run_in_executor(self.executor, builder.add, batch)

@@ -296,3 +296,27 @@ def test_a_search_that_took_a_slower_way_says_why(
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()
     assert "Searched with LanceDB's flat scan: exact search in memory is off" in banner.text()
+
+
+def test_an_exact_search_without_int8_codes_says_why(
+    kb: KnowledgeBase,
+    loop: asyncio.AbstractEventLoop,
+    open_window: WindowFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "vectors").write_text("a file where the float32 copies of the vectors would go")
+    monkeypatch.setenv("RECALL_GUI_CACHE_DIR", str(cache))
+    window = open_window(kb.registry_dir)
+    run(loop, window.knowledge.search(Inputs(QUERY, 3)))
+    assert window.knowledge.status_search.text().endswith("(exact search in memory, squared L2)")
+    banner = window.banner.findChild(QLabel, "bannerText")
+    assert banner is not None and window.banner.isVisible()
+    assert "Searched with exact search in memory: the float32 copy of the vectors could not be written" in (
+        banner.text()
+    )
+    assert [window.knowledge.results.results_model.hit(i).id for i in range(3)] == core_ids(
+        loop, kb, QUERY, 3
+    )
