@@ -35,11 +35,14 @@ class ChecksModel(QAbstractTableModel):
         self._checks: tuple[GoldenCheck, ...] = ()
         self._outcomes: dict[GoldenCheck, CheckOutcome] = {}
         self._changes: dict[GoldenCheck, Change] = {}
+        #: Where each check runs as the registry stands (before it has run), in words.
+        self._places: tuple[str, ...] = ()
 
-    def set_checks(self, checks: tuple[GoldenCheck, ...]) -> None:
-        """Show ``checks``; outcomes of checks that did not change are kept."""
+    def set_checks(self, checks: tuple[GoldenCheck, ...], places: tuple[str, ...] = ()) -> None:
+        """Show ``checks`` (``places``: where each runs, in words); outcomes of checks that did not change
+        are kept."""
         self.beginResetModel()
-        self._checks = checks
+        self._checks, self._places = checks, places
         self._outcomes = {check: o for check, o in self._outcomes.items() if check in checks}
         self._changes = {check: c for check, c in self._changes.items() if check in checks}
         self.endResetModel()
@@ -52,6 +55,20 @@ class ChecksModel(QAbstractTableModel):
 
     def check(self, row: int) -> GoldenCheck:
         return self._checks[row]
+
+    def place(self, row: int) -> str:
+        """Where the check runs as the registry stands now (the last run may have run elsewhere: its
+        outcome says where)."""
+        if row < len(self._places):
+            return self._places[row]
+        outcome = self.outcome(row)
+        return outcome.searched if outcome is not None and outcome.searched else self._checks[row].named
+
+    def set_places(self, places: tuple[str, ...]) -> None:
+        """Where each check runs now (the registry changed)."""
+        self._places = places
+        if self._checks:
+            self.dataChanged.emit(self.index(0, DATABASE), self.index(len(self._checks) - 1, DATABASE))
 
     def outcome(self, row: int) -> CheckOutcome | None:
         return self._outcomes.get(self._checks[row])
@@ -93,7 +110,7 @@ class ChecksModel(QAbstractTableModel):
             if column == RESULT:
                 return self.verdict(row)
             if column == DATABASE:
-                return check.db_name
+                return self.place(row)
             if column == QUERY:
                 return one_line(check.query) if role == Qt.ItemDataRole.DisplayRole else check.query
             if column == LIMIT:
@@ -121,6 +138,8 @@ class ChecksModel(QAbstractTableModel):
                 return outcome.error
             if column == QUERY:
                 return one_line(check.query, 600)
+            if column == DATABASE:
+                return f"The check names {check.named}"
         if role == Qt.ItemDataRole.TextAlignmentRole and column == LIMIT:
             return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         return None

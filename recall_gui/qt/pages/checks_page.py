@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.check_places import folder_text, place_text
 from recall_gui.core.errors import GoldenFileError
 from recall_gui.core.golden import default_checks_dir
 from recall_gui.core.messages import UserMessage
@@ -68,14 +69,26 @@ def shown_path(path: Path) -> str:
 
 
 def outcome_text(
-    check: GoldenCheck, outcome: CheckOutcome | None, change: Change | None, last: LastRun | None
+    check: GoldenCheck,
+    outcome: CheckOutcome | None,
+    change: Change | None,
+    last: LastRun | None,
+    place: str = "",
 ) -> str:
-    """The selected check in full: the question, each expected id's rank (and last time's), and the ids
-    the agent got, in order."""
-    lines = [f"{json.dumps(check.query, ensure_ascii=False)} in {check.db_name}, limit {check.limit}"]
+    """The selected check in full: the question, where it runs (``place``), each expected id's rank (and
+    last time's), and the ids the agent got, in order."""
+    place = place or check.named
+    lines = [f"{json.dumps(check.query, ensure_ascii=False)} in {place}, limit {check.limit}"]
+    if check.folder is not None:
+        lines.append(
+            f"The check names the {folder_text(check.folder)}: it runs on the registered database that "
+            "reads that table, or on the folder until it is registered."
+        )
     if outcome is None:
         lines += ["", "Not run yet. Expected ids:", *(f"  {entry_id}" for entry_id in check.expect)]
         return "\n".join(lines)
+    if outcome.searched and outcome.searched != place:
+        lines.append(f"The last run searched {outcome.searched}.")
     if outcome.error is not None:
         lines += ["", f"Could not run: {outcome.error}"]
         if outcome.hint:
@@ -94,7 +107,8 @@ def outcome_text(
         lines += [
             "",
             f"Recall {metrics.recall:.3f} · reciprocal rank {metrics.reciprocal_rank:.3f} · nDCG "
-            f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of {check.db_name})",
+            f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of "
+            f"{outcome.searched or place})",
         ]
     if change is not None:
         lines += ["", f"Since the last run: {change.text}"]
@@ -265,7 +279,7 @@ class ChecksPage(QWidget):
         golden = self.golden
         self.file_label.setText(shown_path(golden.path) + ("   (not saved)" if golden.unsaved else ""))
         self.file_label.setToolTip(golden.unsaved or golden.problem or str(golden.path))
-        self.model.set_checks(golden.checks)
+        self.model.set_checks(golden.checks, self._places())
         self.remove_button.setEnabled(False)
         self._show_detail()
         if self.services.tasks.running("checks"):
@@ -283,6 +297,10 @@ class ChecksPage(QWidget):
         elif self.last_run is None:
             self.note.show_note(self._not_run_text(), "neutral")
         self.run_button.setEnabled(bool(golden.checks))
+
+    def _places(self) -> tuple[str, ...]:
+        registry = self.services.registry
+        return tuple(place_text(check, registry) for check in self.golden.checks)
 
     def _not_run_text(self) -> str:
         from recall_gui.core.check_history import load_last_run
@@ -321,7 +339,11 @@ class ChecksPage(QWidget):
             return
         row = rows[0]
         text = outcome_text(
-            self.model.check(row), self.model.outcome(row), self.model.change(row), self.previous
+            self.model.check(row),
+            self.model.outcome(row),
+            self.model.change(row),
+            self.previous,
+            self.model.place(row),
         )
         self.detail.setPlainText(text)
 
@@ -430,7 +452,10 @@ class ChecksPage(QWidget):
         self.services.tasks.start(self.compare(version, other), key="checks")
 
     def follow_registry(self) -> None:
-        """Offer the registry's databases as B of a comparison."""
+        """Offer the registry's databases as B of a comparison; say where each check runs now."""
+        if self.golden.loaded:
+            self.model.set_places(self._places())
+            self._show_detail()
         chosen = self.compare_database.currentText()
         self.compare_database.clear()
         self.compare_database.addItems([entry.name for entry in self.services.registry.databases])
