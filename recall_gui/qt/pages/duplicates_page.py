@@ -49,7 +49,8 @@ MARK = QColor("#d08a10")
 
 
 class EntryCard(QFrame):
-    """One entry of a group: its id and place in the group, and its content with the words that differ marked."""
+    """One entry of a group: its id and place in the group, and its content with the words that differ
+    marked."""
 
     def __init__(self, title: str, subtitle: str, content: str, marked: tuple[tuple[int, int], ...]) -> None:
         super().__init__()
