@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.credentials import masked
-from recall_gui.core.errors import GoldenFileError
+from recall_gui.core.errors import GoldenFileError, InvalidInputError
 from recall_gui.core.json_bounds import (
     MAX_INTEGER_DIGITS,
     MAX_NESTING,
@@ -168,6 +168,65 @@ class GoldenFile:
     def without(self, keys: Iterable[CheckKey]) -> GoldenFile:
         removed = set(keys)
         return GoldenFile(tuple(check for check in self.checks if check.key not in removed))
+
+    def placed(self, keys: Iterable[CheckKey]) -> tuple[tuple[int, GoldenCheck], ...]:
+        """The checks with these keys and their places in the file (what :meth:`with_restored` puts
+        back)."""
+        wanted = set(keys)
+        return tuple((number, check) for number, check in enumerate(self.checks) if check.key in wanted)
+
+    def with_restored(self, placed: Iterable[tuple[int, GoldenCheck]]) -> GoldenFile:
+        """The file with removed checks back in their places (those added meanwhile with the same key are
+        replaced, not repeated)."""
+        restored = sorted(placed, key=lambda item: item[0])
+        keys = {check.key for _number, check in restored}
+        checks = [check for check in self.checks if check.key not in keys]
+        for number, check in restored:
+            checks.insert(min(number, len(checks)), check)
+        return GoldenFile(tuple(checks))
+
+    def with_edit(self, old: CheckKey, new: GoldenCheck) -> GoldenFile:
+        """The file with the check keyed ``old`` replaced by ``new`` in its place; an edit that would make
+        it repeat another check is refused (:class:`GoldenFileError`), and one whose check is gone too."""
+        keys = [check.key for check in self.checks]
+        if old not in keys:
+            raise GoldenFileError(
+                "the check is no longer in the file (it was changed meanwhile)",
+                hint="Open the file again to see its checks as they are now.",
+            )
+        if new.key != old and new.key in keys:
+            raise GoldenFileError(
+                "another check already asks this query of this database with this limit",
+                hint="Change the query or the limit, or add the ids to that check instead.",
+            )
+        number = keys.index(old)
+        return GoldenFile((*self.checks[:number], new, *self.checks[number + 1 :]))
+
+
+def edited(
+    check: GoldenCheck, *, query: str | None = None, ids: str | None = None, limit: int | None = None
+) -> GoldenCheck:
+    """``check`` with a new query, expected ids (``ids``: comma-separated, as the window edits them) or
+    limit; what a golden file could not hold is refused with what to do (:class:`InvalidInputError`)."""
+    if query is not None:
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInputError(query_too_long(len(query)), hint=QUERY_TOO_LONG_HINT)
+        check = replace(check, query=query)
+    if ids is not None:
+        expect = tuple(dict.fromkeys(part.strip() for part in ids.split(",") if part.strip()))
+        if not expect:
+            raise InvalidInputError(
+                "a check must expect at least one id",
+                hint="Type the ids, separated by commas, or remove the check.",
+            )
+        check = replace(check, expect=expect)
+    if limit is not None:
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInputError(
+                f"the limit must be between 1 and {MAX_LIMIT:,}, not {limit:,}", hint="Type a positive limit."
+            )
+        check = replace(check, given_limit=limit)
+    return check
 
 
 def default_checks_dir() -> Path:

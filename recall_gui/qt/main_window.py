@@ -75,6 +75,7 @@ SHORTCUTS = (
     ("Ctrl+9", "a database's health (fragments, indexes, bad vectors, empty and repeated contents)"),
     ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
     ("Ctrl+G", "add the last query with the selected rows as a golden check"),
+    ("Ctrl+Z", "on the Checks page: put back the checks just removed"),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )

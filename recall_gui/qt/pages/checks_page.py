@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -33,8 +33,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.captions import quoted
 from recall_gui.core.check_places import folder_text, place_text
-from recall_gui.core.errors import GoldenFileError
+from recall_gui.core.errors import GoldenFileError, InvalidInputError
 from recall_gui.core.golden import default_checks_dir
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
@@ -128,6 +129,8 @@ class ChecksPage(QWidget):
 
     #: A run finished (or was cancelled, or failed): the table and the note show its outcome.
     runFinished = Signal()
+    #: An edit typed in a cell was written to the golden file, or refused (the banner says why).
+    editFinished = Signal()
 
     def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -138,12 +141,18 @@ class ChecksPage(QWidget):
         self.last_run: CheckRun | None = None
         #: The run before the last one, which the last one was compared with.
         self.previous: LastRun | None = None
+        #: The checks the last Remove took out, with their places: what Undo puts back.
+        self._removed: tuple[tuple[int, GoldenCheck], ...] = ()
         self._build_widgets()
         self._lay_out()
         self.new_button.clicked.connect(self.ask_new)
         self.open_button.clicked.connect(self.ask_open)
         self.save_as_button.clicked.connect(self.ask_save_as)
         self.remove_button.clicked.connect(self.remove_selected)
+        self.undo_button.clicked.connect(self.undo_remove)
+        undo = QShortcut(QKeySequence(QKeySequence.StandardKey.Undo), self)
+        undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        undo.activated.connect(self.undo_remove)
         self.run_button.clicked.connect(self.request_run)
         self.cancel_button.clicked.connect(self.cancel)
         self.versions_button.clicked.connect(self.request_versions)
@@ -189,6 +198,8 @@ class ChecksPage(QWidget):
         self.cancel_button = push_button("Cancel", "checksCancelButton", "Stop the run (Esc)")
         self.run_button.setDefault(True)
         self.note = StatusNote("checksNote")
+        self.undo_button = push_button("Undo", "checksUndoButton", "Put the removed checks back (Ctrl+Z)")
+        self.undo_button.hide()
         self.progress = QProgressBar()
         self.progress.setObjectName("checksProgress")
         self.progress.setTextVisible(True)
@@ -221,6 +232,14 @@ class ChecksPage(QWidget):
             "checksCompareDatabaseButton",
             "A: each check's database, B: this one (the same ids, e.g. another model) with its own model",
         )
+
+    def _note_row(self) -> QHBoxLayout:
+        """The note, and Undo beside it after a Remove."""
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.note, 1)
+        row.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignTop)
+        return row
 
     def _lay_out(self) -> None:
         top = QHBoxLayout()
@@ -270,7 +289,7 @@ class ChecksPage(QWidget):
         layout.setSpacing(8)
         layout.addLayout(top)
         layout.addLayout(actions)
-        layout.addWidget(self.note)
+        layout.addLayout(self._note_row())
         layout.addWidget(splitter, 1)
 
     # --- what is shown --------------------------------------------------------------------------------
@@ -281,6 +300,7 @@ class ChecksPage(QWidget):
         self.file_label.setToolTip(golden.unsaved or golden.problem or str(golden.path))
         self.model.set_checks(golden.checks, self._places())
         self.remove_button.setEnabled(False)
+        self.undo_button.hide()
         self._show_detail()
         if self.services.tasks.running("checks"):
             return
@@ -317,6 +337,8 @@ class ChecksPage(QWidget):
         return text
 
     def _set_running(self, running: bool) -> None:
+        # The checks stay as they are while they run: cells are edited between runs.
+        self.model.on_edit = None if running else self._edit_cell
         self.progress.setVisible(running)
         self.cancel_button.setEnabled(running)
         self.run_button.setEnabled(not running and self.golden.loaded and bool(self.golden.checks))
@@ -493,13 +515,63 @@ class ChecksPage(QWidget):
         self._show_file()
 
     def remove_selected(self) -> None:
+        """Remove the selected checks from the file; the note offers to put them back (Undo, Ctrl+Z)."""
         keys = [self.model.check(row).key for row in self._selected_rows()]
         if not keys:
             return
         try:
-            self.golden.remove(keys)
+            removed = self.golden.remove(keys)
         except GoldenFileError as error:
             self.services.show_error(error)
+            return
+        self._removed = removed
+        what = f"the check {quoted(removed[0][1].query)}" if len(removed) == 1 else f"{len(removed):,} checks"
+        self.note.show_note(f"Removed {what} from {self.golden.path.name}.", "neutral")
+        self.undo_button.show()
+
+    def undo_remove(self) -> None:
+        """Put the checks the last Remove took out back in their places."""
+        if not self._removed or self.undo_button.isHidden():
+            return
+        removed, self._removed = self._removed, ()
+        try:
+            self.golden.restore(removed)
+        except GoldenFileError as error:
+            self.services.show_error(error)
+            return
+        count = len(removed)
+        self.note.show_note(f"Put back {count:,} check{'s' if count != 1 else ''}.", "neutral")
+
+    def _edit_cell(self, row: int, field: str, value: object) -> bool:
+        """An edit typed in a cell; applied once the editor has closed (the table is shown again then)."""
+        check = self.model.check(row)
+        QTimer.singleShot(0, lambda: self.edit_check(check, field, value))
+        return True
+
+    def edit_check(self, check: GoldenCheck, field: str, value: object) -> GoldenCheck | None:
+        """``check`` with its query, ids (comma-separated text) or limit changed, written to the golden
+        file in its place; a value it cannot take is refused with the reason and changes nothing."""
+        from recall_gui.core.golden import edited
+
+        try:
+            if field == "limit":
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise InvalidInputError(f"the limit must be a whole number, not {value!r}")
+                new = edited(check, limit=value)
+            elif field == "query":
+                new = edited(check, query=str(value))
+            else:
+                new = edited(check, ids=str(value))
+            if new != check:
+                self.golden.edit(check.key, new)
+        except InvalidInputError as error:
+            unsaved = self.golden.unsaved is not None and isinstance(error, GoldenFileError)
+            message = error.message if unsaved else f"The check was not changed: {error.message}"
+            self.services.show_message(UserMessage(message, error.hint, "warning"))
+            self.editFinished.emit()
+            return None
+        self.editFinished.emit()
+        return new
 
     # --- slots (thin) ---------------------------------------------------------------------------------
 
