@@ -61,7 +61,9 @@ async def _run(args: argparse.Namespace) -> CheckRun:
     golden = read_golden(Path(args.file))  # before anything is opened: a bad file runs nothing
     harness = Harness(location(args).directory)
     try:
-        return await run_checks(harness, golden.checks)
+        from recall_gui.core.shadowing import with_crowding
+
+        return await with_crowding(harness, await run_checks(harness, golden.checks))
     finally:
         await harness.aclose()
 
@@ -77,6 +79,11 @@ def format_outcome(outcome: CheckOutcome) -> str:
     for expected in outcome.expected:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
         lines.append(f"       {expected.id}: {where}")
+    from recall_gui.core.shadowing import crowding_text
+
+    crowding = crowding_text(outcome.near_copies)
+    if crowding is not None:
+        lines.append(f"       {crowding}")
     return "\n".join(lines)
 
 

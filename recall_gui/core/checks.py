@@ -42,6 +42,8 @@ class CheckOutcome:
     hint: str | None = None
     #: Where it ran (or would have), in words: the database's name, or the folder (not registered).
     searched: str = ""
+    #: For a check that missed an expected id: near-copies among its results, which take places.
+    near_copies: tuple[tuple[str, ...], ...] = ()
 
     @property
     def expected(self) -> tuple[ExpectedRank, ...]:
@@ -74,6 +76,8 @@ class CheckOutcome:
         metrics = self.metrics
         if metrics is not None:
             data["metrics"] = metrics.to_dict()
+        if self.near_copies:
+            data["near_copies"] = [list(group) for group in self.near_copies]
         if self.error is not None:
             data["error"] = self.error
         return data

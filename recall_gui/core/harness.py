@@ -85,22 +85,40 @@ class Harness:
 
     ``session``: the caches and worker threads to use; without one the harness makes its own and closes
     it in :meth:`aclose` (a session handed in is the caller's to close).
+
+    ``registry``: where the registry comes from. Without it the harness reads ``registry_dir`` itself and
+    reads it again whenever its files change (the CLI, the MCP server). A front end that already keeps a
+    snapshot (the window, which reads it off its GUI thread and watches the files) hands its snapshot's
+    getter instead: then the harness never reads the registry, and there is one copy of it.
     """
 
-    def __init__(self, registry_dir: Path, *, session: Session | None = None) -> None:
+    def __init__(
+        self,
+        registry_dir: Path,
+        *,
+        session: Session | None = None,
+        registry: Callable[[], Registry] | None = None,
+    ) -> None:
         self.registry_dir = Path(registry_dir)
         self._owns_session = session is None
         self.session = session if session is not None else Session()
-        self._registry = load_registry(self.registry_dir)
+        self._provided = registry
+        self._registry = load_registry(self.registry_dir) if registry is None else None
 
     @property
     def registry(self) -> Registry:
-        """The registry, re-read when another program changed its files."""
-        if self._registry.changed_on_disk():
+        """The registry: the provider's snapshot, else this harness's own, re-read when another program
+        changed its files."""
+        if self._provided is not None:
+            return self._provided()
+        if self._registry is None or self._registry.changed_on_disk():
             self._registry = load_registry(self.registry_dir)
         return self._registry
 
     def reload(self) -> Registry:
+        """The registry read again (with a provider: the provider's snapshot, which its owner refreshes)."""
+        if self._provided is not None:
+            return self._provided()
         self._registry = load_registry(self.registry_dir)
         return self._registry
 

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -40,6 +39,7 @@ from recall_gui.core.golden import default_checks_dir
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.check_views import CompareView, VersionsView
+from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, selectable_label, text_view
@@ -111,6 +111,10 @@ def outcome_text(
             f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of "
             f"{outcome.searched or place})",
         ]
+    if outcome.near_copies:
+        from recall_gui.core.shadowing import crowding_text
+
+        lines += ["", f"Pushed out? {crowding_text(outcome.near_copies)}"]
     if change is not None:
         lines += ["", f"Since the last run: {change.text}"]
     wanted = set(check.expect)
@@ -160,7 +164,7 @@ class ChecksPage(QWidget):
             lambda: self.request_compare(version=self.compare_version.value())
         )
         self.compare_database_button.clicked.connect(
-            lambda: self.request_compare(other=self.compare_database.currentText() or None)
+            lambda: self.request_compare(other=self.compare_database.chosen())
         )
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.golden.changed.connect(self._show_file)
@@ -225,7 +229,7 @@ class ChecksPage(QWidget):
         self.compare_version_button = push_button(
             "Compare version with the latest", "checksCompareVersionButton", "A: that version, B: the latest"
         )
-        self.compare_database = QComboBox()
+        self.compare_database = DatabasePicker()
         self.compare_database.setObjectName("checksCompareDatabase")
         self.compare_database_button = push_button(
             "Compare with this database",
@@ -376,6 +380,7 @@ class ChecksPage(QWidget):
         what moved since the last run, then keep this run for the next one to compare with."""
         from recall_gui.core.check_history import change_since, load_last_run, save_run
         from recall_gui.core.checks import run_checks
+        from recall_gui.core.shadowing import with_crowding
 
         golden = self.golden
         checks, path = golden.checks, golden.path
@@ -392,6 +397,7 @@ class ChecksPage(QWidget):
             previous = load_last_run(path)
             harness = await self.services.harness()
             run = await run_checks(harness, checks, lambda done, _total: self.progress.setValue(done))
+            run = await with_crowding(harness, run)
         except asyncio.CancelledError:
             self.note.show_note(
                 f"Cancelled after {self.progress.value()} of {len(checks)} checks; nothing was kept.",
@@ -478,10 +484,7 @@ class ChecksPage(QWidget):
         if self.golden.loaded:
             self.model.set_places(self._places())
             self._show_detail()
-        chosen = self.compare_database.currentText()
-        self.compare_database.clear()
-        self.compare_database.addItems([entry.name for entry in self.services.registry.databases])
-        self.compare_database.setCurrentText(chosen)
+        self.compare_database.show_registry(self.services.registry)
 
     def open_file(self, path: Path) -> bool:
         try:

@@ -35,6 +35,7 @@ from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
 from recall_gui.core.errors import RecallError
 from recall_gui.core.text_diff import changed_ranges
 from recall_gui.qt.models.roles import one_line
+from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote, tint
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import push_button, text_view
@@ -142,7 +143,7 @@ class DuplicatesPage(QWidget):
         )
 
     def _build_widgets(self) -> None:
-        self.database_combo = QComboBox()
+        self.database_combo = DatabasePicker()
         self.database_combo.setObjectName("duplicatesDatabase")
         self.database_combo.setMinimumWidth(150)
         self.metric_combo = QComboBox()
@@ -225,21 +226,13 @@ class DuplicatesPage(QWidget):
 
     def follow_registry(self) -> None:
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
-        chosen = self.database_combo.currentData()
-        registry = self.services.registry
-        ordered = sorted(registry.databases, key=lambda entry: (not entry.active, entry.name))
-        self.database_combo.blockSignals(True)
-        self.database_combo.clear()
-        for entry in ordered:
-            self.database_combo.addItem(entry.name + ("" if entry.active else " (inactive)"), entry.name)
-        found = self.database_combo.findData(chosen)
-        self.database_combo.setCurrentIndex(max(found, 0))
-        self.database_combo.blockSignals(False)
-        self.find_button.setEnabled(bool(ordered) and not self.services.tasks.running("duplicates"))
+        self.database_combo.show_registry(self.services.registry)
+        listed = self.database_combo.count() > 0
+        self.find_button.setEnabled(listed and not self.services.tasks.running("duplicates"))
         self._on_metric()
 
     def choose_database(self, name: str) -> None:
-        self.database_combo.setCurrentIndex(max(self.database_combo.findData(name), 0))
+        self.database_combo.choose(name)
 
     def _on_metric(self) -> None:
         metric = self.chosen_metric()
