@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 from recall_gui import __version__
+from recall_gui.core.agent_log import WINDOW_CLIENT
 from recall_gui.core.errors import RecallError
 from recall_gui.core.tool import TOOL_NAME
 
@@ -34,8 +35,9 @@ if TYPE_CHECKING:
 #: How long one request may take; the first search also loads the embedding model.
 DEFAULT_TIMEOUT = 60.0
 
-#: The name the probe gives itself at ``initialize`` (the agent log shows it as the calls' client).
-PROBE_CLIENT_NAME = "recall-gui agent view"
+#: The name the probe gives itself at ``initialize`` (the agent log shows it as the calls' client, and
+#: tells the window's calls from agents' by it).
+PROBE_CLIENT_NAME = WINDOW_CLIENT
 
 #: How much of the server's log an error message quotes.
 _LOG_TAIL_CHARS = 2000

@@ -31,7 +31,10 @@ def add_to(commands: Any) -> None:
         "and show the rank of each expected id (or that it is missing). Exit status: 0 when every check "
         "passes, 1 when one fails, 2 when the file or a database cannot be used.",
         epilog='A golden file is JSON: {"checks": [{"db_name": "notes", "query": "how do I reset my '
-        'password", "expect": ["pw-reset"], "limit": 5}]} (limit optional, default 5). Nothing is written.',
+        'password", "expect": ["pw-reset"], "limit": 5}]} (limit optional, default 5). A check made on a '
+        'folder names "uri" and "table" instead of "db_name": it runs on the registered database that '
+        "reads that table, or on the folder until there is one; each check's line says which. Nothing is "
+        "written.",
     )
     registry_option(parser)
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
@@ -67,7 +70,8 @@ async def _run(args: argparse.Namespace) -> CheckRun:
 
 def format_outcome(outcome: CheckOutcome) -> str:
     check = outcome.check
-    head = f"{check.db_name}  {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
+    where = outcome.searched or check.named
+    head = f"{where}  {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
     if outcome.error is not None:
         return f"ERROR  {head}\n       {outcome.error}"
     verdict = "PASS " if outcome.passed else "FAIL "
@@ -128,25 +132,26 @@ def format_versions(report: VersionsReport) -> str:
         metrics = data["metrics"]
         means = "" if metrics is None else f"  recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}"
         lines.append(
-            f"{run.db_name} version {run.version}: {data['passed']} passed, {data['failed']} failed{means}"
+            f"{run.searched or run.db_name} version {run.version}: {data['passed']} passed, "
+            f"{data['failed']} failed{means}"
         )
     for index, check in enumerate(report.checks):
         broke = report.broke_at(index)
         if broke is not None:
             lines.append(
-                f"broke at version {broke}: {check.db_name}  {json.dumps(check.query, ensure_ascii=False)}"
+                f"broke at version {broke}: {check.named}  {json.dumps(check.query, ensure_ascii=False)}"
             )
         if index in report.unusable:
-            lines.append(f"could not run: {check.db_name}  {report.unusable[index]}")
+            lines.append(f"could not run: {check.named}  {report.unusable[index]}")
     return "\n".join(lines) if lines else "no checks in the file"
 
 
 def _versions_status(report: VersionsReport) -> int:
     if report.unusable:
         return EXIT_UNUSABLE
-    latest: dict[str, int] = {}
+    latest: dict[tuple[str, ...], int] = {}
     for number, run in enumerate(report.runs):
-        latest[run.db_name] = number
+        latest[run.database] = number
     last_runs = [report.runs[number] for number in latest.values()]
     if any(o.error is not None for r in last_runs for o in r.outcomes):
         return EXIT_UNUSABLE

@@ -93,7 +93,7 @@ def format_comparison(comparison: Comparison) -> str:
             means = f"recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}, nDCG {metrics['ndcg']:.3f}"
             lines.append(f"{side.upper()}: {means}")
     for check in data["checks"]:
-        head = f"{check['db_name']}  {json.dumps(check['query'], ensure_ascii=False)}"
+        head = f"{check['searched']}  {json.dumps(check['query'], ensure_ascii=False)}"
         verdicts = (
             f"A {'PASS' if check['a']['passed'] else 'FAIL'}, B {'PASS' if check['b']['passed'] else 'FAIL'}"
         )

@@ -80,6 +80,11 @@ def _number_or_none(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+#: The client name the window's Agent view gives its MCP client: its calls are the window's, not an
+#: agent's (records written before this constant existed carry the same name, so they are known too).
+WINDOW_CLIENT = "recall-gui agent view"
+
+
 @dataclass(frozen=True)
 class CallRecord:
     """One ``tools/call``: who asked, what they sent, which ids came back (in order) or which error."""
@@ -179,6 +184,11 @@ class CallRecord:
         if self.embed_ms is None or self.search_ms is None:
             return None
         return self.embed_ms + self.search_ms
+
+    @property
+    def from_window(self) -> bool:
+        """Whether the window's Agent view made this call (not an agent): coverage and hubs leave it out."""
+        return self.client == WINDOW_CLIENT
 
     @property
     def client_label(self) -> str:

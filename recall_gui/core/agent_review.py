@@ -126,10 +126,13 @@ class Coverage:
 
 
 def returned_ids(records: Iterable[CallRecord], db_name: str) -> tuple[set[str], int]:
-    """Every id the successful calls to ``db_name`` returned, and how many such calls there were."""
+    """Every id the successful calls of agents to ``db_name`` returned, and how many such calls there
+    were (the window's own Agent-view calls are not agents')."""
     ids: set[str] = set()
     calls = 0
     for record in records:
+        if record.from_window:
+            continue
         if record.tool == TOOL_NAME and record.error is None and record.db_name == db_name:
             ids.update(record.result_ids)
             calls += 1

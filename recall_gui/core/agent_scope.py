@@ -71,7 +71,12 @@ def _place(uri: str) -> str:
 
 def same_table(first: DatabaseEntry, second: DatabaseEntry) -> bool:
     """Whether both entries read the same table (the same folder or URI, the same table name)."""
-    return first.table_name == second.table_name and _place(first.uri) == _place(second.uri)
+    return reads_table(first, second.uri, second.table_name)
+
+
+def reads_table(entry: DatabaseEntry, uri: str, table: str) -> bool:
+    """Whether ``entry`` reads the table ``table`` of the folder or URI ``uri``."""
+    return entry.table_name == table and _place(entry.uri) == _place(uri)
 
 
 def agent_scope_of(view: ViewScope, registry: Registry, limit: int | None = None) -> AgentScope:

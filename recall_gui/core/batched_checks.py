@@ -15,6 +15,7 @@ from recall_gui.core.exact import nearest_rows_many
 from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.harness import Harness
 from recall_gui.core.nearest import _exact_hits, checked_vector, index_for, metric_for, open_for_search
+from recall_gui.core.registry import DatabaseEntry
 from recall_gui.core.types import effective_limit
 from recall_gui.core.vector_cache import NotCached
 
@@ -22,14 +23,15 @@ from recall_gui.core.vector_cache import NotCached
 MIN_BATCH = 2
 
 
-async def run_batch(harness: Harness, checks: Sequence[GoldenCheck]) -> list[tuple[str, ...] | None] | None:
-    """The ids the agent gets for each of ``checks`` (all of one database), in its order; ``None`` where
+async def run_batch(
+    harness: Harness, entry: DatabaseEntry, checks: Sequence[GoldenCheck]
+) -> list[tuple[str, ...] | None] | None:
+    """The ids the agent gets for each of ``checks`` (all run on ``entry``), in its order; ``None`` where
     the one-pass path does not apply and each check (or that one) should run its own search."""
     if len(checks) < MIN_BATCH:
         return None
     session = harness.session
     try:
-        entry = harness.resolve_active(checks[0].db_name)
         spec = entry.embedder
         if spec.kind != "local":
             return None

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from recall_gui.core.check_places import CheckPlace, locate
 from recall_gui.core.checks import CheckOutcome
 from recall_gui.core.errors import RecallError
-from recall_gui.core.golden import GoldenCheck
+from recall_gui.core.golden import CheckDatabase, GoldenCheck
 from recall_gui.core.harness import Harness
 from recall_gui.core.registry import DatabaseEntry
 from recall_gui.core.retrieval_metrics import MeanMetrics, mean_metrics
@@ -20,14 +21,19 @@ from recall_gui.core.versions import list_versions
 
 
 async def run_check_on(
-    harness: Harness, check: GoldenCheck, entry: DatabaseEntry, version: int | None = None
+    harness: Harness,
+    check: GoldenCheck,
+    entry: DatabaseEntry,
+    version: int | None = None,
+    searched: str = "",
 ) -> CheckOutcome:
-    """``check`` searched in ``entry`` (at ``version``; the latest when ``None``) as the agent searches."""
+    """``check`` searched in ``entry`` (at ``version``; the latest when ``None``) as the agent searches;
+    ``searched`` says where, in words."""
     try:
         report = await harness.search_database(entry, check.query, check.limit, version=version)
     except RecallError as error:
-        return CheckOutcome(check, error=error.message, hint=error.hint)
-    return CheckOutcome(check, tuple(hit.id for hit in report.result.hits))
+        return CheckOutcome(check, error=error.message, hint=error.hint, searched=searched)
+    return CheckOutcome(check, tuple(hit.id for hit in report.result.hits), searched=searched)
 
 
 def _means(outcomes: Sequence[CheckOutcome]) -> dict[str, float] | None:
@@ -50,13 +56,19 @@ def _side(outcome: CheckOutcome) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class VersionRun:
+    #: The name of the database searched (an unregistered folder's: its table's).
     db_name: str
     version: int
     outcomes: tuple[CheckOutcome, ...]
+    #: The database as the checks name it (:attr:`GoldenCheck.database`).
+    database: CheckDatabase = ()
+    #: Where the checks ran, in words (:func:`recall_gui.core.check_places.place_text`).
+    searched: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "db_name": self.db_name,
+            "searched": self.searched or self.db_name,
             "version": self.version,
             "passed": sum(o.passed for o in self.outcomes),
             "failed": sum(not o.passed for o in self.outcomes),
@@ -76,7 +88,7 @@ class VersionsReport:
         return [
             (run.version, outcome)
             for run in self.runs
-            if run.db_name == check.db_name
+            if run.database == check.database
             for outcome in run.outcomes
             if outcome.check is check
         ]
@@ -115,18 +127,21 @@ async def run_on_versions(harness: Harness, checks: Sequence[GoldenCheck]) -> Ve
     """Every check against every version of its database's table still on disk, oldest first."""
     runs: list[VersionRun] = []
     unusable: dict[int, str] = {}
-    for db_name in dict.fromkeys(check.db_name for check in checks):
-        mine = [(i, c) for i, c in enumerate(checks) if c.db_name == db_name]
+    for database in dict.fromkeys(check.database for check in checks):
+        mine = [(i, c) for i, c in enumerate(checks) if c.database == database]
+        place = await locate(harness, mine[0][1])
         try:
-            entry = harness.resolve_active(db_name)
+            if place.entry is None:
+                raise RecallError(place.error or "cannot be searched", hint=place.hint)
+            entry = place.entry
             versions = await list_versions(harness.session, entry.target)
         except RecallError as error:
             unusable.update({i: error.message for i, _ in mine})
             continue
         for version in versions:
             at = None if version.latest else version.version
-            outcomes = [await run_check_on(harness, check, entry, at) for _, check in mine]
-            runs.append(VersionRun(db_name, version.version, tuple(outcomes)))
+            outcomes = [await run_check_on(harness, check, entry, at, place.text) for _, check in mine]
+            runs.append(VersionRun(entry.name, version.version, tuple(outcomes), database, place.text))
     return VersionsReport(tuple(checks), tuple(runs), unusable)
 
 
@@ -159,7 +174,8 @@ class Comparison:
             check = a.check
             checks.append(
                 {
-                    "db_name": check.db_name,
+                    **check.database_fields(),
+                    "searched": a.searched or check.named,
                     "query": check.query,
                     "limit": check.limit,
                     "a": _side(a),
@@ -182,18 +198,21 @@ async def compare_checks(
     ``other``), B its latest (or ``other``, searched with its own model)."""
     a: list[CheckOutcome] = []
     b: list[CheckOutcome] = []
+    places: dict[CheckDatabase, CheckPlace] = {}
     for check in checks:
-        try:
-            entry = harness.resolve_active(check.db_name)
-        except RecallError as error:
-            failed = CheckOutcome(check, error=error.message, hint=error.hint)
+        if check.database not in places:
+            places[check.database] = await locate(harness, check)
+        place = places[check.database]
+        entry = place.entry
+        if entry is None:
+            failed = CheckOutcome(check, error=place.error, hint=place.hint, searched=place.text)
             a.append(failed)
             b.append(failed)
             continue
         if other is None:
-            a.append(await run_check_on(harness, check, entry, version))
-            b.append(await run_check_on(harness, check, entry))
+            a.append(await run_check_on(harness, check, entry, version, place.text))
+            b.append(await run_check_on(harness, check, entry, searched=place.text))
         else:
-            a.append(await run_check_on(harness, check, entry))
-            b.append(await run_check_on(harness, check, other))
+            a.append(await run_check_on(harness, check, entry, searched=place.text))
+            b.append(await run_check_on(harness, check, other, searched=other.name))
     return Comparison(tuple(a), tuple(b))

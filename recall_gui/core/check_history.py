@@ -1,7 +1,8 @@
 """The last run of a golden file's checks, kept in the app's data dir so the next run can show what moved.
 
 One small JSON file per golden file (named after a hash of its absolute path) under
-``$RECALL_GUI_DATA_DIR/checks/last-runs/``: when it ran, and per check (database, query, limit) whether
+``$RECALL_GUI_DATA_DIR/checks/last-runs/``: when it ran, and per check (database as the golden file names
+it, query, limit) whether
 it passed and the rank of every expected id. Nothing is written beside the golden file or into a
 knowledge base. A history file that cannot be read counts as no history.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.checks import CheckOutcome, CheckRun
-from recall_gui.core.golden import CheckKey
+from recall_gui.core.golden import CheckDatabase, CheckKey
 from recall_gui.core.paths import app_data_dir
 
 Ranks = Mapping[str, int | None]
@@ -72,7 +73,7 @@ def load_last_run(golden_path: Path) -> LastRun | None:
     try:
         data = json.loads(history_path(golden_path).read_text(encoding="utf-8"))
         checks = {
-            (str(item["db_name"]), str(item["query"]), int(item["limit"])): PastCheck(
+            (_database(item), str(item["query"]), int(item["limit"])): PastCheck(
                 bool(item["passed"]),
                 {str(entry_id): (None if rank is None else int(rank)) for entry_id, rank in item["ranks"]},
                 item.get("error"),
@@ -84,6 +85,13 @@ def load_last_run(golden_path: Path) -> LastRun | None:
         return None
 
 
+def _database(item: Mapping[str, object]) -> CheckDatabase:
+    """A check's database as a run record names it (see :attr:`GoldenCheck.database`)."""
+    if "uri" in item:
+        return ("folder", str(item["uri"]), str(item["table"]))
+    return ("name", str(item["db_name"]))
+
+
 def save_run(golden_path: Path, run: CheckRun, ran_at: float | None = None) -> None:
     """Keep ``run`` as the last run of ``golden_path`` (atomically; a failure to write is not an error of
     the run: the caller may report it)."""
@@ -92,7 +100,7 @@ def save_run(golden_path: Path, run: CheckRun, ran_at: float | None = None) -> N
         "ran_at": time.time() if ran_at is None else ran_at,
         "checks": [
             {
-                "db_name": outcome.check.db_name,
+                **outcome.check.database_fields(),
                 "query": outcome.check.query,
                 "limit": outcome.check.limit,
                 "passed": outcome.passed,

@@ -2,8 +2,10 @@
 
 A check asks the harness exactly what an agent's ``recall_search`` call would ask (``{db_name, query,
 limit}``, the database resolved among the active ones) and reads the ids out of the very JSON the agent
-would receive. It passes when every expected id is among them. A check whose database cannot be searched
-(unknown, inactive, unreadable, its model unavailable) has an error instead of a verdict.
+would receive. A check made on a folder runs where :mod:`recall_gui.core.check_places` says: the
+registered database reading its table, or the folder until there is one. It passes when every expected
+id is among them. A check whose database cannot be searched (unknown, inactive, unreadable, its model
+unavailable) has an error instead of a verdict.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall_gui.core.batched_checks import run_batch
+from recall_gui.core.check_places import CheckPlace, locate
 from recall_gui.core.errors import RecallError
 from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.harness import Harness
@@ -37,6 +40,8 @@ class CheckOutcome:
     #: Why the check could not run (its database is unusable); ``None`` when it ran.
     error: str | None = None
     hint: str | None = None
+    #: Where it ran (or would have), in words: the database's name, or the folder (not registered).
+    searched: str = ""
     #: For a check that missed an expected id: near-copies among its results, which take places.
     near_copies: tuple[tuple[str, ...], ...] = ()
 
@@ -59,8 +64,9 @@ class CheckOutcome:
         return check_metrics([expected.rank for expected in self.expected], self.check.limit)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "db_name": self.check.db_name,
+        data: dict[str, Any] = self.check.database_fields()
+        data |= {
+            "searched": self.searched or self.check.named,
             "query": self.check.query,
             "limit": self.check.limit,
             "passed": self.passed,
@@ -111,14 +117,22 @@ class CheckRun:
         return data
 
 
-async def run_check(harness: Harness, check: GoldenCheck) -> CheckOutcome:
-    """One check, judged on the JSON text the agent would receive for its arguments."""
+async def run_check(harness: Harness, check: GoldenCheck, place: CheckPlace | None = None) -> CheckOutcome:
+    """One check, judged on the JSON text the agent would receive for its arguments (a folder no agent
+    can search yet: the same JSON, of the same search); ``place``: where it runs, if known already."""
+    place = place if place is not None else await locate(harness, check)
+    if place.entry is None:
+        return CheckOutcome(check, error=place.error, hint=place.hint, searched=place.text)
     try:
-        payload = await harness.recall_search(check.arguments())
+        if place.agent_name is not None:
+            payload = await harness.recall_search(check.arguments(place.agent_name))
+        else:
+            report = await harness.search_database(place.entry, check.query, check.limit)
+            payload = report.to_json()
     except RecallError as error:
-        return CheckOutcome(check, error=error.message, hint=error.hint)
+        return CheckOutcome(check, error=error.message, hint=error.hint, searched=place.text)
     output = RecallOutput.from_json(payload)
-    return CheckOutcome(check, tuple(entry.id for entry in output.results))
+    return CheckOutcome(check, tuple(entry.id for entry in output.results), searched=place.text)
 
 
 #: Checks ranked in one pass at most: progress is reported, and a cancel honoured, between passes.
@@ -140,17 +154,27 @@ async def run_checks(
         if on_progress is not None:
             on_progress(len(outcomes), len(checks))
 
-    by_database: dict[str, list[int]] = {}
+    places: dict[tuple[str, ...], CheckPlace] = {}
+    by_database: dict[tuple[str, ...], list[int]] = {}
     for number, check in enumerate(checks):
-        by_database.setdefault(check.db_name, []).append(number)
+        if check.database not in places:
+            places[check.database] = await locate(harness, check)
+        by_database.setdefault(check.database, []).append(number)
     chunks = [
-        numbers[start : start + BATCH_CHECKS]
-        for numbers in by_database.values()
+        (places[database], numbers[start : start + BATCH_CHECKS])
+        for database, numbers in by_database.items()
         for start in range(0, len(numbers), BATCH_CHECKS)
     ]
-    for numbers in chunks:
-        batch = await run_batch(harness, [checks[number] for number in numbers])
+    for place, numbers in chunks:
+        batch = None
+        if place.entry is not None:
+            batch = await run_batch(harness, place.entry, [checks[number] for number in numbers])
         for number, ids in zip(numbers, batch or [None] * len(numbers), strict=True):
             check = checks[number]
-            done(number, CheckOutcome(check, ids) if ids is not None else await run_check(harness, check))
+            done(
+                number,
+                CheckOutcome(check, ids, searched=place.text)
+                if ids is not None
+                else await run_check(harness, check, place),
+            )
     return CheckRun(tuple(outcomes[number] for number in range(len(checks))))

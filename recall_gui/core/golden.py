@@ -1,22 +1,26 @@
 """Golden checks: the questions that matter and the entries each must retrieve, kept in a JSON file.
 
 A golden file is ``{"checks": [{"db_name": ..., "query": ..., "expect": [ids], "limit": 5}, ...]}``
-(``limit`` optional, default 5). It is validated with a JSON schema; a problem is reported with the file,
-the line of the check and its path (``checks[2].expect[0]``), and nothing of a file that does not validate
-is used. A file is written pretty-printed and atomically, re-read just before every change, so an edit
-made meanwhile in an editor is kept.
+(``limit`` optional, default 5). A check made on a folder opened by its path names the folder instead of
+a database: ``"uri"`` and ``"table"`` (and ``"model"``, the model it was searched with) in place of
+``"db_name"``; it runs on the registered database that reads the same table once there is one, on the
+folder until then (:mod:`recall_gui.core.check_places`). It is validated with a JSON schema; a problem
+is reported with the file, the line of the check and its path (``checks[2].expect[0]``), and nothing of a
+file that does not validate is used. A file is written pretty-printed and atomically, re-read just before
+every change, so an edit made meanwhile in an editor is kept.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from recall_gui.core.atomic import write_text_atomic
-from recall_gui.core.errors import GoldenFileError
+from recall_gui.core.credentials import masked
+from recall_gui.core.errors import GoldenFileError, InvalidInputError
 from recall_gui.core.json_bounds import (
     MAX_INTEGER_DIGITS,
     MAX_NESTING,
@@ -45,10 +49,14 @@ GOLDEN_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["db_name", "query", "expect"],
+                "required": ["query", "expect"],
                 "additionalProperties": False,
+                "dependentRequired": {"uri": ["table"], "table": ["uri"], "model": ["uri"]},
                 "properties": {
                     "db_name": {"type": "string", "minLength": 1},
+                    "uri": {"type": "string", "minLength": 1},
+                    "table": {"type": "string", "minLength": 1},
+                    "model": {"type": "string", "minLength": 1},
                     "query": {"type": "string"},
                     "expect": {
                         "type": "array",
@@ -63,37 +71,79 @@ GOLDEN_SCHEMA: dict[str, Any] = {
     },
 }
 
+#: What a check searches: ``("name", db_name)`` or ``("folder", uri, table)``.
+CheckDatabase = tuple[str, ...]
 #: What identifies a check within a file (and across runs): its database, query and limit.
-CheckKey = tuple[str, str, int]
+CheckKey = tuple[CheckDatabase, str, int]
+
+
+@dataclass(frozen=True)
+class FolderTable:
+    """The table a check made on a folder opened by its path searches: the folder (or URI), the table,
+    and the model it was searched with (``None``: the one detected)."""
+
+    uri: str
+    table: str
+    model: str | None = None
 
 
 @dataclass(frozen=True)
 class GoldenCheck:
-    """One question and the ids the agent must get for it."""
+    """One question and the ids the agent must get for it, in a registered database (``db_name``) or in
+    a folder's table (``folder``): exactly one of them."""
 
-    db_name: str
+    db_name: str | None
     query: str
     expect: tuple[str, ...]
     #: ``None``: not given in the file, so 5 (and left out when the file is written again).
     given_limit: int | None = None
+    folder: FolderTable | None = None
+
+    def __post_init__(self) -> None:
+        if (self.db_name is None) == (self.folder is None):
+            raise ValueError("a golden check names a database (db_name) or a folder's table, exactly one")
 
     @property
     def limit(self) -> int:
         return DEFAULT_LIMIT if self.given_limit is None else self.given_limit
 
     @property
-    def key(self) -> CheckKey:
-        return (self.db_name, self.query, self.limit)
+    def database(self) -> CheckDatabase:
+        if self.folder is not None:
+            return ("folder", self.folder.uri, self.folder.table)
+        assert self.db_name is not None
+        return ("name", self.db_name)
 
-    def arguments(self) -> dict[str, Any]:
-        """The agent's tool arguments for this check."""
-        return {"db_name": self.db_name, "query": self.query, "limit": self.limit}
+    @property
+    def named(self) -> str:
+        """The database as the check names it: its name, or ``table in folder URI``."""
+        if self.folder is not None:
+            return f"{self.folder.table} in folder {masked(self.folder.uri)}"
+        assert self.db_name is not None
+        return self.db_name
+
+    @property
+    def key(self) -> CheckKey:
+        return (self.database, self.query, self.limit)
+
+    def arguments(self, db_name: str | None = None) -> dict[str, Any]:
+        """The agent's tool arguments for this check, naming ``db_name`` (``None``: the check's own)."""
+        name = db_name if db_name is not None else self.db_name
+        return {"db_name": name, "query": self.query, "limit": self.limit}
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"db_name": self.db_name, "query": self.query, "expect": list(self.expect)}
+        data: dict[str, Any] = self.database_fields()
+        data |= {"query": self.query, "expect": list(self.expect)}
         if self.given_limit is not None:
             data["limit"] = self.given_limit
         return data
+
+    def database_fields(self) -> dict[str, Any]:
+        """How the file names the check's database: ``db_name``, or ``uri``, ``table`` (and ``model``)."""
+        if self.folder is None:
+            return {"db_name": self.db_name}
+        fields = {"uri": self.folder.uri, "table": self.folder.table}
+        return fields | ({"model": self.folder.model} if self.folder.model is not None else {})
 
 
 @dataclass(frozen=True)
@@ -118,6 +168,65 @@ class GoldenFile:
     def without(self, keys: Iterable[CheckKey]) -> GoldenFile:
         removed = set(keys)
         return GoldenFile(tuple(check for check in self.checks if check.key not in removed))
+
+    def placed(self, keys: Iterable[CheckKey]) -> tuple[tuple[int, GoldenCheck], ...]:
+        """The checks with these keys and their places in the file (what :meth:`with_restored` puts
+        back)."""
+        wanted = set(keys)
+        return tuple((number, check) for number, check in enumerate(self.checks) if check.key in wanted)
+
+    def with_restored(self, placed: Iterable[tuple[int, GoldenCheck]]) -> GoldenFile:
+        """The file with removed checks back in their places (those added meanwhile with the same key are
+        replaced, not repeated)."""
+        restored = sorted(placed, key=lambda item: item[0])
+        keys = {check.key for _number, check in restored}
+        checks = [check for check in self.checks if check.key not in keys]
+        for number, check in restored:
+            checks.insert(min(number, len(checks)), check)
+        return GoldenFile(tuple(checks))
+
+    def with_edit(self, old: CheckKey, new: GoldenCheck) -> GoldenFile:
+        """The file with the check keyed ``old`` replaced by ``new`` in its place; an edit that would make
+        it repeat another check is refused (:class:`GoldenFileError`), and one whose check is gone too."""
+        keys = [check.key for check in self.checks]
+        if old not in keys:
+            raise GoldenFileError(
+                "the check is no longer in the file (it was changed meanwhile)",
+                hint="Open the file again to see its checks as they are now.",
+            )
+        if new.key != old and new.key in keys:
+            raise GoldenFileError(
+                "another check already asks this query of this database with this limit",
+                hint="Change the query or the limit, or add the ids to that check instead.",
+            )
+        number = keys.index(old)
+        return GoldenFile((*self.checks[:number], new, *self.checks[number + 1 :]))
+
+
+def edited(
+    check: GoldenCheck, *, query: str | None = None, ids: str | None = None, limit: int | None = None
+) -> GoldenCheck:
+    """``check`` with a new query, expected ids (``ids``: comma-separated, as the window edits them) or
+    limit; what a golden file could not hold is refused with what to do (:class:`InvalidInputError`)."""
+    if query is not None:
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInputError(query_too_long(len(query)), hint=QUERY_TOO_LONG_HINT)
+        check = replace(check, query=query)
+    if ids is not None:
+        expect = tuple(dict.fromkeys(part.strip() for part in ids.split(",") if part.strip()))
+        if not expect:
+            raise InvalidInputError(
+                "a check must expect at least one id",
+                hint="Type the ids, separated by commas, or remove the check.",
+            )
+        check = replace(check, expect=expect)
+    if limit is not None:
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInputError(
+                f"the limit must be between 1 and {MAX_LIMIT:,}, not {limit:,}", hint="Type a positive limit."
+            )
+        check = replace(check, given_limit=limit)
+    return check
 
 
 def default_checks_dir() -> Path:
@@ -146,8 +255,20 @@ def parse_golden(text: str, source: str) -> GoldenFile:
     seen: dict[CheckKey, int] = {}
     for number, raw in enumerate(data["checks"]):
         limit = raw.get("limit")
+        if ("db_name" in raw) == ("uri" in raw):
+            raise GoldenFileError(
+                f"{_where(text, source, number)}: "
+                + ("names both a db_name and a uri" if "db_name" in raw else "names no database"),
+                hint='A check names a registered database ("db_name") or a folder\'s table ("uri" and '
+                '"table"), one of the two.',
+            )
+        folder = FolderTable(raw["uri"], raw["table"], raw.get("model")) if "uri" in raw else None
         check = GoldenCheck(
-            raw["db_name"], raw["query"], tuple(raw["expect"]), None if limit is None else int(limit)
+            raw.get("db_name"),
+            raw["query"],
+            tuple(raw["expect"]),
+            None if limit is None else int(limit),
+            folder,
         )
         if len(check.query) > MAX_QUERY_CHARS:
             raise GoldenFileError(
@@ -156,7 +277,7 @@ def parse_golden(text: str, source: str) -> GoldenFile:
             )
         for name, value in (
             ("query", check.query),
-            ("db_name", check.db_name),
+            *((field, str(value)) for field, value in check.database_fields().items()),
             *(("expect", i) for i in check.expect),
         ):
             if not is_unicode(value):
@@ -168,7 +289,7 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         if check.key in seen:
             raise GoldenFileError(
                 f"{_where(text, source, number)}: repeats check {seen[check.key] + 1} "
-                "(the same db_name, query and limit)",
+                "(the same database, query and limit)",
                 hint="Merge their expected ids into one check.",
             )
         seen[check.key] = number
@@ -178,7 +299,7 @@ def parse_golden(text: str, source: str) -> GoldenFile:
 
 _FORMAT_HINT = (
     'A golden file is {"checks": [{"db_name": "...", "query": "...", "expect": ["id", ...], "limit": 5}]} '
-    "(limit optional, default 5)."
+    '(limit optional, default 5; a folder\'s table as "uri" and "table" in place of "db_name").'
 )
 
 

@@ -57,12 +57,15 @@ class HubReport:
 
 def hubs_from_log(records: Iterable[CallRecord], db_name: str) -> HubReport:
     """Hubs among what agents got: the successful logged calls to ``db_name``, each returned id counted
-    once per call (no search is run; the log holds the ids each call returned)."""
+    once per call (no search is run; the log holds the ids each call returned). The window's own
+    Agent-view calls are left out."""
     counts: Counter[str] = Counter()
     calls = 0
     limits: set[int] = set()
     for record in records:
         if record.tool != TOOL_NAME or record.error is not None or record.db_name != db_name:
+            continue
+        if record.from_window:
             continue
         calls += 1
         counts.update(set(record.result_ids))

@@ -17,7 +17,8 @@ from recall_gui.core.checks import CheckOutcome, CheckRun
 
 def _case_name(outcome: CheckOutcome) -> str:
     check = outcome.check
-    return f"{check.db_name}: {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
+    where = outcome.searched or check.named
+    return f"{where}: {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
 
 
 def _ranks(outcome: CheckOutcome) -> str:
@@ -39,7 +40,7 @@ def junit_xml(run: CheckRun, suite: str) -> str:
     )
     for outcome in run.outcomes:
         case = ElementTree.SubElement(
-            root, "testcase", name=_case_name(outcome), classname=outcome.check.db_name
+            root, "testcase", name=_case_name(outcome), classname=outcome.searched or outcome.check.named
         )
         if outcome.error is not None:
             error = ElementTree.SubElement(case, "error", message=outcome.error)

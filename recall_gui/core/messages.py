@@ -20,8 +20,9 @@ log = logging.getLogger(__name__)
 
 Level = Literal["error", "warning", "info"]
 #: What a message is about, so that the right event clears it: a working search clears a search error,
-#: choosing another database clears the last one's problem, but neither hides a broken registry file.
-Topic = Literal["search", "database", "registry", "general"]
+#: choosing another database clears the last one's problem, but neither hides a broken registry file;
+#: leaving the tool description page clears what its saving said.
+Topic = Literal["search", "database", "registry", "description", "general"]
 
 #: Short names for failed health checks, shown beside a database in the dropdown.
 HEALTH_LABELS = {

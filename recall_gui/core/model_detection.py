@@ -241,6 +241,13 @@ def parse_model(text: str) -> EmbedderSpec:
     return EmbedderSpec("local", local.cosh_name)
 
 
+def model_text(spec: EmbedderSpec) -> str | None:
+    """``spec`` as :func:`parse_model` reads it back; ``None`` for no known model."""
+    if spec.kind == "cloud":
+        return f"{spec.provider}/{spec.model}"
+    return spec.model if spec.kind == "local" else None
+
+
 def require_fit(spec: EmbedderSpec, width: int, table: str) -> None:
     """Refuse a model whose known width is not the table's."""
     if spec.dim is not None and spec.dim != width:

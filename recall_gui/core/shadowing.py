@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from recall_gui.core.check_places import locate
 from recall_gui.core.checks import CheckRun
 from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
 from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.harness import Harness
 from recall_gui.core.near_duplicates import pair_distances
 from recall_gui.core.registry import DatabaseEntry
@@ -113,22 +115,21 @@ async def with_crowding(harness: Harness, run: CheckRun) -> CheckRun:
         told = outcome
         if outcome.error is None and not outcome.passed:
             check = outcome.check
-            told = replace(
-                outcome, near_copies=await crowding_copies(harness, check.db_name, check.query, check.limit)
-            )
+            told = replace(outcome, near_copies=await crowding_copies(harness, check))
         outcomes.append(told)
     return CheckRun(tuple(outcomes))
 
 
-async def crowding_copies(
-    harness: Harness, db_name: str, query: str, limit: int
-) -> tuple[tuple[str, ...], ...]:
+async def crowding_copies(harness: Harness, check: GoldenCheck) -> tuple[tuple[str, ...], ...]:
     """Near-copies among the agent's results for a check that missed an expected entry: the places they
     take may be why it was pushed out (empty when the results hold none, or the search fails)."""
     from recall_gui.core.errors import RecallError
 
+    place = await locate(harness, check)  # where the check ran: its database, or its folder's table
+    if place.entry is None:
+        return ()
     try:
-        found = await find_shadowing(harness, harness.resolve_active(db_name), query, limit)
+        found = await find_shadowing(harness, place.entry, check.query, check.limit)
     except RecallError:
         return ()
     return found.groups

@@ -85,6 +85,7 @@ SHORTCUTS = (
     ("Ctrl+9", "a database's health (fragments, indexes, bad vectors, empty and repeated contents)"),
     ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
     ("Ctrl+G", "add the last query with the selected rows as a golden check"),
+    ("Ctrl+Z", "on the Checks page: put back the checks just removed"),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )
@@ -160,6 +161,10 @@ class MainWindow(QMainWindow):
         self._show_registry()
         self._restore()
 
+    def _on_page_changed(self, index: int) -> None:
+        if self.pages.page(index) is not self.description:
+            self.services.dismiss("description")  # "Suffix saved" belongs to the page it was saved on
+
     def _lay_out(self) -> None:
         """The banner above the pages (one tab each), the status bar below."""
         self.pages.setObjectName("pages")
@@ -175,6 +180,7 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.health, "Health")
         for page in (self.history, self.map):
             page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
+        self.pages.currentChanged.connect(self._on_page_changed)
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 6, 0, 0)

@@ -470,3 +470,18 @@ def test_the_newest_records_within_a_bound_are_kept_and_the_older_counted(tmp_pa
     assert numbers(contents.records) == [7, 8, 9]
     assert contents.dropped == 7
     assert files.newest(10**6).dropped == 0
+
+
+def test_the_windows_own_calls_are_not_counted_as_agents_by_coverage_or_hubs() -> None:
+    from recall_gui.core.agent_review import returned_ids
+    from recall_gui.core.hubs import hubs_from_log
+
+    def call(client: str, ids: tuple[str, ...]) -> CallRecord:
+        arguments = {"db_name": "notes", "query": "q", "limit": 5}
+        return CallRecord("2026-01-01T00:00:00+00:00", client, "1.0", "recall_search", arguments, ids)
+
+    records = [call("claude-code", ("a", "b")), call("recall-gui agent view", ("c",)), call("cursor", ("a",))]
+    assert [record.from_window for record in records] == [False, True, False]
+    assert returned_ids(records, "notes") == ({"a", "b"}, 2)
+    report = hubs_from_log(records, "notes")
+    assert report.queries == 2 and {entry.id for entry in report.returned} == {"a", "b"}

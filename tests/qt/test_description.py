@@ -92,6 +92,22 @@ def test_notes_follow_the_live_list_and_update_the_description_and_tool_json_as_
     ]
 
 
+def test_suffix_saved_is_said_on_the_description_page_only(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+) -> None:
+    window = open_window(kb.registry_dir, config_dir=tmp_path / "profile")
+    window.pages.setCurrentWidget(window.description)
+    notes = suffix_widgets(window)[0]
+    notes.setPlainText("Ask it about passwords.\n")
+    window.findChild(QPushButton, "saveSuffixButton").click()
+    text = window.banner.findChild(QLabel, "bannerText")
+    assert window.banner.isVisibleTo(window) and text.text() == "Suffix saved: agents get it from now on."
+    window.pages.setCurrentWidget(window.checks)
+    assert not window.banner.isVisibleTo(window)
+    window.pages.setCurrentWidget(window.knowledge)
+    assert not window.banner.isVisibleTo(window)
+
+
 def test_saved_notes_reach_the_cli_and_a_database_activated_later_reaches_them_too(
     kb: KnowledgeBase,
     open_window: WindowFactory,

@@ -71,6 +71,11 @@ def test_groups_are_found_and_shown_side_by_side(
         "<b>pw-reset</b>",
         "<b>pw-reset~edited</b>",
     ]
+    # Each entry's place in its group, never LanceDB's internal row id (fragment << 32 | offset).
+    assert [card.title.text().split("<br>")[1] for card in cards] == [
+        "<small>1 of 2 · the first entry</small>",
+        "<small>2 of 2 · differs from the first in 1 place</small>",
+    ]
     old, new = EDITS["pw-reset"]
     assert cards[1].content.toPlainText() == PASSAGES["pw-reset"].replace(old, new)
     marked = _marked_text(cards[1])

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -32,7 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.errors import GoldenFileError
+from recall_gui.core.captions import quoted
+from recall_gui.core.check_places import folder_text, place_text
+from recall_gui.core.errors import GoldenFileError, InvalidInputError
 from recall_gui.core.golden import default_checks_dir
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
@@ -68,14 +70,26 @@ def shown_path(path: Path) -> str:
 
 
 def outcome_text(
-    check: GoldenCheck, outcome: CheckOutcome | None, change: Change | None, last: LastRun | None
+    check: GoldenCheck,
+    outcome: CheckOutcome | None,
+    change: Change | None,
+    last: LastRun | None,
+    place: str = "",
 ) -> str:
-    """The selected check in full: the question, each expected id's rank (and last time's), and the ids
-    the agent got, in order."""
-    lines = [f"{json.dumps(check.query, ensure_ascii=False)} in {check.db_name}, limit {check.limit}"]
+    """The selected check in full: the question, where it runs (``place``), each expected id's rank (and
+    last time's), and the ids the agent got, in order."""
+    place = place or check.named
+    lines = [f"{json.dumps(check.query, ensure_ascii=False)} in {place}, limit {check.limit}"]
+    if check.folder is not None:
+        lines.append(
+            f"The check names the {folder_text(check.folder)}: it runs on the registered database that "
+            "reads that table, or on the folder until it is registered."
+        )
     if outcome is None:
         lines += ["", "Not run yet. Expected ids:", *(f"  {entry_id}" for entry_id in check.expect)]
         return "\n".join(lines)
+    if outcome.searched and outcome.searched != place:
+        lines.append(f"The last run searched {outcome.searched}.")
     if outcome.error is not None:
         lines += ["", f"Could not run: {outcome.error}"]
         if outcome.hint:
@@ -94,7 +108,8 @@ def outcome_text(
         lines += [
             "",
             f"Recall {metrics.recall:.3f} · reciprocal rank {metrics.reciprocal_rank:.3f} · nDCG "
-            f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of {check.db_name})",
+            f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of "
+            f"{outcome.searched or place})",
         ]
     if outcome.near_copies:
         from recall_gui.core.shadowing import crowding_text
@@ -118,6 +133,8 @@ class ChecksPage(QWidget):
 
     #: A run finished (or was cancelled, or failed): the table and the note show its outcome.
     runFinished = Signal()
+    #: An edit typed in a cell was written to the golden file, or refused (the banner says why).
+    editFinished = Signal()
 
     def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -128,12 +145,18 @@ class ChecksPage(QWidget):
         self.last_run: CheckRun | None = None
         #: The run before the last one, which the last one was compared with.
         self.previous: LastRun | None = None
+        #: The checks the last Remove took out, with their places: what Undo puts back.
+        self._removed: tuple[tuple[int, GoldenCheck], ...] = ()
         self._build_widgets()
         self._lay_out()
         self.new_button.clicked.connect(self.ask_new)
         self.open_button.clicked.connect(self.ask_open)
         self.save_as_button.clicked.connect(self.ask_save_as)
         self.remove_button.clicked.connect(self.remove_selected)
+        self.undo_button.clicked.connect(self.undo_remove)
+        undo = QShortcut(QKeySequence(QKeySequence.StandardKey.Undo), self)
+        undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        undo.activated.connect(self.undo_remove)
         self.run_button.clicked.connect(self.request_run)
         self.cancel_button.clicked.connect(self.cancel)
         self.versions_button.clicked.connect(self.request_versions)
@@ -179,6 +202,8 @@ class ChecksPage(QWidget):
         self.cancel_button = push_button("Cancel", "checksCancelButton", "Stop the run (Esc)")
         self.run_button.setDefault(True)
         self.note = StatusNote("checksNote")
+        self.undo_button = push_button("Undo", "checksUndoButton", "Put the removed checks back (Ctrl+Z)")
+        self.undo_button.hide()
         self.progress = QProgressBar()
         self.progress.setObjectName("checksProgress")
         self.progress.setTextVisible(True)
@@ -211,6 +236,14 @@ class ChecksPage(QWidget):
             "checksCompareDatabaseButton",
             "A: each check's database, B: this one (the same ids, e.g. another model) with its own model",
         )
+
+    def _note_row(self) -> QHBoxLayout:
+        """The note, and Undo beside it after a Remove."""
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.note, 1)
+        row.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignTop)
+        return row
 
     def _lay_out(self) -> None:
         top = QHBoxLayout()
@@ -260,7 +293,7 @@ class ChecksPage(QWidget):
         layout.setSpacing(8)
         layout.addLayout(top)
         layout.addLayout(actions)
-        layout.addWidget(self.note)
+        layout.addLayout(self._note_row())
         layout.addWidget(splitter, 1)
 
     # --- what is shown --------------------------------------------------------------------------------
@@ -269,8 +302,9 @@ class ChecksPage(QWidget):
         golden = self.golden
         self.file_label.setText(shown_path(golden.path) + ("   (not saved)" if golden.unsaved else ""))
         self.file_label.setToolTip(golden.unsaved or golden.problem or str(golden.path))
-        self.model.set_checks(golden.checks)
+        self.model.set_checks(golden.checks, self._places())
         self.remove_button.setEnabled(False)
+        self.undo_button.hide()
         self._show_detail()
         if self.services.tasks.running("checks"):
             return
@@ -288,6 +322,10 @@ class ChecksPage(QWidget):
             self.note.show_note(self._not_run_text(), "neutral")
         self.run_button.setEnabled(bool(golden.checks))
 
+    def _places(self) -> tuple[str, ...]:
+        registry = self.services.registry
+        return tuple(place_text(check, registry) for check in self.golden.checks)
+
     def _not_run_text(self) -> str:
         from recall_gui.core.check_history import load_last_run
 
@@ -303,6 +341,8 @@ class ChecksPage(QWidget):
         return text
 
     def _set_running(self, running: bool) -> None:
+        # The checks stay as they are while they run: cells are edited between runs.
+        self.model.on_edit = None if running else self._edit_cell
         self.progress.setVisible(running)
         self.cancel_button.setEnabled(running)
         self.run_button.setEnabled(not running and self.golden.loaded and bool(self.golden.checks))
@@ -325,7 +365,11 @@ class ChecksPage(QWidget):
             return
         row = rows[0]
         text = outcome_text(
-            self.model.check(row), self.model.outcome(row), self.model.change(row), self.previous
+            self.model.check(row),
+            self.model.outcome(row),
+            self.model.change(row),
+            self.previous,
+            self.model.place(row),
         )
         self.detail.setPlainText(text)
 
@@ -436,7 +480,10 @@ class ChecksPage(QWidget):
         self.services.tasks.start(self.compare(version, other), key="checks")
 
     def follow_registry(self) -> None:
-        """Offer the registry's databases as B of a comparison."""
+        """Offer the registry's databases as B of a comparison; say where each check runs now."""
+        if self.golden.loaded:
+            self.model.set_places(self._places())
+            self._show_detail()
         self.compare_database.show_registry(self.services.registry)
 
     def open_file(self, path: Path) -> bool:
@@ -471,13 +518,63 @@ class ChecksPage(QWidget):
         self._show_file()
 
     def remove_selected(self) -> None:
+        """Remove the selected checks from the file; the note offers to put them back (Undo, Ctrl+Z)."""
         keys = [self.model.check(row).key for row in self._selected_rows()]
         if not keys:
             return
         try:
-            self.golden.remove(keys)
+            removed = self.golden.remove(keys)
         except GoldenFileError as error:
             self.services.show_error(error)
+            return
+        self._removed = removed
+        what = f"the check {quoted(removed[0][1].query)}" if len(removed) == 1 else f"{len(removed):,} checks"
+        self.note.show_note(f"Removed {what} from {self.golden.path.name}.", "neutral")
+        self.undo_button.show()
+
+    def undo_remove(self) -> None:
+        """Put the checks the last Remove took out back in their places."""
+        if not self._removed or self.undo_button.isHidden():
+            return
+        removed, self._removed = self._removed, ()
+        try:
+            self.golden.restore(removed)
+        except GoldenFileError as error:
+            self.services.show_error(error)
+            return
+        count = len(removed)
+        self.note.show_note(f"Put back {count:,} check{'s' if count != 1 else ''}.", "neutral")
+
+    def _edit_cell(self, row: int, field: str, value: object) -> bool:
+        """An edit typed in a cell; applied once the editor has closed (the table is shown again then)."""
+        check = self.model.check(row)
+        QTimer.singleShot(0, lambda: self.edit_check(check, field, value))
+        return True
+
+    def edit_check(self, check: GoldenCheck, field: str, value: object) -> GoldenCheck | None:
+        """``check`` with its query, ids (comma-separated text) or limit changed, written to the golden
+        file in its place; a value it cannot take is refused with the reason and changes nothing."""
+        from recall_gui.core.golden import edited
+
+        try:
+            if field == "limit":
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise InvalidInputError(f"the limit must be a whole number, not {value!r}")
+                new = edited(check, limit=value)
+            elif field == "query":
+                new = edited(check, query=str(value))
+            else:
+                new = edited(check, ids=str(value))
+            if new != check:
+                self.golden.edit(check.key, new)
+        except InvalidInputError as error:
+            unsaved = self.golden.unsaved is not None and isinstance(error, GoldenFileError)
+            message = error.message if unsaved else f"The check was not changed: {error.message}"
+            self.services.show_message(UserMessage(message, error.hint, "warning"))
+            self.editFinished.emit()
+            return None
+        self.editFinished.emit()
+        return new
 
     # --- slots (thin) ---------------------------------------------------------------------------------
 

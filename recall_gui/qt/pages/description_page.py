@@ -602,10 +602,10 @@ class DescriptionPage(QWidget):
         if warnings:  # saved as the user chose, but they should know
             first = warnings[0]
             self.services.show_message(
-                UserMessage(f"Suffix saved.{kept} {first.message}", first.hint, "warning")
+                UserMessage(f"Suffix saved.{kept} {first.message}", first.hint, "warning", "description")
             )
         else:
             self.services.show_message(
-                UserMessage(f"Suffix saved: agents get it from now on.{kept}", None, "info")
+                UserMessage(f"Suffix saved: agents get it from now on.{kept}", None, "info", "description")
             )
         return True

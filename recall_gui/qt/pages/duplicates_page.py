@@ -50,7 +50,8 @@ MARK = QColor("#d08a10")
 
 
 class EntryCard(QFrame):
-    """One entry of a group: its id and row, and its content with the words that differ marked."""
+    """One entry of a group: its id and place in the group, and its content with the words that differ
+    marked."""
 
     def __init__(self, title: str, subtitle: str, content: str, marked: tuple[tuple[int, int], ...]) -> None:
         super().__init__()
@@ -89,8 +90,9 @@ def _escape(text: str) -> str:
 
 
 def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[int, int], ...]]]:
-    """Title, subtitle, content and marked ranges of each entry of ``group``: the words of each entry
-    that differ from the first entry (for the first: from the second)."""
+    """Title (the entry's id), subtitle (its place in the group, how it differs), content and marked
+    ranges of each entry of ``group``: the words of each entry that differ from the first entry (for the
+    first: from the second)."""
     entries = group.entries
     first = entries[0].content
     cards = []
@@ -107,7 +109,8 @@ def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[i
             )
             if entry.content != first and not marked:
                 same = "rewritten (too unlike the first to mark words)"
-        cards.append((entry.id, f"row {entry.row_id} · {same}", entry.content, marked))
+        # Its place in the group: LanceDB's row id (fragment << 32 | offset) is no number a user knows.
+        cards.append((entry.id, f"{number + 1} of {len(entries)} · {same}", entry.content, marked))
     return cards
 
 

@@ -407,7 +407,13 @@ class LogPage(QWidget):
 
     def _show_caption(self) -> None:
         total, shown = self.calls_model.rowCount(), self.proxy.rowCount()
-        if total == shown:
+        window = sum(record.from_window for record in self.calls_model.records)
+        if total == shown and window:
+            self.caption.setText(
+                f"{_plural(total - window, 'call')} by agents and {window:,} by this window's Agent view "
+                "(not counted as agents'), newest first"
+            )
+        elif total == shown:
             self.caption.setText(f"{_plural(total, 'call')}, newest first")
         else:
             self.caption.setText(f"{shown:,} of {_plural(total, 'call')}")
@@ -561,7 +567,7 @@ class LogPage(QWidget):
         self.never_table.setPlaceholder("Every entry was returned at least once." if found.entries else "")
         await self.never_model.load_first_page()
         share = f" ({found.returned / found.entries:.0%})" if found.entries else ""
-        first = self.calls_model.records[0] if self.calls_model.records else None
+        first = next((record for record in self.calls_model.records if not record.from_window), None)
         since = f" since {local_time(first)}" if first is not None else ""
         self.coverage_summary.setText(
             f"{found.returned:,} of {found.entries:,} entries{share} of {name} were returned to agents at "

@@ -146,8 +146,11 @@ class WouldSee:
                 )
             )
             return None
-        name, query, limit = searched
-        check = GoldenCheck(name, query, ids, limit)
+        from recall_gui.core.check_places import check_for, place_text
+
+        _name, query, limit = searched
+        registry = services.registry
+        check = check_for(entry, registry, query, ids, limit)
         golden = services.golden
         try:
             replaced = golden.add(check)
@@ -163,12 +166,14 @@ class WouldSee:
         done = "Updated" if replaced else "Added"
         services.set_activity(
             f"{done} the golden check {quoted(query)} ({plural(len(ids), 'id')}, limit {limit}) "
-            f"in {golden.path.name}"
+            f"in {golden.path.name}, on {place_text(check, registry)}"
         )
-        if not entry.active:
+        registered = registry.get(check.db_name) if check.db_name is not None else None
+        if registered is not None and not registered.active:
             services.show_message(
                 UserMessage(
-                    f"{name} is not active: agents cannot search it, so this check cannot run until it is.",
+                    f"{registered.name} is not active: agents cannot search it, so this check cannot run "
+                    "until it is.",
                     "Activate it on the Agent's tool description page.",
                     "warning",
                 )
