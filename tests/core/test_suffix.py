@@ -17,7 +17,7 @@ from recall_gui.core.suffix_store import (
     SuffixStore,
     leading_listing,
 )
-from recall_gui.core.tool import DEFAULT_DESCRIPTION, compose_description
+from recall_gui.core.tool import DEFAULT_DESCRIPTION
 from tests.kbtools import cosh_entry, write_registry
 
 
@@ -43,7 +43,11 @@ def test_nothing_saved_serves_the_generated_list(tmp_path: Path, store: SuffixSt
     registry = registry_with(tmp_path, ["notes"])
     served = served_tool(registry, store)
     assert served.suffix == build_tool_suffix(registry)
-    assert served.tool.description == compose_description(build_tool_suffix(registry))
+    (notes,) = registry.active
+    assert served.tool.description == (
+        f"{DEFAULT_DESCRIPTION}\n\nAvailable databases:\n\n- Name: notes\n  Description: notes words\n"
+        f"  DB URI: /data/notes\n  Embedding: {notes.embedder.label}\n\n"
+    )
     assert served.warnings() == ()
 
 

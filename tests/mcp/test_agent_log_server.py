@@ -19,7 +19,7 @@ class SlowDisk(LogFiles):
     """A log folder on a disk that takes a second for every write."""
 
     def append(self, line: bytes, max_bytes: int) -> None:
-        time.sleep(1.0)
+        time.sleep(1.0)  # fixed on purpose: the slow disk this test simulates
         super().append(line, max_bytes)
 
 

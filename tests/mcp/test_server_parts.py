@@ -14,9 +14,9 @@ from mcp import Client
 
 from recall_gui.core.harness import Harness
 from recall_gui.core.registry import load_registry, set_active, set_description
-from recall_gui.core.suffix import build_tool_suffix, served_tool
+from recall_gui.core.suffix import served_tool
 from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import Recall, compose_description
+from recall_gui.core.tool import DEFAULT_DESCRIPTION, Recall
 from recall_gui.mcp_server import (
     ListChangedAnnouncer,
     RecallMcpServer,
@@ -167,8 +167,11 @@ def test_registry_changes_under_saved_notes_still_reach_the_agent(
     assert watcher.check() is True
     set_description(kb.registry_dir, kb.name, "Another description")
     assert watcher.check() is True
-    assert watcher.source.current().description == compose_description(
-        build_tool_suffix(load_registry(kb.registry_dir)) + "A sentence of mine."
+    (entry,) = load_registry(kb.registry_dir).active
+    assert watcher.source.current().description == (
+        f"{DEFAULT_DESCRIPTION}\n\nAvailable databases:\n\n- Name: {kb.name}\n"
+        "  Description: Another description\n"
+        f"  DB URI: {kb.db_dir}\n  Embedding: {entry.embedder.label}\n\nA sentence of mine."
     )
     assert "Description: Another description\n" in watcher.source.current().description
 
@@ -243,7 +246,12 @@ def test_an_unreadable_suffix_still_lists_the_tool_with_the_generated_list_and_l
     with caplog.at_level("WARNING", logger="recall_gui.mcp"):
         (tool,) = asyncio.run(list_tools()).tools
         asyncio.run(list_tools())
-    assert tool.description == compose_description(build_tool_suffix(load_registry(kb.registry_dir)))
+    (entry,) = load_registry(kb.registry_dir).active
+    assert tool.description == (
+        f"{DEFAULT_DESCRIPTION}\n\nAvailable databases:\n\n- Name: {kb.name}\n"
+        f"  Description: {entry.description}\n"
+        f"  DB URI: {kb.db_dir}\n  Embedding: {entry.embedder.label}\n\n"
+    )
     problem = f"{store.notes_path} cannot be read: it is not UTF-8 text (byte 0xff at position 0)"
     assert caplog.text.count(problem) == 1  # logged once, not at every listing
     assert "Agents get the generated database list without your text" in caplog.text

@@ -70,6 +70,15 @@ def run(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], timeout
     return loop.run_until_complete(asyncio.wait_for(coro, timeout))
 
 
+async def until(condition: Callable[[], bool], what: str, within: float = TIMEOUT_S) -> None:
+    """Let the loop (and Qt) run until ``condition()`` holds; fail, naming ``what``, after ``within`` s."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        await asyncio.sleep(0.005)
+
+
 @contextlib.contextmanager
 def waiting_for(
     loop: asyncio.AbstractEventLoop, signal: SignalInstance, timeout: float = TIMEOUT_S

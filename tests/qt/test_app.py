@@ -31,7 +31,7 @@ from recall_gui.qt.app import display_problem, run_app
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.settings import SETTINGS_FILE
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
-from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.conftest import WindowFactory, run, until, waiting_for
 
 HEAVY = ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "httpx")
 
@@ -165,7 +165,7 @@ def test_the_libraries_start_loading_once_the_window_is_on_screen(
     """Importing them holds Python's lock most of the time: started earlier, they slowed the first paint."""
     window = open_window(kb.registry_dir, start=False)
     window.hide()
-    run(loop, asyncio.sleep(0.05))
+    run(loop, until(lambda: not window.is_on_screen(), "the window is hidden"))
     heavy = window.services.heavy
     exposed_when_asked: list[bool] = []
     load = heavy.ready
@@ -176,7 +176,9 @@ def test_the_libraries_start_loading_once_the_window_is_on_screen(
 
     heavy.ready = ready  # type: ignore[method-assign]
     start = window.begin()
-    run(loop, asyncio.sleep(0.2))
+    # The registry is read while start-up waits for the window to be on screen: once it is in, start-up
+    # has been waiting, and still nothing may load.
+    run(loop, until(lambda: window.registry.get(kb.name) is not None, "the registry is read"))
     assert exposed_when_asked == []  # still hidden: nothing loads yet
     window.show()
     run(loop, start)

@@ -41,7 +41,7 @@ class SlowReads:
         self.threads.append(threading.current_thread())
         registry = load_registry(directory, previous)
         self.after_read()
-        time.sleep(SLOW_READ_S)
+        time.sleep(SLOW_READ_S)  # fixed on purpose: the slow registry read this test simulates
         return registry
 
 

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.main_window import MainWindow
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
-from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.conftest import WindowFactory, run, until, waiting_for
 from tests.qt.trusttools import banner
 
 
@@ -137,7 +137,7 @@ def test_the_page_holds_at_800_by_500_with_long_names_and_a_long_query(
     query = "how do generators work in python when iterating lazily over a very long sequence of values " * 2
     search(window, loop, qtbot, query)
     window.show_message(UserMessage("A message, as the banner often shows one", "With what to do.", "info"))
-    run(loop, asyncio.sleep(0.1))
+    run(loop, until(window.banner.isVisible, "the banner is shown"))
     assert (window.width(), window.height()) == (800, 500)
     knowledge = window.knowledge
     caption = knowledge.results.caption
