@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["RECALL_GUI_DOWNLOAD_MODELS"] = "0"
     os.environ.setdefault("RECALL_GUI_CACHE_DIR", str(data.DATA_DIR / "cache"))
-    from recall_gui.core.vector_cache import CACHE_ENV, cache_limit
+    from recall_gui.core.session.vector_cache import CACHE_ENV, cache_limit
 
     started = time.perf_counter()
     info = machine()

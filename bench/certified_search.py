@@ -1,5 +1,6 @@
 """``exact_search_1m_certified``, ``exact_search_2m_certified`` and ``exact_memory_1m``: exact search
-through int8 codes (:mod:`recall_gui.core.certified`) on synthetic vectors (clustered, normalised, one in a
+through int8 codes (:mod:`recall_gui.core.session.certified`) on synthetic vectors (clustered, normalised, one
+in a
 hundred an exact copy of another, from a fixed seed).
 
 - the search: one query's top 10 by cosine through ``exact.nearest_rows`` over the codes (the int8 scan and
@@ -89,9 +90,9 @@ def mapped_resident_bytes(array: np.ndarray[Any, Any]) -> int:
 
 
 async def measure(rows: int, timed: int, checked: int) -> list[Metric]:
-    from recall_gui.core.certified import candidates
-    from recall_gui.core.exact import VectorMatrix, nearest_rows
-    from recall_gui.core.session import Session
+    from recall_gui.core.session.certified import candidates
+    from recall_gui.core.session.exact import VectorMatrix, nearest_rows
+    from recall_gui.core.session.session import Session
 
     name = f"{rows // 1_000_000}m"
     started = time.perf_counter()
@@ -201,7 +202,7 @@ async def compare_with_lancedb(
     import lancedb
     import pyarrow as pa
 
-    from recall_gui.core.exact import nearest_rows
+    from recall_gui.core.session.exact import nearest_rows
 
     db_dir = data.DATA_DIR / "certified"
     stamp = db_dir / "stamp.json"

@@ -135,7 +135,7 @@ def real_passages(limit: int = BASE_PASSAGES) -> list[str]:
 
 
 def load_embedder() -> Any:
-    from recall_gui.core.embedders import load_offline_model
+    from recall_gui.core.embedders.pool import load_offline_model
 
     return load_offline_model()
 

@@ -39,7 +39,7 @@ def write_big_registry(directory: Path, count: int) -> Path:
 
 
 def run(ctx: BenchContext) -> list[Metric]:
-    from recall_gui.core.registry import load_registry
+    from recall_gui.core.registry.registry import load_registry
 
     directory = write_big_registry(DATA_DIR / "registry-50k", ENTRIES)
 

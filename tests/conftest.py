@@ -55,7 +55,7 @@ def session() -> Iterator[Any]:
     """A core session (open tables, vectors in memory, loaded models) for one test, closed after it."""
     import asyncio
 
-    from recall_gui.core.session import Session
+    from recall_gui.core.session.session import Session
 
     opened = Session()
     yield opened
@@ -65,7 +65,7 @@ def session() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def embedder() -> Any:
     """The real packaged model, loaded once per run."""
-    from recall_gui.core.embedders import load_offline_model
+    from recall_gui.core.embedders.pool import load_offline_model
 
     return load_offline_model()
 

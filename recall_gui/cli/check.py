@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError
 
 if TYPE_CHECKING:
-    from recall_gui.core.check_comparison import VersionsReport
-    from recall_gui.core.checks import CheckOutcome, CheckRun
+    from recall_gui.core.agents import CheckOutcome, CheckRun, VersionsReport
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 
@@ -54,14 +53,13 @@ def add_to(commands: Any) -> None:
 
 
 async def _run(args: argparse.Namespace) -> CheckRun:
-    from recall_gui.core.checks import run_checks
-    from recall_gui.core.golden import read_golden
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.agents import read_golden, run_checks
+    from recall_gui.core.search import Harness
 
     golden = read_golden(Path(args.file))  # before anything is opened: a bad file runs nothing
     harness = Harness(location(args).directory)
     try:
-        from recall_gui.core.shadowing import with_crowding
+        from recall_gui.core.agents import with_crowding
 
         return await with_crowding(harness, await run_checks(harness, golden.checks))
     finally:
@@ -79,7 +77,7 @@ def format_outcome(outcome: CheckOutcome) -> str:
     for expected in outcome.expected:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
         lines.append(f"       {expected.id}: {where}")
-    from recall_gui.core.shadowing import crowding_text
+    from recall_gui.core.agents import crowding_text
 
     crowding = crowding_text(outcome.near_copies)
     if crowding is not None:
@@ -99,7 +97,7 @@ def format_run(run: CheckRun) -> str:
 
 
 def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
-    from recall_gui.core.junit_report import write_junit
+    from recall_gui.core.agents import write_junit
 
     try:
         write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit))
@@ -113,9 +111,8 @@ def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
 
 
 async def _run_versions(args: argparse.Namespace) -> VersionsReport:
-    from recall_gui.core.check_comparison import run_on_versions
-    from recall_gui.core.golden import read_golden
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.agents import read_golden, run_on_versions
+    from recall_gui.core.search import Harness
 
     golden = read_golden(Path(args.file))
     harness = Harness(location(args).directory)

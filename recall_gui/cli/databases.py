@@ -8,14 +8,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
+from recall_gui.core.base import DEFAULT_LIMIT, DatabaseNotFoundError, InvalidInputError
 from recall_gui.core.registry import DatabaseEntry, Registry
-from recall_gui.core.types import DEFAULT_LIMIT
 
 if TYPE_CHECKING:
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.search import FoundEntry, Harness
     from recall_gui.core.session import Session
-    from recall_gui.core.similar import FoundEntry
 
 
 def registered(registry: Registry, name: str) -> DatabaseEntry:
@@ -61,7 +59,7 @@ async def chosen_database(
     if args.path is None:
         assert registry is not None
         return registered(registry, args.db)
-    from recall_gui.core.folders import open_table
+    from recall_gui.core.tables import open_table
 
     opened = await open_table(
         session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
@@ -96,7 +94,7 @@ async def entry_named(
     """The database and the row that ``--db`` (or ``--path``) and ``--id`` name (in ``version`` of its
     table, ``None``: the latest); when several rows share the id, the first is taken and stderr says so
     (``using``: what is done with it, e.g. "ranking")."""
-    from recall_gui.core.similar import find_entry
+    from recall_gui.core.search import find_entry
 
     entry = await chosen_database(harness.session, args, harness.registry if args.path is None else None)
     found = await find_entry(harness.session, entry.target.at(version), args.id)

@@ -12,7 +12,7 @@ from recall_gui.cli.common import registry_option, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 
 if TYPE_CHECKING:
-    from recall_gui.core.version_diff import VersionDiff
+    from recall_gui.core.inspect import VersionDiff
 
 
 NAME = "diff"
@@ -43,8 +43,8 @@ def add_to(commands: Any) -> None:
 async def _diff(args: argparse.Namespace) -> tuple[str, VersionDiff]:
     """The database's name (a folder's table: its table's) and the diff."""
     from recall_gui.cli.versions import ListingProgress
+    from recall_gui.core.inspect import diff_versions
     from recall_gui.core.session import Session
-    from recall_gui.core.version_diff import diff_versions
 
     async with Session() as session:
         entry = await database(session, args)

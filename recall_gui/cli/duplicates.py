@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
-from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base import InvalidInputError
+from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
-    from recall_gui.core.duplicates import DuplicateReport
+    from recall_gui.core.inspect import DuplicateReport
 
 #: How much of each entry's content the text output shows.
 PREVIEW_CHARS = 100
@@ -63,7 +63,7 @@ def threshold_from_text(text: str | None) -> float | None:
 
 
 async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
-    from recall_gui.core.duplicates import find_duplicates
+    from recall_gui.core.inspect import find_duplicates
     from recall_gui.core.session import Session
 
     threshold = threshold_from_text(args.threshold)

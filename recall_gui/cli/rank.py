@@ -46,9 +46,7 @@ def add_to(commands: Any) -> None:
 
 async def _rank(args: argparse.Namespace) -> dict[str, Any]:
     from recall_gui.cli.search import where_from_option
-    from recall_gui.core.agent_scope import ViewScope
-    from recall_gui.core.harness import Harness
-    from recall_gui.core.visibility import would_agent_see
+    from recall_gui.core.search import Harness, ViewScope, would_agent_see
 
     harness = Harness(location(args).directory)
     try:

@@ -28,8 +28,7 @@ def add_to(commands: Any) -> None:
 
 
 async def _similar(args: argparse.Namespace) -> str:
-    from recall_gui.core.harness import Harness
-    from recall_gui.core.similar import more_like, similar_json
+    from recall_gui.core.search import Harness, more_like, similar_json
 
     harness = Harness(location(args).directory)
     try:

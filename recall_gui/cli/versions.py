@@ -12,7 +12,7 @@ from recall_gui.cli.common import registry_option, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 
 if TYPE_CHECKING:
-    from recall_gui.core.versions import TableVersion
+    from recall_gui.core.tables import TableVersion
 
 
 NAME = "versions"
@@ -62,7 +62,7 @@ class ListingProgress:
 
 async def _versions(args: argparse.Namespace) -> tuple[TableVersion, ...]:
     from recall_gui.core.session import Session
-    from recall_gui.core.versions import list_versions
+    from recall_gui.core.tables import list_versions
 
     async with Session() as session:
         entry = await database(session, args)

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from recall_gui.core.errors import GoldenFileError
-from recall_gui.core.golden import (
+from recall_gui.core.agents import (
     CheckKey,
     GoldenCheck,
     GoldenFile,
@@ -24,6 +23,7 @@ from recall_gui.core.golden import (
     read_golden,
     write_golden,
 )
+from recall_gui.core.base import GoldenFileError
 
 DEFAULT_NAME = "golden.json"
 

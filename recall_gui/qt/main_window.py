@@ -26,16 +26,18 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import __version__
-from recall_gui.core.app_settings import SettingsStore
+from recall_gui.core.base import DemoBuildCancelled, RecallError, RegistryLocation, SettingsStore
 from recall_gui.core.demo import demo_wanted
 from recall_gui.core.drafts import Drafts
-from recall_gui.core.errors import DemoBuildCancelled, RecallError
 from recall_gui.core.messages import UserMessage, registry_problems_text, sentence, user_message
-from recall_gui.core.paths import RegistryLocation
-from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
-from recall_gui.core.registry_advice import location_problem
-from recall_gui.core.suffix import build_tool_suffix
-from recall_gui.core.suffix_store import SuffixStore
+from recall_gui.core.registry import (
+    DatabaseEntry,
+    Registry,
+    SuffixStore,
+    build_tool_suffix,
+    load_registry,
+    location_problem,
+)
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.pages.agent_page import AgentPage
@@ -599,7 +601,7 @@ class MainWindow(QMainWindow):
             await self._check_health(session, rest[first : first + HEALTH_BATCH])
 
     async def _check_health(self, session: Session, entries: tuple[DatabaseEntry, ...]) -> None:
-        from recall_gui.core.health import check_health
+        from recall_gui.core.search import check_health
 
         healths = await asyncio.gather(*(check_health(session, entry) for entry in entries))
         self.knowledge.show_health({health.entry.name: health for health in healths})

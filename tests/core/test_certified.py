@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_gui.core import RecallSearchInput, SearchResult
-from recall_gui.core.certified import Int8Codes, candidates
-from recall_gui.core.exact import VectorMatrix, nearest_rows
-from recall_gui.core.nearest import search_hits
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableOptions
+from recall_gui.core.search.nearest import search_hits
+from recall_gui.core.session.certified import Int8Codes, candidates
+from recall_gui.core.session.exact import VectorMatrix, nearest_rows
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableOptions
 from tests.kbtools import KnowledgeBase, write_lance_table
 
 METRICS = ("l2", "cosine", "dot")

@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS
-from recall_gui.core.duplicates import NotInMemoryError, find_duplicates
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.exact import VectorMatrix
-from recall_gui.core.near_duplicates import GroupFinder, find_groups
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableTarget
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS
+from recall_gui.core.inspect.duplicates import NotInMemoryError, find_duplicates
+from recall_gui.core.inspect.near_duplicates import GroupFinder, find_groups
+from recall_gui.core.session.exact import VectorMatrix
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
 from tests.core.test_cli import cli
 from tests.kbtools import (
     PASSAGES,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.exact import VectorMatrix, nearest_rows
+from recall_gui.core.session.exact import VectorMatrix, nearest_rows
 from tests.core.test_lance_order import lance_search, write_table
 
 

@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
-from recall_gui.core.browse import fetch_page
-from recall_gui.core.errors import FilterError
-from recall_gui.core.filter_guard import FILTER_MEMORY_ENV
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableTarget
+from recall_gui.core.base.errors import FilterError
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.filter_guard import FILTER_MEMORY_ENV
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.browse import fetch_page
 from tests.core.test_cli import ROOT, cli
 from tests.kbtools import PASSAGES, KnowledgeBase
 

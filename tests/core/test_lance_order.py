@@ -23,15 +23,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_gui.core import RecallSearchInput
-from recall_gui.core.exact import VectorMatrix, nearest_rows, nearest_rows_many
-from recall_gui.core.exact_rank import rank_of
-from recall_gui.core.harness import Harness
-from recall_gui.core.lance_distance import distances
-from recall_gui.core.nearest import search_hits
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableOptions
-from recall_gui.core.vector_cache import CACHE_ENV
-from recall_gui.mcp_server import call_recall_search
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.search.nearest import search_hits
+from recall_gui.core.session.exact import VectorMatrix, nearest_rows, nearest_rows_many
+from recall_gui.core.session.exact_rank import rank_of
+from recall_gui.core.session.lance_distance import distances
+from recall_gui.core.session.session import Session
+from recall_gui.core.session.vector_cache import CACHE_ENV
+from recall_gui.core.storage.target import TableOptions
+from recall_gui.mcp.server import call_recall_search
 from tests.core.test_cli import cli
 from tests.kbtools import cosh_entry, write_lance_table, write_registry
 
@@ -239,7 +239,7 @@ def test_recall_search_and_more_like_this_give_lancedbs_order(
     vector = query_vector(embedder)
 
     async def go() -> dict[str, tuple[Any, Any, Any]]:
-        from recall_gui.core.similar import find_entry, more_like
+        from recall_gui.core.search.similar import find_entry, more_like
 
         harness = Harness(registry)
         answers = {}

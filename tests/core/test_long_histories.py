@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall_gui.core.target import TableTarget
-from recall_gui.core.versions import VERSIONS_PER_TIMEOUT, kept_versions, listing_limit
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.versions import VERSIONS_PER_TIMEOUT, kept_versions, listing_limit
 from tests.core.test_cli import cli
 from tests.kbtools import write_lance_table
 

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.agent_scope import ViewScope
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.exact import VectorMatrix
-from recall_gui.core.exact_rank import rank_of
-from recall_gui.core.session import Session
-from recall_gui.core.similar import find_entry, more_like
-from recall_gui.core.visibility import would_agent_see
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.search.agent_scope import ViewScope
+from recall_gui.core.search.similar import find_entry, more_like
+from recall_gui.core.search.visibility import would_agent_see
+from recall_gui.core.session.exact import VectorMatrix
+from recall_gui.core.session.exact_rank import rank_of
+from recall_gui.core.session.session import Session
 from tests.core.test_cli import cli
 from tests.core.test_lance_order import lance_search
 from tests.kbtools import (

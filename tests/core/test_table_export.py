@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.browse import fetch_page
-from recall_gui.core.errors import ExportError
-from recall_gui.core.export import ExportColumn, ExportTable, to_csv, to_json
-from recall_gui.core.session import Session
-from recall_gui.core.table_export import BATCH_ROWS, export_table
-from recall_gui.core.target import TableTarget
+from recall_gui.core.base.errors import ExportError
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.browse import fetch_page
+from recall_gui.core.tables.export import ExportColumn, ExportTable, to_csv, to_json
+from recall_gui.core.tables.table_export import BATCH_ROWS, export_table
 from tests.kbtools import KnowledgeBase, write_lance_table
 
 COLUMNS = (

@@ -12,12 +12,12 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from recall_gui.core.harness import Harness
-from recall_gui.core.registry import load_registry, set_active, set_description
-from recall_gui.core.suffix import served_tool
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import DEFAULT_DESCRIPTION, Recall
-from recall_gui.mcp_server import (
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION, Recall
+from recall_gui.core.registry.registry import load_registry, set_active, set_description
+from recall_gui.core.registry.suffix import served_tool
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
+from recall_gui.core.search.harness import Harness
+from recall_gui.mcp.server import (
     ListChangedAnnouncer,
     RecallMcpServer,
     ToolSource,
@@ -109,7 +109,7 @@ def test_the_source_reads_the_registry_again_only_when_its_files_changed(
     kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A registry of 50k entries takes a second or more to read: not for every tools/list."""
-    import recall_gui.mcp_server as server_module
+    import recall_gui.mcp.server as server_module
 
     reads: list[Path] = []
 

@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import nearest, vector_cache
-from recall_gui.core.harness import Harness
-from recall_gui.mcp_server import call_recall_search
+from recall_gui.core.search import nearest
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.session import vector_cache
+from recall_gui.mcp.server import call_recall_search
 from tests.core.test_cli import cli
 from tests.kbtools import PASSAGES, cosh_entry, write_lance_table, write_registry
 

@@ -21,12 +21,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.agent_probe import ServerLaunch
-from recall_gui.core.paths import CONFIG_ENV, RegistryLocation
-from recall_gui.core.registry import load_registry, set_active
-from recall_gui.core.suffix import build_tool_suffix
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.base.paths import CONFIG_ENV, RegistryLocation
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.registry.registry import load_registry, set_active
+from recall_gui.core.registry.suffix import build_tool_suffix
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
+from recall_gui.mcp.probe import ServerLaunch
 from recall_gui.qt.agent_server import ServerState, launch_for
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.pages.agent_page import AgentPage

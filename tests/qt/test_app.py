@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from recall_gui.core.base.paths import app_registry_dir, demo_db_dir
 from recall_gui.core.demo import DEMO_MARK_FILE, DEMO_NAME
-from recall_gui.core.paths import app_registry_dir, demo_db_dir
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry.registry import load_registry
 from recall_gui.qt.app import display_problem, run_app
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.settings import SETTINGS_FILE
@@ -132,12 +132,12 @@ def test_searching_imports_nothing_the_libraries_load_did_not(kb: KnowledgeBase)
     script = textwrap.dedent(
         f"""
         import asyncio, importlib, json, os, sys
-        from recall_gui.core.warmup import HEAVY_MODULES
+        from recall_gui.core.base.warmup import HEAVY_MODULES
         for name in HEAVY_MODULES:
             importlib.import_module(name)
-        from recall_gui.core.nearest import search_hits
-        from recall_gui.core.session import Session
-        from recall_gui.core.types import RecallSearchInput
+        from recall_gui.core.search.nearest import search_hits
+        from recall_gui.core.session.session import Session
+        from recall_gui.core.base.types import RecallSearchInput
         before = set(sys.modules)
         vector = [1.0 / 384**0.5] * 384
         asking = RecallSearchInput({str(kb.db_dir)!r}, {kb.name!r}, 384, "q", vector, 3)

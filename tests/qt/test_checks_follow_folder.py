@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtWidgets import QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.golden import FolderTable, GoldenCheck, read_golden
+from recall_gui.core.agents.golden import FolderTable, GoldenCheck, read_golden
 from recall_gui.qt.models.checks_model import DATABASE, RESULT
 from tests.foldertools import write_langchain_table
 from tests.kbtools import KnowledgeBase

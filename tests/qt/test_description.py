@@ -15,10 +15,10 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPlainTextEdit, Q
 from pytestqt.qtbot import QtBot
 
 from recall_gui.cli import main
-from recall_gui.core.registry import load_registry, set_active
-from recall_gui.core.suffix import build_tool_suffix
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import DEFAULT_DESCRIPTION, compose_description
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION, compose_description
+from recall_gui.core.registry.registry import load_registry, set_active
+from recall_gui.core.registry.suffix import build_tool_suffix
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.panels.status_note import StatusNote
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry

@@ -317,8 +317,8 @@ def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
 ) -> None:
     from PySide6.QtGui import QColor
 
-    from recall_gui.core.projection import Projection
-    from recall_gui.core.table_map import TableMap
+    from recall_gui.core.inspect.table_map import TableMap
+    from recall_gui.core.session.map_cache import Projection
     from recall_gui.qt.panels.map_view import CHUNK_POINTS, PREVIEW_POINTS, MapView
 
     rows = 50_000

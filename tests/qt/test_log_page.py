@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from recall_gui.core.agent_log import CallRecord, LogSwitch
-from recall_gui.core.app_settings import MB, AppSettings, SettingsStore
-from recall_gui.core.browse import BrowseRow
+from recall_gui.core.agents.agent_log import CallRecord, LogSwitch
+from recall_gui.core.base.app_settings import MB, AppSettings, SettingsStore
+from recall_gui.core.tables.browse import BrowseRow
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.models.call_results_model import CHANGE, CONTENT, NOT_THERE, RANK
 from recall_gui.qt.models.calls_model import CLIENT, DATABASE, QUERY, RESULTS

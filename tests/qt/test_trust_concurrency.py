@@ -161,7 +161,7 @@ class HeldHealthCheck:
     """The real health check, held for one database until released (a slow disk or a remote store)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-        from recall_gui.core import health
+        from recall_gui.core.search import health
 
         self.reached = asyncio.Event()
         self.release = asyncio.Event()

@@ -3,7 +3,7 @@ through the agent's own search, with what changed since the last run.
 
 The golden file is shared with the knowledge page through :class:`~recall_gui.qt.golden_checks.
 GoldenChecks` ("Add as golden check" there adds to it). A run is a kept task (Esc or Cancel stops it);
-its ranks are kept in the app's data dir (:mod:`recall_gui.core.check_history`) for the next run to
+its ranks are kept in the app's data dir (:mod:`recall_gui.core.agents.check_history`) for the next run to
 compare with, never beside the golden file or in a knowledge base.
 """
 
@@ -32,10 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.captions import quoted
-from recall_gui.core.check_places import folder_text, place_text
-from recall_gui.core.errors import GoldenFileError, InvalidInputError
-from recall_gui.core.golden import default_checks_dir
+from recall_gui.core.agents import default_checks_dir, folder_text, place_text
+from recall_gui.core.base import GoldenFileError, InvalidInputError, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.check_views import CompareView, VersionsView
@@ -45,10 +43,15 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, selectable_label, text_view
 
 if TYPE_CHECKING:
-    from recall_gui.core.check_comparison import Comparison, VersionsReport
-    from recall_gui.core.check_history import Change, LastRun
-    from recall_gui.core.checks import CheckOutcome, CheckRun
-    from recall_gui.core.golden import GoldenCheck
+    from recall_gui.core.agents import (
+        Change,
+        CheckOutcome,
+        CheckRun,
+        Comparison,
+        GoldenCheck,
+        LastRun,
+        VersionsReport,
+    )
 
 FILE_FILTER = "Golden checks (*.json);;All files (*)"
 EMPTY_HINT = (
@@ -112,7 +115,7 @@ def outcome_text(
             f"{outcome.searched or place})",
         ]
     if outcome.near_copies:
-        from recall_gui.core.shadowing import crowding_text
+        from recall_gui.core.agents import crowding_text
 
         lines += ["", f"Pushed out? {crowding_text(outcome.near_copies)}"]
     if change is not None:
@@ -327,7 +330,7 @@ class ChecksPage(QWidget):
         return tuple(place_text(check, registry) for check in self.golden.checks)
 
     def _not_run_text(self) -> str:
-        from recall_gui.core.check_history import load_last_run
+        from recall_gui.core.agents import load_last_run
 
         count = len(self.golden.checks)
         text = (
@@ -378,9 +381,7 @@ class ChecksPage(QWidget):
     async def run_checks(self) -> CheckRun | None:
         """Run every check of the golden file through the agent's search; show pass/fail, the ranks and
         what moved since the last run, then keep this run for the next one to compare with."""
-        from recall_gui.core.check_history import change_since, load_last_run, save_run
-        from recall_gui.core.checks import run_checks
-        from recall_gui.core.shadowing import with_crowding
+        from recall_gui.core.agents import change_since, load_last_run, run_checks, save_run, with_crowding
 
         golden = self.golden
         checks, path = golden.checks, golden.path
@@ -446,7 +447,7 @@ class ChecksPage(QWidget):
 
     async def run_on_versions(self) -> VersionsReport | None:
         """Every check on every version of its table still on disk (read-only checkouts), charted."""
-        from recall_gui.core.check_comparison import run_on_versions
+        from recall_gui.core.agents import run_on_versions
 
         checks = self.golden.checks
         if not checks:
@@ -459,7 +460,7 @@ class ChecksPage(QWidget):
 
     async def compare(self, version: int | None = None, other: str | None = None) -> Comparison | None:
         """A/B: A is each check's database at ``version`` (or its latest), B the latest (or ``other``)."""
-        from recall_gui.core.check_comparison import compare_checks
+        from recall_gui.core.agents import compare_checks
 
         checks = self.golden.checks
         entry = self.services.registry.get(other) if other is not None else None
@@ -554,7 +555,7 @@ class ChecksPage(QWidget):
     def edit_check(self, check: GoldenCheck, field: str, value: object) -> GoldenCheck | None:
         """``check`` with its query, ids (comma-separated text) or limit changed, written to the golden
         file in its place; a value it cannot take is refused with the reason and changes nothing."""
-        from recall_gui.core.golden import edited
+        from recall_gui.core.agents import edited
 
         try:
             if field == "limit":

@@ -38,14 +38,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.base import DEFAULT_DESCRIPTION, Recall, RecallError, compose_description
 from recall_gui.core.drafts import DescriptionState, SuffixStatus
-from recall_gui.core.errors import RecallError
 from recall_gui.core.messages import UserMessage, user_message
-from recall_gui.core.registry import Registry, set_active
-from recall_gui.core.suffix import SuffixWarning
-from recall_gui.core.suffix_drift import SuffixDrift
-from recall_gui.core.suffix_store import LEGACY_BACKUP, LEGACY_FILE, UNREADABLE_TAG, SuffixMode
-from recall_gui.core.tool import DEFAULT_DESCRIPTION, Recall, compose_description
+from recall_gui.core.registry import (
+    LEGACY_BACKUP,
+    LEGACY_FILE,
+    UNREADABLE_TAG,
+    Registry,
+    SuffixDrift,
+    SuffixMode,
+    SuffixWarning,
+    set_active,
+)
 from recall_gui.qt.models.databases_table import ACTIVE, EMBEDDING, NAME, DatabasesTableModel
 from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.panels.status_note import StatusNote, Tone, tint

@@ -1,7 +1,7 @@
 """The Duplicates page: groups of near-duplicate entries of one database, side by side so the user can
 judge them.
 
-The search compares every pair of the table's vectors in memory (:mod:`recall_gui.core.duplicates`), a
+The search compares every pair of the table's vectors in memory (:mod:`recall_gui.core.inspect.duplicates`), a
 tile at a time on the session's compute thread, with progress; Cancel (or Esc) stops it after the tile in
 flight. The groups list on the left shows each group's size and largest distance; the selected group's
 entries stand side by side on the right, with the words that differ from the first entry marked.
@@ -31,9 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
-from recall_gui.core.errors import RecallError
-from recall_gui.core.text_diff import changed_ranges
+from recall_gui.core.base import RecallError
+from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS, changed_ranges
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote, tint
@@ -41,7 +40,7 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import push_button, text_view
 
 if TYPE_CHECKING:
-    from recall_gui.core.duplicates import DuplicateGroup, DuplicateReport
+    from recall_gui.core.inspect import DuplicateGroup, DuplicateReport
 
 METRIC_LABELS = {"cosine": "cosine distance", "l2": "squared L2 distance"}
 #: The width of one entry beside the others.
@@ -253,7 +252,7 @@ class DuplicatesPage(QWidget):
 
     async def look_for(self, name: str, threshold: float, metric: str) -> DuplicateReport | None:
         """Look for near-duplicates in the database ``name`` and show them, largest group first."""
-        from recall_gui.core.duplicates import find_duplicates
+        from recall_gui.core.inspect import find_duplicates
 
         entry = self.services.registry.get(name)
         if entry is None:

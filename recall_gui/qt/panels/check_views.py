@@ -10,7 +10,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
-    from recall_gui.core.check_comparison import Comparison, VersionsReport
+    from recall_gui.core.agents import Comparison, VersionsReport
 
 METRICS = (("recall", "recall"), ("mrr", "MRR"), ("ndcg", "nDCG"))
 COLOURS = {"recall": "#2b7bb9", "mrr": "#d08a10", "ndcg": "#3a9e4f"}

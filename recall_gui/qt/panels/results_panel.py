@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.export import ExportColumn, ExportTable, plain_value, to_clipboard_text
-from recall_gui.core.types import SearchResult
+from recall_gui.core.base import SearchResult
+from recall_gui.core.tables import ExportColumn, ExportTable, plain_value, to_clipboard_text
 from recall_gui.qt.models.browse_model import CONTENT, BrowseModel
 from recall_gui.qt.models.results_model import ResultsModel
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, chars_that_fit
