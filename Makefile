@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP_STAMP := $(VENV)/.installed-app
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck unit install clean
+.PHONY: run test lint typecheck unit install clean test-latest bench-smoke
 
 # setuptools tells every editable install to beware of folders named like the package in the working
 # directory (nothing to act on here); the filter keeps that notice out of the set-up's output.
@@ -47,6 +47,21 @@ unit: $(TEST_STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 
 test: lint typecheck unit
+
+# The newest releases of the libraries the app relies on, in a venv of their own (.venv-latest), through
+# the tests that guard their internals and a window smoke test. It reports; it does not gate (`make test`
+# pins the series tested).
+LATEST := lancedb fastembed onnxruntime tokenizers PySide6-Essentials qasync pyqtgraph
+test-latest:
+	$(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install --quiet --upgrade pip
+	PYTHONWARNINGS="ignore:Editable installation" .venv-latest/bin/python -m pip install --quiet -e ".[test]"
+	.venv-latest/bin/python -m pip install --quiet --upgrade $(LATEST)
+	.venv-latest/bin/python -m pip list 2>/dev/null | grep -iE "^(lancedb|fastembed|onnxruntime|tokenizers|pyside6|qasync|pyqtgraph) "
+	-QT_QPA_PLATFORM=offscreen .venv-latest/bin/python -m pytest -q -p no:cacheprovider tests/core/test_compat.py \
+		tests/core/test_exact_search.py tests/core/test_lance_order.py tests/core/test_direct_embedding.py \
+		tests/qt/test_smoke.py
+	@echo "==> test-latest reports only: failures above say what a library upgrade would break"
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
