@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
 from recall_gui.core.errors import RecallError
@@ -23,6 +23,9 @@ from recall_gui.core.session import Session
 from recall_gui.core.tables import OpenTable
 from recall_gui.core.target import TableTarget
 from recall_gui.core.vector_cache import CACHE_ENV, MB, CachedTable, NotCached, cache_limit, rows_at
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DEFAULT_METRIC = "cosine"
 
@@ -113,6 +116,21 @@ async def find_duplicates(
         job.add_done_callback(lambda done: done.cancelled() or done.exception())
         raise
     groups = await _group_rows(opened, cached, grouping)
+    return report_of(
+        opened, threshold=threshold, metric=metric, grouping=grouping, groups=groups, started=started
+    )
+
+
+def report_of(
+    opened: OpenTable,
+    *,
+    threshold: float,
+    metric: str,
+    grouping: Grouping,
+    groups: tuple[DuplicateGroup, ...],
+    started: float,
+) -> DuplicateReport:
+    """The report of a grouping of ``opened`` begun at ``started`` (``time.perf_counter()``)."""
     elapsed = (time.perf_counter() - started) * 1000
     return DuplicateReport(
         opened.name, opened.version, threshold, metric, groups, grouping.rows, grouping.pairs, elapsed
@@ -152,6 +170,14 @@ async def _group_rows(
         return ()
     positions = np.concatenate(grouping.groups)
     rows = await rows_at(opened, cached, positions, f'reading the near-duplicates of "{opened.name}"')
+    return entries_of(opened, rows, grouping)
+
+
+def entries_of(opened: OpenTable, rows: pa.Table | None, grouping: Grouping) -> tuple[DuplicateGroup, ...]:
+    """The groups with the id and content of their rows (``rows``: the grouped rows, group after group;
+    ``None`` when some were no longer in the table)."""
+    if not grouping.groups:
+        return ()
     if rows is None:
         raise RecallError(
             f'"{opened.name}" changed while its near-duplicates were looked for', hint="Look for them again."

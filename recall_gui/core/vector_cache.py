@@ -93,6 +93,12 @@ async def rows_at(
     row_ids = cached.vectors.row_ids[positions]
     if cached.payload is not None:
         return cached.payload.take(pa.array(positions)).append_column("_rowid", pa.array(row_ids))
+    return await rows_by_id(opened, row_ids, what)
+
+
+async def rows_by_id(opened: OpenTable, row_ids: npt.NDArray[np.uint64], what: str) -> pa.Table | None:
+    """The table's other columns (and ``_rowid``) for the rows ``row_ids``, in that order, read from the
+    table; ``None`` if some of those rows are no longer in it."""
     wanted = [int(row_id) for row_id in row_ids]
     taking = opened.table.take_row_ids(wanted).select(opened.row_columns).with_row_id()
     rows = await read_query(taking, what)
