@@ -8,14 +8,18 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.databases import registered
+from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
 from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.ray_runtime import ScaleUnavailableError
 
 if TYPE_CHECKING:
     from recall_gui.core.duplicates import DuplicateReport
 
+#: The exit status when the engine asked for cannot be used (its libraries are not installed).
+EXIT_UNUSABLE = 2
 #: How much of each entry's content the text output shows.
 PREVIEW_CHARS = 100
 
@@ -43,6 +47,13 @@ def add_to(commands: Any) -> None:
         "--metric", choices=METRICS, default="cosine", help="distance: cosine (default) or squared l2"
     )
     parser.add_argument("--json", action="store_true", help="print JSON: threshold, metric and groups")
+    add_engine_options(parser)
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="with --engine ray: split the table into N partitions (default: one per 50,000 rows)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -75,6 +86,18 @@ async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
 
     async with Session() as session:
         try:
+            if args.engine == "ray":
+                from recall_gui.core.ray_duplicates import find_duplicates_on_ray
+
+                found = await find_duplicates_on_ray(
+                    session,
+                    entry.target,
+                    threshold=threshold,
+                    metric=args.metric,
+                    partitions=args.partitions,
+                    on_progress=progress,
+                )
+                return found.report
             return await find_duplicates(
                 session, entry.target, threshold=threshold, metric=args.metric, on_progress=progress
             )
@@ -104,7 +127,13 @@ def format_report(report: DuplicateReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = asyncio.run(_duplicates(args))
+    check_engine_options(args, "partitions")
+    try:
+        with engine_for(args):
+            report = asyncio.run(_duplicates(args))
+    except ScaleUnavailableError as error:
+        report_error(error.message, error.hint)
+        return EXIT_UNUSABLE
     if args.json:
         write_stdout(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:

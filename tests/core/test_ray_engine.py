@@ -1,0 +1,204 @@
+"""The Ray engine (``--engine ray``): near-duplicate groups and golden-check outcomes equal the local
+engine's, the partition plan loses no pair, nothing is written, and without the ``scale`` extra the command
+says what to install. One local Ray of 2 cores serves every test here (``-m ray`` runs just these)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from recall_gui.core.checks import run_checks
+from recall_gui.core.duplicates import find_duplicates
+from recall_gui.core.golden import read_golden
+from recall_gui.core.harness import Harness
+from recall_gui.core.partitions import assign, kmeans, reach_of, unit_rows
+from recall_gui.core.session import Session
+from tests.core.test_check_command import golden
+from tests.core.test_cli import cli
+from tests.core.test_duplicates import brute_force_pairs, components, planted  # noqa: F401 (a fixture)
+from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, snapshot_tree, write_registry
+
+INSTALL = "pip install 'recall-gui[scale]'"
+
+
+@pytest.fixture(scope="session")
+def ray_address(shared_model_cache: Path) -> Iterator[str]:
+    """A local Ray of 2 cores for the whole run (started once: it takes seconds), and its address."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None or importlib.util.find_spec("lance_ray") is None:
+        pytest.skip("the scale extra (Ray, lance-ray) is not installed")
+    from recall_gui.core.ray_runtime import ray_cluster
+
+    # Not imported before this: Ray reads its settings (a token of this run) when first imported.
+
+    with ray_cluster(cpus=2):
+        import ray
+
+        yield str(ray.get_runtime_context().gcs_address)
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize(("metric", "threshold"), [("cosine", 0.05), ("l2", 0.10)])
+def test_ray_groups_are_the_local_engines_and_a_brute_forces(
+    ray_address: str,
+    planted: tuple[KnowledgeBase, dict[str, set[str]]],  # noqa: F811
+    session: Session,
+    metric: str,
+    threshold: float,
+) -> None:
+    """Copies, noisy copies and re-embedded edits, split into 3 partitions (so rows are guests): the same
+    groups in the same order, with the same entries, as the local engine, and the groups of NumPy's
+    all-pairs distances."""
+    from recall_gui.core.ray_duplicates import find_duplicates_on_ray
+
+    kb, _expected = planted
+    before = snapshot_tree(kb.db_dir)
+    local = asyncio.run(find_duplicates(session, kb.target, metric=metric, threshold=threshold))
+    found = asyncio.run(
+        find_duplicates_on_ray(session, kb.target, metric=metric, threshold=threshold, partitions=3)
+    )
+    on_ray = found.report
+    assert on_ray.to_dict() == local.to_dict()
+    assert [group.entries for group in on_ray.groups] == [group.entries for group in local.groups]
+    assert (on_ray.rows, on_ray.pairs) == (local.rows, local.pairs)
+    oracle = components(brute_force_pairs(kb.vectors, threshold, metric))
+    assert {frozenset(kb.ids.index(i) for i in group.ids) for group in on_ray.groups} == oracle
+    assert len(found.plan.held) == 3 and sum(found.plan.home) == len(kb.ids)
+    assert snapshot_tree(kb.db_dir) == before
+
+
+@pytest.mark.parametrize(
+    ("metric", "threshold"), [("l2", 0.3), ("l2", 1.0), ("cosine", 0.01), ("cosine", 0.03)]
+)
+def test_every_pair_within_the_threshold_meets_in_some_partition(metric: str, threshold: float) -> None:
+    """The guest rule is exact: 2,000 clustered rows, 8 partitions, each brute-force pair shares one."""
+    rng = np.random.default_rng(5)
+    centres = rng.standard_normal((40, 16))
+    vectors = (centres[rng.integers(0, 40, 2000)] + rng.normal(0, 0.15, (2000, 16))).astype(np.float32)
+    rows = unit_rows(vectors) if metric == "cosine" else vectors
+    centroids = kmeans(rows[rng.choice(2000, 500, replace=False)], 8, seed=1)
+    _home, held = assign(rows, centroids, reach_of(threshold, metric))
+    where = np.zeros((2000, len(centroids)), bool)
+    for j, members in enumerate(held):
+        where[members, j] = True
+    pairs = brute_force_pairs(vectors, threshold, metric)
+    assert pairs, "the data has pairs within the threshold"
+    assert all((where[a] & where[b]).any() for a, b in pairs)
+    assert where.sum() < 2000 * len(centroids)  # not every row everywhere: the partitions do split
+
+
+def checks_of_two_databases(make_kb: Any, tmp_path: Path) -> tuple[Path, Path]:
+    notes, more = make_kb("notes"), make_kb("more")
+    registry = write_registry(
+        tmp_path / "both", [cosh_entry("notes", notes.db_dir), cosh_entry("more", more.db_dir)]
+    )
+    queries = list(PASSAGES.values())[:6]
+    checks = [
+        {"db_name": name, "query": text[:60], "expect": [list(PASSAGES)[n]], "limit": 3}
+        for n, text in enumerate(queries)
+        for name in ("notes", "more")
+    ]
+    checks.append({"db_name": "missing", "query": "anything", "expect": ["x"]})
+    return registry, golden(tmp_path, checks)
+
+
+@pytest.mark.ray
+def test_ray_check_outcomes_are_the_local_ones(ray_address: str, make_kb: Any, tmp_path: Path) -> None:
+    """Two databases (a task each) and an unknown one: the same JSON as the local run, check by check."""
+    from recall_gui.core.ray_checks import run_checks_on_ray
+
+    registry, path = checks_of_two_databases(make_kb, tmp_path)
+    checks = read_golden(path).checks
+
+    async def local() -> Any:
+        harness = Harness(registry)
+        try:
+            return await run_checks(harness, checks)
+        finally:
+            await harness.aclose()
+
+    seen: list[tuple[int, int]] = []
+    expected = asyncio.run(local()).to_dict()
+    on_ray = asyncio.run(run_checks_on_ray(registry, checks, lambda done, total: seen.append((done, total))))
+    assert json.dumps(on_ray.to_dict(), sort_keys=True) == json.dumps(expected, sort_keys=True)
+    assert expected["passed"] >= 10 and expected["errors"] == 1
+    assert seen[-1] == (len(checks), len(checks))
+
+
+@pytest.mark.ray
+def test_the_commands_on_ray_print_what_the_local_engine_prints_and_write_nothing(
+    ray_address: str,
+    planted: tuple[KnowledgeBase, dict[str, set[str]]],  # noqa: F811
+    make_kb: Any,
+    tmp_path: Path,
+) -> None:
+    kb, _expected = planted
+    before = snapshot_tree(kb.db_dir)
+    common = ("duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--json")
+    local = cli(*common)
+    on_ray = cli(*common, "--engine", "ray", "--ray-address", ray_address, "--partitions", "2")
+    assert local.returncode == 0 and on_ray.returncode == 0, on_ray.stderr
+    assert json.loads(on_ray.stdout) == json.loads(local.stdout)
+    assert len(json.loads(local.stdout)["groups"]) >= 5
+    assert snapshot_tree(kb.db_dir) == before
+
+    registry, path = checks_of_two_databases(make_kb, tmp_path)
+    local = cli("check", "--registry", str(registry), "--json", str(path))
+    on_ray = cli(
+        "check",
+        "--registry",
+        str(registry),
+        "--json",
+        "--engine",
+        "ray",
+        "--ray-address",
+        ray_address,
+        str(path),
+    )
+    assert (on_ray.returncode, on_ray.stdout) == (local.returncode, local.stdout), on_ray.stderr
+
+
+#: Runs the command line with Ray made unimportable, as where the scale extra is not installed.
+WITHOUT_RAY = "import sys; sys.modules['ray'] = None; from recall_gui.cli import main; sys.exit(main())"
+
+
+@pytest.mark.parametrize("command", ["duplicates", "check"])
+def test_without_the_scale_extra_the_ray_engine_says_what_to_install(
+    kb: KnowledgeBase, tmp_path: Path, command: str
+) -> None:
+    import os
+    import subprocess
+
+    args = ["--registry", str(kb.registry_dir), "--engine", "ray"]
+    if command == "duplicates":
+        args += ["--db", kb.name]
+    else:
+        args.append(str(golden(tmp_path, [{"db_name": kb.name, "query": "x", "expect": ["paris"]}])))
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_RAY, command, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "--engine ray needs ray[data]" in done.stderr and INSTALL in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_ray_address_with_the_local_engine_is_refused(kb: KnowledgeBase) -> None:
+    done = cli(
+        "duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--ray-address", "ray://h:1"
+    )
+    assert done.returncode != 0
+    assert "--ray-address is for --engine ray" in done.stderr
