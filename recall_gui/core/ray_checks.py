@@ -18,6 +18,7 @@ from recall_gui.core.checks import CheckOutcome, CheckRun, run_checks
 from recall_gui.core.errors import OperationCancelled, RecallError
 from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.harness import Harness
+from recall_gui.core.ray_runtime import ray_running
 
 
 class RayChecksError(RecallError):
@@ -65,6 +66,19 @@ async def run_checks_on_ray(
         job.add_done_callback(lambda done: done.cancelled() or done.exception())
         raise
     return CheckRun(tuple(outcomes[number] for number in range(len(checks))))
+
+
+async def run_checks_in_ray(
+    registry_dir: Path,
+    checks: Sequence[GoldenCheck],
+    on_progress: Callable[[int, int], None] | None = None,
+    *,
+    address: str | None = None,
+) -> CheckRun:
+    """:func:`run_checks_on_ray` with Ray started for it (or the cluster at ``address`` joined) and
+    stopped after it, without blocking the event loop."""
+    async with ray_running(address):
+        return await run_checks_on_ray(registry_dir, checks, on_progress)
 
 
 def _run_all(

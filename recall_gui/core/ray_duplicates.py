@@ -31,6 +31,7 @@ from recall_gui.core.errors import OperationCancelled, RecallError
 from recall_gui.core.exact import VectorMatrix
 from recall_gui.core.near_duplicates import GroupFinder, groups_of_pairs, measured_grouping
 from recall_gui.core.partitions import assign, kmeans, reach_of, unit_rows
+from recall_gui.core.ray_runtime import ray_running
 from recall_gui.core.session import Session
 from recall_gui.core.target import TableTarget
 from recall_gui.core.vector_cache import rows_by_id
@@ -163,6 +164,24 @@ async def find_duplicates_on_ray(
         opened, threshold=threshold, metric=metric, grouping=grouping, groups=groups, started=started
     )
     return RayDuplicates(report, found.plan)
+
+
+async def find_duplicates_in_ray(
+    session: Session,
+    target: TableTarget,
+    *,
+    address: str | None = None,
+    threshold: float | None = None,
+    metric: str = DEFAULT_METRIC,
+    on_progress: Callable[[float], None] | None = None,
+) -> DuplicateReport:
+    """:func:`find_duplicates_on_ray` with Ray started for it (or the cluster at ``address`` joined) and
+    stopped after it, without blocking the event loop."""
+    async with ray_running(address):
+        found = await find_duplicates_on_ray(
+            session, target, threshold=threshold, metric=metric, on_progress=on_progress
+        )
+    return found.report
 
 
 async def _rows_of(

@@ -12,18 +12,21 @@ nodes must have ``recall-gui[scale]`` installed and reach the databases at the s
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import secrets
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from recall_gui.core.errors import RecallError
 from recall_gui.core.paths import app_cache_dir
 
+#: Where the window's Ray engine runs: the cluster this names (Ray's own variable), else a local Ray.
+ADDRESS_ENV = "RAY_ADDRESS"
 INSTALL_HINT = "Install them with: pip install 'recall-gui[scale]'"
 #: A port nothing listens on: Ray's cloud probes fail at once instead of leaving the machine.
 _CLOSED_PROXY = "http://127.0.0.1:9"
@@ -102,6 +105,31 @@ def ray_cluster(address: str | None = None, *, cpus: int | None = None) -> Itera
         ray.shutdown()
 
 
+@asynccontextmanager
+async def ray_running(address: str | None = None) -> AsyncIterator[RayCluster]:
+    """:func:`ray_cluster` for a caller on an event loop: Ray starts and stops on a worker thread (it
+    takes seconds). Cancelled while Ray starts, it is stopped once it has started."""
+    loop = asyncio.get_running_loop()
+    stack = ExitStack()
+    starting = loop.run_in_executor(None, stack.enter_context, ray_cluster(address))
+    try:
+        cluster = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(
+            lambda done: done.cancelled() or done.exception() or loop.run_in_executor(None, stack.close)
+        )
+        raise
+    try:
+        yield cluster
+    finally:
+        await asyncio.shield(loop.run_in_executor(None, stack.close))
+
+
+def window_address() -> str | None:
+    """The cluster the window's Ray engine joins (:data:`ADDRESS_ENV`), ``None`` for a local Ray."""
+    return os.environ.get(ADDRESS_ENV, "").strip() or None
+
+
 def _cpus(ray: Any) -> float:
     """The cluster's cores."""
     return float(ray.cluster_resources().get("CPU", 0))
@@ -125,6 +153,7 @@ def _start_local(cpus: int | None) -> None:
     )
     try:
         ray.init(
+            address="local",  # a new Ray here, even when RAY_ADDRESS names a cluster
             num_cpus=cpus or os.cpu_count() or 1,
             include_dashboard=False,
             _temp_dir=str(folder),

@@ -24,6 +24,7 @@ from tests.core.test_check_command import golden
 from tests.core.test_cli import cli
 from tests.core.test_duplicates import brute_force_pairs, components, planted  # noqa: F401 (a fixture)
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, snapshot_tree, write_registry
+from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
 
 INSTALL = "pip install 'recall-gui[scale]'"
 
@@ -202,3 +203,51 @@ def test_a_ray_address_with_the_local_engine_is_refused(kb: KnowledgeBase) -> No
     )
     assert done.returncode != 0
     assert "--ray-address is for --engine ray" in done.stderr
+
+
+@pytest.mark.ray
+def test_the_window_runs_both_jobs_on_ray_with_progress(
+    ray_address: str,
+    planted: tuple[KnowledgeBase, dict[str, set[str]]],  # noqa: F811
+    make_kb: Any,
+    tmp_path: Path,
+    session: Session,
+    open_window: Any,  # noqa: F811
+    loop: asyncio.AbstractEventLoop,  # noqa: F811
+) -> None:
+    """Engine: Ray on the Duplicates page and the Checks page: the local engine's groups and outcomes,
+    the progress bar filled, the engine's combo locked while the job runs."""
+    from PySide6.QtWidgets import QComboBox, QPushButton
+
+    from tests.qt.conftest import run, waiting_for
+
+    kb, _expected = planted
+    local = run(loop, find_duplicates(session, kb.target))
+    window = open_window(kb.registry_dir)
+    page = window.duplicates
+    engine = page.findChild(QComboBox, "duplicatesEngine")
+    engine.setCurrentIndex(engine.findText("Ray"))
+    shares: list[int] = []
+    page.progress.valueChanged.connect(shares.append)
+    locked: list[bool] = []
+    page.progress.valueChanged.connect(lambda _value: locked.append(not engine.isEnabled()))
+    with waiting_for(loop, page.searchFinished):
+        page.findChild(QPushButton, "duplicatesFindButton").click()
+    assert page.report is not None, page.note.message
+    assert page.report.to_dict() == local.to_dict()
+    assert page.note.message.startswith(f"{len(local.groups)} groups in {kb.name}: ")
+    assert shares[-1] == 1000 and all(locked)
+    assert engine.isEnabled()
+
+    registry, path = checks_of_two_databases(make_kb, tmp_path)
+    expected = cli("check", "--registry", str(registry), "--json", str(path))
+    window = open_window(registry)
+    checks = window.checks
+    assert checks.open_file(path)
+    combo = checks.findChild(QComboBox, "checksEngine")
+    combo.setCurrentIndex(combo.findText("Ray"))
+    with waiting_for(loop, checks.runFinished):
+        checks.findChild(QPushButton, "checksRunButton").click()
+    assert checks.last_run is not None, checks.note.message
+    assert checks.last_run.to_dict() == json.loads(expected.stdout)
+    assert checks.progress.value() == len(checks.last_run.outcomes)
