@@ -236,7 +236,7 @@ def _pairs_on_ray(
         assigned = table.map_batches(assigning, batch_format="pyarrow")
         pairing = functools.partial(_partition_pairs, threshold=threshold, metric=metric)
         found = assigned.groupby("partition").map_groups(pairing, batch_format="pyarrow")
-        return _collect(found, len(centroids), progress, cancel)
+        return _collect(found, len(centroids), progress, cancel, _scan_order(uri, version, storage_options))
     except (RecallError, OSError):
         raise
     except Exception as error:  # Ray wraps a task's error: its message is the cause's
@@ -244,6 +244,27 @@ def _pairs_on_ray(
             f"the Ray job on {uri} failed: {_cause(error)}",
             hint="Check that every Ray node can read the database and has recall-gui[scale] installed.",
         ) from error
+
+
+def _scan_order(
+    uri: str, version: int, storage_options: dict[str, str]
+) -> Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.uint64]]:
+    """A key of row ids in the order a scan of the table returns the rows (the order of the local
+    engine's matrix): fragments in the manifest's order, rows by offset within each (LanceDB's row ids are
+    row addresses, ``fragment << 32 | offset``). With stable row ids, the row ids themselves."""
+    import lance
+
+    dataset = lance.dataset(uri, version=version, storage_options=storage_options or None)
+    if dataset.has_stable_row_ids:
+        return lambda row_ids: row_ids
+    rank = {fragment.fragment_id: number for number, fragment in enumerate(dataset.get_fragments())}
+
+    def key(row_ids: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+        fragments = (row_ids >> np.uint64(32)).tolist()
+        ranks = np.array([rank.get(int(f), len(rank)) for f in fragments], np.uint64)
+        return (ranks << np.uint64(32)) | (row_ids & np.uint64(0xFFFFFFFF))
+
+    return key
 
 
 def _cause(error: BaseException) -> str:
@@ -354,9 +375,14 @@ def _partition_pairs(group: pa.Table, *, threshold: float, metric: str) -> pa.Ta
 
 
 def _collect(
-    found: Any, partitions: int, progress: Callable[[float], None], cancel: threading.Event
+    found: Any,
+    partitions: int,
+    progress: Callable[[float], None],
+    cancel: threading.Event,
+    scan_key: Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.uint64]],
 ) -> _Pairs:
-    """Read the partitions' answers as they come: the distinct pairs, their rows' vectors, the plan."""
+    """Read the partitions' answers as they come: the distinct pairs, their rows' vectors in scan order,
+    the plan."""
     held: dict[int, int] = {}
     home: dict[int, int] = {}
     firsts, seconds, vectors, ids = [], [], [], []
@@ -386,10 +412,13 @@ def _collect(
         empty = np.empty(0, np.intp)
         nothing = np.zeros((0, 0), np.float32)
         return _Pairs(np.empty(0, np.uint64), nothing, empty, empty, sum(plan.home), plan)
-    all_ids = np.concatenate(ids)
-    row_ids, where = np.unique(all_ids, return_index=True)
-    matrix = np.concatenate(vectors)[where].astype(np.float32)
-    first = np.searchsorted(row_ids, np.concatenate(firsts))
-    second = np.searchsorted(row_ids, np.concatenate(seconds))
+    by_id, where = np.unique(np.concatenate(ids), return_index=True)
+    scan = np.argsort(scan_key(by_id), kind="stable")  # the rows in scan order
+    position = np.empty(len(scan), np.intp)
+    position[scan] = np.arange(len(scan))
+    row_ids = by_id[scan]
+    matrix = np.concatenate(vectors)[where][scan].astype(np.float32)
+    first = position[np.searchsorted(by_id, np.concatenate(firsts))]
+    second = position[np.searchsorted(by_id, np.concatenate(seconds))]
     pairs = np.unique(np.stack([np.minimum(first, second), np.maximum(first, second)]), axis=1)
     return _Pairs(row_ids, matrix, pairs[0], pairs[1], sum(plan.home), plan)
