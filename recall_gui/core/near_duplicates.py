@@ -89,11 +89,14 @@ class GroupFinder:
         tile_columns: int = TILE_COLUMNS,
         reduced_dims: int | None = None,
         keep_pairs: bool = False,
+        first_rows: int | None = None,
     ) -> None:
         """``reduced_dims``: the pre-filter's principal directions (``None``: :data:`REDUCED_DIMS` for
         tables of :data:`REDUCE_FROM_ROWS` rows or more and vectors of more than twice as many
         dimensions, else no pre-filter; 0: none). ``keep_pairs``: also keep every pair found within the
-        threshold (:meth:`close_pairs`), for a caller that joins the pairs of several matrices."""
+        threshold (:meth:`close_pairs`), for a caller that joins the pairs of several matrices.
+        ``first_rows``: compare only the pairs whose first row is among the first ``first_rows`` rows (a
+        partition's rows at home; pairs of two guests meet at home elsewhere)."""
         self.threshold = check_threshold(threshold, metric)
         self.metric = metric
         self.vectors = vectors
@@ -104,9 +107,10 @@ class GroupFinder:
         self._slack = 8 * (gamma + 4 * _U)
         self._parent = np.arange(rows, dtype=np.intp)
         self._usable = vectors.inv_norms > 0 if metric == "cosine" else np.ones(rows, bool)
+        leading = rows if first_rows is None else max(0, min(first_rows, rows))
         self._tiles = [
-            (start, min(start + tile_rows, rows), column, min(column + tile_columns, rows))
-            for start in range(0, rows, tile_rows)
+            (start, min(start + tile_rows, leading), column, min(column + tile_columns, rows))
+            for start in range(0, leading, tile_rows)
             for column in range(start, rows, tile_columns)
         ]
         self._next = 0

@@ -341,15 +341,19 @@ def _partition_pairs(group: pa.Table, *, threshold: float, metric: str) -> pa.Ta
     row that tells the partition's size (``summary``)."""
     import pyarrow as pa
 
+    at_home = group.column("home").to_numpy(zero_copy_only=False)
+    group = group.take(np.argsort(~at_home, kind="stable"))  # the rows at home first
+    homes = int(np.count_nonzero(at_home))
     column = group.column("vector").combine_chunks()
     dim = int(column.type.list_size)
     matrix = column.values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(len(column), dim)
     row_ids = group.column("_rowid").to_numpy()
-    finder = GroupFinder(VectorMatrix.build(matrix, row_ids), threshold, metric, keep_pairs=True)
+    # A pair within the threshold meets where one of its rows is at home: pairs of two guests are skipped.
+    held = VectorMatrix.build(matrix, row_ids)
+    finder = GroupFinder(held, threshold, metric, keep_pairs=True, first_rows=homes)
     while not finder.done:
         finder.step()
     first, second = finder.close_pairs()
-    homes = int(np.count_nonzero(group.column("home").to_numpy(zero_copy_only=False)))
     partition = int(group.column("partition")[0].as_py())
     ends = np.concatenate([[0], row_ids[first]]).astype(np.uint64), np.concatenate([[0], row_ids[second]])
     vectors = [

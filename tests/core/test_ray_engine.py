@@ -96,6 +96,35 @@ def test_every_pair_within_the_threshold_meets_in_some_partition(metric: str, th
     assert where.sum() < 2000 * len(centroids)  # not every row everywhere: the partitions do split
 
 
+@pytest.mark.parametrize("metric", ["cosine", "l2"])
+def test_a_partition_compares_only_pairs_with_a_row_at_home(metric: str) -> None:
+    """``first_rows``: the pairs of a brute force whose first row is among the first rows (tiles of 3 x 5
+    rows, so the cut falls inside a tile), and no pair of two later rows."""
+    from recall_gui.core.exact import VectorMatrix
+    from recall_gui.core.near_duplicates import GroupFinder
+
+    rng = np.random.default_rng(9)
+    vectors = (rng.standard_normal((6, 8))[rng.integers(0, 6, 40)] + rng.normal(0, 0.1, (40, 8))).astype(
+        np.float32
+    )
+    threshold = 0.2 if metric == "l2" else 0.01
+    finder = GroupFinder(
+        VectorMatrix.build(vectors, np.arange(40, dtype=np.uint64)),
+        threshold,
+        metric,
+        tile_rows=3,
+        tile_columns=5,
+        keep_pairs=True,
+        first_rows=17,
+    )
+    while not finder.done:
+        finder.step()
+    first, second = finder.close_pairs()
+    expected = {(a, b) for a, b in brute_force_pairs(vectors, threshold, metric) if a < 17}
+    assert len(expected) > 5
+    assert set(zip(first.tolist(), second.tolist(), strict=True)) == expected
+
+
 def checks_of_two_databases(make_kb: Any, tmp_path: Path) -> tuple[Path, Path]:
     notes, more = make_kb("notes"), make_kb("more")
     registry = write_registry(
