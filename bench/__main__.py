@@ -29,6 +29,7 @@ GROUPS: dict[str, str] = {
     "ray_duplicates": "bench.ray_duplicates",
     "window": "bench.window",
     "registry_load": "bench.registry_load",
+    "large_registry": "bench.large_registry",
     "fresh_search": "bench.fresh_search",
     "mcp": "bench.agent_first_call",
     "map": "bench.map",

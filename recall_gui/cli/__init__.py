@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from recall_gui import __version__
 from recall_gui.cli import (
+    activation,
     check,
     compare,
     context,
@@ -30,6 +31,7 @@ from recall_gui.cli import (
     shadowing,
     similar,
     tool,
+    unregister,
     versions,
     window,
 )
@@ -41,6 +43,9 @@ COMMANDS = (
     tool,
     listing,
     register,
+    activation.activate,
+    activation.deactivate,
+    unregister,
     versions,
     diff,
     demo,

@@ -65,7 +65,9 @@ async def _run(args: argparse.Namespace) -> CheckRun:
         return await run_checks_on_ray(location(args).directory, golden.checks)
     harness = Harness(location(args).directory)
     try:
-        return await run_checks(harness, golden.checks)
+        from recall_gui.core.shadowing import with_crowding
+
+        return await with_crowding(harness, await run_checks(harness, golden.checks))
     finally:
         await harness.aclose()
 
@@ -80,6 +82,11 @@ def format_outcome(outcome: CheckOutcome) -> str:
     for expected in outcome.expected:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
         lines.append(f"       {expected.id}: {where}")
+    from recall_gui.core.shadowing import crowding_text
+
+    crowding = crowding_text(outcome.near_copies)
+    if crowding is not None:
+        lines.append(f"       {crowding}")
     return "\n".join(lines)
 
 

@@ -8,8 +8,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from recall_gui.cli.common import location, registry_option, report_error, write_stdout
-from recall_gui.cli.databases import registered
+from recall_gui.cli.common import registry_option, report_error, write_stdout
+from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
 from recall_gui.core.errors import InvalidInputError
@@ -34,10 +34,11 @@ def add_to(commands: Any) -> None:
         help="find groups of near-duplicate entries in a database",
         description="Compare every pair of entries of a database by their stored vectors (exactly, in "
         "memory) and print the groups whose vectors lie within the threshold of each other; an exact "
-        "copy is a group. Any registered database can be inspected, active or not. Nothing is written.",
+        "copy is a group. Any registered database can be inspected, active or not, and so can a table of "
+        "an unregistered folder (--path). Nothing is written.",
     )
     registry_option(parser)
-    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
+    database_options(parser)
     parser.add_argument(
         "--threshold",
         metavar="T",
@@ -46,7 +47,11 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--metric", choices=METRICS, default="cosine", help="distance: cosine (default) or squared l2"
     )
-    parser.add_argument("--json", action="store_true", help="print JSON: threshold, metric and groups")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: threshold, metric, left_out (zero vectors not compared by cosine) and groups",
+    )
     add_engine_options(parser)
     parser.add_argument(
         "--partitions",
@@ -70,11 +75,9 @@ def threshold_from_text(text: str | None) -> float | None:
 
 async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
     from recall_gui.core.duplicates import find_duplicates
-    from recall_gui.core.registry import load_registry
     from recall_gui.core.session import Session
 
     threshold = threshold_from_text(args.threshold)
-    entry = registered(load_registry(location(args).directory), args.db)
     shown = -1
 
     def progress(share: float) -> None:
@@ -85,6 +88,7 @@ async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
             print(f"\rcomparing entries: {percent}%", end="", file=sys.stderr, flush=True)
 
     async with Session() as session:
+        entry = await database(session, args)
         try:
             if args.engine == "ray":
                 from recall_gui.core.ray_duplicates import find_duplicates_on_ray
@@ -123,10 +127,14 @@ def format_report(report: DuplicateReport) -> str:
         f"{len(report.groups)} groups ({grouped} of {report.rows} entries) within {report.metric} distance "
         f"{report.threshold:g} of each other, in {report.elapsed_ms / 1000:.1f} s"
     )
+    left_out = report.left_out_text("--metric l2")
+    if left_out is not None:
+        lines.append(f"note: {left_out}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_unclear(args, NAME)
     check_engine_options(args, "partitions")
     try:
         with engine_for(args):

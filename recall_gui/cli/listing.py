@@ -118,7 +118,9 @@ async def folder_rows(path: str, storage: dict[str, str]) -> tuple[list[dict[str
         for table in folder.tables:
             if table.columns is None:  # listed with what is wrong, like a registered table
                 entry = DatabaseEntry(table.name, folder.place.uri, "", NO_MODEL, origin="opened")
-                problem = HealthProblem("columns", table.problem or "the table cannot be read")
+                problem = HealthProblem(
+                    table.problem_kind, table.problem or "the table cannot be read", table.problem_hint
+                )
                 healths.append(DatabaseHealth(entry, None, (problem,)))
             else:
                 healths.append(await check_health(session, opened_entry(folder, table)))

@@ -91,7 +91,11 @@ async def _register(args: argparse.Namespace) -> str:
             "Anyone who can read that file can use it; storage options or the environment keep it out.",
             level="warning",
         )
-    state = "inactive: agents cannot search it until it is activated" if args.inactive else "active"
+    state = (
+        f"inactive: agents cannot search it until `recall-gui activate {args.name}`"
+        if args.inactive
+        else "active"
+    )
     return (
         f'registered "{args.name}" ({state}) in {done.registry_file}: table "{entry.table_name}" of '
         f"{masked(entry.uri)}, model {entry.embedder.label}, {entry.model_reason}\n"

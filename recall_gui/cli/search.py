@@ -102,7 +102,7 @@ async def _search_folder(
 ) -> SearchReport:
     """The agent's search on a table of an unregistered folder (the same pipeline, the same JSON)."""
     from recall_gui.core.folders import open_table
-    from recall_gui.core.harness import parse_arguments
+    from recall_gui.core.harness import AGENT_COLUMNS, parse_arguments
 
     _db, query, limit = parse_arguments({**arguments, "db_name": ""})
     opened = await open_table(
@@ -111,7 +111,9 @@ async def _search_folder(
     if args.verbose:
         entry = opened.entry
         print(f"model: {entry.embedder.label}, {entry.model_reason}", file=sys.stderr)
-    return await harness.search_database(opened.entry, query, limit, where=where_from_option(args.where))
+    return await harness.search_database(
+        opened.entry, query, limit, where=where_from_option(args.where), columns=AGENT_COLUMNS
+    )
 
 
 async def _search(args: argparse.Namespace) -> str:
@@ -177,11 +179,11 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
 
 async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:
     """The agent's search with a pre-filter: the same database, query, limit and output."""
-    from recall_gui.core.harness import parse_arguments
+    from recall_gui.core.harness import AGENT_COLUMNS, parse_arguments
 
     db_name, query, limit = parse_arguments(arguments)
     return await harness.search_database(
-        harness.resolve_active(db_name), query, limit, where=where_from_option(where)
+        harness.resolve_active(db_name), query, limit, where=where_from_option(where), columns=AGENT_COLUMNS
     )
 
 

@@ -18,7 +18,11 @@ def write_text_atomic(path: Path, text: str, *, precondition: Callable[[], bool]
     ``precondition`` is checked just before the rename; when it returns False nothing is replaced and the
     function returns False (the caller re-reads and retries). A crash at any point leaves ``path`` whole:
     the old content before the rename, the new content after it.
+
+    A ``path`` that is a symlink (a file kept in a dotfiles repository) keeps being one: its target is
+    replaced, not the link.
     """
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

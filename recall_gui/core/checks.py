@@ -37,6 +37,8 @@ class CheckOutcome:
     #: Why the check could not run (its database is unusable); ``None`` when it ran.
     error: str | None = None
     hint: str | None = None
+    #: For a check that missed an expected id: near-copies among its results, which take places.
+    near_copies: tuple[tuple[str, ...], ...] = ()
 
     @property
     def expected(self) -> tuple[ExpectedRank, ...]:
@@ -68,6 +70,8 @@ class CheckOutcome:
         metrics = self.metrics
         if metrics is not None:
             data["metrics"] = metrics.to_dict()
+        if self.near_copies:
+            data["near_copies"] = [list(group) for group in self.near_copies]
         if self.error is not None:
             data["error"] = self.error
         return data

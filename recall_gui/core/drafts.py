@@ -78,10 +78,11 @@ class SuffixDraft:
 
     # --- reading ---
 
-    def follow(self, registry: Registry) -> None:
-        """A new registry snapshot: the generated list follows it, the saved suffix is read again."""
+    def follow(self, registry: Registry, generated: str | None = None) -> None:
+        """A new registry snapshot: the generated list follows it (``generated``: made already, e.g. on
+        the worker that read the snapshot), the saved suffix is read again."""
         self.registry = registry
-        self.generated = build_tool_suffix(registry)
+        self.generated = build_tool_suffix(registry) if generated is None else generated
         self.reload()
 
     def reload(self) -> None:
@@ -218,8 +219,12 @@ class DescriptionDrafts:
         """A new registry snapshot. A draft ends when the registry holds its text; a database missing from
         the snapshot keeps its draft (the file may be half-written by another program, or not parse, and
         be whole again soon)."""
-        names = {db.name: db for db in registry.databases}
-        self._drafts = {n: t for n, t in self._drafts.items() if n not in names or names[n].description != t}
+
+        def ended(name: str, text: str) -> bool:
+            entry = registry.get(name)
+            return entry is not None and entry.description == text
+
+        self._drafts = {n: t for n, t in self._drafts.items() if not ended(n, t)}
         self._bases = {n: t for n, t in self._bases.items() if n in self._drafts}
         self.registry = registry
         self.changed.emit()
@@ -327,10 +332,10 @@ class Drafts:
         self.search = SearchDraft()
         self.search_changed = Listeners()
 
-    def follow(self, registry: Registry) -> None:
+    def follow(self, registry: Registry, generated: str | None = None) -> None:
         """A new registry snapshot for every draft."""
         self.descriptions.follow(registry)
-        self.suffix.follow(registry)
+        self.suffix.follow(registry, generated)
 
     def publish_search(self, search: SearchDraft) -> None:
         if search != self.search:

@@ -68,11 +68,25 @@ class DuplicateReport:
     rows: int
     pairs: int
     elapsed_ms: float
+    #: Rows not compared: vectors of zero length, which have no cosine distance.
+    left_out: int = 0
+
+    def left_out_text(self, other_metric: str) -> str | None:
+        """Why rows were not compared, and how to compare them (``other_metric``: how the front end
+        names the squared L2 choice); ``None`` when every row was."""
+        if not self.left_out:
+            return None
+        rows = "1 entry has" if self.left_out == 1 else f"{self.left_out:,} entries have"
+        return (
+            f"{rows} a zero vector (all components 0): cosine distance is undefined for it, so "
+            f"{'it was' if self.left_out == 1 else 'they were'} left out; {other_metric} compares them."
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "threshold": self.threshold,
             "metric": self.metric,
+            "left_out": self.left_out,
             "groups": [
                 {"ids": list(group.ids), "max_distance": round(group.max_distance, 7)}
                 for group in self.groups
@@ -133,7 +147,15 @@ def report_of(
     """The report of a grouping of ``opened`` begun at ``started`` (``time.perf_counter()``)."""
     elapsed = (time.perf_counter() - started) * 1000
     return DuplicateReport(
-        opened.name, opened.version, threshold, metric, groups, grouping.rows, grouping.pairs, elapsed
+        opened.name,
+        opened.version,
+        threshold,
+        metric,
+        groups,
+        grouping.rows,
+        grouping.pairs,
+        elapsed,
+        grouping.left_out,
     )
 
 

@@ -1,18 +1,18 @@
-"""Exact top-k over vectors held in memory, ranked exactly as LanceDB's flat search ranks them.
+"""Exact top-k over vectors held in memory, in exactly the order LanceDB's flat search gives.
 
 One pass over the matrix does the work: a float32 matrix-vector product (memory-bound, near the
 bandwidth floor), turned into an approximate score per row. A bound on the k-th smallest score, taken
 from the minima of small blocks, and a strict bound on float32 rounding error select a few candidates
-that surely contain the true top k; only those are re-scored in float64 with LanceDB's formulas:
+that surely contain the true top k; only those are re-scored with LanceDB's own float32 arithmetic
+(:mod:`recall_gui.core.lance_distance`, bit for bit):
 
 - ``l2``: squared Euclidean distance, ``sum((x - q)^2)``;
 - ``cosine``: ``1 - x.q / (|x| |q|)``; rows (and queries) of zero length have no cosine and are skipped;
 - ``dot``: ``1 - x.q``.
 
-Candidates are ordered by their distance rounded to float32 (what LanceDB reports) and then by row id,
-which is how LanceDB orders equal distances (duplicate vectors). Two distinct vectors whose distances
-differ by less than float32 rounding could still be ordered differently from LanceDB's own float32
-arithmetic; exact ties cannot.
+Candidates are ordered by that distance, then by row id, which is how LanceDB orders equal distances
+(duplicate vectors); rows whose distance is NaN are left out, as LanceDB leaves them out. So near-ties
+closer than float32 resolution come out in LanceDB's order too, and the distances reported are LanceDB's.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from recall_gui.core.lance_distance import distances as lance_distances
 
 Matrix = npt.NDArray[np.float32]
 RowIds = npt.NDArray[np.uint64]
@@ -37,8 +39,9 @@ def rounding_slack(dim: int, scale: float) -> float:
     for vectors whose distances are at most ``scale``.
 
     Any float32 dot product of length d is within gamma_d * |x| |q| of the true value, whatever the
-    summation order (BLAS blocking, FMA); the norms and the few float32 operations after it add a few
-    roundoffs, and ordering by float32-rounded distances one more. The slack covers all of it, twice.
+    summation order (BLAS blocking, LanceDB's lanes, FMA); the norms and the few float32 operations after
+    it add a few roundoffs. Both the approximate score and LanceDB's distance are that close to the exact
+    distance; the slack covers their sum, twice.
     """
     gamma = dim * _U / (1 - dim * _U)
     return 8 * (gamma + 4 * _U) * scale
@@ -47,7 +50,7 @@ def rounding_slack(dim: int, scale: float) -> float:
 #: Rows per block when bounding the k-th smallest score by block minima.
 _BLOCK = 64
 #: Candidates re-scored in float64 at once (bounds the temporary memory of a pathological query).
-_RESCORE_CHUNK = 8192
+RESCORE_CHUNK = 8192
 
 
 @dataclass(frozen=True)
@@ -209,21 +212,55 @@ def _best_of(
     if allowed is not None:
         scores[~allowed] = np.inf
     slack = rounding_slack(int(q.shape[0]), scale)
+    if metric == "cosine" and not has_float32_norm(q):
+        scores[scores != np.inf] = 0  # LanceDB's distances degenerate (all 1, or infinite): rescore every row
+    while True:
+        best, best_distances, dropped = _rescored(vectors, q, metric, k, scores, slack=slack)
+        if len(dropped):  # LanceDB has no distance for them (NaN): look further
+            scores[dropped] = np.inf
+        elif len(best) and best_distances[-1] == np.inf and np.any(scores[scores != np.inf] != 0):
+            scores[scores != np.inf] = 0  # the k-th distance overflowed: infinities tie, rescore every row
+        else:
+            return best, best_distances
+
+
+def has_float32_norm(query: Matrix) -> bool:
+    """Whether ``|query|^2`` is a normal finite float32; else LanceDB's cosine distances degenerate (all
+    1, infinite, none, or rounded far coarser than the rounding slack allows) and every row is
+    re-scored."""
+    with np.errstate(over="ignore", under="ignore"):
+        return bool(np.finfo(np.float32).tiny <= np.dot(query, query) < np.inf)
+
+
+def _rescored(
+    vectors: VectorMatrix,
+    q: Matrix,
+    metric: str,
+    k: int,
+    scores: Matrix,
+    *,
+    slack: float,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32], npt.NDArray[np.intp]]:
+    """The k nearest among the candidates ``scores`` and ``slack`` select, by LanceDB's distance and
+    then row id, and the candidates whose LanceDB distance is NaN."""
     threshold = _kth_smallest_bound(scores, k) + slack
-    candidates = np.flatnonzero(scores <= threshold)
+    if np.isfinite(threshold):
+        candidates = np.flatnonzero(~(scores > threshold))  # NaN scores (overflow) too
+    else:  # fewer than k finite scores: every row still in the running is a candidate
+        candidates = np.flatnonzero(scores != np.inf)
     best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)
+    dropped: list[npt.NDArray[np.intp]] = [np.empty(0, np.intp)]
     # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.
-    for start in range(0, len(candidates), _RESCORE_CHUNK):
-        positions = np.concatenate([best, candidates[start : start + _RESCORE_CHUNK]])
-        distances = np.concatenate(
-            [
-                best_distances,
-                exact_distances(vectors.matrix[positions[len(best) :]], q, metric).astype(np.float32),
-            ]
-        )
+    for start in range(0, len(candidates), RESCORE_CHUNK):
+        chunk = candidates[start : start + RESCORE_CHUNK]
+        distances = lance_distances(vectors.matrix[chunk], q, metric)
+        missing = np.isnan(distances)
+        dropped.append(chunk[missing])
+        positions = np.concatenate([best, chunk[~missing]])
+        distances = np.concatenate([best_distances, distances[~missing]])
         order = np.lexsort((vectors.row_ids[positions], distances))[:k]
         best, best_distances = positions[order], distances[order]
-    return best, best_distances
+    return best, best_distances, np.concatenate(dropped)
 
 
 def _kth_smallest_bound(scores: npt.NDArray[np.float32], k: int) -> float:
@@ -237,20 +274,3 @@ def _kth_smallest_bound(scores: npt.NDArray[np.float32], k: int) -> float:
         return float(np.partition(scores, k - 1)[k - 1])
     minima = scores[: blocks * _BLOCK].reshape(blocks, _BLOCK).min(axis=1)
     return float(np.partition(minima, k - 1)[k - 1])
-
-
-def exact_distances(rows: Matrix, query: npt.NDArray[np.float32], metric: str) -> npt.NDArray[np.float64]:
-    """LanceDB's distance of each row to ``query``, computed in float64 (NaN where it has none)."""
-    x = rows.astype(np.float64)
-    q = query.astype(np.float64)
-    if metric == "l2":
-        difference = x - q
-        squared: npt.NDArray[np.float64] = np.einsum("ij,ij->i", difference, difference)
-        return squared
-    if metric == "cosine":
-        norms: npt.NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", x, x)) * np.sqrt(q @ q)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return 1.0 - (x @ q) / norms
-    if metric == "dot":
-        return 1.0 - x @ q
-    raise ValueError(f"unknown metric {metric!r}")

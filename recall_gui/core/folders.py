@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from recall_gui.core.columns import ColumnMapping, detect_columns
 from recall_gui.core.errors import ColumnError, FolderError, InvalidInputError, RecallError
@@ -83,6 +83,11 @@ class FolderTable:
     model: ModelDetection | None
     #: Why the table cannot be opened (its columns cannot be told, its files cannot be read).
     problem: str | None = None
+    #: What kind of problem: "columns" (no column can play a role: name them), "storage" (its files
+    #: cannot be read: permissions, damage).
+    problem_kind: Literal["columns", "storage"] = "columns"
+    #: What to do about the problem.
+    problem_hint: str | None = None
 
     @property
     def summary(self) -> str:
@@ -148,13 +153,38 @@ async def _describe(connection: AsyncConnection, name: str, available: list[Loca
         schema = await bounded(table.schema(), what)
         rows = await bounded(table.count_rows(), what)
     except RecallError as error:
-        return FolderTable(name, None, None, None, error.message)
+        problem, hint = unreadable(connection.uri, name, error.message)
+        return FolderTable(name, None, None, None, problem, "storage", hint)
     try:
         columns = detect_columns(schema)
     except ColumnError as error:
-        return FolderTable(name, rows, None, None, error.message)
+        return FolderTable(name, rows, None, None, error.message, "columns", _NAME_COLUMNS_HINT)
     model = detect_model(schema, columns.vector, columns.vector_dim, available)
     return FolderTable(name, rows, columns, model)
+
+
+_NAME_COLUMNS_HINT = (
+    "Choose another table, or register it with its column names (id_column, content_column, "
+    "vector_column) in the registry."
+)
+
+
+def unreadable(uri: str, name: str, message: str) -> tuple[str, str]:
+    """Why a table's files cannot be read, in the user's words, and what to do: permission to read them
+    is missing, or they are damaged or incomplete (LanceDB's own reason kept)."""
+    files = f"{uri.rstrip('/')}/{name}{TABLE_SUFFIX}"
+    reason = message.split(" failed: ", 1)[-1]
+    if "permission denied" in message.lower() or "access denied" in message.lower():
+        return (
+            f'table "{name}" cannot be read: you may not read its files (permission denied on {files})',
+            "Give your user read access to that folder (e.g. chmod -R u+rX), or open it as a user who may "
+            "read it.",
+        )
+    return (
+        f'table "{name}" cannot be read: its files are damaged or incomplete ({reason})',
+        f"Check {files}: a file may be truncated or missing (an interrupted copy or write); restore it "
+        "from a copy.",
+    )
 
 
 def _no_table_hint(uri: str) -> str:
@@ -178,8 +208,7 @@ def opened_entry(folder: Folder, table: FolderTable, model: ModelDetection | Non
     if table.problem is not None or table.columns is None:
         raise FolderError(
             f'table "{table.name}" in {folder.place.uri} cannot be opened: {table.problem}',
-            hint="Choose another table, or register it with its column names (id_column, content_column, "
-            "vector_column) in the registry.",
+            hint=table.problem_hint or _NAME_COLUMNS_HINT,
         )
     detection = model or table.model
     assert detection is not None  # a table whose columns are known has a detection

@@ -8,7 +8,7 @@ a :class:`SearchReport` with timings and the model used; what the agent sees sta
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,8 @@ from recall_gui.core.types import (
 )
 
 _U64_LIMIT = 2**64
+#: The columns an agent's hit needs besides its id and content: none.
+AGENT_COLUMNS: tuple[str, ...] = ()
 
 
 def parse_limit(value: Any) -> int:
@@ -85,22 +87,40 @@ class Harness:
 
     ``session``: the caches and worker threads to use; without one the harness makes its own and closes
     it in :meth:`aclose` (a session handed in is the caller's to close).
+
+    ``registry``: where the registry comes from. Without it the harness reads ``registry_dir`` itself and
+    reads it again whenever its files change (the CLI, the MCP server). A front end that already keeps a
+    snapshot (the window, which reads it off its GUI thread and watches the files) hands its snapshot's
+    getter instead: then the harness never reads the registry, and there is one copy of it.
     """
 
-    def __init__(self, registry_dir: Path, *, session: Session | None = None) -> None:
+    def __init__(
+        self,
+        registry_dir: Path,
+        *,
+        session: Session | None = None,
+        registry: Callable[[], Registry] | None = None,
+    ) -> None:
         self.registry_dir = Path(registry_dir)
         self._owns_session = session is None
         self.session = session if session is not None else Session()
-        self._registry = load_registry(self.registry_dir)
+        self._provided = registry
+        self._registry = load_registry(self.registry_dir) if registry is None else None
 
     @property
     def registry(self) -> Registry:
-        """The registry, re-read when another program changed its files."""
-        if self._registry.changed_on_disk():
+        """The registry: the provider's snapshot, else this harness's own, re-read when another program
+        changed its files."""
+        if self._provided is not None:
+            return self._provided()
+        if self._registry is None or self._registry.changed_on_disk():
             self._registry = load_registry(self.registry_dir)
         return self._registry
 
     def reload(self) -> Registry:
+        """The registry read again (with a provider: the provider's snapshot, which its owner refreshes)."""
+        if self._provided is not None:
+            return self._provided()
         self._registry = load_registry(self.registry_dir)
         return self._registry
 
@@ -117,9 +137,10 @@ class Harness:
         )
 
     async def run(self, args: Mapping[str, Any]) -> SearchReport:
-        """The tool call, resolved among the active databases."""
+        """The tool call, resolved among the active databases; its hits carry only what the agent gets
+        (id and content: no other column is read)."""
         db_name, query, limit = parse_arguments(args)
-        return await self.search_database(self.resolve_active(db_name), query, limit)
+        return await self.search_database(self.resolve_active(db_name), query, limit, columns=AGENT_COLUMNS)
 
     async def recall_search(self, args: Mapping[str, Any]) -> str:
         """Exactly the JSON text the agent receives."""
@@ -133,6 +154,7 @@ class Harness:
         *,
         where: str | None = None,
         version: int | None = None,
+        columns: Sequence[str] | None = None,
     ) -> SearchReport:
         """The search pipeline: embed ``query`` with ``entry``'s model and rank ``entry``'s table by it
         (active or not: the window may search any database).
@@ -144,7 +166,9 @@ class Harness:
         4. Ranking waits for the vector only where it needs it.
 
         ``where``: a LanceDB SQL predicate applied before ranking (the agent's search has none);
-        ``version``: search that version of the table, read-only (``None``: the latest).
+        ``version``: search that version of the table, read-only (``None``: the latest); ``columns``: the
+        columns each hit carries besides id and content (``None``: all, and its vector; the window shows
+        them).
         """
         models, spec = self.session.models, entry.embedder
 
@@ -152,7 +176,9 @@ class Harness:
             return models.start_query(spec, query, table_dim)
 
         early = models.start_query(spec, query) if spec.kind == "local" else None
-        return await self._search(entry, query, early or embed, limit, where=where, version=version)
+        return await self._search(
+            entry, query, early or embed, limit, where=where, version=version, columns=columns
+        )
 
     async def search_vector(
         self,
@@ -167,7 +193,7 @@ class Harness:
         """The same pipeline for a vector at hand (a stored row's: "more like this"); ``label`` says whose
         vector it is, where a search by text shows the query."""
         given = QueryVector.given(vector, label)
-        return await self._search(entry, label, given, limit, where=where, version=version)
+        return await self._search(entry, label, given, limit, where=where, version=version, columns=None)
 
     async def _search(
         self,
@@ -178,6 +204,7 @@ class Harness:
         *,
         where: str | None,
         version: int | None,
+        columns: Sequence[str] | None,
     ) -> SearchReport:
         """Open, check the width, rank; ``vector`` is under way already, or is started once the table's
         width is known (a cloud request)."""
@@ -201,7 +228,9 @@ class Harness:
             if query_vector is None:
                 assert not isinstance(vector, QueryVector)
                 query_vector = vector(table_dim)
-            ranked = await rank(self.session, opened, query_vector, limit, target.options, where=where)
+            ranked = await rank(
+                self.session, opened, query_vector, limit, target.options, where=where, columns=columns
+            )
         except BaseException:
             if query_vector is not None:
                 query_vector.cancel()

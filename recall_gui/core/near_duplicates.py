@@ -72,6 +72,8 @@ class Grouping:
     pairs: int
     #: Rows compared (rows of zero length are left out of a cosine comparison).
     rows: int
+    #: Rows left out: of zero length, for cosine (which has no value for them).
+    left_out: int = 0
 
 
 class GroupFinder:
@@ -316,6 +318,7 @@ class GroupFinder:
             self.metric,
             pairs=self.pairs,
             rows=compared,
+            left_out=self.vectors.rows - compared,
             cancel=cancel,
         )
 
@@ -327,6 +330,7 @@ def measured_grouping(
     *,
     pairs: int,
     rows: int,
+    left_out: int = 0,
     cancel: threading.Event | None = None,
 ) -> Grouping:
     """``groups`` (positions in ``matrix``, ascending within a group) measured and ordered: largest
@@ -337,7 +341,7 @@ def measured_grouping(
             raise OperationCancelled("the search for near-duplicates was cancelled")
         maxima.append(largest_distance(matrix, members, metric))
     order = sorted(range(len(groups)), key=lambda g: (-len(groups[g]), maxima[g], int(groups[g][0])))
-    return Grouping(tuple(groups[g] for g in order), tuple(maxima[g] for g in order), pairs, rows)
+    return Grouping(tuple(groups[g] for g in order), tuple(maxima[g] for g in order), pairs, rows, left_out)
 
 
 def groups_of_pairs(

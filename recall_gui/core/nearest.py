@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -158,10 +159,15 @@ async def rank(
     options: TableOptions | None,
     *,
     where: str | None = None,
+    columns: Sequence[str] | None = None,
 ) -> Ranked:
     """The ``limit`` rows of ``opened`` nearest to ``query`` (among those ``where`` keeps, a LanceDB SQL
     predicate applied before ranking), waiting for its vector only where it is needed (the table's
     vectors are looked up meanwhile).
+
+    ``columns``: the columns each hit carries besides its id and content (``None``: every column, and the
+    vector). The agent's answer needs none: on a table of thousands of columns, reading them all is
+    what a search would spend its time on.
 
     When the vectors are in memory and ranking them takes a thread, the ranking job itself waits for a
     vector still being embedded on a worker and ranks at once: the vector never passes through the event
@@ -175,12 +181,16 @@ async def rank(
         await opened.check_filter(where)
     if index is not None or limit <= 0:
         embedded = await _ready(query, table_dim)
-        hits = await _lance_search(opened, embedded, metric, limit, where, indexed=True) if limit > 0 else ()
+        hits = (
+            await _lance_search(opened, embedded, metric, limit, where, columns=columns, indexed=True)
+            if limit > 0
+            else ()
+        )
         return Ranked(hits, metric, f"index:{index.index_type}" if index else "exact", embedded)
     cached = await session.vectors.get(opened)
     if isinstance(cached, NotCached):
         embedded = await _ready(query, table_dim)
-        hits = await _lance_search(opened, embedded, metric, limit, where, indexed=False)
+        hits = await _lance_search(opened, embedded, metric, limit, where, columns=columns, indexed=False)
         return Ranked(hits, metric, "flat", embedded, cached.reason)
     matrix = cached.vectors
     allowed = None
@@ -196,9 +206,9 @@ async def rank(
         ranking = functools.partial(_rank_when_ready, allowed=allowed)
         job = session.compute_executor.submit(ranking, query, matrix, metric, limit, table_dim)
         embedded, (positions, distances) = await asyncio.wrap_future(job)
-    hits_in_memory = await _exact_hits(opened, cached, positions, distances)
+    hits_in_memory = await _exact_hits(opened, cached, positions, distances, columns)
     if hits_in_memory is None:
-        hits = await _lance_search(opened, embedded, metric, limit, where, indexed=False)
+        hits = await _lance_search(opened, embedded, metric, limit, where, columns=columns, indexed=False)
         return Ranked(hits, metric, "flat", embedded, _CHANGED_WHILE_SEARCHING)
     return Ranked(hits_in_memory, metric, "exact", embedded)
 
@@ -238,6 +248,7 @@ async def _exact_hits(
     cached: CachedTable,
     positions: npt.NDArray[np.intp],
     distances: npt.NDArray[np.float32],
+    columns: Sequence[str] | None = None,
 ) -> tuple[SearchHit, ...] | None:
     """The hits of an in-memory ranking, built from memory or, when only the vectors are held, read
     from the table by row id; ``None`` if they vanished from it meanwhile (the table changed)."""
@@ -246,7 +257,8 @@ async def _exact_hits(
         return ()
     import pyarrow as pa
 
-    ranked = await rows_at(opened, cached, positions, f'reading the hits from "{opened.name}"')
+    wanted = None if columns is None else hit_columns(opened, columns)
+    ranked = await rows_at(opened, cached, positions, f'reading the hits from "{opened.name}"', wanted)
     if ranked is None:
         return None
     # The vectors are the ones in memory (the same float32 values): no need to read them again.
@@ -259,11 +271,27 @@ async def _exact_hits(
     return hits_from_arrow(ranked, opened.columns)
 
 
+def hit_columns(opened: OpenTable, columns: Sequence[str]) -> list[str]:
+    """The id and content columns, then ``columns`` (each once, the vector never)."""
+    mapping = opened.columns
+    wanted = [name for name in (mapping.id, mapping.content, *columns) if name and name != mapping.vector]
+    return list(dict.fromkeys(wanted))
+
+
 async def _lance_search(
-    opened: OpenTable, embedded: EmbeddedQuery, metric: str, limit: int, where: str | None, *, indexed: bool
+    opened: OpenTable,
+    embedded: EmbeddedQuery,
+    metric: str,
+    limit: int,
+    where: str | None,
+    *,
+    columns: Sequence[str] | None,
+    indexed: bool,
 ) -> tuple[SearchHit, ...]:
     vector = checked_vector(embedded, opened.columns.vector_dim)
     query = _vector_query(opened, vector, metric, limit, where, indexed=indexed)
+    if columns is not None:
+        query = query.select([*hit_columns(opened, columns), "_distance"])
     rows = await read_query(query, f'searching "{opened.name}"')
     return hits_from_arrow(rows, opened.columns)
 

@@ -1,6 +1,7 @@
 """Golden checks on Ray: the checks of each database are one Ray task, which runs them through the very
 code the local engine runs (:func:`recall_gui.core.checks.run_checks` on a :class:`Harness` of the same
-registry), so each check's outcome is the one a local run gives. The outcomes come back in the file's order.
+registry, then :func:`recall_gui.core.shadowing.with_crowding`), so each check's outcome is the one a
+local run gives. The outcomes come back in the file's order.
 
 A task needs the registry folder and the databases at the same paths or URIs on its node, and the
 embedding model (the packaged one, or one in the node's cache).
@@ -19,6 +20,7 @@ from recall_gui.core.errors import OperationCancelled, RecallError
 from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.harness import Harness
 from recall_gui.core.ray_runtime import ray_running
+from recall_gui.core.shadowing import with_crowding
 
 
 class RayChecksError(RecallError):
@@ -31,7 +33,7 @@ def _run_share(registry_dir: str, checks: list[GoldenCheck]) -> list[CheckOutcom
     async def share() -> list[CheckOutcome]:
         harness = Harness(Path(registry_dir))
         try:
-            return list((await run_checks(harness, checks)).outcomes)
+            return list((await with_crowding(harness, await run_checks(harness, checks))).outcomes)
         finally:
             await harness.aclose()
 

@@ -46,6 +46,8 @@ PARTITION_ROWS = 50_000
 #: Rows sampled to fit the centroids.
 SAMPLE_ROWS = 20_000
 SEED = 0
+#: The partition of the rows left out of a cosine comparison (zero vectors): counted, never compared.
+LEFT_OUT = -1
 
 
 class RayJobError(RecallError):
@@ -83,6 +85,7 @@ class _Pairs:
     second: npt.NDArray[np.intp]
     rows: int
     plan: PartitionPlan
+    left_out: int
 
 
 def lance_uri(target: TableTarget) -> str:
@@ -156,6 +159,7 @@ async def find_duplicates_on_ray(
             metric,
             pairs=len(found.first),
             rows=found.rows,
+            left_out=found.left_out,
         ),
     )
     table = await _rows_of(opened, found, grouping.groups)
@@ -278,7 +282,7 @@ def _sample(table: Any, vector: str, metric: str, rows: int) -> npt.NDArray[np.f
     part = table if rows <= SAMPLE_ROWS else table.random_sample(SAMPLE_ROWS / rows, seed=SEED)
     chunks = []
     for batch in part.iter_batches(batch_format="pyarrow"):
-        matrix, usable = _usable_rows(batch, vector, metric)
+        matrix, usable, _zero = _usable_rows(batch, vector, metric)
         chunks.append(matrix[usable])
     if not chunks:
         return np.zeros((0, 0))
@@ -288,9 +292,10 @@ def _sample(table: Any, vector: str, metric: str, rows: int) -> npt.NDArray[np.f
 
 def _usable_rows(
     batch: pa.Table | pa.RecordBatch, vector: str, metric: str
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
-    """The batch's vectors as a float32 matrix, and which rows join the comparison as the local engine's
-    do: not null, no NaN (LanceDB never returns those) and, for cosine, not of zero length."""
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The batch's vectors as a float32 matrix, which rows join the comparison as the local engine's do
+    (not null, no NaN: LanceDB never returns those; for cosine, not of zero length), and which are left
+    out of it for their zero length."""
     column = batch.column(vector)
     if hasattr(column, "combine_chunks"):
         column = column.combine_chunks()
@@ -303,9 +308,8 @@ def _usable_rows(
     usable &= ~np.isnan(matrix).any(axis=1)
     if np.isinf(squares[usable]).any():
         raise RecallError("some vectors hold infinite (or huge) values: their distances are not defined")
-    if metric == "cosine":
-        usable &= squares > 0
-    return matrix, usable
+    zero = usable & (squares == 0) if metric == "cosine" else np.zeros(len(usable), bool)
+    return matrix, usable & ~zero, zero
 
 
 def _assign_batch(
@@ -314,9 +318,11 @@ def _assign_batch(
     """One row per (partition, vector held there): the row's home and every partition it is a guest in."""
     import pyarrow as pa
 
-    matrix, usable = _usable_rows(batch, vector, metric)
+    matrix, usable, zero = _usable_rows(batch, vector, metric)
+    all_ids = batch.column("_rowid").to_numpy()
+    left_out = matrix[zero]
     matrix = matrix[usable]
-    row_ids = batch.column("_rowid").to_numpy()[usable]
+    row_ids = all_ids[usable]
     rows = unit_rows(matrix) if metric == "cosine" else matrix.astype(np.float64)
     home, held = assign(rows, centroids, reach) if len(rows) else (np.empty(0, np.intp), [])
     picks = [members for members in held]
@@ -324,13 +330,16 @@ def _assign_batch(
     partition = np.concatenate(
         [np.full(len(members), j, np.int32) for j, members in enumerate(picks)] or [np.empty(0, np.int32)]
     )
-    dim = matrix.shape[1] if matrix.ndim == 2 else 0
-    vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix[where].reshape(-1)), dim)
+    dim = matrix.shape[1]
+    # Rows left out (zero vectors under cosine) go to a partition of their own, only to be counted.
+    partition = np.concatenate([partition, np.full(len(left_out), LEFT_OUT, np.int32)])
+    kept = np.vstack([matrix[where], left_out])
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(kept.reshape(-1)), dim)
     return pa.table(
         {
             "partition": partition,
-            "home": home[where] == partition,
-            "_rowid": row_ids[where],
+            "home": np.concatenate([home[where] == partition[: len(where)], np.ones(len(left_out), bool)]),
+            "_rowid": np.concatenate([row_ids[where], all_ids[zero]]).astype(np.uint64),
             "vector": vectors,
         }
     )
@@ -342,6 +351,8 @@ def _partition_pairs(group: pa.Table, *, threshold: float, metric: str) -> pa.Ta
     import pyarrow as pa
 
     at_home = group.column("home").to_numpy(zero_copy_only=False)
+    if int(group.column("partition")[0].as_py()) == LEFT_OUT:
+        at_home = at_home & False  # counted, never compared
     group = group.take(np.argsort(~at_home, kind="stable"))  # the rows at home first
     homes = int(np.count_nonzero(at_home))
     column = group.column("vector").combine_chunks()
@@ -409,13 +420,15 @@ def _collect(
                 dim = int(column.type.list_size)
                 vectors.append(column.values.to_numpy(zero_copy_only=False).reshape(len(pairs), dim))
                 ids.append(side)
-        progress(0.1 + 0.9 * len(held) / max(partitions, 1))
+        progress(0.1 + 0.9 * min(1.0, len(held.keys() - {LEFT_OUT}) / max(partitions, 1)))
+    left_out = held.pop(LEFT_OUT, 0)
+    home.pop(LEFT_OUT, None)
     order = sorted(held)
     plan = PartitionPlan(tuple(held[p] for p in order), tuple(home[p] for p in order))
     if not firsts:
         empty = np.empty(0, np.intp)
         nothing = np.zeros((0, 0), np.float32)
-        return _Pairs(np.empty(0, np.uint64), nothing, empty, empty, sum(plan.home), plan)
+        return _Pairs(np.empty(0, np.uint64), nothing, empty, empty, sum(plan.home), plan, left_out)
     by_id, where = np.unique(np.concatenate(ids), return_index=True)
     scan = np.argsort(scan_key(by_id), kind="stable")  # the rows in scan order
     position = np.empty(len(scan), np.intp)
@@ -425,4 +438,4 @@ def _collect(
     first = position[np.searchsorted(by_id, np.concatenate(firsts))]
     second = position[np.searchsorted(by_id, np.concatenate(seconds))]
     pairs = np.unique(np.stack([np.minimum(first, second), np.maximum(first, second)]), axis=1)
-    return _Pairs(row_ids, matrix, pairs[0], pairs[1], sum(plan.home), plan)
+    return _Pairs(row_ids, matrix, pairs[0], pairs[1], sum(plan.home), plan, left_out)

@@ -2,16 +2,21 @@
 
 Reading never fails as a whole: every problem (a file that does not parse, an entry with a wrong type, a
 duplicate name) becomes a :class:`RegistryProblem` naming the file and position, and the rest is used.
-Saving re-reads the file from disk, changes only the one field asked for, keeps every key this app does not
-know, and replaces the file atomically. A file that does not parse is never written.
+Saving takes the registry's lock (one change at a time, across processes), re-reads the file from disk,
+changes only the one field asked for, keeps every key this app does not know, and replaces the file
+atomically (a file that is a symlink keeps being one). A file that does not parse is never written.
 """
 
 from __future__ import annotations
 
+import gc
+import heapq
 import json
+import re
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -19,9 +24,10 @@ from typing import Any, Literal
 from recall_gui.core.atomic import write_text_atomic
 from recall_gui.core.columns import ColumnOverrides
 from recall_gui.core.endpoints import storage_option_problem
-from recall_gui.core.errors import RecallError, RegistryError
+from recall_gui.core.errors import DatabaseNotFoundError, RecallError, RegistryError
 from recall_gui.core.models import cloud_dim, cloud_label, local_model
 from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.registry_lock import registry_locked
 from recall_gui.core.surrogates import first_surrogate, is_unicode, replaced, shown
 from recall_gui.core.target import TableOptions, TableTarget
 
@@ -146,6 +152,21 @@ class FileStamp:
         return cls(True, stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
+#: How many of the longest names :attr:`Registry.longest_names` keeps.
+LONGEST_NAMES = 50
+#: What :meth:`Registry.warmed` works out.
+WARMED = (
+    "active",
+    "inactive",
+    "by_activity",
+    "index",
+    "index_in_group",
+    "index_by_activity",
+    "_by_name",
+    "longest_names",
+)
+
+
 @dataclass(frozen=True)
 class Registry:
     """A snapshot of the registry directory."""
@@ -154,6 +175,9 @@ class Registry:
     databases: tuple[DatabaseEntry, ...] = ()
     problems: tuple[RegistryProblem, ...] = ()
     stamps: tuple[FileStamp, FileStamp] = (FileStamp(False, 0, 0), FileStamp(False, 0, 0))
+    #: Each entry of a large ``rag_dbs.json`` by its text in the file: the next read reuses an entry
+    #: written as before instead of making it again (an F5 on 50,000 databases makes only what changed).
+    sources: Mapping[str, DatabaseEntry] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def dbs_path(self) -> Path:
@@ -168,6 +192,47 @@ class Registry:
         return tuple(db for db in self.databases if db.active)
 
     @cached_property
+    def inactive(self) -> tuple[DatabaseEntry, ...]:
+        return tuple(db for db in self.databases if not db.active)
+
+    @cached_property
+    def by_activity(self) -> tuple[DatabaseEntry, ...]:
+        """The active databases by name, then the inactive ones by name: how pickers list them."""
+        return tuple(_sorted_in_pieces(self.active) + _sorted_in_pieces(self.inactive))
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Each name's place in :attr:`databases`: lists of many databases find a row without a scan.
+        (Dicts of names to numbers are invisible to the cycle collector: they cost no collection time.)"""
+        return {db.name: number for number, db in enumerate(self.databases)}
+
+    @cached_property
+    def index_in_group(self) -> dict[str, int]:
+        """Each name's place in :attr:`active` or in :attr:`inactive` (whichever holds it)."""
+        places = {db.name: number for number, db in enumerate(self.active)}
+        places.update((db.name, number) for number, db in enumerate(self.inactive))
+        return places
+
+    @cached_property
+    def index_by_activity(self) -> dict[str, int]:
+        """Each name's place in :attr:`by_activity`."""
+        return {db.name: number for number, db in enumerate(self.by_activity)}
+
+    @cached_property
+    def longest_names(self) -> tuple[str, ...]:
+        """The :data:`LONGEST_NAMES` longest names, longest first: what a list measures for its width
+        (measuring every name of a large registry takes long)."""
+        return tuple(heapq.nlargest(LONGEST_NAMES, (db.name for db in self.databases), key=len))
+
+    def warmed(self) -> Registry:
+        """This snapshot with every derived list and index worked out now: a reader on a worker thread
+        calls it, so the window's thread never spends the time (a large registry's take a while)."""
+        with _collection_paused():
+            for name in WARMED:
+                getattr(self, name)
+        return self
+
+    @cached_property
     def _by_name(self) -> dict[str, DatabaseEntry]:
         return {db.name: db for db in reversed(self.databases)}  # the first of a name wins
 
@@ -177,6 +242,26 @@ class Registry:
     def changed_on_disk(self) -> bool:
         """True when either file differs from what this snapshot read."""
         return (FileStamp.of(self.dbs_path), FileStamp.of(self.active_path)) != self.stamps
+
+
+#: How many entries one call of the C sort takes (see :func:`_sorted_in_pieces`).
+_SORT_PIECE = 4096
+
+
+def _sorted_in_pieces(entries: tuple[DatabaseEntry, ...]) -> list[DatabaseEntry]:
+    """``entries`` by name, sorted a piece at a time and merged: one C sort of 50,000 names holds
+    Python's lock for tens of milliseconds, which the window's thread would wait through."""
+    pieces = [
+        sorted(entries[start : start + _SORT_PIECE], key=_name)
+        for start in range(0, len(entries), _SORT_PIECE)
+    ]
+    if len(pieces) <= 1:
+        return pieces[0] if pieces else []
+    return list(heapq.merge(*pieces, key=_name))
+
+
+def _name(entry: DatabaseEntry) -> str:
+    return entry.name
 
 
 # --- reading -----------------------------------------------------------------------------------------
@@ -201,7 +286,99 @@ def _read_integer(text: str) -> int | _LongNumber:
         return _LongNumber(text)
 
 
-def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
+#: Above this size a registry file is parsed element by element (see :func:`_parse`).
+PIECEWISE_BYTES = 256 * 1024
+_DECODER = json.JSONDecoder(parse_int=_read_integer)
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _parse(text: str, sources: list[str] | None = None) -> Any:
+    """The file's JSON. A large one is parsed a top-level entry or array element at a time: ``json.loads``
+    holds Python's lock for the whole text (130 ms for 50,000 entries), and the window's thread, waiting
+    for that lock while a worker reads the registry, would stall as long. A file that is not valid JSON
+    is parsed whole, for ``json``'s own error.
+
+    ``sources``: filled, for a large file, with the text of each element of its "dbs" array."""
+    if len(text) > PIECEWISE_BYTES:
+        try:
+            return _parse_in_pieces(text, sources)
+        except (ValueError, IndexError):
+            pass
+    if sources is not None:
+        sources.clear()
+    return json.loads(text, parse_int=_read_integer)
+
+
+def _parse_in_pieces(text: str, sources: list[str] | None = None) -> Any:
+    """A top-level object or array, one member or element per decoder call; raises ``ValueError`` or
+    ``IndexError`` for anything else (the caller then parses it whole)."""
+    position = _SPACE.match(text, 0).end()  # type: ignore[union-attr]
+    value: Any
+    if text[position] == "[":
+        value, position = _array_in_pieces(text, position)
+    elif text[position] == "{":
+        value, position = _object_in_pieces(text, position, sources)
+    else:
+        raise ValueError("not an object or array")
+    if _SPACE.match(text, position).end() != len(text):  # type: ignore[union-attr]
+        raise ValueError("extra data")
+    return value
+
+
+def _next(text: str, position: int) -> int:
+    return _SPACE.match(text, position).end()  # type: ignore[union-attr]
+
+
+def _array_in_pieces(text: str, position: int, sources: list[str] | None = None) -> tuple[list[Any], int]:
+    items: list[Any] = []
+    position = _next(text, position + 1)
+    if text[position] == "]":
+        return items, position + 1
+    while True:
+        start = position
+        item, position = _DECODER.raw_decode(text, position)
+        items.append(item)
+        if sources is not None:
+            sources.append(text[start:position])
+        position = _next(text, position)
+        if text[position] == "]":
+            return items, position + 1
+        if text[position] != ",":
+            raise ValueError("expected , or ]")
+        position = _next(text, position + 1)
+
+
+def _object_in_pieces(
+    text: str, position: int, sources: list[str] | None = None
+) -> tuple[dict[str, Any], int]:
+    members: dict[str, Any] = {}
+    position = _next(text, position + 1)
+    if text[position] == "}":
+        return members, position + 1
+    while True:
+        if text[position] != '"':
+            raise ValueError("expected a name")
+        key, position = _DECODER.raw_decode(text, position)
+        position = _next(text, position)
+        if text[position] != ":":
+            raise ValueError("expected :")
+        position = _next(text, position + 1)
+        if text[position] == "[":
+            dbs = key == "dbs" and sources is not None
+            if dbs and sources is not None:
+                sources.clear()  # a later "dbs" wins, as in json.loads
+            members[key], position = _array_in_pieces(text, position, sources if dbs else None)
+        else:
+            members[key], position = _DECODER.raw_decode(text, position)
+        position = _next(text, position)
+        if text[position] == "}":
+            return members, position + 1
+        if text[position] != ",":
+            raise ValueError("expected , or }")
+        position = _next(text, position + 1)
+
+
+def _read_json(path: Path, problems: list[RegistryProblem], sources: list[str] | None = None) -> Any:
     """The parsed file, ``None`` when it does not exist; raises ``_ParseFailure`` after recording why."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -214,7 +391,7 @@ def _read_json(path: Path, problems: list[RegistryProblem]) -> Any:
         problems.append(RegistryProblem(path, "is empty (expected JSON); fix or delete the file"))
         raise _ParseFailure
     try:
-        data = json.loads(text, parse_int=_read_integer)
+        data = _parse(text, sources)
     except json.JSONDecodeError as error:
         reason = error.msg.removesuffix(" at")  # "Unterminated string starting at" + " at line ..."
         problems.append(
@@ -251,8 +428,15 @@ def _optional_str(raw: Mapping[str, Any], key: str) -> str | None:
     return value
 
 
-def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> DatabaseEntry:
-    """One entry; raises ``ValueError`` when it cannot be used, appends to ``notes`` what was mended."""
+def _parse_entry(
+    raw: Any, active_names: set[str], notes: list[str], shared: dict[Any, Any] | None = None
+) -> DatabaseEntry:
+    """One entry; raises ``ValueError`` when it cannot be used, appends to ``notes`` what was mended.
+
+    ``shared``: equal models and column names read before (of the same file), reused, so a registry of
+    many databases holds one object per distinct model, not one per database (fewer objects for the cycle
+    collector to walk, which it does holding Python's lock)."""
+    shared = {} if shared is None else shared
     if not isinstance(raw, dict):
         raise ValueError("is not a JSON object")
     name, uri = raw.get("name"), raw.get("uri")
@@ -272,7 +456,11 @@ def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> Database
         description = replaced(description)
     try:
         _check_unicode('"uri"', uri)
-        embedder = EmbedderSpec.from_json(raw.get("embedder"))
+        raw_embedder = raw.get("embedder")
+        embedder_key = ("embedder", repr(raw_embedder))  # equal models are written alike
+        embedder = shared.get(embedder_key)
+        if embedder is None:
+            embedder = shared[embedder_key] = EmbedderSpec.from_json(raw_embedder)
     except ValueError as error:
         raise ValueError(f'database "{name}": {error}') from None
     created_at = raw.get("created_at")
@@ -288,11 +476,10 @@ def _parse_entry(raw: Any, active_names: set[str], notes: list[str]) -> Database
             problem = storage_option_problem(key, value)
             if problem is not None:
                 raise ValueError(f'"storage_options.{key}" {problem}')
-        columns = ColumnOverrides(
-            id=_optional_str(raw, "id_column"),
-            content=_optional_str(raw, "content_column"),
-            vector=_optional_str(raw, "vector_column"),
-        )
+        names = tuple(_optional_str(raw, key) for key in ("id_column", "content_column", "vector_column"))
+        columns = shared.get(names)
+        if columns is None:
+            columns = shared[names] = ColumnOverrides(*names)
         table, metric = _optional_str(raw, "table"), _optional_str(raw, "metric")
     except ValueError as error:
         raise ValueError(f'database "{name}": {error}') from None
@@ -333,28 +520,51 @@ def _read_active(path: Path, problems: list[RegistryProblem]) -> list[str]:
 READ_ATTEMPTS = 3
 
 
-def load_registry(directory: Path) -> Registry:
+def load_registry(directory: Path, previous: Registry | None = None) -> Registry:
     """Read both files; never raises for bad content (see :attr:`Registry.problems`).
 
     When another program rewrites a file while it is being read, it is read again (a few times), so a
     half-written file is not reported as broken when a moment later it is whole.
     """
     directory = Path(directory)
-    registry = _load_once(directory)
-    for _ in range(READ_ATTEMPTS - 1):
-        if not registry.problems or not registry.changed_on_disk():
-            break
-        registry = _load_once(directory)
+    with _collection_paused():
+        registry = _load_once(directory, previous)
+        for _ in range(READ_ATTEMPTS - 1):
+            if not registry.problems or not registry.changed_on_disk():
+                break
+            registry = _load_once(directory, previous)
     return registry
 
 
-def _load_once(directory: Path) -> Registry:
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a snapshot is made, and resumed after.
+
+    A snapshot holds no reference cycles (the parsed JSON and the entries are trees), so collecting while
+    it is made finds nothing, yet each full pass walks every object of the process holding Python's
+    lock: at 50,000 entries that held the window's thread back for 120 ms at a time while a worker read
+    the registry (38 ms paused). Reference counting still frees everything as usual.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+            # The new objects are walked once now, on the reading thread, and moved to the oldest
+            # generation, rather than piecemeal by whichever thread allocates next (the window's).
+            gc.collect(1)
+
+
+def _load_once(directory: Path, previous: Registry | None = None) -> Registry:
     dbs_path, active_path = directory / DBS_FILE, directory / ACTIVE_FILE
     stamps = (FileStamp.of(dbs_path), FileStamp.of(active_path))
     problems: list[RegistryProblem] = []
     active_names = _read_active(active_path, problems)
+    texts: list[str] = []
     try:
-        data = _read_json(dbs_path, problems)
+        data = _read_json(dbs_path, problems, texts)
     except _ParseFailure:
         data = None
     raw_entries: list[Any] = []
@@ -363,15 +573,27 @@ def _load_once(directory: Path) -> Registry:
     elif data is not None:
         problems.append(RegistryProblem(dbs_path, 'must be a JSON object with a "dbs" array'))
     databases: list[DatabaseEntry] = []
+    shared: dict[Any, Any] = {}
     seen: set[str] = set()
     active_set = set(active_names)
+    texts = texts if len(texts) == len(raw_entries) else []
+    known = previous.sources if previous is not None else {}
+    sources: dict[str, DatabaseEntry] = {}
     for index, raw in enumerate(raw_entries, start=1):
         notes: list[str] = []
-        try:
-            entry = _parse_entry(raw, active_set, notes)
-        except ValueError as error:
-            problems.append(RegistryProblem(dbs_path, f"entry {index} skipped: {error}"))
-            continue
+        text = texts[index - 1] if texts else None
+        entry = known.get(text) if text is not None else None
+        if entry is not None:  # written as before: the same entry, only its state may differ
+            if entry.active != (entry.name in active_set):
+                entry = replace(entry, active=not entry.active)
+        else:
+            try:
+                entry = _parse_entry(raw, active_set, notes, shared)
+            except ValueError as error:
+                problems.append(RegistryProblem(dbs_path, f"entry {index} skipped: {error}"))
+                continue
+        if text is not None and not notes:
+            sources[text] = entry
         for note in notes:
             problems.append(RegistryProblem(dbs_path, f"entry {index}: {note}"))
         if entry.name in seen:
@@ -384,7 +606,7 @@ def _load_once(directory: Path) -> Registry:
     for name in active_names:
         if name not in seen:
             problems.append(RegistryProblem(active_path, f'active database "{name}" is not in {DBS_FILE}'))
-    return Registry(directory, tuple(databases), tuple(problems), stamps)
+    return Registry(directory, tuple(databases), tuple(problems), stamps, sources)
 
 
 # --- saving ------------------------------------------------------------------------------------------
@@ -524,24 +746,140 @@ def set_description(directory: Path, name: str, description: str) -> None:
             hint="Another program changed the registry; it has been reloaded.",
         )
 
-    _rewrite(path, change)
+    with registry_locked(directory):
+        _rewrite(path, change)
 
 
 def set_active(directory: Path, name: str, active: bool) -> None:
     """Add ``name`` to (or remove it from) ``rag_active.json``, keeping the order of the others."""
-    path = Path(directory) / ACTIVE_FILE
+    with registry_locked(directory):
+        _set_active(Path(directory), name, active)
+
+
+def _set_active(directory: Path, name: str, active: bool, position: int | None = None) -> None:
+    """:func:`set_active` under the lock; ``position``: where an activated name goes (default: last)."""
+    path = directory / ACTIVE_FILE
+
+    def change(data: Any) -> Any:
+        names = _active_array(path, data)
+        kept = [item for item in names if item != name]
+        if active:
+            kept.insert(len(kept) if position is None else min(position, len(kept)), name)
+        return kept
+
+    _rewrite(path, change)
+
+
+def _active_array(path: Path, data: Any) -> list[Any]:
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise RegistryError(f"not saved: {path} is not a JSON array", hint=_KEEP_HINT)
+    return data
+
+
+def _is_named(raw: Any, name: str) -> bool:
+    return isinstance(raw, dict) and raw.get("name") == name
+
+
+def _unknown_name(directory: Path, name: str) -> DatabaseNotFoundError:
+    return DatabaseNotFoundError(
+        f'no database called "{name}" in {Path(directory) / DBS_FILE}',
+        hint="Check the name with `recall-gui list`. Nothing was changed.",
+    )
+
+
+def change_active(directory: Path, name: str, active: bool, position: int | None = None) -> int | None:
+    """Let agents search ``name`` (``active``, at ``position`` in ``rag_active.json``; default last) or
+    stop them; refuses a name ``rag_dbs.json`` does not list (checked under the lock, on the file as it
+    is then). Returns the name's place in ``rag_active.json`` before (``None``: it was not there): a
+    database already in the state asked for leaves both files untouched."""
+    directory = Path(directory)
+    if not directory.is_dir():  # nothing registered there: refused without making the folder
+        raise _unknown_name(directory, name)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        data, _newline, _stamp = _read_for_update(directory / DBS_FILE)
+        if data is None or not any(_is_named(raw, name) for raw in _dbs_array(directory / DBS_FILE, data)):
+            raise _unknown_name(directory, name)
+        names, _newline, _stamp = _read_for_update(directory / ACTIVE_FILE)
+        listed = _active_array(directory / ACTIVE_FILE, names)
+        before = listed.index(name) if name in listed else None
+        if (before is not None) != active:
+            _set_active(directory, name, active, position)
+    return before
+
+
+@dataclass(frozen=True)
+class RemovedEntry:
+    """A database taken out of the registry, with what puts it back exactly as it was."""
+
+    name: str
+    #: The entry as ``rag_dbs.json`` held it, unknown keys and all.
+    raw: Mapping[str, Any]
+    #: Its place in the "dbs" array, and in ``rag_active.json`` (``None``: it was inactive).
+    position: int
+    active_position: int | None
+    registry_file: Path
+
+
+def unregister_database(directory: Path, name: str) -> RemovedEntry:
+    """Remove ``name`` from both registry files, keeping every other entry and key as found; its
+    knowledge base's folder is not touched. Refuses a name ``rag_dbs.json`` does not list."""
+    directory = Path(directory)
+    dbs_path, active_path = directory / DBS_FILE, directory / ACTIVE_FILE
+    removed: list[tuple[int, Mapping[str, Any]]] = []
+    if not directory.is_dir():
+        raise _unknown_name(directory, name)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        data, _newline, _stamp = _read_for_update(dbs_path)
+        entries = [] if data is None else _dbs_array(dbs_path, data)
+        position = next((i for i, raw in enumerate(entries) if _is_named(raw, name)), None)
+        if position is None:
+            raise _unknown_name(directory, name)
+        names, _newline, _stamp = _read_for_update(active_path)
+        listed = _active_array(active_path, names)
+        active_position = listed.index(name) if name in listed else None
+        if active_position is not None:  # agents stop seeing it first: a failure after this loses nothing
+            _set_active(directory, name, False)
+
+        def change(data: Any) -> Any:
+            entries = _dbs_array(dbs_path, data)
+            index = next((i for i, raw in enumerate(entries) if _is_named(raw, name)), None)
+            if index is None:
+                raise _unknown_name(directory, name)
+            removed.append((index, entries.pop(index)))
+            return data
+
+        _rewrite(dbs_path, change)
+    index, raw = removed[-1]
+    return RemovedEntry(name, raw, index, active_position, dbs_path)
+
+
+def restore_database(directory: Path, removed: RemovedEntry) -> None:
+    """Put an unregistered database back where it was, as it was (undo); refuses when a database of
+    that name has been registered meanwhile."""
+    directory = Path(directory)
+    dbs_path = directory / DBS_FILE
 
     def change(data: Any) -> Any:
         if data is None:
-            data = []
-        if not isinstance(data, list):
-            raise RegistryError(f"not saved: {path} is not a JSON array", hint=_KEEP_HINT)
-        names = [item for item in data if item != name]
-        if active:
-            names.append(name)
-        return names
+            data = {"dbs": []}
+        entries = _dbs_array(dbs_path, data)
+        if any(_is_named(raw, removed.name) for raw in entries):
+            raise RegistryError(
+                f'not restored: {dbs_path} has a database called "{removed.name}" again',
+                hint="Another program registered one under that name; nothing was changed.",
+            )
+        entries.insert(min(removed.position, len(entries)), dict(removed.raw))
+        return data
 
-    _rewrite(path, change)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        _rewrite(dbs_path, change)
+        if removed.active_position is not None:
+            _set_active(directory, removed.name, True, removed.active_position)
 
 
 def register_database(
@@ -561,7 +899,6 @@ def register_database(
     """
     directory = Path(directory)
     path = directory / DBS_FILE
-    _refuse_unwritable(directory)
 
     def change(data: Any) -> Any:
         if data is None:
@@ -569,7 +906,7 @@ def register_database(
         entries: list[Any] = []
         new_entry, placed = dict(raw_entry), False
         for existing in _dbs_array(path, data):
-            if placed or not (isinstance(existing, dict) and existing.get("name") == raw_entry["name"]):
+            if placed or not _is_named(existing, raw_entry["name"]):
                 entries.append(existing)
                 continue
             if not replaceable(existing):
@@ -587,26 +924,28 @@ def register_database(
         data["dbs"] = entries
         return data
 
-    _rewrite(path, change)
-    set_active(directory, str(raw_entry["name"]), active)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        _rewrite(path, change)
+        _set_active(directory, str(raw_entry["name"]), active)
 
 
 def add_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool) -> None:
     """Add a database the user asked for; refuses a name the registry already has (never replaces one).
 
-    The check runs on the file as it is when written, so an entry another program added meanwhile under
-    the same name is refused too, not overwritten.
+    The check runs on the file as it is when written, under the registry's lock, so an entry another
+    program added meanwhile under the same name is refused too, not overwritten, and two programs
+    registering at once both land.
     """
     directory = Path(directory)
     path = directory / DBS_FILE
     name = str(raw_entry["name"])
-    _refuse_unwritable(directory)
 
     def change(data: Any) -> Any:
         if data is None:
             data = {"dbs": []}
         entries = _dbs_array(path, data)
-        if any(isinstance(e, dict) and e.get("name") == name for e in entries):
+        if any(_is_named(e, name) for e in entries):
             raise RegistryError(
                 f'not saved: a database called "{name}" is already registered in {path}',
                 hint="Choose another name.",
@@ -614,6 +953,8 @@ def add_database(directory: Path, raw_entry: Mapping[str, Any], *, active: bool)
         entries.append(dict(raw_entry))
         return data
 
-    _rewrite(path, change)
-    if active:
-        set_active(directory, name, True)
+    with registry_locked(directory):
+        _refuse_unwritable(directory)
+        _rewrite(path, change)
+        if active:
+            _set_active(directory, name, True)

@@ -11,6 +11,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from recall_gui.core.embedders import EmbedderPool
+from recall_gui.core.filter_guard import FilterGuard
 from recall_gui.core.paths import app_cache_dir
 from recall_gui.core.projection import MapCache
 from recall_gui.core.tables import TableCache
@@ -33,7 +34,9 @@ class Session:
         self.compute_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-compute")
         #: Long inspections (maps, version diffs): one thread, so they never hold up a search's ranking.
         self.inspect_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-inspect")
-        self.tables = TableCache()
+        #: The worker process where users' filters are first evaluated (started by the first filter).
+        self.filters = FilterGuard()
+        self.tables = TableCache(self.filters)
         self.vectors = VectorCache(self.compute_executor, enabled=keep_vectors)
         self.models = EmbedderPool(self.embed_executor)
         #: Finished maps of tables' vectors, per table version (t-SNE's also in the app's cache folder).
@@ -52,6 +55,7 @@ class Session:
         self.tables.forget()
         self.vectors.forget()
         self.maps.forget()
+        self.filters.close()
         for stop in list(self.running_inspections):
             stop.set()
         self.embed_executor.shutdown(wait=False, cancel_futures=True)

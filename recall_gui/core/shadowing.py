@@ -8,9 +8,10 @@ and threshold ``recall-gui duplicates`` uses, and linked pairs make groups (as n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from recall_gui.core.checks import CheckRun
 from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.harness import Harness
@@ -103,3 +104,40 @@ async def find_shadowing(
             hint="The table's vector column may hold missing vectors: see `recall-gui health`.",
         )
     return Shadowing(hits, near_copy_groups(hits, chosen, metric), chosen, metric)
+
+
+async def with_crowding(harness: Harness, run: CheckRun) -> CheckRun:
+    """``run`` with each check that missed an expected id told the near-copies among its results."""
+    outcomes = []
+    for outcome in run.outcomes:
+        told = outcome
+        if outcome.error is None and not outcome.passed:
+            check = outcome.check
+            told = replace(
+                outcome, near_copies=await crowding_copies(harness, check.db_name, check.query, check.limit)
+            )
+        outcomes.append(told)
+    return CheckRun(tuple(outcomes))
+
+
+async def crowding_copies(
+    harness: Harness, db_name: str, query: str, limit: int
+) -> tuple[tuple[str, ...], ...]:
+    """Near-copies among the agent's results for a check that missed an expected entry: the places they
+    take may be why it was pushed out (empty when the results hold none, or the search fails)."""
+    from recall_gui.core.errors import RecallError
+
+    try:
+        found = await find_shadowing(harness, harness.resolve_active(db_name), query, limit)
+    except RecallError:
+        return ()
+    return found.groups
+
+
+def crowding_text(groups: Sequence[Sequence[str]]) -> str | None:
+    """What a failing check says about near-copies in its results."""
+    if not groups:
+        return None
+    taken = sum(len(group) - 1 for group in groups)
+    named = "; ".join(" ≈ ".join(group) for group in groups)
+    return f"near-copies take {taken} of the places: {named}"

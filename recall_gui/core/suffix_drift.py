@@ -81,13 +81,14 @@ def suffix_drift(text: str, registry: Registry, *, replaces_list: bool) -> Suffi
         # A name that is not one word (spaces, quotes ...) is looked for as it is.
         return _WORD.fullmatch(name) is None and _word_pattern(name).search(text) is not None
 
-    known = {db.name for db in registry.databases}
-    inactive = tuple(db.name for db in registry.databases if not db.active and mentioned(db.name))
-    unknown = tuple(name for name in listed if name not in known)
+    # An empty text mentions no name: a large registry is not walked for nothing.
+    has_text = bool(text.strip())
+    inactive = tuple(db.name for db in registry.inactive if mentioned(db.name)) if has_text else ()
+    unknown = tuple(name for name in listed if registry.get(name) is None)
     if not replaces_list:
         return SuffixDrift(inactive, unknown)
     if listed:
         omitted = tuple(db.name for db in registry.active if db.name not in listed_set)
     else:
-        omitted = tuple(db.name for db in registry.active if not mentioned(db.name))
+        omitted = tuple(db.name for db in registry.active if not (has_text and mentioned(db.name)))
     return SuffixDrift(inactive, unknown, omitted)

@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 from recall_gui.core.columns import ColumnMapping, ColumnOverrides, detect_columns
 from recall_gui.core.compat import defer_lance_rest_client, lancedb_row_id_executor
 from recall_gui.core.errors import ConnectError, FilterError, RecallError, StorageError
+from recall_gui.core.filter_guard import FilterGuard, FilterProbe
 from recall_gui.core.paths import folder_problem
 from recall_gui.core.target import StorageKey, TableOptions, TableTarget
 
@@ -179,14 +180,18 @@ def describe_lance_error(error: BaseException) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
-async def bounded(operation: Awaitable[T], what: str, limit_s: float | None = None) -> T:
-    """Await a LanceDB call, turning a hang or a storage failure into a :class:`StorageError`."""
+async def bounded(
+    operation: Awaitable[T], what: str, limit_s: float | None = None, *, timeout_hint: str | None = None
+) -> T:
+    """Await a LanceDB call, turning a hang or a storage failure into a :class:`StorageError`
+    (``timeout_hint``: what to do when it times out, when the caller knows better than "the storage did
+    not answer")."""
     limit_s = operation_timeout() if limit_s is None else limit_s
     try:
         async with asyncio.timeout(limit_s):  # no extra task, unlike wait_for: cheaper on every search
             return await operation
     except TimeoutError:
-        raise _timed_out(what, limit_s) from None
+        raise _timed_out(what, limit_s, timeout_hint) from None
     except RecallError:
         raise
     except (OSError, RuntimeError, ValueError) as error:
@@ -239,10 +244,21 @@ async def read_query(query: Any, what: str) -> pa.Table:
     return pa.Table.from_batches(batches, schema=stream.schema)
 
 
-def _timed_out(what: str, limit_s: float) -> StorageError:
+def slow_hint(uri: str) -> str | None:
+    """What a timeout means for ``uri``: a local folder has no server or network to blame; ``None`` for
+    object storage (the default hint: the storage did not answer)."""
+    if not is_local_uri(uri):
+        return None
+    return (
+        f"The folder is local, so no server or network is involved: the disk or LanceDB was slower than "
+        f"{TIMEOUT_ENV} allows (a very long history or a very wide table). Raise it, then try again."
+    )
+
+
+def _timed_out(what: str, limit_s: float, hint: str | None = None) -> StorageError:
     return StorageError(
         f"{what} timed out after {limit_s:g} s",
-        hint="The storage did not answer. Check that the server or network is up, then search again.",
+        hint=hint or "The storage did not answer. Check that the server or network is up, then search again.",
     )
 
 
@@ -289,7 +305,8 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
     except TimeoutError:
         raise ConnectError(
             f"{uri} did not answer within {operation_timeout():g} s",
-            hint="The storage did not answer. Check that the server or network is up, then search again.",
+            hint=slow_hint(uri)
+            or "The storage did not answer. Check that the server or network is up, then search again.",
         ) from None
     except (OSError, RuntimeError, ValueError) as error:
         raise ConnectError(
@@ -322,16 +339,23 @@ class OpenTable:
     pinned: bool = False
     #: Row ids kept by each filter at ``version`` (key: its SQL), for exact search with a filter.
     matching: dict[str, npt.NDArray[np.uint64]] = field(default_factory=dict)
+    #: Where a user's filter is first evaluated (a child process), so that it cannot abort this one.
+    guard: FilterGuard | None = None
+    #: How the table is reached (the guard's worker opens it too).
+    storage_options: Mapping[str, str] = field(default_factory=dict)
 
     async def count_rows(self, where: str | None = None) -> int:
         """Rows at this version (matching ``where``): counted once per version and filter."""
         counted = self.row_counts.get(where)
         if counted is None:
             counted = await bounded(self.table.count_rows(where), f'reading table "{self.name}"')
-            if len(self.row_counts) >= MAX_COUNTS_KEPT:
-                self.row_counts.clear()
-            self.row_counts[where] = counted
+            self._keep_count(where, counted)
         return counted
+
+    def _keep_count(self, where: str | None, counted: int) -> None:
+        if len(self.row_counts) >= MAX_COUNTS_KEPT:
+            self.row_counts.clear()
+        self.row_counts[where] = counted
 
     async def check_filter(self, where: str) -> None:
         """Refuse a filter this table cannot apply, with LanceDB's reason and the columns it has; a
@@ -343,9 +367,14 @@ class OpenTable:
                 hint="A filter is a condition such as source = 'a.md' AND page < 3, never a statement.",
             )
         try:
+            if where not in self.row_counts and self.guard is not None:
+                # First counted in the guard's worker: a filter that exhausts memory ends it, not us.
+                place = str(local_path(self.uri)) if is_local_uri(self.uri) else self.uri
+                probe = FilterProbe(place, self.name, self.version, where, self.storage_options)
+                self._keep_count(where, await self.guard.count(probe, operation_timeout()))
             await self.count_rows(where)
         except StorageError as error:
-            reason = plain_filter_reason(error.message.split(" failed: ", 1)[-1])
+            reason = plain_filter_reason(_SOURCE_LOCATION.sub("", error.message.split(" failed: ", 1)[-1]))
             names = [name for name in column_names(self.schema) if name != self.columns.vector]
             raise FilterError(
                 f"the filter {where!r} cannot be used: {reason}",
@@ -414,7 +443,9 @@ class TableCache:
     storage); each open table reads the table's version on every open, so rows another program adds are
     seen by the next search."""
 
-    def __init__(self) -> None:
+    def __init__(self, guard: FilterGuard | None = None) -> None:
+        """``guard``: where the tables' users' filters are first evaluated (``None``: in this process)."""
+        self.guard = guard
         self._connections: dict[tuple[str, StorageKey], AsyncConnection] = {}
         self._tables: dict[TableKey, OpenTable] = {}
 
@@ -433,7 +464,11 @@ class TableCache:
         cached = self._tables.get(key)
         if cached is not None:
             try:
-                version = await bounded(cached.table.version(), f'reading table "{target.table_name}"')
+                version = await bounded(
+                    cached.table.version(),
+                    f'reading table "{target.table_name}"',
+                    timeout_hint=slow_hint(target.uri),
+                )
                 if version == cached.version:
                     cached.checked_at = time.monotonic()
                     return cached
@@ -451,13 +486,16 @@ class TableCache:
 
     async def _describe(self, uri: str, table: AsyncTable, options: TableOptions, key: TableKey) -> OpenTable:
         what = f'reading table "{table.name}"'
-        version = await bounded(table.version(), what)
-        schema = await bounded(table.schema(), what)
-        indexes = await bounded(_indexes(table), what)
+        hint = slow_hint(uri)
+        version = await bounded(table.version(), what, timeout_hint=hint)
+        schema = await bounded(table.schema(), what, timeout_hint=hint)
+        indexes = await bounded(_indexes(table), what, timeout_hint=hint)
         opened = OpenTable(
             uri, table.name, table, schema, detect_columns(schema, options.columns), indexes, version
         )
         opened.pinned = key[-1] is not None
+        opened.guard = self.guard
+        opened.storage_options = _storage_options(uri, options.storage_options)
         self._tables[key] = opened
         return opened
 
@@ -482,7 +520,7 @@ async def _check_out(table: AsyncTable, target: TableTarget) -> None:
     assert target.version is not None
     what = f'opening version {target.version} of table "{target.table_name}"'
     try:
-        await bounded(table.checkout(target.version), what)
+        await bounded(table.checkout(target.version), what, timeout_hint=slow_hint(target.uri))
     except StorageError as error:
         raise ConnectError(
             f"{what}: {error.message.split(' failed: ', 1)[-1]}",
@@ -496,7 +534,11 @@ async def _open_table(connection: AsyncConnection, target: TableTarget) -> Async
     try:
         return await asyncio.wait_for(connection.open_table(table_name), operation_timeout())
     except TimeoutError:
-        raise ConnectError(f'opening table "{table_name}" in {uri} timed out') from None
+        raise ConnectError(
+            f'opening table "{table_name}" in {uri} timed out after {operation_timeout():g} s',
+            hint=slow_hint(uri)
+            or "The storage did not answer. Check that the server or network is up, then try again.",
+        ) from None
     except (ValueError, OSError, RuntimeError) as error:
         try:
             names = await bounded(list_tables(connection), f"listing tables of {uri}", 10)

@@ -83,24 +83,31 @@ Loaded = CachedTable | NotCached
 
 
 async def rows_at(
-    opened: OpenTable, cached: CachedTable, positions: npt.NDArray[np.intp], what: str
+    opened: OpenTable,
+    cached: CachedTable,
+    positions: npt.NDArray[np.intp],
+    what: str,
+    columns: list[str] | None = None,
 ) -> pa.Table | None:
-    """The table's other columns (and ``_rowid``) for the rows at ``positions`` of the vector matrix, in
-    that order: from memory when the payload is held, else read by row id; ``None`` if some of those rows
-    are no longer in the table (it changed meanwhile)."""
+    """The table's other columns (``columns`` of them, ``None``: all) and ``_rowid`` for the rows at
+    ``positions`` of the vector matrix, in that order: from memory when the payload is held, else read by
+    row id; ``None`` if some of those rows are no longer in the table (it changed meanwhile)."""
     import pyarrow as pa
 
     row_ids = cached.vectors.row_ids[positions]
     if cached.payload is not None:
-        return cached.payload.take(pa.array(positions)).append_column("_rowid", pa.array(row_ids))
-    return await rows_by_id(opened, row_ids, what)
+        held = cached.payload if columns is None else cached.payload.select(columns)
+        return held.take(pa.array(positions)).append_column("_rowid", pa.array(row_ids))
+    return await rows_by_id(opened, row_ids, what, columns)
 
 
-async def rows_by_id(opened: OpenTable, row_ids: npt.NDArray[np.uint64], what: str) -> pa.Table | None:
-    """The table's other columns (and ``_rowid``) for the rows ``row_ids``, in that order, read from the
-    table; ``None`` if some of those rows are no longer in it."""
+async def rows_by_id(
+    opened: OpenTable, row_ids: npt.NDArray[np.uint64], what: str, columns: list[str] | None = None
+) -> pa.Table | None:
+    """The table's other columns (``columns`` of them, ``None``: all) and ``_rowid`` for the rows
+    ``row_ids``, in that order, read from the table; ``None`` if some of those rows are no longer in it."""
     wanted = [int(row_id) for row_id in row_ids]
-    taking = opened.table.take_row_ids(wanted).select(opened.row_columns).with_row_id()
+    taking = opened.table.take_row_ids(wanted).select(columns or opened.row_columns).with_row_id()
     rows = await read_query(taking, what)
     # take_row_ids answers in row-id order, not in the order asked: put the rows back in that order.
     position = {row_id: i for i, row_id in enumerate(rows.column("_rowid").to_pylist())}

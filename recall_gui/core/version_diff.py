@@ -25,7 +25,7 @@ from recall_gui.core.session import Session
 from recall_gui.core.tables import OpenTable, read_batches, read_query
 from recall_gui.core.target import TableTarget
 from recall_gui.core.types import SearchHit
-from recall_gui.core.versions import find_version, list_versions
+from recall_gui.core.versions import VersionsProgress, find_version, list_versions
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -158,10 +158,14 @@ def vector_digests(values: pa.Array) -> npt.NDArray[np.uint64]:
     flat = values.values.slice(values.offset * width, rows * width).to_numpy(zero_copy_only=False)
     raw = np.ascontiguousarray(flat).view(np.uint8).reshape(rows, -1)
     words = raw.view(np.uint32) if raw.shape[1] % 4 == 0 else raw
-    words = words[:, : len(_WEIGHTS)]
-    digests = (words.astype(np.uint64) * _WEIGHTS[: words.shape[1]]).sum(axis=1, dtype=np.uint64) | np.uint64(
-        1
-    )
+    digests = np.zeros(rows, np.uint64)
+    # Past the weights' length, each further block of words takes them times another odd number: every
+    # component still counts (an odd multiplier never maps a change to 0 mod 2**64).
+    for start in range(0, words.shape[1], len(_WEIGHTS)):
+        block = words[:, start : start + len(_WEIGHTS)].astype(np.uint64)
+        weights = _WEIGHTS[: block.shape[1]] * np.uint64(2 * (start // len(_WEIGHTS)) + 1)
+        digests += (block * weights).sum(axis=1, dtype=np.uint64)
+    digests |= np.uint64(1)
     if values.null_count:
         digests[values.is_null().to_numpy(zero_copy_only=False)] = _NONE
     return np.asarray(digests, np.uint64)
@@ -208,10 +212,12 @@ async def diff_versions(
     to_version: int | None = None,
     *,
     progress: DiffProgress | None = None,
+    listing: VersionsProgress | None = None,
 ) -> VersionDiff:
     """The rows that differ from ``from_version`` to ``to_version`` (``None``: the latest) of ``target``'s
-    table; raises :class:`~recall_gui.core.errors.InvalidInputError` for a version it does not have."""
-    versions = await list_versions(session, target)
+    table; raises :class:`~recall_gui.core.errors.InvalidInputError` for a version it does not have
+    (``listing``: told how the listing of the versions goes, see ``list_versions``)."""
+    versions = await list_versions(session, target, progress=listing)
     old_info = find_version(versions, from_version, target.table_name)
     new_info = versions[-1] if to_version is None else find_version(versions, to_version, target.table_name)
     old = await session.tables.open(target.at(old_info.version))

@@ -8,13 +8,17 @@ tagged).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from recall_gui.core.errors import InvalidInputError
 from recall_gui.core.session import Session
-from recall_gui.core.tables import bounded
+from recall_gui.core.tables import TIMEOUT_ENV, bounded, is_local_uri, local_path, operation_timeout
 from recall_gui.core.target import TableTarget
 
 
@@ -44,12 +48,55 @@ class TableVersion:
         }
 
 
-async def list_versions(session: Session, target: TableTarget) -> tuple[TableVersion, ...]:
-    """Every version of ``target``'s table still kept, oldest first (the last one is the latest)."""
+#: Versions listed within one storage timeout (``RECALL_GUI_STORAGE_TIMEOUT``): LanceDB reads every
+#: version's manifest, about 4 ms each on a local disk, so a long history gets that timeout per thousand.
+VERSIONS_PER_TIMEOUT = 1000
+#: How often a long listing reports that it is still reading (seconds).
+PROGRESS_EVERY_S = 0.5
+
+#: ``progress(versions, seconds)``: how many versions are being read (``None``: unknown), and for how long.
+VersionsProgress = Callable[[int | None, float], None]
+
+
+def kept_versions(target: TableTarget) -> int | None:
+    """How many versions a local table keeps (its manifests, counted without reading them); ``None`` for
+    object storage, or a folder that cannot be listed."""
+    if not is_local_uri(target.uri):
+        return None
+    try:
+        folder = local_path(target.uri) / f"{target.table_name}.lance" / "_versions"
+        with os.scandir(folder) as entries:
+            return sum(1 for entry in entries if entry.name.endswith(".manifest"))
+    except OSError:
+        return None
+
+
+def listing_limit(count: int | None, timeout_s: float) -> float:
+    """The time a listing of ``count`` versions may take: the storage timeout per thousand versions."""
+    return timeout_s * max(1.0, (count or 0) / VERSIONS_PER_TIMEOUT)
+
+
+async def list_versions(
+    session: Session, target: TableTarget, *, progress: VersionsProgress | None = None
+) -> tuple[TableVersion, ...]:
+    """Every version of ``target``'s table still kept, oldest first (the last one is the latest).
+
+    LanceDB lists them in one call, reading each version's manifest; ``progress`` is told how many there
+    are and how long the listing has run, every :data:`PROGRESS_EVERY_S`. Cancelling the awaiting task
+    stops waiting for it. A listing that runs out of time says why: a local folder is not a network."""
     opened = await session.tables.open(target.at(None))
     what = f'listing the versions of "{target.table_name}"'
+    count = kept_versions(target)
+    limit_s = listing_limit(count, operation_timeout())
     table: Any = opened.table  # list_versions is untyped in LanceDB
-    listed: list[dict[str, Any]] = await bounded(table.list_versions(), what)
+    reporter = asyncio.create_task(_report(progress, count)) if progress is not None else None
+    try:
+        listed: list[dict[str, Any]] = await bounded(
+            table.list_versions(), what, limit_s, timeout_hint=_slow_listing_hint(target, count)
+        )
+    finally:
+        if reporter is not None:
+            reporter.cancel()
     tagged: dict[str, Any] = await bounded(table.tags.list(), what)
     tags_of: dict[int, list[str]] = {}
     for name, tag in sorted(tagged.items()):
@@ -70,6 +117,28 @@ async def list_versions(session: Session, target: TableTarget) -> tuple[TableVer
             )
         )
     return tuple(versions)
+
+
+async def _report(progress: VersionsProgress, count: int | None) -> None:
+    started = time.monotonic()
+    while True:
+        progress(count, time.monotonic() - started)
+        await asyncio.sleep(PROGRESS_EVERY_S)
+
+
+def _slow_listing_hint(target: TableTarget, count: int | None) -> str:
+    """Why a listing ran out of time: a local folder's history is long, not a network down."""
+    many = f"{count:,} versions" if count is not None else "many versions"
+    if is_local_uri(target.uri):
+        return (
+            f"The folder is local, so no server or network is involved: LanceDB reads each of its {many} "
+            f"one by one. Raise {TIMEOUT_ENV} (it allows that many seconds per "
+            f"{VERSIONS_PER_TIMEOUT:,} versions), or let the table's owner clean up old versions."
+        )
+    return (
+        f"LanceDB reads each of the {many} from the storage one by one: check that it answers, or raise "
+        f"{TIMEOUT_ENV} for a long history."
+    )
 
 
 def find_version(versions: tuple[TableVersion, ...], number: int, table: str) -> TableVersion:

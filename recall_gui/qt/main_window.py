@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -32,13 +32,15 @@ from recall_gui.core.drafts import Drafts
 from recall_gui.core.errors import DemoBuildCancelled, RecallError
 from recall_gui.core.messages import UserMessage, registry_problems_text, sentence, user_message
 from recall_gui.core.paths import RegistryLocation
-from recall_gui.core.registry import Registry, load_registry
+from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
 from recall_gui.core.registry_advice import location_problem
+from recall_gui.core.suffix import build_tool_suffix
 from recall_gui.core.suffix_store import SuffixStore
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.checks_page import ChecksPage
+from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.pages.description_page import DescriptionPage
 from recall_gui.qt.pages.duplicates_page import DuplicatesPage
 from recall_gui.qt.pages.health_page import HealthPage
@@ -55,8 +57,16 @@ from recall_gui.qt.shortcuts import ShortcutsFirst
 from recall_gui.qt.tasks import TaskKeeper
 from recall_gui.qt.widgets import PageTabs
 
+if TYPE_CHECKING:
+    from recall_gui.core.session import Session
+
 #: The task key of reading the registry (and re-checking the databases after it).
 REGISTRY_READ = "reload"
+#: The task key of checking the health of the databases past the first :data:`HEALTH_FIRST`.
+HEALTH_REST = "health-rest"
+#: Databases checked before start-up (or a reload) goes on; the rest in batches of :data:`HEALTH_BATCH`.
+HEALTH_FIRST = 200
+HEALTH_BATCH = 50
 #: A folder or URI to open at start, with its storage options (``recall-gui PATH``).
 OpenRequest = tuple[str, Mapping[str, str]]
 
@@ -82,6 +92,14 @@ SHORTCUTS = (
 EXPORT_TIP = "Save the search results, or every row of the browsed table (that the filter keeps), as {}"
 
 
+def read_snapshot(directory: Path, previous: Registry | None = None) -> tuple[Registry, str]:
+    """The registry in ``directory`` with its derived lists, and its database list for the tool
+    description: run on a worker, so a large registry never holds the GUI thread. ``previous``: the
+    snapshot shown now, whose unchanged entries are reused."""
+    registry = load_registry(directory, previous).warmed()
+    return registry, build_tool_suffix(registry)
+
+
 class MainWindow(QMainWindow):
     """Search and browse a knowledge base, check entries, and edit what the agent reads."""
 
@@ -104,7 +122,7 @@ class MainWindow(QMainWindow):
         settings, settings_problem = open_settings(config_dir)
         self.services = WindowServices(
             location,
-            load_registry(location.directory),
+            Registry(location.directory),  # until start() has read it, off this thread
             WindowMemory(settings),
             self.banner,
             self.status_activity,
@@ -129,6 +147,8 @@ class MainWindow(QMainWindow):
         self._external_change = False
         #: Registry reads under way on the worker.
         self._reads = 0
+        #: Whether the registry has been read yet (start() reads it): until then the watcher's news wait.
+        self._read_once = False
 
         self.pages = PageTabs()
         self._lay_out()
@@ -271,6 +291,7 @@ class MainWindow(QMainWindow):
             self._action("&Map", "Ctrl+8", lambda: self.pages.setCurrentWidget(self.map)),
             self._action("H&ealth", "Ctrl+9", lambda: self.pages.setCurrentWidget(self.health)),
         ]
+        self._build_database_actions()
         about = self._action("&About recall-gui", None, self._show_about)
         shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)
 
@@ -293,8 +314,31 @@ class MainWindow(QMainWindow):
         tools = knowledge.entry_tools
         search_menu.addActions([tools.more_like_action, tools.add_golden_action])
         self.addActions([tools.more_like_action, tools.add_golden_action])
+        self.database_menu = menus.addMenu("&Database")
+        self.database_menu.setObjectName("databaseMenu")
+        self.database_menu.addActions(self.database_actions.actions)
+        self.database_menu.aboutToShow.connect(self.database_actions.update)
         menus.addMenu("&View").addActions(self.page_actions)
         menus.addMenu("&Help").addActions([shortcuts, about])
+
+    def _build_database_actions(self) -> None:
+        """Activate, Deactivate, Unregister the database the knowledge page shows (its menu, and the
+        dropdown's context menu)."""
+        self.database_actions = DatabaseActions(self.services, self._registered_current, self)
+        combo = self.knowledge.database_bar.combo
+        combo.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        combo.customContextMenuRequested.connect(
+            lambda point: self._database_menu_at(combo.mapToGlobal(point))
+        )
+
+    def _registered_current(self) -> str | None:
+        current = self.knowledge.current
+        return current.name if current is not None and current.origin == "registry" else None
+
+    def _database_menu_at(self, where: QPoint) -> None:
+        name = self._registered_current()
+        if name is not None:
+            self.database_actions.menu_for(name, self).exec(where)
 
     # --- opening folders ------------------------------------------------------------------------------
 
@@ -369,10 +413,17 @@ class MainWindow(QMainWindow):
         return self.tasks.start(self.start(), key="start")
 
     async def start(self) -> None:
-        """Load the heavy libraries, build the demo on a first start, check every database, open one."""
+        """Read the registry and load the heavy libraries (both on workers, at once), build the demo on a
+        first start, check the databases, open one."""
         self.services.set_activity("Loading search libraries…")
-        await self._on_screen()
-        await self.services.heavy.ready()
+        # The registry is read while the window is put on screen; the libraries wait for it to be there
+        # (see _on_screen): both hold Python's lock much of the time, and the libraries more of it.
+        reading = asyncio.ensure_future(self.read_registry())
+        try:
+            await self._on_screen()
+            await asyncio.gather(reading, self.services.heavy.ready())
+        finally:
+            reading.cancel()
         self.services.set_activity("Ready")
         opening = self.open_at_start
         if opening is None and demo_wanted(self.location, self.registry) and await self.build_demo():
@@ -439,9 +490,11 @@ class MainWindow(QMainWindow):
 
     # --- the registry ---------------------------------------------------------------------------------
 
-    def _show_registry(self) -> None:
+    def _show_registry(self, generated: str | None = None) -> None:
+        """Show the snapshot; ``generated``: its database list for the tool description, when it was
+        made with the snapshot (on the worker)."""
         registry = self.registry
-        self.services.drafts.follow(registry)
+        self.services.drafts.follow(registry, generated)
         self.knowledge.set_registry(registry)
         self.description.set_registry(registry)
         wrong_folder = location_problem(self.location)
@@ -484,8 +537,9 @@ class MainWindow(QMainWindow):
         directory = self.location.directory
         self._reads += 1
         try:
-            registry = await asyncio.get_running_loop().run_in_executor(
-                self.services.chores, load_registry, directory
+            previous = self.registry if self.registry.directory == directory else None
+            registry, generated = await asyncio.get_running_loop().run_in_executor(
+                self.services.chores, read_snapshot, directory, previous
             )
         finally:
             self._reads -= 1
@@ -493,14 +547,15 @@ class MainWindow(QMainWindow):
             await self.read_registry()
             return
         external, self._external_change = self._external_change, False
-        self._adopt_registry(registry, external=external)
+        self._read_once = True
+        self._adopt_registry(registry, generated, external=external)
         if registry.changed_on_disk():
             self.reread_registry(external=True)
 
-    def _adopt_registry(self, registry: Registry, *, external: bool) -> None:
+    def _adopt_registry(self, registry: Registry, generated: str, *, external: bool) -> None:
         self.services.registry = registry
         self.watcher.rewatch()
-        self._show_registry()
+        self._show_registry(generated)
         if external and not self.registry.problems:
             self.show_message(
                 UserMessage(
@@ -519,15 +574,32 @@ class MainWindow(QMainWindow):
             await self.knowledge.choose_database(self._initial_database(), self.knowledge.read_inputs())
 
     async def refresh_health(self) -> None:
-        """Check every database (folder, table, model, dimension) and show the outcome in the dropdown."""
+        """Check the databases (folder, table, model, dimension) and show the outcome in the dropdown: the
+        first :data:`HEALTH_FIRST` of the list now, the rest in the background, a batch at a time (a
+        large registry's take long, and the GUI thread serves the user between batches)."""
         session = await self.services.session()
+        registry = self.registry
+        listed = registry.active + registry.inactive
+        await self._check_health(session, listed[:HEALTH_FIRST])
+        if len(listed) > HEALTH_FIRST:
+            self.tasks.start(self._check_rest(session, registry, listed[HEALTH_FIRST:]), key=HEALTH_REST)
+
+    async def _check_rest(
+        self, session: Session, registry: Registry, rest: tuple[DatabaseEntry, ...]
+    ) -> None:
+        for first in range(0, len(rest), HEALTH_BATCH):
+            if self.registry is not registry:
+                return  # a newer snapshot is checked on its own
+            await self._check_health(session, rest[first : first + HEALTH_BATCH])
+
+    async def _check_health(self, session: Session, entries: tuple[DatabaseEntry, ...]) -> None:
         from recall_gui.core.health import check_health
 
-        healths = await asyncio.gather(*(check_health(session, entry) for entry in self.registry.databases))
+        healths = await asyncio.gather(*(check_health(session, entry) for entry in entries))
         self.knowledge.show_health({health.entry.name: health for health in healths})
 
     def _check_registry(self) -> None:
-        if self._reads:
+        if self._reads or not self._read_once:
             return  # the read under way is checked against the files when it is done
         if self.registry.changed_on_disk():
             self.reread_registry(external=True)

@@ -75,8 +75,11 @@ class WindowServices:
         self._session: Session | None = None
         self._harness: Harness | None = None
 
-    def show_message(self, message: UserMessage) -> None:
-        self.banner.show_message(message)
+    def show_message(
+        self, message: UserMessage, action: tuple[str, Callable[[], None]] | None = None
+    ) -> None:
+        """Show ``message`` in the banner; ``action``: its one button (text, what it does), e.g. Undo."""
+        self.banner.show_message(message, action)
 
     def show_error(self, error: BaseException, topic: Topic = "general") -> None:
         self.show_message(user_message(error, topic))
@@ -100,12 +103,13 @@ class WindowServices:
         return self._session
 
     async def harness(self) -> Harness:
-        """The one harness (registry + search pipeline) of this window, on the window's session."""
+        """The one harness (search pipeline) of this window, on the window's session; it resolves names
+        in :attr:`registry`, the window's snapshot (never reading the registry itself)."""
         session = await self.session()
         if self._harness is None:
             from recall_gui.core.harness import Harness
 
-            self._harness = Harness(self.location.directory, session=session)
+            self._harness = Harness(self.location.directory, session=session, registry=lambda: self.registry)
         return self._harness
 
     async def aclose(self) -> None:

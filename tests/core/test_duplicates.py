@@ -345,8 +345,8 @@ def test_the_command_prints_the_groups_as_json_and_as_text(
     done = cli("duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"threshold", "metric", "groups"}
-    assert (data["threshold"], data["metric"]) == (0.05, "cosine")
+    assert set(data) == {"threshold", "metric", "left_out", "groups"}
+    assert (data["threshold"], data["metric"], data["left_out"]) == (0.05, "cosine", 0)
     assert {frozenset(group["ids"]) for group in data["groups"]} == {
         frozenset(ids) for ids in expected.values()
     }
@@ -360,3 +360,26 @@ def test_the_command_prints_the_groups_as_json_and_as_text(
     refused = cli("duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--threshold", "abc")
     assert refused.returncode == 1
     assert "error: --threshold 'abc' is not a number" in refused.stderr
+
+
+def test_zero_vectors_are_said_to_be_left_out_of_a_cosine_comparison(tmp_path: Path) -> None:
+    """Ten identical zero vectors and two real rows: cosine has no value for the zero ones, so the command
+    says how many it left out and why, and squared L2 groups them."""
+    vectors = np.zeros((12, 8), np.float32)
+    vectors[10, 0], vectors[11, 1] = 1.0, 1.0
+    ids = [f"zero-{i}" for i in range(10)] + ["x", "y"]
+    write_lance_table(tmp_path / "db", "notes", ids, ids, vectors)
+    zero = int(np.count_nonzero(np.linalg.norm(vectors, axis=1) == 0))  # the oracle: NumPy's count
+
+    done = cli("duplicates", "--path", str(tmp_path / "db"))
+    assert done.returncode == 0, done.stderr
+    assert f"0 groups (0 of {len(ids) - zero} entries) within cosine distance 0.05" in done.stdout
+    assert (
+        f"note: {zero} entries have a zero vector (all components 0): cosine distance is undefined for it, "
+        "so they were left out; --metric l2 compares them." in done.stdout
+    )
+    as_json = json.loads(cli("duplicates", "--path", str(tmp_path / "db"), "--json").stdout)
+    assert (as_json["left_out"], as_json["groups"]) == (zero, [])
+    by_l2 = json.loads(cli("duplicates", "--path", str(tmp_path / "db"), "--metric", "l2", "--json").stdout)
+    assert by_l2["left_out"] == 0
+    assert [sorted(group["ids"]) for group in by_l2["groups"]] == [sorted(ids[:zero])]

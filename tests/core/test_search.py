@@ -14,6 +14,7 @@ from recall_gui.core import RecallSearchInput
 from recall_gui.core.errors import ColumnError, ConnectError, DimensionMismatchError
 from recall_gui.core.session import Session
 from recall_gui.core.target import TableOptions, TableTarget
+from tests.core.test_lance_order import lance_search
 from tests.coretools import in_session, search, search_hits
 from tests.kbtools import KnowledgeBase, snapshot_tree, write_lance_table
 
@@ -38,15 +39,13 @@ def test_missing_limit_returns_five(kb: KnowledgeBase, embedder: Any) -> None:
     assert len(output.results) == 5
 
 
-def test_results_match_a_brute_force_l2_ranking(kb: KnowledgeBase, embedder: Any) -> None:
+def test_results_are_lancedbs_flat_search(kb: KnowledgeBase, embedder: Any) -> None:
     vector = embedder.embed_sync("event loops and coroutines")
     result = search_hits(query_input(kb, vector, len(kb.ids)))
-    expected = np.argsort(((kb.vectors - vector) ** 2).sum(axis=1), kind="stable")
-    assert [hit.id for hit in result.hits] == [kb.ids[i] for i in expected]
+    expected, distances = lance_search(kb.db_dir, kb.name, vector, "l2", len(kb.ids))
+    assert [hit.row_id for hit in result.hits] == expected
     assert result.metric == "l2"
-    distances = [hit.distance for hit in result.hits]
-    assert distances == sorted(distances)
-    assert distances[0] == pytest.approx(float(((kb.vectors[expected[0]] - vector) ** 2).sum()), rel=1e-4)
+    assert [hit.distance for hit in result.hits] == [float(distance) for distance in distances]
 
 
 def test_limit_zero_returns_nothing(kb: KnowledgeBase, embedder: Any) -> None:

@@ -75,3 +75,22 @@ def test_a_threshold_of_zero_groups_only_identical_vectors(tmp_path: Path, embed
         QUERY,
     )
     assert json.loads(done.stdout)["groups"] == expected
+
+
+def test_a_failing_check_names_the_near_copies_that_took_its_places(tmp_path: Path, embedder: Any) -> None:
+    from tests.kbtools import cosh_entry, write_registry
+
+    folder = with_copies(tmp_path, embedder)
+    registry = write_registry(tmp_path / "registry", [cosh_entry("kb", folder)])
+    golden = tmp_path / "golden.json"
+    golden.write_text(
+        json.dumps({"checks": [{"db_name": "kb", "query": QUERY, "expect": ["paris"], "limit": 3}]}),
+        encoding="utf-8",
+    )
+    done = cli("check", "--registry", str(registry), "--json", str(golden))
+    assert done.returncode == 1
+    (check,) = json.loads(done.stdout)["checks"]
+    shadow = cli("shadowing", "--registry", str(registry), "--db", "kb", "--limit", "3", "--json", QUERY)
+    assert check["near_copies"] == json.loads(shadow.stdout)["groups"] != []
+    plain = cli("check", "--registry", str(registry), str(golden))
+    assert any(line.strip().startswith("near-copies take ") for line in plain.stdout.splitlines())

@@ -23,7 +23,8 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.agent_probe import ServerLaunch
 from recall_gui.core.paths import CONFIG_ENV, RegistryLocation
-from recall_gui.core.registry import set_active
+from recall_gui.core.registry import load_registry, set_active
+from recall_gui.core.suffix import build_tool_suffix
 from recall_gui.core.suffix_store import SuffixMode, SuffixStore
 from recall_gui.core.tool import DEFAULT_DESCRIPTION
 from recall_gui.qt.agent_server import ServerState, launch_for
@@ -126,7 +127,7 @@ def test_an_unsaved_suffix_edit_shows_a_diff_until_saving_it_is_served(
     window = open_window(kb.registry_dir)
     agent = open_agent_view(window, loop)
     suffix = window.findChild(QPlainTextEdit, "suffixEdit")
-    generated = window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
+    generated = build_tool_suffix(load_registry(kb.registry_dir))
     assert generated.startswith("Available databases:") and suffix.toPlainText() == ""
 
     updates: list[int] = []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPlainTextEdit, QPushButton, QTableWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPlainTextEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
 from recall_gui.cli import main
@@ -23,7 +23,7 @@ from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.panels.status_note import StatusNote
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
-from tests.qt.trusttools import banner
+from tests.qt.trusttools import banner, check_state, focus_cell, set_checked, table_names
 
 
 def edit(view: QPlainTextEdit, qtbot: QtBot, text: str) -> None:
@@ -48,6 +48,9 @@ def cli_tool(
 
 
 def suffix_widgets(window: MainWindow) -> tuple[QPlainTextEdit, QPlainTextEdit, QPlainTextEdit, StatusNote]:
+    """The suffix's editor, generated list, preview and state, with their page shown (the long texts are
+    laid out only while it is)."""
+    window.pages.setCurrentWidget(window.description)
     return (
         window.findChild(QPlainTextEdit, "suffixEdit"),
         window.findChild(QPlainTextEdit, "generatedSuffixView"),
@@ -122,6 +125,7 @@ def test_saved_notes_reach_the_cli_and_a_database_activated_later_reaches_them_t
     run(loop, window.tasks.wait_idle())
     generated = generated_of(kb.registry_dir)
     assert "- Name: archive\n" in generated
+    window.pages.setCurrentWidget(window.description)
     assert window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText() == generated
     assert notes.toPlainText() == "Ask it about passwords.\n" and not save.isEnabled()
     assert cli_tool(kb.registry_dir, config, capsys, monkeypatch)[0]["description"] == compose_description(
@@ -272,11 +276,12 @@ def test_toggling_a_database_writes_only_its_active_state_and_the_list_follows(
     registry_dir = write_registry(tmp_path / "reg", [cosh_entry(kb.name, kb.db_dir), other])
     dbs_before = (registry_dir / "rag_dbs.json").read_bytes()
     window = open_window(registry_dir)
-    table = window.findChild(QTableWidget, "activeTable")
-    assert [table.item(r, 1).text() for r in range(table.rowCount())] == [kb.name, "other"]
+    table = window.findChild(QTableView, "activeTable")
+    assert table_names(table) == [kb.name, "other"]
+    window.pages.setCurrentWidget(window.description)
 
     with waiting_for(loop, window.registryReloaded):
-        table.item(1, 0).setCheckState(Qt.CheckState.Unchecked)
+        set_checked(table, 1, Qt.CheckState.Unchecked)
     assert json.loads((registry_dir / "rag_active.json").read_text()) == [kb.name]
     assert (registry_dir / "rag_dbs.json").read_bytes() == dbs_before
     generated = window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
@@ -288,7 +293,7 @@ def test_toggling_a_database_writes_only_its_active_state_and_the_list_follows(
     run(loop, window.tasks.wait_idle())
 
     with waiting_for(loop, window.registryReloaded):
-        table.item(0, 0).setCheckState(Qt.CheckState.Unchecked)
+        set_checked(table, 0, Qt.CheckState.Unchecked)
     assert "(none active)" in window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
     run(loop, window.tasks.wait_idle())
 
@@ -314,6 +319,7 @@ def test_editing_a_description_saves_it_keeps_unknown_fields_and_confirms_it(
         **entry,
         "description": "Team notes: passwords, cities, Python — what agents may ask about",
     }
+    window.pages.setCurrentWidget(window.description)
     assert (
         "what agents may ask about" in window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
     )
@@ -329,7 +335,7 @@ def test_editing_a_description_saves_it_keeps_unknown_fields_and_confirms_it(
 
 
 def test_a_description_that_cannot_be_written_is_a_message_not_a_traceback(
-    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+    kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
     """A lone surrogate (``\\ud800`` in the JSON) in a database's name cannot be written back as UTF-8."""
     registry_dir = tmp_path / "reg"
@@ -338,6 +344,7 @@ def test_a_description_that_cannot_be_written_is_a_message_not_a_traceback(
     text = dbs.read_text(encoding="utf-8").replace('"odd"', '"odd\\ud800"')
     dbs.write_text(text, encoding="utf-8")
     window = open_window(registry_dir, start=False)
+    run(loop, window.read_registry())
     if not window.registry.databases:
         pytest.skip("the registry refuses such a name when it reads it: nothing to save")
     editor = window.findChild(QPlainTextEdit, "dbDescriptionEdit")
@@ -379,13 +386,12 @@ def test_space_toggles_the_selected_database_from_the_keyboard(
 ) -> None:
     window = open_window(kb.registry_dir)
     window.pages.setCurrentIndex(1)
-    table = window.findChild(QTableWidget, "activeTable")
-    table.setFocus()
-    table.setCurrentCell(0, 1)  # the name cell has the focus, not the checkbox
+    table = window.findChild(QTableView, "activeTable")
+    focus_cell(table, 0, 1)  # the name cell has the focus, not the checkbox
     with waiting_for(loop, window.registryReloaded):
         qtbot.keyClick(table, Qt.Key.Key_Space)
     assert json.loads((kb.registry_dir / "rag_active.json").read_text()) == []
-    assert table.item(0, 0).checkState() == Qt.CheckState.Unchecked
+    assert check_state(table, 0) == Qt.CheckState.Unchecked
     run(loop, window.tasks.wait_idle())
 
 

@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTableView, QTableWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.pages.inputs import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.trusttools import focus_cell, set_checked, table_names
 
 
 def banner(window: MainWindow) -> tuple[str, str]:
@@ -149,9 +150,9 @@ def test_a_broken_registry_opens_names_every_problem_and_keeps_what_it_could_rea
     assert snapshot_tree(kb.registry_dir) == before  # reading, searching and reloading write nothing
 
     # Edits in the panel: a file that does not parse is never written (the other one may be).
-    table = window.findChild(QTableWidget, "activeTable")
-    if table.rowCount():
-        table.item(0, 0).setCheckState(Qt.CheckState.Unchecked)
+    table = window.findChild(QTableView, "activeTable")
+    if table.model().rowCount():
+        set_checked(table, 0, Qt.CheckState.Unchecked)
         window.findChild(QPlainTextEdit, "dbDescriptionEdit").setPlainText("edited")
         window.findChild(QPushButton, "saveDescriptionButton").click()
     run(loop, window.tasks.wait_idle())
@@ -205,12 +206,11 @@ def test_edits_made_after_another_programs_rewrite_keep_its_changes(
         rewrite(registry_dir / "rag_dbs.json", json.dumps(theirs, indent=2))
         rewrite(registry_dir / "rag_active.json", json.dumps([kb.name, "archive", "added-by-cosh"]))
     assert "changed by another program" in banner(window)[0]
-    table = window.findChild(QTableWidget, "activeTable")
-    assert [table.item(r, 1).text() for r in range(table.rowCount())] == [kb.name, "archive", "added-by-cosh"]
+    table = window.findChild(QTableView, "activeTable")
+    assert table_names(table) == [kb.name, "archive", "added-by-cosh"]
 
     # Deactivate the first database and rewrite its description, from the keyboard and the editor.
-    table.setFocus()
-    table.setCurrentCell(0, 1)
+    focus_cell(table, 0, 1)
     with waiting_for(loop, window.registryReloaded):
         qtbot.keyClick(table, Qt.Key.Key_Space)
     editor = window.findChild(QPlainTextEdit, "dbDescriptionEdit")

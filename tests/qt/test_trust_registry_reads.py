@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QPlainTextEdit, QPushButton
 
 from recall_gui.core.health import DatabaseHealth
@@ -37,9 +37,9 @@ class SlowReads:
         #: Called on the reading thread after the files were read, before the read returns.
         self.after_read: Callable[[], None] = lambda: None
 
-    def __call__(self, directory: Path) -> Registry:
+    def __call__(self, directory: Path, previous: Registry | None = None) -> Registry:
         self.threads.append(threading.current_thread())
-        registry = load_registry(directory)
+        registry = load_registry(directory, previous)
         self.after_read()
         time.sleep(SLOW_READ_S)
         return registry
@@ -139,7 +139,10 @@ def test_listing_many_databases_draws_each_status_dot_once(
     registry = load_registry(write_registry(tmp_path, entries, active=[e["name"] for e in entries[:250]]))
     bar = DatabaseBar()
     bar.set_registry(registry)
+    model = bar.combo.model()
+    dots = [model.index(row, 0).data(Qt.ItemDataRole.DecorationRole) for row in range(model.rowCount())]
     bar.set_health({db.name: DatabaseHealth(db, None, ()) for db in registry.databases})
-    assert len(bar.names()) == 500
+    dots += [model.index(row, 0).data(Qt.ItemDataRole.DecorationRole) for row in range(model.rowCount())]
+    assert len(bar.names()) == 500 and sum(dot is not None for dot in dots) == 1000
     assert sorted(drawn) == ["checking", "ok"]
     bar.deleteLater()

@@ -46,5 +46,6 @@ def test_a_registry_with_text_that_is_not_unicode_opens_and_saves(
     saved = json.loads((registry_dir / "rag_dbs.json").read_text(encoding="utf-8"))["dbs"]
     assert saved[0]["description"] == "Team notes"
     assert saved[1] == odd
+    window.pages.setCurrentWidget(window.description)
     assert "Team notes" in window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
     run(loop, window.tasks.wait_idle())

@@ -97,3 +97,24 @@ class StallMeter:
     def __exit__(self, *_exc: object) -> None:
         self._timer.stop()
         self.longest = max(self.longest, time.monotonic() - self._last)
+
+
+def table_names(table: QTableView) -> list[str]:
+    """The Database column of the description page's table, top to bottom."""
+    model = table.model()
+    return [model.index(row, 1).data() for row in range(model.rowCount())]
+
+
+def check_state(table: QTableView, row: int) -> Qt.CheckState:
+    """The Active box of ``row``, as the view draws it."""
+    return Qt.CheckState(table.model().index(row, 0).data(Qt.ItemDataRole.CheckStateRole))
+
+
+def set_checked(table: QTableView, row: int, state: Qt.CheckState) -> None:
+    """Tick or untick the Active box of ``row``, as a click on it does."""
+    table.model().setData(table.model().index(row, 0), state.value, Qt.ItemDataRole.CheckStateRole)
+
+
+def focus_cell(table: QTableView, row: int, column: int) -> None:
+    table.setFocus()
+    table.setCurrentIndex(table.model().index(row, column))

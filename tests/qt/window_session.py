@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QTableView,
-    QTableWidget,
 )
 
 from recall_gui.core.messages import UserMessage
@@ -114,9 +113,9 @@ def drive_session(window: MainWindow, loop: asyncio.AbstractEventLoop, export_di
 
     # The description panel: switch the database off and on, edit its description, reload.
     QTest.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
-    active = window.findChild(QTableWidget, "activeTable")
+    active = window.findChild(QTableView, "activeTable")
     active.setFocus()
-    active.setCurrentCell(0, 1)
+    active.setCurrentIndex(active.model().index(0, 1))
     for _ in range(2):
         with waiting_for(loop, window.registryReloaded):
             QTest.keyClick(active, Qt.Key.Key_Space)

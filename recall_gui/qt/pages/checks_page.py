@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QItemSelection, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -39,6 +38,7 @@ from recall_gui.core.golden import default_checks_dir
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.check_views import CompareView, VersionsView
+from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import (
@@ -105,6 +105,10 @@ def outcome_text(
             f"Recall {metrics.recall:.3f} · reciprocal rank {metrics.reciprocal_rank:.3f} · nDCG "
             f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of {check.db_name})",
         ]
+    if outcome.near_copies:
+        from recall_gui.core.shadowing import crowding_text
+
+        lines += ["", f"Pushed out? {crowding_text(outcome.near_copies)}"]
     if change is not None:
         lines += ["", f"Since the last run: {change.text}"]
     wanted = set(check.expect)
@@ -146,7 +150,7 @@ class ChecksPage(QWidget):
             lambda: self.request_compare(version=self.compare_version.value())
         )
         self.compare_database_button.clicked.connect(
-            lambda: self.request_compare(other=self.compare_database.currentText() or None)
+            lambda: self.request_compare(other=self.compare_database.chosen())
         )
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.golden.changed.connect(self._show_file)
@@ -210,7 +214,7 @@ class ChecksPage(QWidget):
         self.compare_version_button = push_button(
             "Compare version with the latest", "checksCompareVersionButton", "A: that version, B: the latest"
         )
-        self.compare_database = QComboBox()
+        self.compare_database = DatabasePicker()
         self.compare_database.setObjectName("checksCompareDatabase")
         self.compare_database_button = push_button(
             "Compare with this database",
@@ -402,7 +406,9 @@ class ChecksPage(QWidget):
             self.progress.setValue(done)
 
         if self.engine_combo.currentData() != "ray":
-            return await run_checks(harness, checks, progress)
+            from recall_gui.core.shadowing import with_crowding
+
+            return await with_crowding(harness, await run_checks(harness, checks, progress))
         from recall_gui.core.ray_checks import run_checks_in_ray
         from recall_gui.core.ray_runtime import window_address
 
@@ -461,10 +467,7 @@ class ChecksPage(QWidget):
 
     def follow_registry(self) -> None:
         """Offer the registry's databases as B of a comparison."""
-        chosen = self.compare_database.currentText()
-        self.compare_database.clear()
-        self.compare_database.addItems([entry.name for entry in self.services.registry.databases])
-        self.compare_database.setCurrentText(chosen)
+        self.compare_database.show_registry(self.services.registry)
 
     def open_file(self, path: Path) -> bool:
         try:

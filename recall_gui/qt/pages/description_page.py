@@ -12,24 +12,32 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QColor, QKeySequence, QPalette, QShortcut, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtCore import QEvent, QObject, QPoint, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QKeySequence,
+    QPalette,
+    QShortcut,
+    QShowEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHeaderView,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QTabWidget,
     QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
-from recall_gui.core.credentials import masked
 from recall_gui.core.drafts import DescriptionState, SuffixStatus
 from recall_gui.core.errors import RecallError
 from recall_gui.core.messages import UserMessage, user_message
@@ -38,11 +46,12 @@ from recall_gui.core.suffix import SuffixWarning
 from recall_gui.core.suffix_drift import SuffixDrift
 from recall_gui.core.suffix_store import LEGACY_BACKUP, LEGACY_FILE, UNREADABLE_TAG, SuffixMode
 from recall_gui.core.tool import DEFAULT_DESCRIPTION, Recall, compose_description
+from recall_gui.qt.models.databases_table import ACTIVE, EMBEDDING, NAME, DatabasesTableModel
+from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.panels.status_note import StatusNote, Tone, tint
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view
 
-ACTIVE, NAME, EMBEDDING = range(3)
 #: What is generated from the registry (the live list) is tinted towards this colour, in its view and in
 #: the preview; the user's own text towards the palette's highlight colour.
 GENERATED_ACCENT = QColor("#2e9e5b")
@@ -93,8 +102,6 @@ class DescriptionPage(QWidget):
         self.setObjectName("descriptionPage")
         self.services = services
         self.drafts = services.drafts
-        #: The database of each table row, as the registry spells it (Qt cannot hold every Python string).
-        self._names: list[str] = []
         self._described: str | None = None
         #: The database whose description was saved last, until the user edits or chooses another.
         self._just_saved: str | None = None
@@ -103,6 +110,10 @@ class DescriptionPage(QWidget):
         self._announced: tuple[SuffixWarning, ...] = ()
         self._announced_for: tuple[object, object] = (None, None)
         self._generated_shown: str | None = None
+        #: What the preview shows (the suffix, the user's text, the mode, the tints), and whether the long
+        #: texts wait for the page to be shown.
+        self._preview_shown: tuple[object, ...] | None = None
+        self._long_texts_due = False
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("descriptionSplitter")
         self.splitter.setChildrenCollapsible(False)
@@ -117,8 +128,8 @@ class DescriptionPage(QWidget):
         self.mode_combo.activated.connect(self._on_mode_chosen)
         self.save_suffix_button.clicked.connect(self.save_suffix)
         self.revert_suffix_button.clicked.connect(self.revert_suffix)
-        self.active_table.itemChanged.connect(self._on_item_changed)
-        self.active_table.itemSelectionChanged.connect(self._on_database_selected)
+        self.databases_model.activeToggled.connect(self._on_active_toggled)
+        self.active_table.selectionModel().selectionChanged.connect(self._on_database_selected)
         self.db_description_edit.textChanged.connect(self._on_description_edited)
         self.save_description_button.clicked.connect(self.save_description)
         self.revert_description_button.clicked.connect(self.revert_description)
@@ -132,12 +143,10 @@ class DescriptionPage(QWidget):
 
     def _databases_box(self) -> QWidget:
         """Which databases are active, and the description of the selected one."""
-        self.active_table = QTableWidget(0, 3)
+        self.databases_model = DatabasesTableModel()
+        self.active_table = QTableView()
         self.active_table.setObjectName("activeTable")
-        self.active_table.setHorizontalHeaderLabels(["Active", "Database", "Model"])
-        model_heading = self.active_table.horizontalHeaderItem(EMBEDDING)
-        if model_heading is not None:
-            model_heading.setToolTip("The embedding model the database's vectors were made with")
+        self.active_table.setModel(self.databases_model)
         self.active_table.verticalHeader().setVisible(False)
         self.active_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.active_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -148,10 +157,16 @@ class DescriptionPage(QWidget):
         toggle.setContext(Qt.ShortcutContext.WidgetShortcut)
         toggle.activated.connect(self._toggle_current)
         header = self.active_table.horizontalHeader()
-        header.setSectionResizeMode(ACTIVE, QHeaderView.ResizeMode.ResizeToContents)
+        # As wide as its heading (wider than a checkbox): fitting it to its cells asked 1,000 rows each time.
+        header.setSectionResizeMode(ACTIVE, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(ACTIVE, header.sectionSizeHint(ACTIVE))
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(EMBEDDING, QHeaderView.ResizeMode.Interactive)
         self.active_table.viewport().installEventFilter(self)  # to fit the columns when it is resized
+        #: Activate, Deactivate, Unregister: the right-clicked database's context menu.
+        self.database_actions = DatabaseActions(self.services, lambda: self._described, self)
+        self.active_table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.active_table.customContextMenuRequested.connect(self._on_context_menu)
         self.description_label = QLabel()
         self.description_label.setObjectName("dbDescriptionLabel")
         self.description_label.setWordWrap(True)
@@ -254,28 +269,10 @@ class DescriptionPage(QWidget):
     def set_registry(self, registry: Registry) -> None:
         """Show ``registry``'s databases (the drafts follow it through the services)."""
         selected = self._described
-        names = [db.name for db in registry.databases]
-        self._names = names
-        # Items are updated in place, never replaced: this runs from inside the table's own itemChanged
-        # signal when the user ticks a box, and replacing that item there would delete it mid-signal.
-        with QSignalBlocker(self.active_table):
-            self.active_table.setRowCount(len(registry.databases))
-            for row, db in enumerate(registry.databases):
-                check = self._cell(row, ACTIVE)
-                check.setFlags(
-                    Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-                )
-                check.setCheckState(Qt.CheckState.Checked if db.active else Qt.CheckState.Unchecked)
-                check.setToolTip("Agents can search it" if db.active else "Agents cannot search it")
-                name = self._cell(row, NAME)
-                name.setText(db.name)
-                name.setToolTip(f"{masked(db.uri)}\n\n{db.description}")
-                embedding = self._cell(row, EMBEDDING)
-                embedding.setText(db.embedder.label)
-                embedding.setToolTip(db.embedder.label)
+        self.databases_model.show(registry)
         self._fit_columns()
-        if selected not in names and not self.drafts.descriptions.is_drafted(selected):
-            selected = names[0] if names else None
+        if registry.get(selected or "") is None and not self.drafts.descriptions.is_drafted(selected):
+            selected = self.databases_model.name_at(0)
         self._select_database(selected)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
@@ -285,36 +282,44 @@ class DescriptionPage(QWidget):
 
     def _fit_columns(self) -> None:
         """Database names get the width they need first; the model label gets what is left (never less
-        than its heading) and is cut before a name is."""
+        than its heading) and is cut before a name is. Only while shown: the width of the rows on
+        screen is what counts (hidden, Qt would measure every row of a large registry)."""
         table = self.active_table
+        if not table.isVisible():
+            return
         header = table.horizontalHeader()
         heading = header.sectionSizeHint(EMBEDDING)
         left = table.viewport().width() - header.sectionSize(ACTIVE) - table.sizeHintForColumn(NAME)
         header.resizeSection(EMBEDDING, max(heading, min(table.sizeHintForColumn(EMBEDDING), left)))
 
-    def _cell(self, row: int, column: int) -> QTableWidgetItem:
-        item = self.active_table.item(row, column)
-        if item is None:
-            item = QTableWidgetItem()
-            self.active_table.setItem(row, column, item)
-        return item
+    def context_menu_at(self, row: int) -> QMenu | None:
+        """The Activate / Deactivate / Unregister menu of the database in ``row``."""
+        name = self.databases_model.name_at(row)
+        return None if name is None else self.database_actions.menu_for(name, self.active_table)
+
+    def _on_context_menu(self, point: QPoint) -> None:
+        menu = self.context_menu_at(self.active_table.indexAt(point).row())
+        if menu is not None:
+            menu.exec(self.active_table.viewport().mapToGlobal(point))
 
     def _select_database(self, name: str | None) -> None:
-        if name in self._names:
-            self.active_table.selectRow(self._names.index(name))
+        row = self.databases_model.row_of(name)
+        if row >= 0:
+            self.active_table.selectRow(row)
         self._describe(name)
 
-    def _on_item_changed(self, item: QTableWidgetItem) -> None:
-        if item.column() == ACTIVE and 0 <= item.row() < len(self._names):
-            self.set_database_active(self._names[item.row()], item.checkState() == Qt.CheckState.Checked)
+    def _on_active_toggled(self, name: str, active: bool) -> None:
+        # After the click is handled: the write re-reads the registry, which resets the model.
+        QTimer.singleShot(0, lambda: self.set_database_active(name, active))
 
     def _toggle_current(self) -> None:
         """Space ticks or unticks the selected database, whichever cell of its row has the focus."""
-        row = self.active_table.currentRow()
-        item = self.active_table.item(row, ACTIVE) if row >= 0 else None
-        if item is not None:
-            checked = item.checkState() == Qt.CheckState.Checked
-            item.setCheckState(Qt.CheckState.Unchecked if checked else Qt.CheckState.Checked)
+        row = self.active_table.currentIndex().row()
+        if row >= 0:
+            checked = self.databases_model.is_active(row)
+            state = Qt.CheckState.Unchecked if checked else Qt.CheckState.Checked
+            index = self.databases_model.index(row, ACTIVE)
+            self.databases_model.setData(index, state.value, Qt.ItemDataRole.CheckStateRole)
 
     def set_database_active(self, name: str, active: bool) -> bool:
         """Activate or deactivate ``name`` in the registry; ``False`` (and a message) if it was refused."""
@@ -332,10 +337,9 @@ class DescriptionPage(QWidget):
 
     def _on_database_selected(self) -> None:
         rows = self.active_table.selectionModel().selectedRows()
-        if rows and 0 <= rows[0].row() < len(self._names):
-            name = self._names[rows[0].row()]
-            if name != self._described:
-                self._describe(name)
+        name = self.databases_model.name_at(rows[0].row()) if rows else None
+        if name is not None and name != self._described:
+            self._describe(name)
 
     def _describe(self, name: str | None) -> None:
         if name != self._described:
@@ -416,9 +420,6 @@ class DescriptionPage(QWidget):
         draft = self.drafts.suffix
         overriding = draft.mode is SuffixMode.OVERRIDE
         self.mode_combo.setCurrentIndex(self.mode_combo.findData(draft.mode))
-        if self._generated_shown != draft.generated:  # not at every key typed: the list may be long
-            self._generated_shown = draft.generated
-            self.generated_view.setPlainText(draft.generated)
         self.generated_pane.setVisible(not overriding)
         if self.suffix_edit.toPlainText() != draft.text:
             with QSignalBlocker(self.suffix_edit):
@@ -445,8 +446,28 @@ class DescriptionPage(QWidget):
             self.suffix_drift.show_note(f"{said} {_drift_advice(drift, draft.mode)}", "bad")
         self.save_suffix_button.setEnabled(draft.dirty)
         self.revert_suffix_button.setEnabled(draft.edited)
-        self._show_preview()
+        self._show_long_texts()
         self._announce_served()
+
+    def _show_long_texts(self) -> None:
+        """The generated list and the preview, as the draft says. They are long for a large registry
+        (megabytes at 50,000 databases, a long stall to lay out), so they are laid out only while the page
+        is shown (when it is shown next, otherwise) and only when they changed."""
+        if not self.isVisible():
+            self._long_texts_due = True
+            return
+        self._long_texts_due = False
+        draft = self.drafts.suffix
+        if self._generated_shown != draft.generated:
+            self._generated_shown = draft.generated
+            self.generated_view.setPlainText(draft.generated)
+        self._show_preview()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._fit_columns()
+        if self._long_texts_due:
+            self._show_long_texts()
 
     def _suffix_state(self) -> tuple[str, Tone, str]:
         """The sentence above the editor (and its tooltip): whether agents get what the page shows, and
@@ -517,17 +538,21 @@ class DescriptionPage(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:  # the system switched between light and dark
             self._apply_palette()
-            self._show_preview()
+            self._show_long_texts()
 
     def _show_preview(self) -> None:
         """The full description and the tool JSON as agents would get them if saved now, the generated
         list and the user's own text tinted apart."""
         draft = self.drafts.suffix
         suffix = draft.shown
-        self.description_preview.setPlainText(compose_description(suffix))
-        self.tool_json_view.setPlainText(Recall().with_description(suffix).to_json())
         generated_colour, own_colour = self._colours()
         overriding = draft.mode is SuffixMode.OVERRIDE
+        shown = (suffix, draft.text, overriding, generated_colour.rgba(), own_colour.rgba())
+        if shown == self._preview_shown:
+            return
+        self._preview_shown = shown
+        self.description_preview.setPlainText(compose_description(suffix))
+        self.tool_json_view.setPlainText(Recall().with_description(suffix).to_json())
         head = utf16_length(f"{DEFAULT_DESCRIPTION}\n\n")
         own_start = head + utf16_length(suffix[: len(suffix) - len(draft.text)])
         ranges = [(own_start, own_start + utf16_length(draft.text) if draft.text else own_start, own_colour)]

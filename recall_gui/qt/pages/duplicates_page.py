@@ -36,6 +36,7 @@ from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
 from recall_gui.core.errors import RecallError
 from recall_gui.core.text_diff import changed_ranges
 from recall_gui.qt.models.roles import one_line
+from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote, tint
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import engine_combo, push_button, text_view
@@ -141,7 +142,7 @@ class DuplicatesPage(QWidget):
         )
 
     def _build_widgets(self) -> None:
-        self.database_combo = QComboBox()
+        self.database_combo = DatabasePicker()
         self.database_combo.setObjectName("duplicatesDatabase")
         self.database_combo.setMinimumWidth(150)
         self.metric_combo = QComboBox()
@@ -228,21 +229,13 @@ class DuplicatesPage(QWidget):
 
     def follow_registry(self) -> None:
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
-        chosen = self.database_combo.currentData()
-        registry = self.services.registry
-        ordered = sorted(registry.databases, key=lambda entry: (not entry.active, entry.name))
-        self.database_combo.blockSignals(True)
-        self.database_combo.clear()
-        for entry in ordered:
-            self.database_combo.addItem(entry.name + ("" if entry.active else " (inactive)"), entry.name)
-        found = self.database_combo.findData(chosen)
-        self.database_combo.setCurrentIndex(max(found, 0))
-        self.database_combo.blockSignals(False)
-        self.find_button.setEnabled(bool(ordered) and not self.services.tasks.running("duplicates"))
+        self.database_combo.show_registry(self.services.registry)
+        listed = self.database_combo.count() > 0
+        self.find_button.setEnabled(listed and not self.services.tasks.running("duplicates"))
         self._on_metric()
 
     def choose_database(self, name: str) -> None:
-        self.database_combo.setCurrentIndex(max(self.database_combo.findData(name), 0))
+        self.database_combo.choose(name)
 
     def _on_metric(self) -> None:
         metric = self.chosen_metric()
@@ -318,7 +311,10 @@ class DuplicatesPage(QWidget):
                 f"No near-duplicates in {name}: no two of its {report.rows:,} entries lie within {label} "
                 f"{report.threshold:g}."
             )
-        self.note.show_note(text, "neutral" if report.groups else "good")
+        left_out = report.left_out_text("the squared L2 distance")
+        if left_out is not None:
+            text += " " + left_out
+        self.note.show_note(text, "neutral" if report.groups or left_out else "good")
         self.groups.setRowCount(len(report.groups))
         for row, group in enumerate(report.groups):
             first = group.entries[0]

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from recall_gui.core.captions import plural
 from recall_gui.core.errors import RecallError
+from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import push_button
@@ -76,7 +76,7 @@ class HealthPage(QWidget):
         self.services = services
         self.report: HealthReport | None = None
         self.shown_database: str | None = None
-        self.database_combo = QComboBox()
+        self.database_combo = DatabasePicker()
         self.database_combo.setObjectName("healthDatabase")
         self.database_combo.setMinimumWidth(150)
         self.check_button = push_button(
@@ -119,18 +119,12 @@ class HealthPage(QWidget):
 
     def follow_registry(self) -> None:
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
-        chosen = self.database_combo.currentData()
-        ordered = sorted(self.services.registry.databases, key=lambda entry: (not entry.active, entry.name))
-        self.database_combo.blockSignals(True)
-        self.database_combo.clear()
-        for entry in ordered:
-            self.database_combo.addItem(entry.name + ("" if entry.active else " (inactive)"), entry.name)
-        self.database_combo.setCurrentIndex(max(self.database_combo.findData(chosen), 0))
-        self.database_combo.blockSignals(False)
-        self.check_button.setEnabled(bool(ordered) and not self.services.tasks.running("health"))
+        self.database_combo.show_registry(self.services.registry)
+        listed = self.database_combo.count() > 0
+        self.check_button.setEnabled(listed and not self.services.tasks.running("health"))
 
     def choose_database(self, name: str) -> None:
-        self.database_combo.setCurrentIndex(max(self.database_combo.findData(name), 0))
+        self.database_combo.choose(name)
 
     def _set_running(self, running: bool) -> None:
         self.progress.setVisible(running)

@@ -205,8 +205,16 @@ class HistoryPage(QWidget):
             self._show_versions(())
             return
         self.title.setText(f"Reading the versions of {entry.name}…")
+
+        def progress(count: int | None, seconds: float) -> None:
+            if entry is self._entry and seconds >= 1:  # a long history: say what it waits for
+                many = f"{count:,} versions" if count is not None else "versions"
+                self.title.setText(
+                    f"Reading the {many} of {entry.name}: {seconds:.0f} s (LanceDB reads each one)…"
+                )
+
         try:
-            versions = await list_versions(await self.services.session(), entry.target)
+            versions = await list_versions(await self.services.session(), entry.target, progress=progress)
         except RecallError as error:
             self.title.setText(f"The versions of {entry.name} could not be read.")
             self.services.show_error(error)

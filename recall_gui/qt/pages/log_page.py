@@ -23,7 +23,6 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSortFilterProxyMod
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -61,6 +60,7 @@ from recall_gui.qt.models.calls_model import (
     local_time,
 )
 from recall_gui.qt.models.roles import ITEM_ROLE
+from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, push_button, selectable_label
@@ -272,7 +272,7 @@ class LogPage(QWidget):
         return detail
 
     def _coverage_tab(self) -> QWidget:
-        self.coverage_database = QComboBox()
+        self.coverage_database = DatabasePicker(by_activity=False)
         self.coverage_database.setObjectName("logCoverageDatabase")
         self.coverage_database.setMinimumContentsLength(16)
         self.coverage_button = push_button(
@@ -521,18 +521,8 @@ class LogPage(QWidget):
     # --- coverage ----------------------------------------------------------------------------------------
 
     def _show_databases(self) -> None:
-        combo = self.coverage_database
-        chosen = combo.currentText()
-        names = [db.name for db in self.services.registry.databases]
-        if names == [combo.itemText(i) for i in range(combo.count())]:
-            return
-        combo.blockSignals(True)
-        combo.clear()
-        combo.addItems(names)
-        if chosen in names:
-            combo.setCurrentText(chosen)
-        combo.blockSignals(False)
-        self.coverage_button.setEnabled(bool(names))
+        self.coverage_database.show_registry(self.services.registry)
+        self.coverage_button.setEnabled(self.coverage_database.count() > 0)
 
     def follow_registry(self) -> None:
         """After the registry was read again: offer its databases for coverage."""

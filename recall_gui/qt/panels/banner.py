@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
@@ -9,6 +11,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QStyle,
     QToolButton,
     QVBoxLayout,
@@ -56,6 +59,11 @@ class MessageBanner(QFrame):
         font = self._text.font()
         font.setBold(True)
         self._text.setFont(font)
+        #: The message's one follow-up (Undo), when it has one.
+        self.action_button = QPushButton()
+        self.action_button.setObjectName("bannerAction")
+        self.action_button.clicked.connect(self._on_action_clicked)
+        self._action: Callable[[], None] | None = None
         close = QToolButton()
         close.setObjectName("bannerClose")
         close.setAutoRaise(True)
@@ -71,6 +79,7 @@ class MessageBanner(QFrame):
         layout.setSpacing(10)
         layout.addWidget(self._icon)
         layout.addLayout(texts, 1)
+        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.hide()
 
@@ -78,8 +87,14 @@ class MessageBanner(QFrame):
     def message(self) -> UserMessage | None:
         return self._message
 
-    def show_message(self, message: UserMessage) -> None:
+    def show_message(
+        self, message: UserMessage, action: tuple[str, Callable[[], None]] | None = None
+    ) -> None:
+        """Show ``message``; ``action``: a button's text and what it does (it dismisses the message)."""
         self._message = message
+        self._action = action[1] if action is not None else None
+        self.action_button.setText(action[0] if action is not None else "")
+        self.action_button.setVisible(action is not None)
         self._text.setText(message.text)
         self._hint.setText(message.hint or "")
         self._hint.setVisible(bool(message.hint))
@@ -93,8 +108,15 @@ class MessageBanner(QFrame):
         if self.isHidden() or (topics and self._message is not None and self._message.topic not in topics):
             return
         self._message = None
+        self._action = None
         self.hide()
         self.dismissed.emit()
+
+    def _on_action_clicked(self) -> None:
+        action = self._action
+        self.dismiss()
+        if action is not None:
+            action()
 
     def _on_close_clicked(self) -> None:
         self.dismiss()  # not connected directly: clicked(bool) would pass a topic
