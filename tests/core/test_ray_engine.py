@@ -46,21 +46,57 @@ def ray_address(shared_model_cache: Path) -> Iterator[str]:
         yield str(ray.get_runtime_context().gcs_address)
 
 
+def with_zero_vectors(kb: KnowledgeBase, db_dir: Path) -> KnowledgeBase:
+    """The planted rows and two zero vectors, written in two appends (two fragments, the second first)."""
+    import lancedb
+    import pyarrow as pa
+
+    ids = (*kb.ids, "zero-a", "zero-b")
+    contents = (*kb.contents, "nothing", "nothing either")
+    vectors = np.vstack([kb.vectors, np.zeros((2, kb.vectors.shape[1]), np.float32)])
+    half = len(ids) // 2
+
+    def rows(part: slice) -> Any:
+        return pa.table(
+            {
+                "id": pa.array(ids[part], pa.utf8()),
+                "content": pa.array(contents[part], pa.utf8()),
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(vectors[part].ravel()), vectors.shape[1]
+                ),
+            }
+        )
+
+    table = lancedb.connect(str(db_dir)).create_table(kb.name, rows(slice(half, None)))
+    table.add(rows(slice(0, half)))
+    order = [*range(half, len(ids)), *range(half)]  # the table's order: the second half written first
+    registry = write_registry(db_dir.parent / "registry-zero", [cosh_entry(kb.name, db_dir)])
+    return KnowledgeBase(
+        kb.name,
+        db_dir,
+        registry,
+        tuple(ids[i] for i in order),
+        tuple(contents[i] for i in order),
+        vectors[order],
+    )
+
+
 @pytest.mark.ray
 @pytest.mark.parametrize(("metric", "threshold"), [("cosine", 0.05), ("l2", 0.10)])
 def test_ray_groups_are_the_local_engines_and_a_brute_forces(
     ray_address: str,
     planted: tuple[KnowledgeBase, dict[str, set[str]]],  # noqa: F811
     session: Session,
+    tmp_path: Path,
     metric: str,
     threshold: float,
 ) -> None:
-    """Copies, noisy copies and re-embedded edits, split into 3 partitions (so rows are guests): the same
-    groups in the same order, with the same entries, as the local engine, and the groups of NumPy's
-    all-pairs distances."""
+    """Copies, noisy copies, re-embedded edits and two zero vectors in two fragments, split into 3
+    partitions (so rows are guests): the same groups in the same order, with the same entries, and the
+    same rows left out, as the local engine, and the groups of NumPy's all-pairs distances."""
     from recall_gui.core.ray_duplicates import find_duplicates_on_ray
 
-    kb, _expected = planted
+    kb = with_zero_vectors(planted[0], tmp_path / "zero-db")
     before = snapshot_tree(kb.db_dir)
     local = asyncio.run(find_duplicates(session, kb.target, metric=metric, threshold=threshold))
     found = asyncio.run(
@@ -69,10 +105,16 @@ def test_ray_groups_are_the_local_engines_and_a_brute_forces(
     on_ray = found.report
     assert on_ray.to_dict() == local.to_dict()
     assert [group.entries for group in on_ray.groups] == [group.entries for group in local.groups]
-    assert (on_ray.rows, on_ray.pairs) == (local.rows, local.pairs)
-    oracle = components(brute_force_pairs(kb.vectors, threshold, metric))
+    assert (on_ray.rows, on_ray.pairs, on_ray.left_out) == (local.rows, local.pairs, local.left_out)
+    assert on_ray.left_out == (2 if metric == "cosine" else 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pairs = brute_force_pairs(kb.vectors, threshold, metric)
+    if metric == "cosine":  # zero vectors have no cosine distance: they join no group
+        zero = set(np.flatnonzero(~kb.vectors.any(axis=1)).tolist())
+        pairs = {(a, b) for a, b in pairs if a not in zero and b not in zero}
+    oracle = components(pairs)
     assert {frozenset(kb.ids.index(i) for i in group.ids) for group in on_ray.groups} == oracle
-    assert len(found.plan.held) == 3 and sum(found.plan.home) == len(kb.ids)
+    assert len(found.plan.held) == 3 and sum(found.plan.home) == len(kb.ids) - on_ray.left_out
     assert snapshot_tree(kb.db_dir) == before
 
 
