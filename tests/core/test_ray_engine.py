@@ -118,6 +118,44 @@ def test_ray_groups_are_the_local_engines_and_a_brute_forces(
     assert snapshot_tree(kb.db_dir) == before
 
 
+@pytest.mark.ray
+def test_a_ray_job_cancelled_after_its_sample_stops_and_ray_still_serves(
+    ray_address: str,
+    planted: tuple[KnowledgeBase, dict[str, set[str]]],  # noqa: F811
+    session: Session,
+) -> None:
+    """Cancelled once it reports progress: the awaiting task ends cancelled, the job's thread stops at
+    its next step (``asyncio.run`` waits for it), and the next job on the same Ray answers."""
+    from recall_gui.core.ray_checks import run_checks_on_ray
+    from recall_gui.core.ray_duplicates import find_duplicates_on_ray
+
+    kb, _expected = planted
+
+    async def cancel_once_started() -> list[float]:
+        shares: list[float] = []
+        started = asyncio.Event()
+
+        def progress(share: float) -> None:
+            shares.append(share)
+            started.set()
+
+        task = asyncio.ensure_future(
+            find_duplicates_on_ray(session, kb.target, partitions=3, on_progress=progress)
+        )
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return shares
+
+    shares = asyncio.run(cancel_once_started())
+    assert shares and shares[-1] < 1.0
+    check = read_golden(
+        golden(kb.db_dir.parent, [{"db_name": kb.name, "query": "capital of France", "expect": ["paris"]}])
+    ).checks
+    assert asyncio.run(run_checks_on_ray(kb.registry_dir, check)).passed == 1
+
+
 @pytest.mark.parametrize(
     ("metric", "threshold"), [("l2", 0.3), ("l2", 1.0), ("cosine", 0.01), ("cosine", 0.03)]
 )
