@@ -24,8 +24,8 @@ $(APP_STAMP): pyproject.toml
 	@echo "==> $(VENV) is ready"
 
 $(TEST_STAMP): pyproject.toml $(APP_STAMP)
-	@echo "==> Installing the test tools into $(VENV)"
-	$(PIP_INSTALL) --quiet -e ".[test]"
+	@echo "==> Installing the test tools and the scale extra (Ray) into $(VENV)"
+	$(PIP_INSTALL) --quiet -e ".[test,scale]"
 	touch $@
 
 install: $(APP_STAMP)

@@ -27,6 +27,7 @@ GROUPS: dict[str, str] = {
     "indexed_search": "bench.indexed_search",
     "end_to_end": "bench.end_to_end",
     "duplicates": "bench.duplicates",
+    "ray_duplicates": "bench.ray_duplicates",
     "window": "bench.window",
     "registry_load": "bench.registry_load",
     "large_registry": "bench.large_registry",

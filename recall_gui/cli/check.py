@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
-from recall_gui.core.base import RecallError
+from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
+from recall_gui.core.base import RecallError, ScaleUnavailableError
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import CheckOutcome, CheckRun, VersionsReport
@@ -48,6 +49,7 @@ def add_to(commands: Any) -> None:
         metavar="OUT.xml",
         help="also write a JUnit XML report (one test case per check) for CI to show",
     )
+    add_engine_options(parser)
     parser.add_argument("file", metavar="FILE", help="the golden file")
     parser.set_defaults(run=run)
 
@@ -57,6 +59,10 @@ async def _run(args: argparse.Namespace) -> CheckRun:
     from recall_gui.core.search import Harness
 
     golden = read_golden(Path(args.file))  # before anything is opened: a bad file runs nothing
+    if args.engine == "ray":
+        from recall_gui.core.agents import run_checks_on_ray
+
+        return await run_checks_on_ray(location(args).directory, golden.checks)
     harness = Harness(location(args).directory)
     try:
         from recall_gui.core.agents import with_crowding
@@ -172,10 +178,22 @@ def run_versions(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.versions and args.engine == "ray":
+        report_error("--versions runs on the local engine only", "Leave --engine ray out for it.")
+        return EXIT_UNUSABLE
     if args.versions:
         return run_versions(args)
     try:
-        outcome = asyncio.run(_run(args))
+        check_engine_options(args)
+        if args.engine == "ray":
+            from recall_gui.core.agents import read_golden
+
+            read_golden(Path(args.file))  # a bad file is refused before Ray starts
+        with engine_for(args):
+            outcome = asyncio.run(_run(args))
+    except ScaleUnavailableError as error:  # what to install: the message and its hint
+        report_error(error.message, error.hint)
+        return EXIT_UNUSABLE
     except RecallError as error:  # the file (or the registry) cannot be used: one line, status 2
         report_error(error.message)
         return EXIT_UNUSABLE

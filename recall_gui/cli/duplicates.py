@@ -8,14 +8,17 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from recall_gui.cli.common import registry_option, write_stdout
+from recall_gui.cli.common import registry_option, report_error, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
-from recall_gui.core.base import InvalidInputError
+from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
+from recall_gui.core.base import InvalidInputError, ScaleUnavailableError
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect import DuplicateReport
 
+#: The exit status when the engine asked for cannot be used (its libraries are not installed).
+EXIT_UNUSABLE = 2
 #: How much of each entry's content the text output shows.
 PREVIEW_CHARS = 100
 
@@ -48,6 +51,13 @@ def add_to(commands: Any) -> None:
         action="store_true",
         help="print JSON: threshold, metric, left_out (zero vectors not compared by cosine) and groups",
     )
+    add_engine_options(parser)
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="with --engine ray: split the table into N partitions (default: one per 50,000 rows)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -79,6 +89,18 @@ async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
     async with Session() as session:
         entry = await database(session, args)
         try:
+            if args.engine == "ray":
+                from recall_gui.core.inspect import find_duplicates_on_ray
+
+                found = await find_duplicates_on_ray(
+                    session,
+                    entry.target,
+                    threshold=threshold,
+                    metric=args.metric,
+                    partitions=args.partitions,
+                    on_progress=progress,
+                )
+                return found.report
             return await find_duplicates(
                 session, entry.target, threshold=threshold, metric=args.metric, on_progress=progress
             )
@@ -112,7 +134,13 @@ def format_report(report: DuplicateReport) -> str:
 
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
-    report = asyncio.run(_duplicates(args))
+    check_engine_options(args, "partitions")
+    try:
+        with engine_for(args):
+            report = asyncio.run(_duplicates(args))
+    except ScaleUnavailableError as error:
+        report_error(error.message, error.hint)
+        return EXIT_UNUSABLE
     if args.json:
         write_stdout(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from recall_gui.core.agents.hubs import DEFAULT_HUB_SHARE, HubQuery, HubReport, find_hubs, hubs_from_log
     from recall_gui.core.agents.junit_report import write_junit
     from recall_gui.core.agents.rank_changes import RankChange, ReplayDiff
+    from recall_gui.core.agents.ray_checks import run_checks_in_ray, run_checks_on_ray
     from recall_gui.core.agents.shadowing import (
         Shadowing,
         copies_of_earlier,
@@ -123,6 +124,8 @@ __all__ = [
     "replay",
     "rows_by_row_id",
     "run_checks",
+    "run_checks_in_ray",
+    "run_checks_on_ray",
     "run_on_versions",
     "save_run",
     "select",
@@ -136,6 +139,10 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_face(
         __name__,
         {
+            "ray_checks": (
+                "run_checks_on_ray",
+                "run_checks_in_ray",
+            ),
             "agent_check": (
                 "DescriptionVerdict",
                 "WindowAnswer",

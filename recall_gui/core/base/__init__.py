@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         folder_problem,
         resolve_registry_dir,
     )
+    from recall_gui.core.base.ray_runtime import ScaleUnavailableError, ray_cluster, window_address
     from recall_gui.core.base.surrogates import first_surrogate, is_unicode, shown
     from recall_gui.core.base.tool import DEFAULT_DESCRIPTION, TOOL_NAME, Recall, compose_description
     from recall_gui.core.base.types import (
@@ -78,6 +79,7 @@ __all__ = [
     "Recall",
     "RecallError",
     "RegistryLocation",
+    "ScaleUnavailableError",
     "SearchHit",
     "SearchResult",
     "SettingsError",
@@ -96,12 +98,14 @@ __all__ = [
     "plural",
     "printable",
     "quoted",
+    "ray_cluster",
     "read_integer",
     "recordable",
     "resolve_registry_dir",
     "set_aside",
     "shown",
     "too_deep",
+    "window_address",
     "without_credentials",
     "write_text_atomic",
 ]
@@ -110,6 +114,11 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_face(
         __name__,
         {
+            "ray_runtime": (
+                "window_address",
+                "ray_cluster",
+                "ScaleUnavailableError",
+            ),
             "app_settings": (
                 "AppSettings",
                 "AppSettingsError",

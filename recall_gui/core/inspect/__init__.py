@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
     from recall_gui.core.inspect.duplicates import DuplicateGroup, DuplicateReport, find_duplicates
     from recall_gui.core.inspect.projection import within
+    from recall_gui.core.inspect.ray_duplicates import find_duplicates_in_ray, find_duplicates_on_ray
     from recall_gui.core.inspect.table_map import Colouring, TableMap, build_map, colour_by, point_labels
     from recall_gui.core.inspect.text_diff import DiffLine, changed_ranges, diff_lines, unified_text
     from recall_gui.core.inspect.version_diff import RowChange, VersionDiff, diff_versions, fetch_sides
@@ -34,6 +35,8 @@ __all__ = [
     "diff_versions",
     "fetch_sides",
     "find_duplicates",
+    "find_duplicates_in_ray",
+    "find_duplicates_on_ray",
     "point_labels",
     "unified_text",
     "within",
@@ -43,6 +46,10 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_face(
         __name__,
         {
+            "ray_duplicates": (
+                "find_duplicates_on_ray",
+                "find_duplicates_in_ray",
+            ),
             "duplicate_threshold": (
                 "DEFAULT_THRESHOLDS",
                 "METRICS",

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
@@ -24,6 +24,9 @@ from recall_gui.core.session.vector_cache import CACHE_ENV, MB, CachedTable, Not
 from recall_gui.core.storage.rows import columns_from_arrow
 from recall_gui.core.storage.table_cache import OpenTable
 from recall_gui.core.storage.target import TableTarget
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DEFAULT_METRIC = "cosine"
 
@@ -128,6 +131,21 @@ async def find_duplicates(
         job.add_done_callback(lambda done: done.cancelled() or done.exception())
         raise
     groups = await _group_rows(opened, cached, grouping)
+    return report_of(
+        opened, threshold=threshold, metric=metric, grouping=grouping, groups=groups, started=started
+    )
+
+
+def report_of(
+    opened: OpenTable,
+    *,
+    threshold: float,
+    metric: str,
+    grouping: Grouping,
+    groups: tuple[DuplicateGroup, ...],
+    started: float,
+) -> DuplicateReport:
+    """The report of a grouping of ``opened`` begun at ``started`` (``time.perf_counter()``)."""
     elapsed = (time.perf_counter() - started) * 1000
     return DuplicateReport(
         opened.name,
@@ -175,6 +193,14 @@ async def _group_rows(
         return ()
     positions = np.concatenate(grouping.groups)
     rows = await rows_at(opened, cached, positions, f'reading the near-duplicates of "{opened.name}"')
+    return entries_of(opened, rows, grouping)
+
+
+def entries_of(opened: OpenTable, rows: pa.Table | None, grouping: Grouping) -> tuple[DuplicateGroup, ...]:
+    """The groups with the id and content of their rows (``rows``: the grouped rows, group after group;
+    ``None`` when some were no longer in the table)."""
+    if not grouping.groups:
+        return ()
     if rows is None:
         raise RecallError(
             f'"{opened.name}" changed while its near-duplicates were looked for', hint="Look for them again."

@@ -90,10 +90,15 @@ class GroupFinder:
         tile_rows: int = TILE_ROWS,
         tile_columns: int = TILE_COLUMNS,
         reduced_dims: int | None = None,
+        keep_pairs: bool = False,
+        first_rows: int | None = None,
     ) -> None:
         """``reduced_dims``: the pre-filter's principal directions (``None``: :data:`REDUCED_DIMS` for
         tables of :data:`REDUCE_FROM_ROWS` rows or more and vectors of more than twice as many
-        dimensions, else no pre-filter; 0: none)."""
+        dimensions, else no pre-filter; 0: none). ``keep_pairs``: also keep every pair found within the
+        threshold (:meth:`close_pairs`), for a caller that joins the pairs of several matrices.
+        ``first_rows``: compare only the pairs whose first row is among the first ``first_rows`` rows (a
+        partition's rows at home; pairs of two guests meet at home elsewhere)."""
         self.threshold = check_threshold(threshold, metric)
         self.metric = metric
         self.vectors = vectors
@@ -104,9 +109,10 @@ class GroupFinder:
         self._slack = 8 * (gamma + 4 * _U)
         self._parent = np.arange(rows, dtype=np.intp)
         self._usable = vectors.inv_norms > 0 if metric == "cosine" else np.ones(rows, bool)
+        leading = rows if first_rows is None else max(0, min(first_rows, rows))
         self._tiles = [
-            (start, min(start + tile_rows, rows), column, min(column + tile_columns, rows))
-            for start in range(0, rows, tile_rows)
+            (start, min(start + tile_rows, leading), column, min(column + tile_columns, rows))
+            for start in range(0, leading, tile_rows)
             for column in range(start, rows, tile_columns)
         ]
         self._next = 0
@@ -116,6 +122,9 @@ class GroupFinder:
         )
         self._done_work = 0.0
         self.pairs = 0
+        self._kept: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]] | None = (
+            [] if keep_pairs else None
+        )
         if reduced_dims is None:
             reduced_dims = REDUCED_DIMS if rows >= REDUCE_FROM_ROWS and dim > 2 * REDUCED_DIMS else 0
         self._dims = min(reduced_dims, dim)
@@ -177,6 +186,8 @@ class GroupFinder:
             close = distances <= self.threshold
             first, second = first[close], second[close]
             self.pairs += len(first)
+            if self._kept is not None:
+                self._kept.append((first, second))
             _union(self._parent, first, second)
         self._done_work += (stop - start) * (end - column)
 
@@ -290,23 +301,57 @@ class GroupFinder:
         assert first is not None and second is not None
         return first, second
 
+    def close_pairs(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """Every pair ``(i, j)``, ``i < j``, found within the threshold so far (``keep_pairs`` only)."""
+        assert self._kept is not None, "the finder was made without keep_pairs"
+        empty = np.empty(0, np.intp)
+        first = np.concatenate([pair[0] for pair in self._kept] or [empty])
+        second = np.concatenate([pair[1] for pair in self._kept] or [empty])
+        return first, second
+
     def finish(self, cancel: threading.Event | None = None) -> Grouping:
         """The groups, largest first (then the closest), each with its largest distance."""
-        groups = _groups(self._parent)
-        maxima = []
-        for members in groups:
-            if cancel is not None and cancel.is_set():
-                raise OperationCancelled("the search for near-duplicates was cancelled")
-            maxima.append(largest_distance(self.vectors.matrix, members, self.metric))
-        order = sorted(range(len(groups)), key=lambda g: (-len(groups[g]), maxima[g], int(groups[g][0])))
         compared = int(np.count_nonzero(self._usable))
-        return Grouping(
-            tuple(groups[g] for g in order),
-            tuple(maxima[g] for g in order),
-            self.pairs,
-            compared,
-            self.vectors.rows - compared,
+        return measured_grouping(
+            _groups(self._parent),
+            self.vectors.matrix,
+            self.metric,
+            pairs=self.pairs,
+            rows=compared,
+            left_out=self.vectors.rows - compared,
+            cancel=cancel,
         )
+
+
+def measured_grouping(
+    groups: list[npt.NDArray[np.intp]],
+    matrix: npt.NDArray[np.float32],
+    metric: str,
+    *,
+    pairs: int,
+    rows: int,
+    left_out: int = 0,
+    cancel: threading.Event | None = None,
+) -> Grouping:
+    """``groups`` (positions in ``matrix``, ascending within a group) measured and ordered: largest
+    first, then the closest, then by their first row; setting ``cancel`` stops at the next group."""
+    maxima = []
+    for members in groups:
+        if cancel is not None and cancel.is_set():
+            raise OperationCancelled("the search for near-duplicates was cancelled")
+        maxima.append(largest_distance(matrix, members, metric))
+    order = sorted(range(len(groups)), key=lambda g: (-len(groups[g]), maxima[g], int(groups[g][0])))
+    return Grouping(tuple(groups[g] for g in order), tuple(maxima[g] for g in order), pairs, rows, left_out)
+
+
+def groups_of_pairs(
+    rows: int, first: npt.NDArray[np.intp], second: npt.NDArray[np.intp]
+) -> list[npt.NDArray[np.intp]]:
+    """The groups that the pairs ``(first[k], second[k])`` link among ``rows`` rows: sets of two or more
+    rows, each ascending, in the order of their first row."""
+    parent = np.arange(rows, dtype=np.intp)
+    _union(parent, first.astype(np.intp), second.astype(np.intp))
+    return _groups(parent)
 
 
 def find_groups(

@@ -106,6 +106,14 @@ async def rows_at(
     if cached.payload is not None:
         held = cached.payload if columns is None else cached.payload.select(columns)
         return held.take(pa.array(positions)).append_column("_rowid", pa.array(row_ids))
+    return await rows_by_id(opened, row_ids, what, columns)
+
+
+async def rows_by_id(
+    opened: OpenTable, row_ids: npt.NDArray[np.uint64], what: str, columns: list[str] | None = None
+) -> pa.Table | None:
+    """The table's other columns (``columns`` of them, ``None``: all) and ``_rowid`` for the rows
+    ``row_ids``, in that order, read from the table; ``None`` if some of those rows are no longer in it."""
     wanted = [int(row_id) for row_id in row_ids]
     taking = opened.table.take_row_ids(wanted).select(columns or opened.row_columns).with_row_id()
     rows = await read_query(taking, what)

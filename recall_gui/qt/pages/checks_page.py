@@ -14,6 +14,7 @@ import datetime as dt
 import importlib
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,14 +34,21 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui.core.agents import default_checks_dir, folder_text, place_text
-from recall_gui.core.base import GoldenFileError, InvalidInputError, quoted
+from recall_gui.core.base import GoldenFileError, InvalidInputError, RecallError, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.check_views import CompareView, VersionsView
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, selectable_label, text_view
+from recall_gui.qt.widgets import (
+    PlaceholderTableView,
+    engine_combo,
+    group_box,
+    push_button,
+    selectable_label,
+    text_view,
+)
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import (
@@ -52,6 +60,7 @@ if TYPE_CHECKING:
         LastRun,
         VersionsReport,
     )
+    from recall_gui.core.search import Harness
 
 FILE_FILTER = "Golden checks (*.json);;All files (*)"
 EMPTY_HINT = (
@@ -203,6 +212,7 @@ class ChecksPage(QWidget):
             "Run checks", "checksRunButton", "Run every check through the agent's search"
         )
         self.cancel_button = push_button("Cancel", "checksCancelButton", "Stop the run (Esc)")
+        self.engine_combo = engine_combo("checksEngine")
         self.run_button.setDefault(True)
         self.note = StatusNote("checksNote")
         self.undo_button = push_button("Undo", "checksUndoButton", "Put the removed checks back (Ctrl+Z)")
@@ -259,6 +269,8 @@ class ChecksPage(QWidget):
         actions.setContentsMargins(0, 0, 0, 0)
         for button in (self.run_button, self.cancel_button, self.remove_button):
             actions.addWidget(button)
+        actions.addWidget(QLabel("Engine:"))
+        actions.addWidget(self.engine_combo)
         actions.addWidget(self.progress, 1)
         actions.addStretch(0)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -349,7 +361,7 @@ class ChecksPage(QWidget):
         self.progress.setVisible(running)
         self.cancel_button.setEnabled(running)
         self.run_button.setEnabled(not running and self.golden.loaded and bool(self.golden.checks))
-        for button in (self.new_button, self.open_button, self.save_as_button):
+        for button in (self.new_button, self.open_button, self.save_as_button, self.engine_combo):
             button.setEnabled(not running)
 
     def _selected_rows(self) -> list[int]:
@@ -381,7 +393,7 @@ class ChecksPage(QWidget):
     async def run_checks(self) -> CheckRun | None:
         """Run every check of the golden file through the agent's search; show pass/fail, the ranks and
         what moved since the last run, then keep this run for the next one to compare with."""
-        from recall_gui.core.agents import change_since, load_last_run, run_checks, save_run, with_crowding
+        from recall_gui.core.agents import change_since, load_last_run, save_run
 
         golden = self.golden
         checks, path = golden.checks, golden.path
@@ -397,8 +409,12 @@ class ChecksPage(QWidget):
         try:
             previous = load_last_run(path)
             harness = await self.services.harness()
-            run = await run_checks(harness, checks, lambda done, _total: self.progress.setValue(done))
-            run = await with_crowding(harness, run)
+            run = await self._engine_run(harness, checks)
+        except RecallError as error:  # the Ray engine could not start (the local one reports per check)
+            self.note.show_note(error.full_text(), "bad")
+            self.services.set_activity("Ready")
+            self.runFinished.emit()
+            return None
         except asyncio.CancelledError:
             self.note.show_note(
                 f"Cancelled after {self.progress.value()} of {len(checks)} checks; nothing was kept.",
@@ -428,6 +444,22 @@ class ChecksPage(QWidget):
         self.services.set_activity(f"Golden checks: {run.passed} of {len(run.outcomes)} passed")
         self.runFinished.emit()
         return run
+
+    async def _engine_run(self, harness: Harness, checks: Sequence[GoldenCheck]) -> CheckRun:
+        """The checks on the engine chosen: this process's harness, or Ray."""
+        from recall_gui.core.agents import run_checks
+
+        def progress(done: int, _total: int) -> None:
+            self.progress.setValue(done)
+
+        if self.engine_combo.currentData() != "ray":
+            from recall_gui.core.agents import with_crowding
+
+            return await with_crowding(harness, await run_checks(harness, checks, progress))
+        from recall_gui.core.agents import run_checks_in_ray
+        from recall_gui.core.base import window_address
+
+        return await run_checks_in_ray(harness.registry_dir, checks, progress, address=window_address())
 
     def _show_summary(
         self, run: CheckRun, changes: tuple[Change, ...], previous: LastRun | None, elapsed: float

@@ -10,6 +10,7 @@ entries stand side by side on the right, with the words that differ from the fir
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
@@ -37,7 +38,7 @@ from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote, tint
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import push_button, text_view
+from recall_gui.qt.widgets import engine_combo, push_button, text_view
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect import DuplicateGroup, DuplicateReport
@@ -114,7 +115,8 @@ def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[i
 
 
 class DuplicatesPage(QWidget):
-    """``duplicatesDatabase``, ``duplicatesThreshold``, ``duplicatesMetric``, ``duplicatesFindButton``,
+    """``duplicatesDatabase``, ``duplicatesThreshold``, ``duplicatesMetric``, ``duplicatesEngine``,
+    ``duplicatesFindButton``,
     ``duplicatesCancelButton``, ``duplicatesProgress``, ``duplicatesNote``, ``duplicatesGroups`` and
     ``duplicatesMembers`` (one ``duplicateEntry`` per entry of the selected group)."""
 
@@ -154,6 +156,7 @@ class DuplicatesPage(QWidget):
         self.threshold_spin.setDecimals(4)
         self.threshold_spin.setSingleStep(0.005)
         self.threshold_spin.setToolTip("Entries this close (or closer) count as near-duplicates")
+        self.engine_combo = engine_combo("duplicatesEngine")
         self.find_button = push_button(
             "Find", "duplicatesFindButton", "Compare every pair of entries and group the near-duplicates"
         )
@@ -202,6 +205,9 @@ class DuplicatesPage(QWidget):
         controls.addWidget(QLabel("Within"))
         controls.addWidget(self.threshold_spin)
         controls.addWidget(self.metric_combo)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("Engine:"))
+        controls.addWidget(self.engine_combo)
         controls.addStretch(1)
         controls.addWidget(self.find_button)
         controls.addWidget(self.cancel_button)
@@ -245,7 +251,7 @@ class DuplicatesPage(QWidget):
         self.progress.setVisible(running)
         self.cancel_button.setEnabled(running)
         self.find_button.setEnabled(not running and self.database_combo.count() > 0)
-        for widget in (self.database_combo, self.threshold_spin, self.metric_combo):
+        for widget in (self.database_combo, self.threshold_spin, self.metric_combo, self.engine_combo):
             widget.setEnabled(not running)
 
     # --- operations -----------------------------------------------------------------------------------
@@ -263,7 +269,13 @@ class DuplicatesPage(QWidget):
         self.services.set_activity(f"Looking for near-duplicates in {name}…")
         try:
             session = await self.services.session()
-            report = await find_duplicates(
+            find = find_duplicates
+            if self.engine_combo.currentData() == "ray":
+                from recall_gui.core.base import window_address
+                from recall_gui.core.inspect import find_duplicates_in_ray
+
+                find = functools.partial(find_duplicates_in_ray, address=window_address())
+            report = await find(
                 session,
                 entry.target,
                 threshold=threshold,
