@@ -237,3 +237,25 @@ def test_a_search_entered_while_the_switch_checks_the_database_is_the_one_shown(
         loop, registry_dir, "second", "ocean tides"
     )
     assert window.knowledge.results.caption.text() == "5 results for “ocean tides” in second"
+
+
+def test_switching_database_never_keeps_applying_the_previous_filter(
+    two_databases: tuple[Path, dict[str, KnowledgeBase]],
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    registry_dir, _ = two_databases
+    window = open_window(registry_dir)
+    knowledge = window.knowledge
+    where = window.findChild(QLineEdit, "whereEdit")
+    where.setText("id LIKE 'pw%'")
+    run(loop, knowledge.browser.browse(knowledge.read_inputs()))
+    assert knowledge.browse_model.total == 2  # pw-reset and pw-rules
+    # The user chose the other database with the old filter still typed: the box empties, and so does the
+    # filter the rows are read with.
+    inputs = knowledge.read_inputs()
+    assert inputs.where == "id LIKE 'pw%'"
+    run(loop, knowledge.choose_database("second", inputs))
+    assert where.text() == ""
+    assert knowledge.browse_model.total == len(PASSAGES)  # every row of "second": no filter applied
+    assert "where" not in knowledge.results.caption.text()

@@ -123,7 +123,9 @@ class Chooser:
         return generation
 
     async def open_database(self, generation: int, inputs: Inputs) -> None:
-        """Check the database just chosen, show its health, then show its rows for ``inputs``."""
+        """Check the database just chosen, show its health, then show its rows for ``inputs``; the filter
+        of the previous table is never applied to it (the box was emptied when it was chosen)."""
+        inputs = inputs._replace(where="")
         looking_at, services, searching = self.looking_at, self.services, self.searching
         entry = looking_at.current
         if entry is None:
