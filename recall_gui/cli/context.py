@@ -9,8 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.base import InvalidInputError
+from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 
 if TYPE_CHECKING:
     from recall_gui.core.search import Document
@@ -27,8 +26,7 @@ def add_to(commands: Any) -> None:
         "column such as chunk_index, position or page, else by the number in the id).",
     )
     registry_option(parser)
-    parser.add_argument("--db", metavar="NAME", help="a registered database (active or not)")
-    add_path_options(parser)
+    database_options(parser)
     parser.add_argument("--id", required=True, metavar="ID", help="the chunk's id")
     parser.add_argument("--document-column", metavar="COLUMN", help="the column naming a chunk's document")
     parser.add_argument("--position-column", metavar="COLUMN", help="the column ordering a document's chunks")
@@ -37,23 +35,11 @@ def add_to(commands: Any) -> None:
 
 
 async def _document(args: argparse.Namespace) -> Document:
-    from recall_gui.cli.databases import registered
     from recall_gui.core.search import Harness, document_of
-    from recall_gui.core.tables import open_table
 
     harness = Harness(location(args).directory)
     try:
-        if args.path is None:
-            entry = registered(harness.registry, args.db)
-        else:
-            opened = await open_table(
-                harness.session,
-                args.path,
-                table=args.table,
-                model=args.model,
-                storage_options=path_storage(args),
-            )
-            entry = opened.entry
+        entry = await chosen_database(harness.session, args, harness.registry)
         return await document_of(
             harness.session,
             entry,
@@ -66,11 +52,7 @@ async def _document(args: argparse.Namespace) -> Document:
 
 
 def run(args: argparse.Namespace) -> int:
-    refuse_without_path(args)
-    if (args.db is None) == (args.path is None):
-        raise InvalidInputError(
-            "give one of --db NAME or --path PATH", hint="See `recall-gui context --help`."
-        )
+    refuse_unclear(args, NAME)
     document = asyncio.run(_document(args))
     print(document.layout.describe(), file=sys.stderr)
     if args.json:

@@ -9,8 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.base import InvalidInputError
+from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 
 if TYPE_CHECKING:
     from recall_gui.core.search import HealthReport
@@ -30,30 +29,17 @@ def add_to(commands: Any) -> None:
         "otherwise. Nothing is written: an optimize or a re-index is only advised.",
     )
     registry_option(parser)
-    parser.add_argument("--db", metavar="NAME", help="a registered database (active or not)")
-    add_path_options(parser)
+    database_options(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(run=run)
 
 
 async def _report(args: argparse.Namespace) -> HealthReport:
-    from recall_gui.cli.databases import registered
     from recall_gui.core.search import Harness, health_report
-    from recall_gui.core.tables import open_table
 
     harness = Harness(location(args).directory)
     try:
-        if args.path is None:
-            entry = registered(harness.registry, args.db)
-        else:
-            opened = await open_table(
-                harness.session,
-                args.path,
-                table=args.table,
-                model=args.model,
-                storage_options=path_storage(args),
-            )
-            entry = opened.entry
+        entry = await chosen_database(harness.session, args, harness.registry)
 
         def progress(read: int, rows: int) -> None:
             if sys.stderr.isatty():
@@ -96,11 +82,7 @@ def format_report(report: HealthReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    refuse_without_path(args)
-    if (args.db is None) == (args.path is None):
-        raise InvalidInputError(
-            "give one of --db NAME or --path PATH", hint="See `recall-gui health --help`."
-        )
+    refuse_unclear(args, NAME)
     report = asyncio.run(_report(args))
     if sys.stderr.isatty():
         print(file=sys.stderr)

@@ -10,13 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.core.base import InvalidInputError
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, HubReport
-    from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.search import Harness
 
 NAME = "hubs"
 
@@ -30,8 +28,7 @@ def add_to(commands: Any) -> None:
         "file (each check at its own limit), a text file (one query a line) or the agent log (--log).",
     )
     registry_option(parser)
-    parser.add_argument("--db", metavar="NAME", help="a registered database (active or not)")
-    add_path_options(parser)
+    database_options(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--queries", metavar="FILE", help="a golden file, or a text file of one query a line")
     source.add_argument("--log", action="store_true", help="the queries agents sent to --db (the agent log)")
@@ -49,9 +46,7 @@ def add_to(commands: Any) -> None:
 
 
 def _refuse_bad_options(args: argparse.Namespace) -> None:
-    refuse_without_path(args)
-    if (args.db is None) == (args.path is None):
-        raise InvalidInputError("give one of --db NAME or --path PATH", hint="See `recall-gui hubs --help`.")
+    refuse_unclear(args, NAME, registry_used=True)  # --log reads the agent log of the registry's names
     if args.log and args.db is None:
         raise InvalidInputError(
             "--log takes the queries agents sent to a registered database",
@@ -101,26 +96,14 @@ def _queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
     return queries
 
 
-async def _entry(harness: Harness, args: argparse.Namespace) -> DatabaseEntry:
-    if args.path is None:
-        from recall_gui.cli.databases import registered
-
-        return registered(harness.registry, args.db)
-    from recall_gui.core.tables import open_table
-
-    opened = await open_table(
-        harness.session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
-    )
-    return opened.entry
-
-
 async def _hubs(args: argparse.Namespace, queries: list[HubQuery]) -> HubReport:
     from recall_gui.core.agents import find_hubs
     from recall_gui.core.search import Harness
 
     harness = Harness(location(args).directory)
     try:
-        return await find_hubs(harness, await _entry(harness, args), queries)
+        entry = await chosen_database(harness.session, args, harness.registry)
+        return await find_hubs(harness, entry, queries)
     finally:
         await harness.aclose()
 

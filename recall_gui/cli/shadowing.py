@@ -9,10 +9,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.databases import chosen_database, refuse_unclear
 from recall_gui.cli.duplicates import threshold_from_text
-from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.cli.folder_options import add_path_options
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError
+from recall_gui.core.base import DEFAULT_LIMIT
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
@@ -43,21 +44,13 @@ def add_to(commands: Any) -> None:
 async def _shadowing(args: argparse.Namespace) -> Shadowing:
     from recall_gui.core.agents import find_shadowing
     from recall_gui.core.search import Harness
-    from recall_gui.core.tables import open_table
 
     harness = Harness(location(args).directory)
     try:
         if args.path is None:
-            entry = harness.resolve_active(args.db)
+            entry = harness.resolve_active(args.db)  # the agent's results: an active database by name
         else:
-            opened = await open_table(
-                harness.session,
-                args.path,
-                table=args.table,
-                model=args.model,
-                storage_options=path_storage(args),
-            )
-            entry = opened.entry
+            entry = await chosen_database(harness.session, args, None)
         return await find_shadowing(
             harness,
             entry,
@@ -78,11 +71,7 @@ def format_shadowing(found: Shadowing) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    refuse_without_path(args)
-    if (args.db is None) == (args.path is None):
-        raise InvalidInputError(
-            "give one of --db NAME or --path PATH", hint="See `recall-gui shadowing --help`."
-        )
+    refuse_unclear(args, NAME)
     found = asyncio.run(_shadowing(args))
     write_stdout((json.dumps(found.to_dict(), indent=2) if args.json else format_shadowing(found)) + "\n")
     return 0

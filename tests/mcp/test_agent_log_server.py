@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -16,10 +17,14 @@ from tests.kbtools import KnowledgeBase
 
 
 class SlowDisk(LogFiles):
-    """A log folder on a disk that takes a second for every write."""
+    """A log folder on a disk that does not finish a write until the test releases it."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.released = threading.Event()
 
     def append(self, line: bytes, max_bytes: int) -> None:
-        time.sleep(1.0)  # fixed on purpose: the slow disk this test simulates
+        self.released.wait(timeout=60)
         super().append(line, max_bytes)
 
 
@@ -41,9 +46,10 @@ def test_a_call_is_answered_without_waiting_for_the_log(kb: KnowledgeBase, tmp_p
         return took, len(files.read().records)
 
     took, written_meanwhile = asyncio.run(calls())
+    files.released.set()
     log.close()
     asyncio.run(app.harness.aclose())
-    assert sum(took) < 1.0, took  # three writes take three seconds: the calls did not wait for them
+    assert sum(took) < 1.0, took  # the writes were held all along: the calls did not wait for them
     assert written_meanwhile < 4
     records = files.read().records
     assert len(records) == 4 and {r.result_ids[0] for r in records} == {"tides"}  # close wrote the rest

@@ -45,8 +45,8 @@ LOCK_TIMEOUT_S = 10.0
 #: How much of a query (and of an error) a record longer than half the bound keeps.
 SHORTENED_TEXT_CHARS = 2000
 SHORTENED_IDS = 200
-#: The longest line written or read: a record with a query of the longest searched (102,400 characters,
-#: up to 400 KB of UTF-8) fits; a longer one is shortened like one longer than half the bound.
+#: The longest line written or read: a record with a query of the longest searched fits (``MAX_QUERY_CHARS``
+#: in UTF-8); a longer one is shortened like one longer than half the bound.
 MAX_RECORD_BYTES = 1 << 20
 #: How much of the log the window holds: the newest calls whose lines take this much (tens of thousands).
 SHOWN_LOG_BYTES = 64 << 20

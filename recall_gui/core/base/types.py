@@ -29,10 +29,8 @@ DEFAULT_LIMIT = 5
 #: The most results one search returns. LanceDB takes a 32-bit limit; a larger one (cosh accepts any
 #: u64) asks for "every row" just the same on any table this app can open.
 MAX_LIMIT = 2**31 - 1
-#: The longest query searched, in characters: what the window's query box holds (100 KiB of ASCII). The
-#: widest window of the models served is OpenAI's 8,191 tokens, about 33,000 characters of text, so no
-#: query a model can read whole is refused, while tokenizing the longest one takes some 20 MB (a 20 MB
-#: query took the server to 3.6 GB).
+#: The longest query searched, in characters: what the window's query box holds. Longer than any model
+#: served reads whole, and bounded so one call cannot take the server's memory (docs/PERFORMANCE.md).
 MAX_QUERY_CHARS = 102_400
 QUERY_TOO_LONG_HINT = (
     "Search with the question itself: an embedding model reads only the first few hundred to few "

@@ -9,19 +9,18 @@ atomically (a file that is a symlink keeps being one). A file that does not pars
 
 from __future__ import annotations
 
-import gc
 import heapq
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from recall_gui.core.base.atomic import write_text_atomic
+from recall_gui.core.base.collector import collection_paused
 from recall_gui.core.base.endpoints import storage_option_problem
 from recall_gui.core.base.errors import DatabaseNotFoundError, RecallError, RegistryError
 from recall_gui.core.base.paths import ACTIVE_FILE, DBS_FILE
@@ -227,7 +226,7 @@ class Registry:
     def warmed(self) -> Registry:
         """This snapshot with every derived list and index worked out now: a reader on a worker thread
         calls it, so the window's thread never spends the time (a large registry's take a while)."""
-        with _collection_paused():
+        with collection_paused():
             for name in WARMED:
                 getattr(self, name)
         return self
@@ -294,9 +293,9 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 
 def _parse(text: str, sources: list[str] | None = None) -> Any:
     """The file's JSON. A large one is parsed a top-level entry or array element at a time: ``json.loads``
-    holds Python's lock for the whole text (130 ms for 50,000 entries), and the window's thread, waiting
-    for that lock while a worker reads the registry, would stall as long. A file that is not valid JSON
-    is parsed whole, for ``json``'s own error.
+    holds Python's lock for the whole text, and the window's thread, waiting for that lock while a worker
+    reads the registry, would stall as long (docs/PERFORMANCE.md#bounds-behind-constants). A file that is
+    not valid JSON is parsed whole, for ``json``'s own error.
 
     ``sources``: filled, for a large file, with the text of each element of its "dbs" array."""
     if len(text) > PIECEWISE_BYTES:
@@ -527,34 +526,13 @@ def load_registry(directory: Path, previous: Registry | None = None) -> Registry
     half-written file is not reported as broken when a moment later it is whole.
     """
     directory = Path(directory)
-    with _collection_paused():
+    with collection_paused():
         registry = _load_once(directory, previous)
         for _ in range(READ_ATTEMPTS - 1):
             if not registry.problems or not registry.changed_on_disk():
                 break
             registry = _load_once(directory, previous)
     return registry
-
-
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """Python's cycle collector paused while a snapshot is made, and resumed after.
-
-    A snapshot holds no reference cycles (the parsed JSON and the entries are trees), so collecting while
-    it is made finds nothing, yet each full pass walks every object of the process holding Python's
-    lock: at 50,000 entries that held the window's thread back for 120 ms at a time while a worker read
-    the registry (38 ms paused). Reference counting still frees everything as usual.
-    """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
-            # The new objects are walked once now, on the reading thread, and moved to the oldest
-            # generation, rather than piecemeal by whichever thread allocates next (the window's).
-            gc.collect(1)
 
 
 def _load_once(directory: Path, previous: Registry | None = None) -> Registry:

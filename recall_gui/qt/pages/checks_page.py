@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QProgressBar,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QTabWidget,
@@ -258,6 +259,36 @@ class ChecksPage(QWidget):
         row.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignTop)
         return row
 
+    def _views(self) -> QTabWidget:
+        """Below the checks: the selected check, the metrics across versions, and A/B."""
+        below = QTabWidget()
+        below.setObjectName("checksViews")
+        below.setDocumentMode(True)
+        below.addTab(group_box("Selected check", [(self.detail, 1)]), "Selected check")
+        versions = QWidget()
+        versions_layout = QVBoxLayout(versions)
+        versions_layout.setContentsMargins(0, 4, 0, 0)
+        versions_row = QHBoxLayout()
+        versions_row.addWidget(self.versions_button, 0)
+        versions_row.addStretch(1)
+        versions_layout.addLayout(versions_row)
+        versions_layout.addWidget(self.versions_view, 1)
+        below.addTab(versions, "Versions")
+        compare = QWidget()
+        compare_layout = QVBoxLayout(compare)
+        compare_layout.setContentsMargins(0, 4, 0, 0)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Version:"))
+        controls.addWidget(self.compare_version)
+        controls.addWidget(self.compare_version_button)
+        controls.addSpacing(16)
+        controls.addWidget(self.compare_database, 1)
+        controls.addWidget(self.compare_database_button)
+        compare_layout.addLayout(controls)
+        compare_layout.addWidget(self.compare_view, 1)
+        below.addTab(compare, "Compare")
+        return below
+
     def _lay_out(self) -> None:
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -277,32 +308,14 @@ class ChecksPage(QWidget):
         splitter.setObjectName("checksSplitter")
         splitter.setChildrenCollapsible(False)
         splitter.addWidget(self.table)
-        below = QTabWidget()
-        below.setObjectName("checksViews")
-        below.setDocumentMode(True)
-        below.addTab(group_box("Selected check", [(self.detail, 1)]), "Selected check")
-        versions = QWidget()
-        versions_layout = QVBoxLayout(versions)
-        versions_layout.setContentsMargins(0, 4, 0, 0)
-        versions_layout.addWidget(self.versions_button, 0)
-        versions_layout.addWidget(self.versions_view, 1)
-        below.addTab(versions, "Versions")
-        compare = QWidget()
-        compare_layout = QVBoxLayout(compare)
-        compare_layout.setContentsMargins(0, 4, 0, 0)
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel("Version:"))
-        controls.addWidget(self.compare_version)
-        controls.addWidget(self.compare_version_button)
-        controls.addSpacing(16)
-        controls.addWidget(self.compare_database, 1)
-        controls.addWidget(self.compare_database_button)
-        compare_layout.addLayout(controls)
-        compare_layout.addWidget(self.compare_view, 1)
-        below.addTab(compare, "Compare")
+        below = self._views()
         self.views = below
         splitter.addWidget(below)
-        splitter.setSizes([420, 260])
+        splitter.setSizes([260, 420])  # the checks above, and room for a chart or a comparison below
+        # Its wish to be tall (a chart, a long comparison) must not make the page taller than the window:
+        # the page scrolls only below its minimum.
+        splitter.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
+        splitter.setMinimumHeight(260)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 6)
         layout.setSpacing(8)

@@ -74,6 +74,7 @@ class VersionsView(QWidget):
             self.chart.addLegend()
             self.chart.setLabel("bottom", "table version")
             self.chart.setYRange(0, 1.05)
+            self.chart.setMinimumHeight(80)
             self._layout.addWidget(self.chart, 1)
         self.chart.clear()
         for name, label in METRICS:
