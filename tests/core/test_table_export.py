@@ -22,6 +22,7 @@ from recall_gui.core.session import Session
 from recall_gui.core.table_export import BATCH_ROWS, export_table
 from recall_gui.core.target import TableTarget
 from tests.kbtools import KnowledgeBase, write_lance_table
+from tests.waiting import wait_until
 
 COLUMNS = (
     ExportColumn("Row", "row"),
@@ -174,11 +175,11 @@ def test_a_cancelled_export_leaves_no_file_and_an_older_one_untouched(
             )
             with pytest.raises(asyncio.CancelledError):
                 await task
-            await asyncio.sleep(0.2)  # the temporary file is removed after the write in progress
 
     asyncio.run(go())
+    # The temporary file is removed once the write in progress on the worker ends.
+    wait_until(lambda: sorted(p.name for p in folder.iterdir()) == ["kept.json"], "only kept.json is left")
     assert path.read_text(encoding="utf-8") == "an older export"
-    assert sorted(p.name for p in folder.iterdir()) == ["kept.json"]
 
 
 def test_a_folder_that_cannot_be_written_is_a_clear_error(kb: KnowledgeBase, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from recall_gui.core.agent_log import CallRecord, LogFiles
 from tests.kbtools import cosh_entry
 from tests.mcp.live import SharedKnowledgeBase, build_shared_kb, server_env
 from tests.providers import SECRET_KEY
+from tests.waiting import wait_until
 
 WAIT_S = 60.0
 PROTOCOL = "2025-06-18"
@@ -262,9 +263,7 @@ def test_a_call_refused_before_the_tool_is_in_the_agent_log(
         assert read.notes == ()  # every line reads back whole
         return [r for r in read.records if str((r.arguments or {}).get("query")).startswith("refused")]
 
-    deadline = time.monotonic() + WAIT_S
-    while len(refused()) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)  # the log's own thread writes it
+    wait_until(lambda: len(refused()) >= 2, "the log's own thread wrote both refused calls", WAIT_S)
     record, too_long = refused()
     assert record.client == "raw" and record.client_version == "1"  # as it named itself at initialize
     assert record.tool == "recall_search"
@@ -365,9 +364,7 @@ def test_deeply_nested_arguments_are_answered_and_the_log_stays_readable(
         assert read.notes == ()  # every line reads back whole
         return [r for r in read.records if (r.arguments or {}).get("query") == query]
 
-    deadline = time.monotonic() + WAIT_S
-    while not deep() and time.monotonic() < deadline:
-        time.sleep(0.05)  # the log's own thread writes it
+    wait_until(lambda: bool(deep()), "the log's own thread wrote the deep call", WAIT_S)
     (record,) = deep()
     if depth == 900:
         assert record.error == reply["error"]["message"]
@@ -395,10 +392,7 @@ def test_an_agent_log_that_is_a_link_is_not_written_through_and_the_call_is_answ
         )
         assert json.loads(reply["result"]["content"][0]["text"])["results"]
         refused = f"{log_dir / 'agent-log.jsonl'} is a symbolic link; the agent log never writes"
-        deadline = time.monotonic() + WAIT_S
-        while refused not in raw.log() and time.monotonic() < deadline:
-            time.sleep(0.05)  # the log's own thread reports it
-        assert refused in raw.log()
+        wait_until(lambda: refused in raw.log(), "the log's own thread reported the link", WAIT_S)
     finally:
         raw.close()
     assert victim.read_bytes() == b"the user's own file\n"

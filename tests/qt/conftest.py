@@ -70,6 +70,24 @@ def run(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], timeout
     return loop.run_until_complete(asyncio.wait_for(coro, timeout))
 
 
+def run_until(
+    loop: asyncio.AbstractEventLoop, condition: Callable[[], object], what: str, timeout: float = TIMEOUT_S
+) -> None:
+    """Run the test's loop (and so Qt's events) until ``condition()`` holds; fail naming ``what`` after
+    ``timeout`` seconds."""
+
+    async def until() -> None:
+        while True:  # a condition of any widget or object: nothing to await but the next look
+            if condition():
+                return
+            await asyncio.sleep(0.005)
+
+    try:
+        run(loop, until(), timeout)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {timeout:g} s waiting until {what}") from None
+
+
 @contextlib.contextmanager
 def waiting_for(
     loop: asyncio.AbstractEventLoop, signal: SignalInstance, timeout: float = TIMEOUT_S

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.pages.agent_page import AgentPage
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import TIMEOUT_S, WindowFactory, run, waiting_for
+from tests.waiting import wait_until
 
 QUERY = "How do I change my password?"
 
@@ -370,9 +370,7 @@ def test_a_crashed_server_is_reported_and_refresh_starts_a_new_one(
     agent = open_agent_view(window, loop)
     (crashed,) = server_processes(kb.registry_dir)
     crashed.kill()  # not waited for here: reaping it is the window's business
-    deadline = time.monotonic() + TIMEOUT_S
-    while not exited(crashed) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: exited(crashed), "the killed server has exited", TIMEOUT_S)
 
     run_through_server(window, loop)
     assert agent.server.state is ServerState.FAILED

@@ -31,7 +31,7 @@ from recall_gui.qt.app import display_problem, run_app
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.settings import SETTINGS_FILE
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
-from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.conftest import WindowFactory, run, run_until, waiting_for
 
 HEAVY = ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "httpx")
 
@@ -165,7 +165,6 @@ def test_the_libraries_start_loading_once_the_window_is_on_screen(
     """Importing them holds Python's lock most of the time: started earlier, they slowed the first paint."""
     window = open_window(kb.registry_dir, start=False)
     window.hide()
-    run(loop, asyncio.sleep(0.05))
     heavy = window.services.heavy
     exposed_when_asked: list[bool] = []
     load = heavy.ready
@@ -175,8 +174,9 @@ def test_the_libraries_start_loading_once_the_window_is_on_screen(
         await load()
 
     heavy.ready = ready  # type: ignore[method-assign]
-    start = window.begin()
-    run(loop, asyncio.sleep(0.2))
+    with waiting_for(loop, window.registryReloaded):
+        start = window.begin()
+    # The start-up read the registry, which it does at once with (not before) asking for the libraries.
     assert exposed_when_asked == []  # still hidden: nothing loads yet
     window.show()
     run(loop, start)
@@ -295,9 +295,8 @@ def test_a_cancelled_demo_set_up_leaves_nothing_and_says_how_to_get_it(
 ) -> None:
     window = open_window(None, start=False)
     build = window.tasks.start(window.build_demo(), key="demo")
-    run(loop, asyncio.sleep(0))  # the set-up has begun: its dialog exists
+    run_until(loop, lambda: window.findChild(QProgressDialog, "demoDialog"), "the set-up shows its dialog")
     dialog = window.findChild(QProgressDialog, "demoDialog")
-    assert dialog is not None
     dialog.findChild(QPushButton).click()  # its Cancel button
     assert run(loop, build) is False
     assert window.findChild(QLabel, "bannerText").text() == "The demo knowledge base was not built."

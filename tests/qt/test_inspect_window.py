@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from recall_gui.qt.main_window import MainWindow
 from tests.inspecttools import NAME, SOURCES, TIDES_AFTER, History, lancedb_versions, write_history
 from tests.kbtools import PASSAGES, cosh_entry, snapshot_tree, write_perturbed_table, write_registry
-from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.conftest import WindowFactory, run, run_until, waiting_for
 
 
 @pytest.fixture
@@ -319,7 +319,7 @@ def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
 
     from recall_gui.core.projection import Projection
     from recall_gui.core.table_map import TableMap
-    from recall_gui.qt.panels.map_view import CHUNK_POINTS, PREVIEW_POINTS, REST_MS, MapView
+    from recall_gui.qt.panels.map_view import CHUNK_POINTS, PREVIEW_POINTS, MapView
 
     rows = 50_000
     positions = np.random.default_rng(3).normal(size=(rows, 2)).astype(np.float32)
@@ -338,5 +338,5 @@ def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
     view.box.translateBy(x=0.1)
     assert view.moving and not view.points.isVisible()
     assert 0 < len(view.preview.data) <= PREVIEW_POINTS
-    run(loop, asyncio.sleep(REST_MS / 1000 * 3))
+    run_until(loop, lambda: not view.moving, "the map settles after the pan")
     assert not view.moving and view.points.isVisible() and view.points_drawn == rows
