@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from recall_gui.core import DEFAULT_DESCRIPTION, Recall
+from tests.kbtools import AGENT_DESCRIPTION
 
 EXPECTED_TOOL = json.loads(
     r"""
@@ -47,9 +48,10 @@ def test_limit_is_optional_with_default_5() -> None:
     assert schema["properties"]["limit"]["type"] == "integer"
 
 
-def test_default_equals_new() -> None:
-    assert Recall() == Recall()
-    assert Recall().description == DEFAULT_DESCRIPTION
+def test_a_new_tool_has_the_default_description_and_no_suffix() -> None:
+    assert DEFAULT_DESCRIPTION == AGENT_DESCRIPTION  # what agents read, spelled out in the test
+    assert Recall().description == AGENT_DESCRIPTION
+    assert Recall().with_description("") == Recall()
 
 
 def test_with_description_appends_suffix_after_default() -> None:

@@ -14,9 +14,9 @@ from mcp import Client
 
 from recall_gui.core.harness import Harness
 from recall_gui.core.registry import load_registry, set_active, set_description
-from recall_gui.core.suffix import build_tool_suffix, served_tool
+from recall_gui.core.suffix import served_tool
 from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import Recall, compose_description
+from recall_gui.core.tool import Recall
 from recall_gui.mcp_server import (
     ListChangedAnnouncer,
     RecallMcpServer,
@@ -25,7 +25,7 @@ from recall_gui.mcp_server import (
     call_recall_search,
     mcp_tool,
 )
-from tests.kbtools import KnowledgeBase
+from tests.kbtools import KnowledgeBase, cosh_listing, described
 
 
 def call(kb: KnowledgeBase, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -167,10 +167,9 @@ def test_registry_changes_under_saved_notes_still_reach_the_agent(
     assert watcher.check() is True
     set_description(kb.registry_dir, kb.name, "Another description")
     assert watcher.check() is True
-    assert watcher.source.current().description == compose_description(
-        build_tool_suffix(load_registry(kb.registry_dir)) + "A sentence of mine."
+    assert watcher.source.current().description == described(
+        cosh_listing((kb.name, "Another description", kb.db_dir)) + "A sentence of mine."
     )
-    assert "Description: Another description\n" in watcher.source.current().description
 
 
 def test_registry_changes_hidden_by_an_override_are_not_a_change(
@@ -243,7 +242,7 @@ def test_an_unreadable_suffix_still_lists_the_tool_with_the_generated_list_and_l
     with caplog.at_level("WARNING", logger="recall_gui.mcp"):
         (tool,) = asyncio.run(list_tools()).tools
         asyncio.run(list_tools())
-    assert tool.description == compose_description(build_tool_suffix(load_registry(kb.registry_dir)))
+    assert tool.description == described(cosh_listing((kb.name, f"{kb.name} knowledge base", kb.db_dir)))
     problem = f"{store.notes_path} cannot be read: it is not UTF-8 text (byte 0xff at position 0)"
     assert caplog.text.count(problem) == 1  # logged once, not at every listing
     assert "Agents get the generated database list without your text" in caplog.text
