@@ -117,6 +117,9 @@ class RawServer:
         finally:
             if self.process.poll() is None:
                 self.process.kill()
+            self._reader.join(WAIT_S)  # it reads to the end of the output of the exited process
+            if self.process.stdout is not None:
+                self.process.stdout.close()
             self._log.close()
 
 

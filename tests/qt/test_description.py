@@ -333,10 +333,11 @@ def test_editing_a_description_saves_it_keeps_unknown_fields_and_confirms_it(
     run(loop, window.tasks.wait_idle())
 
 
-def test_a_description_that_cannot_be_written_is_a_message_not_a_traceback(
+def test_a_name_that_could_not_be_written_back_is_refused_when_read_and_the_file_kept(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
-    """A lone surrogate (``\\ud800`` in the JSON) in a database's name cannot be written back as UTF-8."""
+    """A lone surrogate (``\\ud800`` in the JSON) in a database's name cannot be written back as UTF-8: the
+    entry is skipped when read (so no save can fail on it), the banner says which and what to do."""
     registry_dir = tmp_path / "reg"
     write_registry(registry_dir, [cosh_entry("odd", kb.db_dir, "words")], active=[])
     dbs = registry_dir / "rag_dbs.json"
@@ -344,15 +345,13 @@ def test_a_description_that_cannot_be_written_is_a_message_not_a_traceback(
     dbs.write_text(text, encoding="utf-8")
     window = open_window(registry_dir, start=False)
     run(loop, window.read_registry())
-    if not window.registry.databases:
-        pytest.skip("the registry refuses such a name when it reads it: nothing to save")
-    editor = window.findChild(QPlainTextEdit, "dbDescriptionEdit")
-    editor.setPlainText("new words")
-    assert window.description.save_description() is False
+    assert window.registry.databases == ()
     message, hint = banner(window)
-    assert message.startswith("Not saved: ")
-    assert hint.endswith("Your text is still in the editor.")
-    assert editor.toPlainText() == "new words"
+    assert message == (
+        f"The registry has a problem: {dbs}: entry 1 skipped: "
+        '"name" is not valid Unicode text: "odd\\ud800" holds the unpaired surrogate \\ud800'
+    )
+    assert hint.startswith("The rest of it is used. Fix the file by hand and press F5")
     assert dbs.read_text(encoding="utf-8") == text
 
 
