@@ -49,7 +49,7 @@ unit: $(TEST_STAMP)
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LATEST_VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 # The prebuilt demo shipped as package data (recall_gui/core/demo_data/): embeds the demo's passages with
 # the packaged model, writes them with their vectors, and verifies the file (`--check` only verifies).
@@ -79,3 +79,22 @@ package: $(PACKAGE_STAMP)
 
 package-smoke: package
 	$(BIN)/python packaging/smoke.py dist/recall-gui/recall-gui
+
+# The newest releases of the libraries the app leans on, in a venv of their own (.venv-latest): the
+# project's install, then each of them upgraded past its cap in pyproject (pip warns about the caps and
+# installs anyway). Runs the checks that a new release breaks first. It reports; CI does not run it.
+LATEST_VENV := .venv-latest
+LATEST_LIBRARIES := lancedb lance-namespace-urllib3-client fastembed onnxruntime tokenizers PySide6-Essentials qasync pyqtgraph
+LATEST_TESTS := tests/core/test_compat.py tests/core/test_exact_search.py tests/core/test_direct_embedding.py tests/qt/test_smoke.py
+
+.PHONY: test-latest
+test-latest:
+	@echo "==> Building $(LATEST_VENV) with the newest $(LATEST_LIBRARIES)"
+	$(PYTHON) -m venv $(LATEST_VENV)
+	PYTHONWARNINGS="ignore:Editable installation" $(LATEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST_VENV)/bin/python -m pip install --quiet ".[test]"
+	-$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade $(LATEST_LIBRARIES)
+	@echo "==> Installed:"
+	@$(LATEST_VENV)/bin/python -m pip list --format=freeze 2>/dev/null | grep -i -E '^($(shell echo $(LATEST_LIBRARIES) | tr ' ' '|'))=='
+	-$(LATEST_VENV)/bin/python -m pip check
+	QT_QPA_PLATFORM=offscreen $(LATEST_VENV)/bin/python -m pytest -p no:cacheprovider -q $(LATEST_TESTS)
