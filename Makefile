@@ -57,10 +57,16 @@ clean:
 demo-data: $(APP_STAMP)
 	$(BIN)/python packaging/demo_data.py
 
-# Speed and scale: builds its data under bench/data/ (cached), prints a table, writes bench/results.json.
-.PHONY: bench
+# Speed and scale: builds its data under bench/data/ (cached), prints a table, writes bench/results.json
+# (each figure with the commit, date and machine it was measured on).
+.PHONY: bench bench-smoke
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench
+
+# Every benchmark at toy size (data of its own, in a temporary folder): that each still runs, in a
+# minute or two; writes nothing. Part of CI.
+bench-smoke: $(TEST_STAMP)
+	$(BIN)/python -m bench --smoke
 
 # The desktop build (packaging/): `make package` builds dist/recall-gui/ with PyInstaller; `make package-smoke`
 # builds it and runs the built program headless through demo, search, list, tool, mcp, the window and
