@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(ctx: BenchContext) -> list[Metric]:
     registry = write_registry(ctx)
     with display() as (environment, kind):
-        startup = measure_startup(registry, environment, ctx.size.count(STARTUP_RUNS))
+        startup = measure_startup(registry, environment, 1 if ctx.size.toy else STARTUP_RUNS)
         session = run_session(ctx, registry, environment)
     return metrics(startup, session, kind)
 
