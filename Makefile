@@ -91,7 +91,8 @@ package-smoke: package
 # installs anyway). Runs the checks that a new release breaks first. It reports; CI does not run it.
 LATEST_VENV := .venv-latest
 LATEST_LIBRARIES := lancedb lance-namespace-urllib3-client fastembed onnxruntime tokenizers PySide6-Essentials qasync pyqtgraph
-LATEST_TESTS := tests/core/test_compat.py tests/core/test_exact_search.py tests/core/test_direct_embedding.py tests/qt/test_smoke.py
+LATEST_TESTS := tests/core/test_compat.py tests/core/test_exact_search.py tests/core/test_direct_embedding.py \
+	tests/qt/test_smoke.py tests/qt/test_pyside_refcounts.py
 
 .PHONY: test-latest
 test-latest:
@@ -101,6 +102,7 @@ test-latest:
 	$(LATEST_VENV)/bin/python -m pip install --quiet ".[test]"
 	-$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade $(LATEST_LIBRARIES)
 	@echo "==> Installed:"
-	@$(LATEST_VENV)/bin/python -m pip list --format=freeze 2>/dev/null | grep -i -E '^($(shell echo $(LATEST_LIBRARIES) | tr ' ' '|'))=='
+	@$(LATEST_VENV)/bin/python -m pip list --format=freeze 2>/dev/null | tr '_' '-' \
+		| grep -i -E '^($(shell echo $(LATEST_LIBRARIES) | tr ' ' '|'))=='
 	-$(LATEST_VENV)/bin/python -m pip check
 	QT_QPA_PLATFORM=offscreen $(LATEST_VENV)/bin/python -m pytest -p no:cacheprovider -q $(LATEST_TESTS)
