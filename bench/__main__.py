@@ -28,10 +28,12 @@ SMOKE_PASSAGES = 200
 #: Metric groups in the order they run: name -> module (each has ``run(ctx) -> list[Metric]``).
 GROUPS: dict[str, str] = {
     "exact_search": "bench.exact_search",
+    "certified": "bench.certified_search",
     "batched_checks": "bench.batched_checks",
     "indexed_search": "bench.indexed_search",
     "end_to_end": "bench.end_to_end",
     "duplicates": "bench.duplicates",
+    "ray_duplicates": "bench.ray_duplicates",
     "window": "bench.window",
     "registry_load": "bench.registry_load",
     "large_registry": "bench.large_registry",
@@ -65,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["RECALL_GUI_DOWNLOAD_MODELS"] = "0"
     os.environ.setdefault("RECALL_GUI_CACHE_DIR", str(data.DATA_DIR / "cache"))
-    from recall_gui.core.vector_cache import CACHE_ENV, cache_limit
+    from recall_gui.core.session.vector_cache import CACHE_ENV, cache_limit
 
     started = time.perf_counter()
     info = machine()

@@ -30,7 +30,7 @@ def build_kb(root: Path) -> Path:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
-    from recall_gui.core.embedders import load_offline_model
+    from recall_gui.core.embedders.pool import load_offline_model
     from tests.kbtools import PASSAGES, cosh_entry, write_lance_table, write_registry
 
     vectors = np.vstack(load_offline_model().embed_many(list(PASSAGES.values())))

@@ -1,5 +1,6 @@
 """``checks_1000_batched``: 1,000 golden checks' rankings on 100k x 384 in memory through the batched path
-(:func:`recall_gui.core.exact.nearest_rows_many`), beside the NumPy floor for 1,000 queries (``Q @ X.T``
+(:func:`recall_gui.core.session.exact.nearest_rows_many`), beside the NumPy floor for 1,000 queries (``Q @
+X.T``
 and a top-k per query), and checked identical to one exact search per query and to LanceDB's flat search."""
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def best_of(rounds: int, work: Any) -> float:
 def measure(ctx: BenchContext, rows: int, checks: int) -> Metric:
     import lancedb
 
-    from recall_gui.core.exact import VectorMatrix, nearest_rows, nearest_rows_many
+    from recall_gui.core.session.exact import VectorMatrix, nearest_rows, nearest_rows_many
 
     table = ctx.table(rows)
     matrix = table.load_vectors()

@@ -142,7 +142,7 @@ def use(data_dir: Path, base_passages: int) -> None:
 
 
 def load_embedder() -> Any:
-    from recall_gui.core.embedders import load_offline_model
+    from recall_gui.core.embedders.pool import load_offline_model
 
     return load_offline_model()
 

@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=120, help="passages edited per kind of edit")
     args = parser.parse_args()
     from recall_gui.core.demo import demo_passages
-    from recall_gui.core.embedders import load_offline_model
+    from recall_gui.core.embedders.pool import load_offline_model
 
     passages = demo_passages()
     texts = [passage.content for passage in passages]

@@ -42,12 +42,12 @@ def floor_pairs(unit: np.ndarray[Any, Any], threshold: float, tile_rows: int, ti
 
 
 async def measure(ctx: BenchContext) -> Metric:
-    from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS
-    from recall_gui.core.duplicates import find_duplicates
-    from recall_gui.core.near_duplicates import TILE_COLUMNS, TILE_ROWS
-    from recall_gui.core.nearest import prepare
-    from recall_gui.core.session import Session
-    from recall_gui.core.target import TableTarget
+    from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS
+    from recall_gui.core.inspect.duplicates import find_duplicates
+    from recall_gui.core.inspect.near_duplicates import TILE_COLUMNS, TILE_ROWS
+    from recall_gui.core.search.nearest import prepare
+    from recall_gui.core.session.session import Session
+    from recall_gui.core.storage.target import TableTarget
 
     table = ctx.table(ROWS)
     threshold = DEFAULT_THRESHOLDS["cosine"]

@@ -19,7 +19,7 @@ from bench.results import Metric
 from bench.timing import side_by_side
 
 if TYPE_CHECKING:
-    from recall_gui.core.session import Session
+    from recall_gui.core.session.session import Session
 
 TOP_K = 5
 GOAL_RATIO = 2.0
@@ -50,7 +50,7 @@ def search_input(table: BenchTable, vector: Any, limit: int) -> Any:
 
 
 async def measure(ctx: BenchContext, rows: int, timed: int, checked: int, metrics: tuple[str, ...]) -> Metric:
-    from recall_gui.core.session import Session
+    from recall_gui.core.session.session import Session
 
     async with Session() as session:
         return await measure_in(session, ctx, rows, timed, checked, metrics)
@@ -59,8 +59,8 @@ async def measure(ctx: BenchContext, rows: int, timed: int, checked: int, metric
 async def measure_in(
     session: Session, ctx: BenchContext, rows: int, timed: int, checked: int, metrics: tuple[str, ...]
 ) -> Metric:
-    from recall_gui.core.nearest import prepare, search_hits
-    from recall_gui.core.target import TableTarget
+    from recall_gui.core.search.nearest import prepare, search_hits
+    from recall_gui.core.storage.target import TableTarget
 
     table = ctx.table(rows)
     matrix = table.load_vectors()
@@ -142,8 +142,8 @@ async def compare_with_lancedb(
     """
     import lancedb
 
-    from recall_gui.core.nearest import search_hits
-    from recall_gui.core.target import TableOptions
+    from recall_gui.core.search.nearest import search_hits
+    from recall_gui.core.storage.target import TableOptions
 
     duplicated = [matrix[i] for i in range(100, min(len(matrix), 100 * (checked // 4 + 1)), 100)]
     queries = ctx.queries(checked - len(duplicated)) + duplicated

@@ -33,7 +33,7 @@ from bench import data
 from bench.context import BenchContext
 from bench.data import QUESTIONS
 from bench.results import Metric
-from recall_gui.core.preload import SEARCH_MODULES
+from recall_gui.core.search.preloading import SEARCH_MODULES
 
 RUNS = 5
 GOAL_VS_LSQL = 0.2
@@ -79,7 +79,7 @@ LSQL_DRIVER = textwrap.dedent(
 )
 
 FLOOR_IMPORTS = (
-    "from recall_gui.core.compat import defer_lance_rest_client; defer_lance_rest_client(); "
+    "from recall_gui.core.base.compat import defer_lance_rest_client; defer_lance_rest_client(); "
     f"import {', '.join(SEARCH_MODULES)}"
 )
 

@@ -17,7 +17,7 @@ from bench.results import Metric
 from bench.timing import side_by_side
 
 if TYPE_CHECKING:
-    from recall_gui.core.session import Session
+    from recall_gui.core.session.session import Session
 
 LIMIT = 10
 GOAL_RATIO = 1.1
@@ -35,7 +35,7 @@ def run(ctx: BenchContext) -> list[Metric]:
 
 
 async def measure(ctx: BenchContext, name: str, index: str, metric: str) -> Metric:
-    from recall_gui.core.session import Session
+    from recall_gui.core.session.session import Session
 
     async with Session() as session:
         return await measure_in(session, ctx, name, index, metric)
@@ -44,8 +44,8 @@ async def measure(ctx: BenchContext, name: str, index: str, metric: str) -> Metr
 async def measure_in(session: Session, ctx: BenchContext, name: str, index: str, metric: str) -> Metric:
     import lancedb
 
-    from recall_gui.core.nearest import _tune, search_hits
-    from recall_gui.core.target import TableOptions, TableTarget
+    from recall_gui.core.search.nearest import _tune, search_hits
+    from recall_gui.core.storage.target import TableOptions, TableTarget
 
     exact_table = ctx.table(100_000)
     table = ctx.table(100_000, index)

@@ -44,7 +44,7 @@ def run(ctx: BenchContext) -> list[Metric]:
 
 
 def measure_pca(matrix: np.ndarray[Any, Any], runs: int) -> dict[str, float]:
-    from recall_gui.core.projection import pca
+    from recall_gui.core.inspect.projection import pca
 
     values, floors = [], []
     basis = np.random.default_rng(0).standard_normal((matrix.shape[1], 2)).astype(np.float32)
@@ -59,7 +59,7 @@ def measure_pca(matrix: np.ndarray[Any, Any], runs: int) -> dict[str, float]:
 
 
 def measure_tsne(matrix: np.ndarray[Any, Any]) -> dict[str, Any]:
-    from recall_gui.core.projection import tsne, tsne_threads
+    from recall_gui.core.inspect.projection import tsne, tsne_threads
 
     stages: dict[str, float] = {}
     started = time.perf_counter()
@@ -78,7 +78,7 @@ def measure_tsne(matrix: np.ndarray[Any, Any]) -> dict[str, Any]:
             stopped["asked"] = time.perf_counter()
             cancel.set()
 
-    from recall_gui.core.projection import Cancelled
+    from recall_gui.core.inspect.projection import Cancelled
 
     try:
         tsne(matrix, 1, progress=cancel_midway, cancel=cancel)

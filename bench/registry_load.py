@@ -39,7 +39,7 @@ def write_big_registry(directory: Path, count: int) -> Path:
 
 
 def run(ctx: BenchContext) -> list[Metric]:
-    from recall_gui.core.registry import load_registry
+    from recall_gui.core.registry.registry import load_registry
 
     entries = ctx.size.rows(ENTRIES)
     directory = write_big_registry(data.DATA_DIR / f"registry-{entries}", entries)

@@ -44,7 +44,7 @@ def write(path: Path) -> None:
         demo_table,
         embed_passages,
     )
-    from recall_gui.core.embedders import load_offline_model
+    from recall_gui.core.embedders.pool import load_offline_model
 
     passages = demo_passages()
     embedder = load_offline_model()
@@ -83,7 +83,7 @@ def write(path: Path) -> None:
 def check(path: Path) -> bool:
     """The file's vectors are exactly what the packaged model makes of its passages."""
     from recall_gui.core.demo import read_prebuilt_demo, reembed_prebuilt
-    from recall_gui.core.embedders import load_offline_model
+    from recall_gui.core.embedders.pool import load_offline_model
 
     prebuilt = read_prebuilt_demo(path)
     stored = prebuilt.vectors()

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from recall_gui import __version__  # noqa: E402
-from recall_gui.agent_probe import AgentProbe, ServerLaunch  # noqa: E402
+from recall_gui.mcp.probe import AgentProbe, ServerLaunch  # noqa: E402
 
 DEMO_DB = "python-docs"
 QUERY = "how do generators work"

@@ -14,3 +14,7 @@ def configure_process() -> None:
     (docs/PERFORMANCE.md#recall_gui-openblas_num_threads).
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # Before anything imports LanceDB: its REST client loads only if a REST namespace is used.
+    from recall_gui.core.base import defer_lance_rest_client
+
+    defer_lance_rest_client()

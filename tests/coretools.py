@@ -8,17 +8,17 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from recall_gui.core.browse import Page, TableInfo
-    from recall_gui.core.session import Session
-    from recall_gui.core.target import TableOptions
-    from recall_gui.core.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult
+    from recall_gui.core.base.types import RecallOutput, RecallSearchInput, SearchHit, SearchResult
+    from recall_gui.core.session.session import Session
+    from recall_gui.core.storage.target import TableOptions
+    from recall_gui.core.tables.browse import Page, TableInfo
 
 T = TypeVar("T")
 
 
 def in_session(call: Callable[[Session], Awaitable[T]]) -> T:
     """``call(session)`` on a fresh session, run to its end."""
-    from recall_gui.core.session import Session
+    from recall_gui.core.session.session import Session
 
     async def run() -> T:
         async with Session() as session:
@@ -28,13 +28,13 @@ def in_session(call: Callable[[Session], Awaitable[T]]) -> T:
 
 
 def target(uri: str, table: str, options: TableOptions | None = None) -> Any:
-    from recall_gui.core.target import TableOptions, TableTarget
+    from recall_gui.core.storage.target import TableOptions, TableTarget
 
     return TableTarget(str(uri), table, options or TableOptions())
 
 
 def describe(uri: str, table: str, options: TableOptions | None = None) -> TableInfo:
-    from recall_gui.core.browse import describe_table
+    from recall_gui.core.tables.browse import describe_table
 
     return in_session(lambda session: describe_table(session, target(uri, table, options)))
 
@@ -48,7 +48,7 @@ def read_page(
     filter_text: str = "",
     options: TableOptions | None = None,
 ) -> Page:
-    from recall_gui.core.browse import fetch_page
+    from recall_gui.core.tables.browse import fetch_page
 
     where = target(uri, table, options)
     return in_session(
@@ -57,19 +57,19 @@ def read_page(
 
 
 def read_row(uri: str, table: str, row_id: int, options: TableOptions | None = None) -> SearchHit | None:
-    from recall_gui.core.browse import fetch_row
+    from recall_gui.core.tables.browse import fetch_row
 
     return in_session(lambda session: fetch_row(session, target(uri, table, options), row_id))
 
 
 def search(input: RecallSearchInput, options: TableOptions | None = None) -> RecallOutput:
-    from recall_gui.core.nearest import search as nearest_search
+    from recall_gui.core.search.nearest import search as nearest_search
 
     return in_session(lambda session: nearest_search(session, input, options))
 
 
 def search_hits(input: RecallSearchInput, options: TableOptions | None = None) -> SearchResult:
-    from recall_gui.core.nearest import search_hits as nearest_search_hits
+    from recall_gui.core.search.nearest import search_hits as nearest_search_hits
 
     return in_session(lambda session: nearest_search_hits(session, input, options))
 

@@ -88,7 +88,7 @@ class KnowledgeBase:
     @property
     def target(self) -> Any:
         """Its table, as the core reads it (``core.target.TableTarget``)."""
-        from recall_gui.core.target import TableTarget
+        from recall_gui.core.storage.target import TableTarget
 
         return TableTarget(str(self.db_dir), self.name)
 

@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from recall_gui.core.agent_log import CallRecord, LogFiles, now_iso
-from recall_gui.core.harness import Harness
+from recall_gui.core.agents.agent_log import CallRecord, LogFiles, now_iso
+from recall_gui.core.search.harness import Harness
 
 ADD_ROW = textwrap.dedent(
     """
@@ -31,7 +31,7 @@ async def answered(
     harness: Harness, arguments: dict[str, Any], *, client: str = "test-agent", time: str | None = None
 ) -> CallRecord:
     """The record the server writes for a call that ``harness`` answers now (errors included)."""
-    from recall_gui.core.errors import RecallError
+    from recall_gui.core.base.errors import RecallError
 
     try:
         report = await harness.run(arguments)

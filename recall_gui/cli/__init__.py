@@ -36,7 +36,7 @@ from recall_gui.cli import (
     window,
 )
 from recall_gui.cli.common import registry_option, report_error
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError
 
 COMMANDS = (
     search,

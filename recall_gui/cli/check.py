@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
-from recall_gui.core.errors import RecallError
+from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
+from recall_gui.core.base import RecallError, ScaleUnavailableError
 
 if TYPE_CHECKING:
-    from recall_gui.core.check_comparison import VersionsReport
-    from recall_gui.core.checks import CheckOutcome, CheckRun
+    from recall_gui.core.agents import CheckOutcome, CheckRun, VersionsReport
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 
@@ -31,7 +31,10 @@ def add_to(commands: Any) -> None:
         "and show the rank of each expected id (or that it is missing). Exit status: 0 when every check "
         "passes, 1 when one fails, 2 when the file or a database cannot be used.",
         epilog='A golden file is JSON: {"checks": [{"db_name": "notes", "query": "how do I reset my '
-        'password", "expect": ["pw-reset"], "limit": 5}]} (limit optional, default 5). Nothing is written.',
+        'password", "expect": ["pw-reset"], "limit": 5}]} (limit optional, default 5). A check made on a '
+        'folder names "uri" and "table" instead of "db_name": it runs on the registered database that '
+        "reads that table, or on the folder until there is one; each check's line says which. Nothing is "
+        "written.",
     )
     registry_option(parser)
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
@@ -46,19 +49,23 @@ def add_to(commands: Any) -> None:
         metavar="OUT.xml",
         help="also write a JUnit XML report (one test case per check) for CI to show",
     )
+    add_engine_options(parser)
     parser.add_argument("file", metavar="FILE", help="the golden file")
     parser.set_defaults(run=run)
 
 
 async def _run(args: argparse.Namespace) -> CheckRun:
-    from recall_gui.core.checks import run_checks
-    from recall_gui.core.golden import read_golden
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.agents import read_golden, run_checks
+    from recall_gui.core.search import Harness
 
     golden = read_golden(Path(args.file))  # before anything is opened: a bad file runs nothing
+    if args.engine == "ray":
+        from recall_gui.core.agents import run_checks_on_ray
+
+        return await run_checks_on_ray(location(args).directory, golden.checks)
     harness = Harness(location(args).directory)
     try:
-        from recall_gui.core.shadowing import with_crowding
+        from recall_gui.core.agents import with_crowding
 
         return await with_crowding(harness, await run_checks(harness, golden.checks))
     finally:
@@ -67,7 +74,8 @@ async def _run(args: argparse.Namespace) -> CheckRun:
 
 def format_outcome(outcome: CheckOutcome) -> str:
     check = outcome.check
-    head = f"{check.db_name}  {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
+    where = outcome.searched or check.named
+    head = f"{where}  {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
     if outcome.error is not None:
         return f"ERROR  {head}\n       {outcome.error}"
     verdict = "PASS " if outcome.passed else "FAIL "
@@ -75,7 +83,7 @@ def format_outcome(outcome: CheckOutcome) -> str:
     for expected in outcome.expected:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
         lines.append(f"       {expected.id}: {where}")
-    from recall_gui.core.shadowing import crowding_text
+    from recall_gui.core.agents import crowding_text
 
     crowding = crowding_text(outcome.near_copies)
     if crowding is not None:
@@ -95,7 +103,7 @@ def format_run(run: CheckRun) -> str:
 
 
 def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
-    from recall_gui.core.junit_report import write_junit
+    from recall_gui.core.agents import write_junit
 
     try:
         write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit))
@@ -109,9 +117,8 @@ def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
 
 
 async def _run_versions(args: argparse.Namespace) -> VersionsReport:
-    from recall_gui.core.check_comparison import run_on_versions
-    from recall_gui.core.golden import read_golden
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.agents import read_golden, run_on_versions
+    from recall_gui.core.search import Harness
 
     golden = read_golden(Path(args.file))
     harness = Harness(location(args).directory)
@@ -128,25 +135,26 @@ def format_versions(report: VersionsReport) -> str:
         metrics = data["metrics"]
         means = "" if metrics is None else f"  recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}"
         lines.append(
-            f"{run.db_name} version {run.version}: {data['passed']} passed, {data['failed']} failed{means}"
+            f"{run.searched or run.db_name} version {run.version}: {data['passed']} passed, "
+            f"{data['failed']} failed{means}"
         )
     for index, check in enumerate(report.checks):
         broke = report.broke_at(index)
         if broke is not None:
             lines.append(
-                f"broke at version {broke}: {check.db_name}  {json.dumps(check.query, ensure_ascii=False)}"
+                f"broke at version {broke}: {check.named}  {json.dumps(check.query, ensure_ascii=False)}"
             )
         if index in report.unusable:
-            lines.append(f"could not run: {check.db_name}  {report.unusable[index]}")
+            lines.append(f"could not run: {check.named}  {report.unusable[index]}")
     return "\n".join(lines) if lines else "no checks in the file"
 
 
 def _versions_status(report: VersionsReport) -> int:
     if report.unusable:
         return EXIT_UNUSABLE
-    latest: dict[str, int] = {}
+    latest: dict[tuple[str, ...], int] = {}
     for number, run in enumerate(report.runs):
-        latest[run.db_name] = number
+        latest[run.database] = number
     last_runs = [report.runs[number] for number in latest.values()]
     if any(o.error is not None for r in last_runs for o in r.outcomes):
         return EXIT_UNUSABLE
@@ -170,10 +178,22 @@ def run_versions(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.versions and args.engine == "ray":
+        report_error("--versions runs on the local engine only", "Leave --engine ray out for it.")
+        return EXIT_UNUSABLE
     if args.versions:
         return run_versions(args)
     try:
-        outcome = asyncio.run(_run(args))
+        check_engine_options(args)
+        if args.engine == "ray":
+            from recall_gui.core.agents import read_golden
+
+            read_golden(Path(args.file))  # a bad file is refused before Ray starts
+        with engine_for(args):
+            outcome = asyncio.run(_run(args))
+    except ScaleUnavailableError as error:  # what to install: the message and its hint
+        report_error(error.message, error.hint)
+        return EXIT_UNUSABLE
     except RecallError as error:  # the file (or the registry) cannot be used: one line, status 2
         report_error(error.message)
         return EXIT_UNUSABLE

@@ -7,15 +7,18 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from recall_gui.core.credentials import masked
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.paths import REGISTRY_ENV, RegistryLocation, resolve_registry_dir
-from recall_gui.core.printable import printable
-from recall_gui.core.registry import Registry, load_registry
-from recall_gui.core.registry_advice import location_problem
+from recall_gui.core.base import (
+    REGISTRY_ENV,
+    InvalidInputError,
+    RegistryLocation,
+    masked,
+    printable,
+    resolve_registry_dir,
+)
+from recall_gui.core.registry import Registry, load_registry, location_problem
 
 if TYPE_CHECKING:
-    from recall_gui.core.suffix import SuffixWarning
+    from recall_gui.core.registry import SuffixWarning
 
 #: Where ``--registry`` given before the command lands (after it: ``registry``), so neither hides the other.
 TOP_LEVEL_REGISTRY = "registry_before_command"
@@ -74,8 +77,7 @@ def warn_problems(
 
 def warn_suffix(where: RegistryLocation) -> None:
     """What agents are told about the databases, when it is not what the user meant."""
-    from recall_gui.core.suffix import served_tool
-    from recall_gui.core.suffix_store import SuffixStore
+    from recall_gui.core.registry import SuffixStore, served_tool
 
     warn(served_tool(load_registry(where.directory), SuffixStore()).warnings())
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.errors import InvalidInputError, RecallError
+from recall_gui.core.base import InvalidInputError, RecallError
 
 if TYPE_CHECKING:
-    from recall_gui.core.check_comparison import Comparison
+    from recall_gui.core.agents import Comparison
 
 NAME = "compare"
 EXIT_SAME_OR_BETTER, EXIT_LOST, EXIT_UNUSABLE = 0, 1, 2
@@ -57,10 +57,9 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
 
 async def _compare(args: argparse.Namespace) -> Comparison:
     from recall_gui.cli.databases import registered
-    from recall_gui.core.check_comparison import compare_checks
-    from recall_gui.core.folders import open_table
-    from recall_gui.core.golden import read_golden
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.agents import compare_checks, read_golden
+    from recall_gui.core.search import Harness
+    from recall_gui.core.tables import open_table
 
     golden = read_golden(Path(args.file))
     harness = Harness(location(args).directory)
@@ -93,7 +92,7 @@ def format_comparison(comparison: Comparison) -> str:
             means = f"recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}, nDCG {metrics['ndcg']:.3f}"
             lines.append(f"{side.upper()}: {means}")
     for check in data["checks"]:
-        head = f"{check['db_name']}  {json.dumps(check['query'], ensure_ascii=False)}"
+        head = f"{check['searched']}  {json.dumps(check['query'], ensure_ascii=False)}"
         verdicts = (
             f"A {'PASS' if check['a']['passed'] else 'FAIL'}, B {'PASS' if check['b']['passed'] else 'FAIL'}"
         )

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base import InvalidInputError
 
 if TYPE_CHECKING:
-    from recall_gui.core.documents import Document
+    from recall_gui.core.search import Document
 
 NAME = "context"
 
@@ -38,9 +38,8 @@ def add_to(commands: Any) -> None:
 
 async def _document(args: argparse.Namespace) -> Document:
     from recall_gui.cli.databases import registered
-    from recall_gui.core.documents import document_of
-    from recall_gui.core.folders import open_table
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.search import Harness, document_of
+    from recall_gui.core.tables import open_table
 
     harness = Harness(location(args).directory)
     try:

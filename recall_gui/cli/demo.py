@@ -7,8 +7,8 @@ import sys
 from typing import Any, TextIO
 
 from recall_gui.cli.common import chosen_registry, registry_option, write_stdout
-from recall_gui.core.paths import folder_problem, resolve_registry_dir
-from recall_gui.core.registry_advice import location_problem
+from recall_gui.core.base import folder_problem, resolve_registry_dir
+from recall_gui.core.registry import location_problem
 
 NAME = "demo"
 

@@ -9,10 +9,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, write_stdout
-from recall_gui.cli.databases import database
+from recall_gui.cli.databases import database, database_options, refuse_unclear
 
 if TYPE_CHECKING:
-    from recall_gui.core.version_diff import VersionDiff
+    from recall_gui.core.inspect import VersionDiff
 
 
 NAME = "diff"
@@ -23,11 +23,11 @@ def add_to(commands: Any) -> None:
         NAME,
         help="show what changed between two versions of a database's table",
         description="Compare two versions of a database's table by id: the rows added, removed, and "
-        "changed in content or vector. A table without an id column is compared by content. Nothing is "
-        "written.",
+        "changed in content or vector, in a registered database (--db) or a table of an unregistered "
+        "folder (--path). A table without an id column is compared by content. Nothing is written.",
     )
     registry_option(parser)
-    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
+    database_options(parser)
     parser.add_argument("--from", dest="from_version", required=True, type=int, metavar="V1")
     parser.add_argument(
         "--to", dest="to_version", type=int, metavar="V2", help="the newer version (default: the latest)"
@@ -40,13 +40,22 @@ def add_to(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-async def _diff(args: argparse.Namespace) -> VersionDiff:
+async def _diff(args: argparse.Namespace) -> tuple[str, VersionDiff]:
+    """The database's name (a folder's table: its table's) and the diff."""
+    from recall_gui.cli.versions import ListingProgress
+    from recall_gui.core.inspect import diff_versions
     from recall_gui.core.session import Session
-    from recall_gui.core.version_diff import diff_versions
 
-    entry = database(args)
     async with Session() as session:
-        return await diff_versions(session, entry.target, args.from_version, args.to_version)
+        entry = await database(session, args)
+        progress = ListingProgress(entry.table_name)
+        try:
+            diff = await diff_versions(
+                session, entry.target, args.from_version, args.to_version, listing=progress
+            )
+        finally:
+            progress.end()
+        return entry.name, diff
 
 
 def format_text(name: str, diff: VersionDiff) -> str:
@@ -59,7 +68,8 @@ def format_text(name: str, diff: VersionDiff) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    diff = asyncio.run(_diff(args))
+    refuse_unclear(args, NAME)
+    name, diff = asyncio.run(_diff(args))
     if diff.by == "content":
         print(
             "note: the table has no id column in one of these versions, so rows were matched by their "
@@ -69,6 +79,6 @@ def run(args: argparse.Namespace) -> int:
     if diff.duplicate_ids:
         shown = ", ".join(diff.duplicate_ids[:5]) + (" …" if len(diff.duplicate_ids) > 5 else "")
         print(f"note: ids held by more than one row were compared as groups: {shown}", file=sys.stderr)
-    text = json.dumps(diff.to_json(), ensure_ascii=False) if args.json else format_text(args.db, diff)
+    text = json.dumps(diff.to_json(), ensure_ascii=False) if args.json else format_text(name, diff)
     write_stdout(text + "\n")
     return 0

@@ -8,14 +8,17 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.cli.databases import registered
-from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.cli.common import registry_option, report_error, write_stdout
+from recall_gui.cli.databases import database, database_options, refuse_unclear
+from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
+from recall_gui.core.base import InvalidInputError, ScaleUnavailableError
+from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
-    from recall_gui.core.duplicates import DuplicateReport
+    from recall_gui.core.inspect import DuplicateReport
 
+#: The exit status when the engine asked for cannot be used (its libraries are not installed).
+EXIT_UNUSABLE = 2
 #: How much of each entry's content the text output shows.
 PREVIEW_CHARS = 100
 
@@ -30,10 +33,11 @@ def add_to(commands: Any) -> None:
         help="find groups of near-duplicate entries in a database",
         description="Compare every pair of entries of a database by their stored vectors (exactly, in "
         "memory) and print the groups whose vectors lie within the threshold of each other; an exact "
-        "copy is a group. Any registered database can be inspected, active or not. Nothing is written.",
+        "copy is a group. Any registered database can be inspected, active or not, and so can a table of "
+        "an unregistered folder (--path). Nothing is written.",
     )
     registry_option(parser)
-    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
+    database_options(parser)
     parser.add_argument(
         "--threshold",
         metavar="T",
@@ -42,7 +46,18 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--metric", choices=METRICS, default="cosine", help="distance: cosine (default) or squared l2"
     )
-    parser.add_argument("--json", action="store_true", help="print JSON: threshold, metric and groups")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: threshold, metric, left_out (zero vectors not compared by cosine) and groups",
+    )
+    add_engine_options(parser)
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="with --engine ray: split the table into N partitions (default: one per 50,000 rows)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -58,12 +73,10 @@ def threshold_from_text(text: str | None) -> float | None:
 
 
 async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
-    from recall_gui.core.duplicates import find_duplicates
-    from recall_gui.core.registry import load_registry
+    from recall_gui.core.inspect import find_duplicates
     from recall_gui.core.session import Session
 
     threshold = threshold_from_text(args.threshold)
-    entry = registered(load_registry(location(args).directory), args.db)
     shown = -1
 
     def progress(share: float) -> None:
@@ -74,7 +87,20 @@ async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
             print(f"\rcomparing entries: {percent}%", end="", file=sys.stderr, flush=True)
 
     async with Session() as session:
+        entry = await database(session, args)
         try:
+            if args.engine == "ray":
+                from recall_gui.core.inspect import find_duplicates_on_ray
+
+                found = await find_duplicates_on_ray(
+                    session,
+                    entry.target,
+                    threshold=threshold,
+                    metric=args.metric,
+                    partitions=args.partitions,
+                    on_progress=progress,
+                )
+                return found.report
             return await find_duplicates(
                 session, entry.target, threshold=threshold, metric=args.metric, on_progress=progress
             )
@@ -100,11 +126,21 @@ def format_report(report: DuplicateReport) -> str:
         f"{len(report.groups)} groups ({grouped} of {report.rows} entries) within {report.metric} distance "
         f"{report.threshold:g} of each other, in {report.elapsed_ms / 1000:.1f} s"
     )
+    left_out = report.left_out_text("--metric l2")
+    if left_out is not None:
+        lines.append(f"note: {left_out}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    report = asyncio.run(_duplicates(args))
+    refuse_unclear(args, NAME)
+    check_engine_options(args, "partitions")
+    try:
+        with engine_for(args):
+            report = asyncio.run(_duplicates(args))
+    except ScaleUnavailableError as error:
+        report_error(error.message, error.hint)
+        return EXIT_UNUSABLE
     if args.json:
         write_stdout(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from recall_gui.cli.common import storage_option_arg, storage_options
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base import InvalidInputError
 
 
 def add_path_options(parser: argparse.ArgumentParser, *, table_and_model: bool = True) -> None:

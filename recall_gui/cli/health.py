@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base import InvalidInputError
 
 if TYPE_CHECKING:
-    from recall_gui.core.health_scan import HealthReport
+    from recall_gui.core.search import HealthReport
 
 NAME = "health"
 #: Ids shown per list in the plain output (--json lists them all).
@@ -38,9 +38,8 @@ def add_to(commands: Any) -> None:
 
 async def _report(args: argparse.Namespace) -> HealthReport:
     from recall_gui.cli.databases import registered
-    from recall_gui.core.folders import open_table
-    from recall_gui.core.harness import Harness
-    from recall_gui.core.health_scan import health_report
+    from recall_gui.core.search import Harness, health_report
+    from recall_gui.core.tables import open_table
 
     harness = Harness(location(args).directory)
     try:
@@ -71,7 +70,7 @@ def _ids(ids: list[str]) -> str:
 
 
 def format_report(report: HealthReport) -> str:
-    from recall_gui.core.captions import plural
+    from recall_gui.core.base import plural
 
     lines = [
         f"{plural(report.rows, 'row')}, {plural(report.versions, 'version')}, "

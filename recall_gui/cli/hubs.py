@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base import InvalidInputError
 
 if TYPE_CHECKING:
-    from recall_gui.core.harness import Harness
-    from recall_gui.core.hubs import HubQuery, HubReport
+    from recall_gui.core.agents import HubQuery, HubReport
     from recall_gui.core.registry import DatabaseEntry
+    from recall_gui.core.search import Harness
 
 NAME = "hubs"
 
@@ -64,9 +64,8 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
 
 
 def _queries_from_file(path: Path, db_name: str | None, limit: int | None) -> list[HubQuery]:
-    from recall_gui.core.golden import read_golden
-    from recall_gui.core.hubs import HubQuery
-    from recall_gui.core.types import DEFAULT_LIMIT
+    from recall_gui.core.agents import HubQuery, read_golden
+    from recall_gui.core.base import DEFAULT_LIMIT
 
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -82,9 +81,8 @@ def _queries_from_file(path: Path, db_name: str | None, limit: int | None) -> li
 
 
 def _queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
-    from recall_gui.core.agent_log import LogFiles, select
-    from recall_gui.core.hubs import HubQuery
-    from recall_gui.core.types import DEFAULT_LIMIT
+    from recall_gui.core.agents import HubQuery, LogFiles, select
+    from recall_gui.core.base import DEFAULT_LIMIT
 
     queries = []
     notes: list[str] = []
@@ -108,7 +106,7 @@ async def _entry(harness: Harness, args: argparse.Namespace) -> DatabaseEntry:
         from recall_gui.cli.databases import registered
 
         return registered(harness.registry, args.db)
-    from recall_gui.core.folders import open_table
+    from recall_gui.core.tables import open_table
 
     opened = await open_table(
         harness.session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
@@ -117,8 +115,8 @@ async def _entry(harness: Harness, args: argparse.Namespace) -> DatabaseEntry:
 
 
 async def _hubs(args: argparse.Namespace, queries: list[HubQuery]) -> HubReport:
-    from recall_gui.core.harness import Harness
-    from recall_gui.core.hubs import find_hubs
+    from recall_gui.core.agents import find_hubs
+    from recall_gui.core.search import Harness
 
     harness = Harness(location(args).directory)
     try:
@@ -139,7 +137,7 @@ def format_report(report: HubReport, share: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_gui.core.hubs import DEFAULT_HUB_SHARE
+    from recall_gui.core.agents import DEFAULT_HUB_SHARE
 
     _refuse_bad_options(args)
     if args.log:

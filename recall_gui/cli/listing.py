@@ -19,14 +19,11 @@ from recall_gui.cli.common import (
     write_stdout,
 )
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.credentials import masked
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.printable import printable
-from recall_gui.core.registry import Registry, load_registry
-from recall_gui.core.registry_advice import empty_registry_hint, location_problem
+from recall_gui.core.base import InvalidInputError, masked, printable
+from recall_gui.core.registry import Registry, empty_registry_hint, load_registry, location_problem
 
 if TYPE_CHECKING:
-    from recall_gui.core.health import DatabaseHealth
+    from recall_gui.core.search import DatabaseHealth
 
 
 NAME = "list"
@@ -47,7 +44,7 @@ def add_to(commands: Any) -> None:
 
 
 async def list_rows(registry: Registry) -> list[dict[str, Any]]:
-    from recall_gui.core.health import check_health
+    from recall_gui.core.search import check_health
     from recall_gui.core.session import Session
 
     async with Session() as session:
@@ -56,7 +53,7 @@ async def list_rows(registry: Registry) -> list[dict[str, Any]]:
 
 
 def rows_of(healths: Sequence[DatabaseHealth]) -> list[dict[str, Any]]:
-    from recall_gui.core.health import CHECKS
+    from recall_gui.core.search import CHECKS
 
     rows = []
     for health in healths:
@@ -106,11 +103,10 @@ def format_table(rows: list[dict[str, Any]], empty: str) -> str:
 
 async def folder_rows(path: str, storage: dict[str, str]) -> tuple[list[dict[str, Any]], list[str]]:
     """Every table of an unregistered folder, in the rows' shape, and how each one's model was chosen."""
-    from recall_gui.core.folders import opened_entry, place_of, read_folder
-    from recall_gui.core.health import DatabaseHealth, HealthProblem, check_health
-    from recall_gui.core.model_detection import NO_MODEL
     from recall_gui.core.registry import DatabaseEntry
+    from recall_gui.core.search import DatabaseHealth, HealthProblem, check_health
     from recall_gui.core.session import Session
+    from recall_gui.core.tables import NO_MODEL, opened_entry, place_of, read_folder
 
     async with Session() as session:
         folder = await read_folder(session, place_of(path, storage))
@@ -118,7 +114,9 @@ async def folder_rows(path: str, storage: dict[str, str]) -> tuple[list[dict[str
         for table in folder.tables:
             if table.columns is None:  # listed with what is wrong, like a registered table
                 entry = DatabaseEntry(table.name, folder.place.uri, "", NO_MODEL, origin="opened")
-                problem = HealthProblem("columns", table.problem or "the table cannot be read")
+                problem = HealthProblem(
+                    table.problem_kind, table.problem or "the table cannot be read", table.problem_hint
+                )
                 healths.append(DatabaseHealth(entry, None, (problem,)))
             else:
                 healths.append(await check_health(session, opened_entry(folder, table)))

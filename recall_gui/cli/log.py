@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import chosen_registry, location, registry_option, write_stdout
-from recall_gui.core.agent_log import (
+from recall_gui.core.agents import (
     SWITCH_ENV,
     CallRecord,
     LogFiles,
@@ -20,12 +20,10 @@ from recall_gui.core.agent_log import (
     records_json,
     select,
 )
-from recall_gui.core.app_settings import SettingsStore
-from recall_gui.core.errors import DatabaseNotFoundError, InvalidInputError
-from recall_gui.core.printable import printable
+from recall_gui.core.base import DatabaseNotFoundError, InvalidInputError, SettingsStore, printable
 
 if TYPE_CHECKING:
-    from recall_gui.core.agent_review import Coverage
+    from recall_gui.core.agents import Coverage
 
 NAME = "log"
 
@@ -107,7 +105,7 @@ def _say_if_off() -> None:
 
 
 async def _coverage(args: argparse.Namespace, records: Iterable[CallRecord]) -> Coverage:
-    from recall_gui.core.agent_review import coverage
+    from recall_gui.core.agents import coverage
     from recall_gui.core.registry import load_registry
     from recall_gui.core.session import Session
 

@@ -23,7 +23,7 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_gui import mcp_server
+    from recall_gui.mcp import server as mcp_server
 
     where = location(args)
     warn_problems(where)

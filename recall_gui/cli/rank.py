@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.cli.databases import entry_named, entry_options
+from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
 from recall_gui.cli.search import limit_from_text
 
 NAME = "rank"
@@ -21,7 +21,8 @@ def add_to(commands: Any) -> None:
         description="Search a database for a query as an agent does and say whether one entry is among "
         "the results: its rank among all rows, its distance, the distance of the last result (the "
         "limit's cut-off) and the margin between them (negative: how much nearer it must come). Prints "
-        "JSON. Any registered database can be inspected; an agent only searches the active ones "
+        "JSON. Any registered database can be inspected, or a table of a folder (--path; --registry "
+        "then says which agents to ask about); an agent only searches the active ones "
         '("agent_searches"). The answer is always the agent\'s: the latest version, no filter. With '
         '--where or --version, "view" holds the rank in that narrower search and "differences" says '
         "how it differs from the agent's.",
@@ -45,9 +46,7 @@ def add_to(commands: Any) -> None:
 
 async def _rank(args: argparse.Namespace) -> dict[str, Any]:
     from recall_gui.cli.search import where_from_option
-    from recall_gui.core.agent_scope import ViewScope
-    from recall_gui.core.harness import Harness
-    from recall_gui.core.visibility import would_agent_see
+    from recall_gui.core.search import Harness, ViewScope, would_agent_see
 
     harness = Harness(location(args).directory)
     try:
@@ -63,5 +62,6 @@ async def _rank(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_unclear(args, NAME, registry_used=True)
     write_stdout(json.dumps(asyncio.run(_rank(args)), ensure_ascii=False, indent=2) + "\n")
     return 0

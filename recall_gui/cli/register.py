@@ -15,7 +15,7 @@ from recall_gui.cli.common import (
     storage_options,
     write_stdout,
 )
-from recall_gui.core.credentials import has_credentials, masked
+from recall_gui.core.base import has_credentials, masked
 
 NAME = "register"
 
@@ -59,9 +59,8 @@ def add_to(commands: Any) -> None:
 
 
 async def _register(args: argparse.Namespace) -> str:
-    from recall_gui.core.folders import open_table
-    from recall_gui.core.registration import Registration, refuse_credentials, register_table
     from recall_gui.core.session import Session
+    from recall_gui.core.tables import Registration, open_table, refuse_credentials, register_table
 
     where = location(args)
     # Before anything is opened: the password would travel to the object store for nothing.

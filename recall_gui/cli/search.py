@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import chosen_registry, location, registry_option, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.registry_advice import location_problem
-from recall_gui.core.types import DEFAULT_LIMIT
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError
+from recall_gui.core.registry import location_problem
 
 if TYPE_CHECKING:
-    from recall_gui.core.harness import Harness, SearchReport
+    from recall_gui.core.search import Harness, SearchReport
 
 
 NAME = "search"
@@ -64,7 +63,7 @@ def add_to(commands: Any) -> None:
 def limit_from_text(text: str) -> int:
     """cosh's rule on the command line: a non-negative integer (below 2**64) is used, anything else means 5
     (with a warning, since a person typed it)."""
-    from recall_gui.core.harness import parse_limit
+    from recall_gui.core.search import parse_limit
 
     if re.fullmatch(r"\s*\+?[0-9]{1,30}\s*", text):
         value = int(text)
@@ -101,8 +100,8 @@ async def _search_folder(
     harness: Harness, args: argparse.Namespace, arguments: dict[str, Any]
 ) -> SearchReport:
     """The agent's search on a table of an unregistered folder (the same pipeline, the same JSON)."""
-    from recall_gui.core.folders import open_table
-    from recall_gui.core.harness import parse_arguments
+    from recall_gui.core.search import AGENT_COLUMNS, parse_arguments
+    from recall_gui.core.tables import open_table
 
     _db, query, limit = parse_arguments({**arguments, "db_name": ""})
     opened = await open_table(
@@ -111,11 +110,13 @@ async def _search_folder(
     if args.verbose:
         entry = opened.entry
         print(f"model: {entry.embedder.label}, {entry.model_reason}", file=sys.stderr)
-    return await harness.search_database(opened.entry, query, limit, where=where_from_option(args.where))
+    return await harness.search_database(
+        opened.entry, query, limit, where=where_from_option(args.where), columns=AGENT_COLUMNS
+    )
 
 
 async def _search(args: argparse.Namespace) -> str:
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.search import Harness
     from recall_gui.core.session import Session
 
     where = location(args)
@@ -151,9 +152,8 @@ async def _search(args: argparse.Namespace) -> str:
 
 async def _text_search(harness: Harness, args: argparse.Namespace, arguments: dict[str, Any]) -> str:
     """Full-text or hybrid search: the same JSON shape as the agent's, from LanceDB's own ranking."""
-    from recall_gui.core.folders import open_table
-    from recall_gui.core.harness import parse_arguments
-    from recall_gui.core.word_search import text_search
+    from recall_gui.core.search import parse_arguments, text_search
+    from recall_gui.core.tables import open_table
 
     db_name, query, limit = parse_arguments({**arguments, "db_name": arguments["db_name"] or ""})
     if args.path is not None:
@@ -177,11 +177,11 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
 
 async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:
     """The agent's search with a pre-filter: the same database, query, limit and output."""
-    from recall_gui.core.harness import parse_arguments
+    from recall_gui.core.search import AGENT_COLUMNS, parse_arguments
 
     db_name, query, limit = parse_arguments(arguments)
     return await harness.search_database(
-        harness.resolve_active(db_name), query, limit, where=where_from_option(where)
+        harness.resolve_active(db_name), query, limit, where=where_from_option(where), columns=AGENT_COLUMNS
     )
 
 

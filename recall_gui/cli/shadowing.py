@@ -12,12 +12,11 @@ from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.duplicates import threshold_from_text
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.types import DEFAULT_LIMIT
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError
+from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
-    from recall_gui.core.shadowing import Shadowing
+    from recall_gui.core.agents import Shadowing
 
 NAME = "shadowing"
 
@@ -42,9 +41,9 @@ def add_to(commands: Any) -> None:
 
 
 async def _shadowing(args: argparse.Namespace) -> Shadowing:
-    from recall_gui.core.folders import open_table
-    from recall_gui.core.harness import Harness
-    from recall_gui.core.shadowing import find_shadowing
+    from recall_gui.core.agents import find_shadowing
+    from recall_gui.core.search import Harness
+    from recall_gui.core.tables import open_table
 
     harness = Harness(location(args).directory)
     try:

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.cli.databases import entry_named, entry_options
+from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
 from recall_gui.cli.search import limit_from_text
 
 NAME = "similar"
@@ -19,7 +19,8 @@ def add_to(commands: Any) -> None:
         help="list the entries most like one entry (searched with its stored vector)",
         description="Search a database with one entry's stored vector, through the search an agent's "
         "query takes, and print the results as `search` does, each with its distance. The entry itself "
-        "comes first, at distance ~0. Any registered database can be inspected, active or not.",
+        "comes first, at distance ~0. Any registered database can be inspected, active or not, and so "
+        "can a table of an unregistered folder (--path).",
     )
     registry_option(parser)
     entry_options(parser, "number of results (default 5)")
@@ -27,8 +28,7 @@ def add_to(commands: Any) -> None:
 
 
 async def _similar(args: argparse.Namespace) -> str:
-    from recall_gui.core.harness import Harness
-    from recall_gui.core.similar import more_like, similar_json
+    from recall_gui.core.search import Harness, more_like, similar_json
 
     harness = Harness(location(args).directory)
     try:
@@ -40,5 +40,6 @@ async def _similar(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_unclear(args, NAME)
     write_stdout(asyncio.run(_similar(args)) + "\n")
     return 0

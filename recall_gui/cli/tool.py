@@ -6,9 +6,7 @@ import argparse
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, warn, warn_problems, write_stdout
-from recall_gui.core.registry import load_registry
-from recall_gui.core.suffix import served_tool
-from recall_gui.core.suffix_store import SuffixStore
+from recall_gui.core.registry import SuffixStore, load_registry, served_tool
 
 NAME = "tool"
 

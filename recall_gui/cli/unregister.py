@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.base import ACTIVE_FILE, DBS_FILE
 
 NAME = "unregister"
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, write_stdout
-from recall_gui.cli.databases import database
+from recall_gui.cli.databases import database, database_options, refuse_unclear
 
 if TYPE_CHECKING:
-    from recall_gui.core.versions import TableVersion
+    from recall_gui.core.tables import TableVersion
 
 
 NAME = "versions"
@@ -22,21 +23,54 @@ def add_to(commands: Any) -> None:
         NAME,
         help="list the versions of a database's table",
         description="List the versions LanceDB keeps of a database's table: number, time, row count and "
-        "tags. Nothing is written.",
+        "tags, of a registered database (--db) or of a table of an unregistered folder (--path). "
+        "Nothing is written.",
     )
     registry_option(parser)
-    parser.add_argument("--db", required=True, metavar="NAME", help="name of a registered database")
+    database_options(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=run)
 
 
+#: A listing of at least this many versions (or running a second or more) says so on stderr.
+LONG_HISTORY = 100
+
+
+class ListingProgress:
+    """How a long listing of versions goes, on stderr: on a terminal a line that counts the seconds, else
+    one line when it starts being long (so a script's log says why it waits)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.shown = False
+
+    def __call__(self, count: int | None, seconds: float) -> None:
+        if (count is None or count < LONG_HISTORY) and seconds < 1:
+            return
+        versions = f"{count:,} versions" if count is not None else "the versions"
+        text = f'listing {versions} of "{self.name}" (LanceDB reads each one; Ctrl-C stops)'
+        if sys.stderr.isatty():
+            print(f"\r{text}: {seconds:.0f} s", end="", file=sys.stderr, flush=True)
+        elif not self.shown:
+            print(f"{text}…", file=sys.stderr, flush=True)
+        self.shown = True
+
+    def end(self) -> None:
+        if self.shown and sys.stderr.isatty():
+            print(file=sys.stderr)
+
+
 async def _versions(args: argparse.Namespace) -> tuple[TableVersion, ...]:
     from recall_gui.core.session import Session
-    from recall_gui.core.versions import list_versions
+    from recall_gui.core.tables import list_versions
 
-    entry = database(args)
     async with Session() as session:
-        return await list_versions(session, entry.target)
+        entry = await database(session, args)
+        progress = ListingProgress(entry.table_name)
+        try:
+            return await list_versions(session, entry.target, progress=progress)
+        finally:
+            progress.end()
 
 
 def format_table(versions: tuple[TableVersion, ...]) -> str:
@@ -57,6 +91,7 @@ def format_table(versions: tuple[TableVersion, ...]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_unclear(args, NAME)
     versions = asyncio.run(_versions(args))
     text = json.dumps([v.to_json() for v in versions], indent=2) if args.json else format_table(versions)
     write_stdout(text + "\n")

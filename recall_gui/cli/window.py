@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Collection, Sequence
 
 from recall_gui.cli.common import chosen_registry, storage_option_arg, storage_options
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base import InvalidInputError
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

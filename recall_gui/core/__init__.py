@@ -9,19 +9,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from recall_gui.core.errors import RecallError
-from recall_gui.core.tool import DEFAULT_DESCRIPTION, TOOL_NAME, Recall
-from recall_gui.core.types import RecallEntry, RecallOutput, RecallSearchInput, SearchHit, SearchResult
+from recall_gui.core.base.errors import RecallError
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION, TOOL_NAME, Recall
+from recall_gui.core.base.types import RecallEntry, RecallOutput, RecallSearchInput, SearchHit, SearchResult
 
 if TYPE_CHECKING:
-    from recall_gui.core.harness import Harness, SearchReport
-    from recall_gui.core.nearest import search, search_hits
+    from recall_gui.core.search.harness import Harness, SearchReport
 
 _LAZY = {
-    "search": "recall_gui.core.nearest",
-    "search_hits": "recall_gui.core.nearest",
-    "Harness": "recall_gui.core.harness",
-    "SearchReport": "recall_gui.core.harness",
+    "Harness": "recall_gui.core.search.harness",
+    "SearchReport": "recall_gui.core.search.harness",
 }
 
 __all__ = [
@@ -36,8 +33,6 @@ __all__ = [
     "SearchHit",
     "SearchReport",
     "SearchResult",
-    "search",
-    "search_hits",
 ]
 
 

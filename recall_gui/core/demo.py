@@ -19,16 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_gui.core.compat import defer_lance_rest_client
-from recall_gui.core.errors import DemoBuildCancelled, DemoConflictError, DemoDataError, RegistryError
-from recall_gui.core.paths import (
+from recall_gui.core.base.errors import DemoBuildCancelled, DemoConflictError, DemoDataError, RegistryError
+from recall_gui.core.base.paths import (
     DBS_FILE,
     REGISTRY_ENV,
     RegistryLocation,
     cosh_registry_dir,
     demo_db_dir,
 )
-from recall_gui.core.registry import Registry, register_database, writable_entries
+from recall_gui.core.registry.registry import Registry, register_database, writable_entries
 
 if TYPE_CHECKING:
     import numpy as np
@@ -211,7 +210,6 @@ def publish_demo(
 ) -> Path:
     """Write ``table`` as the demo's LanceDB table into ``target`` (replacing the previous demo, never
     anything else) and register it, active, in ``registry_dir``, keeping a description the user edited."""
-    defer_lance_rest_client()
     import lancedb
 
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -15,13 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from recall_gui.core.agent_scope import ViewScope
-from recall_gui.core.errors import RecallError, RegistryError
-from recall_gui.core.registry import DatabaseEntry, Registry, set_description
-from recall_gui.core.suffix import SuffixWarning, build_tool_suffix, drift_of, served_drift, suffix_warnings
-from recall_gui.core.suffix_drift import SuffixDrift
-from recall_gui.core.suffix_store import SuffixMode, SuffixSettings, SuffixStore
-from recall_gui.core.types import DEFAULT_LIMIT
+from recall_gui.core.base.errors import RecallError, RegistryError
+from recall_gui.core.base.types import DEFAULT_LIMIT
+from recall_gui.core.registry.registry import DatabaseEntry, Registry, set_description
+from recall_gui.core.registry.suffix import (
+    SuffixWarning,
+    build_tool_suffix,
+    drift_of,
+    served_drift,
+    suffix_warnings,
+)
+from recall_gui.core.registry.suffix_drift import SuffixDrift
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixSettings, SuffixStore
+from recall_gui.core.search.agent_scope import ViewScope
 
 
 class Listeners:
@@ -178,7 +184,7 @@ class SuffixDraft:
         self.changed.emit()
 
     def save(self) -> None:
-        """Save the draft; raises :class:`~recall_gui.core.errors.SettingsError` (the draft is kept)."""
+        """Save the draft; raises :class:`~recall_gui.core.base.errors.SettingsError` (the draft is kept)."""
         self.store.save(self.mode, self.notes, self.override)
         self.saved = self.store.load()
         self._take(self.saved)
@@ -283,7 +289,7 @@ class DescriptionDrafts:
     def save(self, name: str) -> None:
         """Write the text shown for ``name`` to the registry and end its draft.
 
-        Raises only :class:`~recall_gui.core.errors.RecallError` (the draft is kept): the registry's own
+        Raises only :class:`~recall_gui.core.base.errors.RecallError` (the draft is kept): the registry's own
         refusals, and a file that cannot be written or text that cannot be written as UTF-8.
         """
         if self.registry is None:

@@ -1,6 +1,6 @@
 """The one place where failures become what the user reads: a message, what to do, and how serious.
 
-Core errors already carry both texts (:class:`~recall_gui.core.errors.RecallError`); anything else is a
+Core errors already carry both texts (:class:`~recall_gui.core.base.errors.RecallError`); anything else is a
 bug, reported as such with its details in the log rather than as a traceback dialog.
 """
 
@@ -11,17 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from recall_gui.core.errors import DemoBuildCancelled, RecallError
+from recall_gui.core.base.errors import DemoBuildCancelled, RecallError
 
 if TYPE_CHECKING:
-    from recall_gui.core.registry import RegistryProblem
+    from recall_gui.core.registry.registry import RegistryProblem
 
 log = logging.getLogger(__name__)
 
 Level = Literal["error", "warning", "info"]
 #: What a message is about, so that the right event clears it: a working search clears a search error,
-#: choosing another database clears the last one's problem, but neither hides a broken registry file.
-Topic = Literal["search", "database", "registry", "general"]
+#: choosing another database clears the last one's problem, but neither hides a broken registry file;
+#: leaving the tool description page clears what its saving said.
+Topic = Literal["search", "database", "registry", "description", "general"]
 
 #: Short names for failed health checks, shown beside a database in the dropdown.
 HEALTH_LABELS = {

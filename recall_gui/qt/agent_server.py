@@ -23,9 +23,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from recall_gui.agent_probe import AgentListing, AgentPayload, AgentProbe, AgentProbeError, ServerLaunch
-from recall_gui.core.errors import RecallError
-from recall_gui.core.paths import CONFIG_ENV
+from recall_gui.core.base import CONFIG_ENV, RecallError
+from recall_gui.mcp.probe import AgentListing, AgentPayload, AgentProbe, AgentProbeError, ServerLaunch
 
 log = logging.getLogger(__name__)
 

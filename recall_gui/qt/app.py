@@ -2,7 +2,7 @@
 
 Start-up order matters for how fast the window is usable: only PySide6, qasync and the light part of the
 core are imported before the window is shown; LanceDB, PyArrow, NumPy, httpx and fastembed load on a
-worker thread afterwards (:mod:`recall_gui.core.warmup`), while the user can already type.
+worker thread afterwards (:mod:`recall_gui.core.base.warmup`), while the user can already type.
 """
 
 from __future__ import annotations

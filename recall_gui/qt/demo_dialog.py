@@ -30,7 +30,7 @@ SHOW_AFTER_MS = 700
 
 class DemoBuild:
     """One set-up: :meth:`run` writes the demo (showing the dialog if it takes a while) and returns the
-    database folder; raises :class:`~recall_gui.core.errors.DemoBuildCancelled` when the user cancels."""
+    database folder; raises :class:`~recall_gui.core.base.errors.DemoBuildCancelled` when the user cancels."""
 
     def __init__(self, parent: QWidget | None, registry_dir: Path, chores: Executor) -> None:
         self.registry_dir = registry_dir

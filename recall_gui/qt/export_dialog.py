@@ -1,6 +1,7 @@
 """The progress of a whole-table export, with Cancel.
 
-The export is the core's (:func:`recall_gui.core.table_export.export_table`), run as a task of the window;
+The export is the core's (:func:`recall_gui.core.tables.table_export.export_table`), run as a task of the
+window;
 this dialog shows how many rows are written and cancels that task when the user asks. A cancelled export
 leaves no file.
 """

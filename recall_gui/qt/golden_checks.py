@@ -14,8 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from recall_gui.core.errors import GoldenFileError
-from recall_gui.core.golden import (
+from recall_gui.core.agents import (
     CheckKey,
     GoldenCheck,
     GoldenFile,
@@ -24,6 +23,7 @@ from recall_gui.core.golden import (
     read_golden,
     write_golden,
 )
+from recall_gui.core.base import GoldenFileError
 
 DEFAULT_NAME = "golden.json"
 
@@ -104,9 +104,25 @@ class GoldenChecks(QObject):
         self._change(lambda golden: golden.with_check(check))
         return replaced
 
-    def remove(self, keys: Iterable[CheckKey]) -> None:
+    def remove(self, keys: Iterable[CheckKey]) -> tuple[tuple[int, GoldenCheck], ...]:
+        """Remove the checks with these keys; returns them with their places, for :meth:`restore`."""
         chosen = list(keys)
+        removed = self.golden.placed(chosen)
         self._change(lambda golden: golden.without(chosen))
+        return removed
+
+    def restore(self, placed: Iterable[tuple[int, GoldenCheck]]) -> None:
+        """Put removed checks back in their places (undo a :meth:`remove`)."""
+        chosen = list(placed)
+        self._change(lambda golden: golden.with_restored(chosen))
+
+    def edit(self, old: CheckKey, new: GoldenCheck) -> None:
+        """Replace the check keyed ``old`` by ``new``, in its place. Raises :class:`GoldenFileError` when
+        ``new`` would repeat another check (nothing changes then) or the file cannot be written (the
+        edit is kept in memory then)."""
+        self.load()
+        self.golden.with_edit(old, new)  # refused before anything is written
+        self._change(lambda golden: golden.with_edit(old, new))
 
     def _change(self, change: Callable[[GoldenFile], GoldenFile]) -> None:
         self.load()

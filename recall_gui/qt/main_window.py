@@ -26,16 +26,18 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import __version__
-from recall_gui.core.app_settings import SettingsStore
+from recall_gui.core.base import DemoBuildCancelled, RecallError, RegistryLocation, SettingsStore
 from recall_gui.core.demo import demo_wanted
 from recall_gui.core.drafts import Drafts
-from recall_gui.core.errors import DemoBuildCancelled, RecallError
 from recall_gui.core.messages import UserMessage, registry_problems_text, sentence, user_message
-from recall_gui.core.paths import RegistryLocation
-from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
-from recall_gui.core.registry_advice import location_problem
-from recall_gui.core.suffix import build_tool_suffix
-from recall_gui.core.suffix_store import SuffixStore
+from recall_gui.core.registry import (
+    DatabaseEntry,
+    Registry,
+    SuffixStore,
+    build_tool_suffix,
+    load_registry,
+    location_problem,
+)
 from recall_gui.qt.demo_dialog import DemoBuild
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.pages.agent_page import AgentPage
@@ -85,6 +87,7 @@ SHORTCUTS = (
     ("Ctrl+9", "a database's health (fragments, indexes, bad vectors, empty and repeated contents)"),
     ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
     ("Ctrl+G", "add the last query with the selected rows as a golden check"),
+    ("Ctrl+Z", "on the Checks page: put back the checks just removed"),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )
@@ -160,6 +163,10 @@ class MainWindow(QMainWindow):
         self._show_registry()
         self._restore()
 
+    def _on_page_changed(self, index: int) -> None:
+        if self.pages.page(index) is not self.description:
+            self.services.dismiss("description")  # "Suffix saved" belongs to the page it was saved on
+
     def _lay_out(self) -> None:
         """The banner above the pages (one tab each), the status bar below."""
         self.pages.setObjectName("pages")
@@ -175,6 +182,7 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.health, "Health")
         for page in (self.history, self.map):
             page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
+        self.pages.currentChanged.connect(self._on_page_changed)
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 6, 0, 0)
@@ -593,7 +601,7 @@ class MainWindow(QMainWindow):
             await self._check_health(session, rest[first : first + HEALTH_BATCH])
 
     async def _check_health(self, session: Session, entries: tuple[DatabaseEntry, ...]) -> None:
-        from recall_gui.core.health import check_health
+        from recall_gui.core.search import check_health
 
         healths = await asyncio.gather(*(check_health(session, entry) for entry in entries))
         self.knowledge.show_health({health.entry.name: health for health in healths})

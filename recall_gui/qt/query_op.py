@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError
 
 T = TypeVar("T")
 

@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from recall_gui.core.credentials import without_credentials
-from recall_gui.core.target import without_secrets
+from recall_gui.core.base import without_credentials
+from recall_gui.core.storage import without_secrets
 from recall_gui.qt.settings import WindowMemory
 
 RECENT_KEY = "opened/recent"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
-from recall_gui.core.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.base import ACTIVE_FILE, DBS_FILE
 
 SETTLE_MS = 200
 

@@ -14,18 +14,17 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel
 
+from recall_gui.core.base import HeavyModules, RegistryLocation
 from recall_gui.core.drafts import Drafts
 from recall_gui.core.messages import Topic, UserMessage, user_message
-from recall_gui.core.paths import RegistryLocation
 from recall_gui.core.registry import Registry
-from recall_gui.core.warmup import HeavyModules
 from recall_gui.qt.golden_checks import GoldenChecks
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.settings import WindowMemory
 from recall_gui.qt.tasks import TaskKeeper
 
 if TYPE_CHECKING:
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.search import Harness
     from recall_gui.core.session import Session
 
 
@@ -107,7 +106,7 @@ class WindowServices:
         in :attr:`registry`, the window's snapshot (never reading the registry itself)."""
         session = await self.session()
         if self._harness is None:
-            from recall_gui.core.harness import Harness
+            from recall_gui.core.search import Harness
 
             self._harness = Harness(self.location.directory, session=session, registry=lambda: self.registry)
         return self._harness

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from recall_gui.core.atomic import set_aside
-from recall_gui.core.errors import SettingsError
+from recall_gui.core.base import SettingsError, set_aside
 
 SETTINGS_FILE = "window.ini"
 #: What is appended to the name of a settings file Qt could not read, when it is moved aside.

@@ -28,6 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QFrame,
     QGroupBox,
     QHBoxLayout,
@@ -359,3 +360,17 @@ def group_box(title: str, items: Sequence[tuple[QWidget, int]], buttons: Sequenc
             row.addWidget(button)
         layout.addLayout(row)
     return box
+
+
+def engine_combo(name: str) -> QComboBox:
+    """ "Engine: local / Ray" for a whole-table job: this process, or Ray (the cluster named by
+    RAY_ADDRESS, else a Ray of this machine's cores started for the job)."""
+    combo = QComboBox()
+    combo.setObjectName(name)
+    combo.addItem("local", "local")
+    combo.addItem("Ray", "ray")
+    combo.setToolTip(
+        "Where the job runs: here, or on Ray (the cluster named by RAY_ADDRESS, else a Ray of this "
+        "machine's cores, started for the job; needs pip install 'recall-gui[scale]')"
+    )
+    return combo

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from recall_gui.core.agent_check import (
+from recall_gui.core.agents.agent_check import (
     DescriptionVerdict,
     WindowAnswer,
     compare_payload,
     judge_description,
     result_ids,
 )
-from recall_gui.core.types import RecallEntry, RecallOutput
+from recall_gui.core.base.types import RecallEntry, RecallOutput
 
 
 def payload(*ids: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.agent_log import (
+from recall_gui.core.agents.agent_log import (
     LOCK_FILE,
     LOG_FILE,
     OLDER_FILE,
@@ -28,8 +28,8 @@ from recall_gui.core.agent_log import (
     select,
     switch_from_env,
 )
-from recall_gui.core.app_settings import AppSettings, SettingsError, SettingsStore
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base.app_settings import AppSettings, AppSettingsError, SettingsStore
+from recall_gui.core.base.errors import InvalidInputError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -186,7 +186,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from recall_gui.core.agent_log import CallRecord, LogFiles
+    from recall_gui.core.agents.agent_log import CallRecord, LogFiles
     files, writer, count, bound = LogFiles(Path(sys.argv[1])), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     for n in range(count):
         item = CallRecord("2025-06-01T12:00:00+00:00", writer, "1", "recall_search",
@@ -232,7 +232,7 @@ def test_the_environment_switch(value: str | None, on: bool) -> None:
 def test_an_unknown_environment_value_is_refused_and_means_off(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with pytest.raises(SettingsError, match="neither on nor off"):
+    with pytest.raises(AppSettingsError, match="neither on nor off"):
         switch_from_env("sometimes")
     with caplog.at_level("WARNING"):
         switch = LogSwitch.from_environment(SettingsStore(tmp_path), {SWITCH_ENV: "sometimes"})
@@ -324,7 +324,7 @@ def test_settings_round_trip_and_keep_unknown_keys(tmp_path: Path) -> None:
 def test_bad_settings_are_refused_with_the_reason(tmp_path: Path, text: str, message: str) -> None:
     store = SettingsStore(tmp_path)
     store.path.write_text(text, encoding="utf-8")
-    with pytest.raises(SettingsError, match=message) as caught:
+    with pytest.raises(AppSettingsError, match=message) as caught:
         store.load()
     assert caught.value.hint and str(store.path) in caught.value.hint
 
@@ -470,3 +470,18 @@ def test_the_newest_records_within_a_bound_are_kept_and_the_older_counted(tmp_pa
     assert numbers(contents.records) == [7, 8, 9]
     assert contents.dropped == 7
     assert files.newest(10**6).dropped == 0
+
+
+def test_the_windows_own_calls_are_not_counted_as_agents_by_coverage_or_hubs() -> None:
+    from recall_gui.core.agents.agent_review import returned_ids
+    from recall_gui.core.agents.hubs import hubs_from_log
+
+    def call(client: str, ids: tuple[str, ...]) -> CallRecord:
+        arguments = {"db_name": "notes", "query": "q", "limit": 5}
+        return CallRecord("2026-01-01T00:00:00+00:00", client, "1.0", "recall_search", arguments, ids)
+
+    records = [call("claude-code", ("a", "b")), call("recall-gui agent view", ("c",)), call("cursor", ("a",))]
+    assert [record.from_window for record in records] == [False, True, False]
+    assert returned_ids(records, "notes") == ({"a", "b"}, 2)
+    report = hubs_from_log(records, "notes")
+    assert report.queries == 2 and {entry.id for entry in report.returned} == {"a", "b"}

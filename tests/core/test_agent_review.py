@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.agent_log import CallRecord, now_iso
-from recall_gui.core.agent_review import (
+from recall_gui.core.agents.agent_log import CallRecord, now_iso
+from recall_gui.core.agents.agent_review import (
     coverage,
     lookup_contents,
     replay,
     returned_ids,
     rows_by_row_id,
 )
-from recall_gui.core.harness import Harness
-from recall_gui.core.rank_changes import compare_ids
-from recall_gui.core.registry import load_registry
+from recall_gui.core.agents.rank_changes import compare_ids
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.search.harness import Harness
 from tests.coretools import in_session, target
 from tests.kbtools import KnowledgeBase, cosh_entry, write_lance_table, write_registry
 from tests.logtools import add_row_elsewhere, logged_call

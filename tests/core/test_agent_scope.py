@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.agent_scope import ViewScope, agent_scope_of
-from recall_gui.core.registry import DatabaseEntry, EmbedderSpec, load_registry
-from recall_gui.core.session import Session
-from recall_gui.core.visibility import AgentVerdict, would_agent_see
+from recall_gui.core.registry.registry import DatabaseEntry, EmbedderSpec, load_registry
+from recall_gui.core.search.agent_scope import ViewScope, agent_scope_of
+from recall_gui.core.search.visibility import AgentVerdict, would_agent_see
+from recall_gui.core.session.session import Session
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
 
 QUERY = "coffee"

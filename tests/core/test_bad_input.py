@@ -22,8 +22,8 @@ import pytest
 
 from recall_gui.cli import main as cli_main
 from recall_gui.core import Harness, RecallSearchInput
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.session import Session
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.session.session import Session
 from tests.coretools import search
 from tests.kbtools import KnowledgeBase
 

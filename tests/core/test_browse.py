@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.browse import fetch_page
-from recall_gui.core.health import check_health
-from recall_gui.core.registry import load_registry
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableTarget
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.search.health import check_health
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.browse import fetch_page
 from tests.coretools import describe, in_session, read_page, read_row
 from tests.kbtools import KnowledgeBase, write_lance_table
 
@@ -210,9 +210,9 @@ def test_health_of_a_good_and_of_broken_databases(
 MILLION_PROBE = """
 import asyncio, json, sys, time
 import psutil
-from recall_gui.core.browse import describe_table, fetch_page
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableTarget
+from recall_gui.core.tables.browse import describe_table, fetch_page
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
 uri, table = sys.argv[1], sys.argv[2]
 where = TableTarget(uri, table)
 def high_water_mark():

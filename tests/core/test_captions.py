@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recall_gui.core.captions import CAPTION_QUOTE_CHARS, one_line, plural, quoted, visible
+from recall_gui.core.base.captions import CAPTION_QUOTE_CHARS, one_line, plural, quoted, visible
 
 
 def test_plural_counts_with_separators_and_a_singular_for_one() -> None:

@@ -69,6 +69,7 @@ def test_an_expected_id_that_is_not_retrieved_fails_with_status_1(kb: KnowledgeB
         "checks": [
             {
                 "db_name": kb.name,
+                "searched": kb.name,
                 "query": query,
                 "limit": 3,
                 "passed": False,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_gui import __version__
-from recall_gui.core.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]

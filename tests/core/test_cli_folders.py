@@ -14,7 +14,7 @@ import pytest
 
 from recall_gui.cli import build_parser, command_names, main
 from recall_gui.cli.window import path_as_open, refuse_misplaced
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base.errors import InvalidInputError
 from tests.core.test_cli import cli
 from tests.foldertools import write_lancedb_registry_table, write_langchain_table
 from tests.kbtools import PASSAGES, cosh_entry, snapshot_tree, write_lance_table, write_registry
@@ -58,7 +58,7 @@ def test_window_options_beside_a_command_are_refused(argv: tuple[str, ...], mess
 def test_register_then_the_agent_search_and_the_folder_search_print_the_same_json(
     passage_vectors: Any, tmp_path: Path
 ) -> None:
-    from recall_gui.agent_probe import probe_call, probe_listing
+    from recall_gui.mcp.probe import probe_call, probe_listing
 
     db = tmp_path / "langchain"
     write_langchain_table(db, "vectorstore", passage_vectors)

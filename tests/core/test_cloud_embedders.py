@@ -16,8 +16,8 @@ from urllib.parse import quote
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.errors import DimensionMismatchError, ProviderError
-from recall_gui.core.harness import SearchReport
+from recall_gui.core.base.errors import DimensionMismatchError, ProviderError
+from recall_gui.core.search.harness import SearchReport
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, write_registry
 from tests.providers import FAULTS, SECRET_KEY, FakeProvider
@@ -331,8 +331,8 @@ def test_an_address_that_cannot_be_used_is_named_before_any_request(
     assert variable in (caught.value.hint or "")
     caught.value.full_text().encode("utf-8")
     assert fake_provider.requests == []
-    from recall_gui.core.embedders import model_problem
-    from recall_gui.core.registry import load_registry
+    from recall_gui.core.embedders.pool import model_problem
+    from recall_gui.core.registry.registry import load_registry
 
     problem = model_problem(load_registry(kb.registry_dir).databases[0].embedder)
     assert problem is not None and f"{variable} is not a usable address" in problem

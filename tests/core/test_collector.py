@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.collector import collection_paused
+from recall_gui.core.base.collector import collection_paused
 
 
 @pytest.fixture(autouse=True)

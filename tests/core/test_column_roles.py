@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.columns import ColumnOverrides, detect_columns
-from recall_gui.core.errors import ColumnError
+from recall_gui.core.base.errors import ColumnError
+from recall_gui.core.storage.columns import ColumnOverrides, detect_columns
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, cosh_entry, write_lance_table, write_registry
 

@@ -1,4 +1,5 @@
-"""Where the app relies on other libraries' internals (``recall_gui.core.compat``): on the versions it was
+"""Where the app relies on other libraries' internals (``recall_gui.core.base.compat``): on the versions it
+was
 tested with, each internal is still there and used; on any other version the public way is taken and the
 answers stay the same. A library upgrade fails the first test here loudly, before it can make a search
 slower unnoticed, and never makes one wrong."""
@@ -11,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core import compat
-from recall_gui.core.session import Session
-from recall_gui.core.tables import read_query
-from recall_gui.core.target import TableTarget
+from recall_gui.core.base import compat
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.table_cache import read_query
+from recall_gui.core.storage.target import TableTarget
 from tests.kbtools import KnowledgeBase
 
 
@@ -101,11 +102,11 @@ def test_lancedb_imports_without_its_rest_client_which_loads_when_asked_for(kb: 
     search finds the same rows, and whatever asks for the client later gets all of it."""
     code = """
 import asyncio, sys
-from recall_gui.core import compat
+from recall_gui.core.base import compat
 if sys.argv[-1] != "defer":
     import lancedb  # before the app asks for the deferral, which then does nothing
 deferred = compat.defer_lance_rest_client()
-from recall_gui.core.harness import Harness
+from recall_gui.core.search.harness import Harness
 async def go():
     harness = Harness(sys.argv[-3])
     try:
@@ -130,7 +131,7 @@ print(repr((deferred, unloaded, found, client.ApiClient.__name__, client.Configu
 def test_lance_namespaces_still_work_with_the_client_deferred(tmp_path: Any) -> None:
     """LanceDB's namespace API (which uses the client's models) answers as without the deferral."""
     code = f"""
-from recall_gui.core import compat
+from recall_gui.core.base import compat
 import sys
 deferred = compat.defer_lance_rest_client() if sys.argv[-1] == "defer" else False
 import lancedb, pyarrow as pa
@@ -155,7 +156,7 @@ print(repr((deferred, list(namespace.list_tables().tables), namespace.open_table
 
 def test_the_rest_client_is_imported_as_usual_on_an_untested_lancedb() -> None:
     code = """
-from recall_gui.core import compat
+from recall_gui.core.base import compat
 compat.is_tested = lambda package: False
 print(compat.defer_lance_rest_client())
 import lancedb, sys

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.agent_log import CallRecord, LogFiles, now_iso
+from recall_gui.core.agents.agent_log import CallRecord, LogFiles, now_iso
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 

@@ -8,7 +8,14 @@ PROBE = """
 import json, sys
 import recall_gui.core
 from recall_gui.core import Recall, RecallEntry, RecallOutput, RecallSearchInput
-from recall_gui.core import registry, suffix, paths, errors, columns, drafts, captions, suffix_store
+from recall_gui.core import drafts
+from recall_gui.core.registry import registry
+from recall_gui.core.registry import suffix
+from recall_gui.core.base import paths
+from recall_gui.core.base import errors
+from recall_gui.core.storage import columns
+from recall_gui.core.base import captions
+from recall_gui.core.registry import suffix_store
 print(json.dumps(sorted(sys.modules)))
 """
 
@@ -19,7 +26,7 @@ def loaded_modules(code: str) -> set[str]:
 
 def test_importing_the_core_loads_no_qt_module() -> None:
     modules = loaded_modules(PROBE)
-    assert "recall_gui.core.registry" in modules  # the probe really imported the core
+    assert "recall_gui.core.registry.registry" in modules  # the probe really imported the core
     qt = sorted(m for m in modules if m.split(".")[0] in ("PySide6", "shiboken6", "qasync", "PyQt5", "PyQt6"))
     assert qt == []
     assert not any(m.startswith("recall_gui.qt") for m in modules)
@@ -33,8 +40,11 @@ def test_importing_the_core_defers_heavy_libraries() -> None:
 
 def test_a_full_core_search_path_still_loads_no_qt_module() -> None:
     code = PROBE.replace(
-        "print(", "import recall_gui.core.harness, recall_gui.core.browse, recall_gui.core.health\nprint(", 1
+        "print(",
+        "import recall_gui.core.search.harness, recall_gui.core.tables.browse\n"
+        "import recall_gui.core.search.health\nprint(",
+        1,
     )
     modules = loaded_modules(code)
-    assert {"recall_gui.core.nearest", "numpy"} <= modules
+    assert {"recall_gui.core.search.nearest", "numpy"} <= modules
     assert not any(m.split(".")[0] in ("PySide6", "shiboken6", "qasync") for m in modules)

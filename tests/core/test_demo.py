@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from recall_gui.core.base.errors import DemoBuildCancelled
 from recall_gui.core.demo import DEMO_NAME, build_demo, demo_passages
-from recall_gui.core.errors import DemoBuildCancelled
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry.registry import load_registry
 from tests.conftest import DemoBuild
 from tests.kbtools import snapshot_tree
 

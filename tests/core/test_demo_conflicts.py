@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from recall_gui.core.base.errors import DemoConflictError
+from recall_gui.core.base.paths import app_registry_dir, cosh_registry_dir, demo_db_dir
 from recall_gui.core.demo import (
     DEMO_MARK_FILE,
     DEMO_MARK_KEY,
@@ -25,9 +27,7 @@ from recall_gui.core.demo import (
     install_demo,
     is_demo_entry,
 )
-from recall_gui.core.errors import DemoConflictError
-from recall_gui.core.paths import app_registry_dir, cosh_registry_dir, demo_db_dir
-from recall_gui.core.registry import load_registry, register_database, set_description
+from recall_gui.core.registry.registry import load_registry, register_database, set_description
 from tests.kbtools import cosh_entry, snapshot_tree, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from recall_gui.core.base.errors import DemoDataError
+from recall_gui.core.base.paths import app_registry_dir
 from recall_gui.core.demo import (
     DEMO_NAME,
     PREBUILT_META_KEY,
@@ -21,9 +23,7 @@ from recall_gui.core.demo import (
     read_prebuilt_demo,
     reembed_prebuilt,
 )
-from recall_gui.core.embedders import load_offline_model
-from recall_gui.core.errors import DemoDataError
-from recall_gui.core.paths import app_registry_dir
+from recall_gui.core.embedders.pool import load_offline_model
 from tests.conftest import DemoBuild
 
 ROOT = Path(__file__).resolve().parents[2]

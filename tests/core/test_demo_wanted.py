@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recall_gui.core.base.paths import RegistryLocation
 from recall_gui.core.demo import demo_wanted
-from recall_gui.core.paths import RegistryLocation
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry.registry import load_registry
 from tests.kbtools import KnowledgeBase
 
 

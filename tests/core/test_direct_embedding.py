@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from recall_gui.core.base.errors import EmbedderError
 from recall_gui.core.demo import read_prebuilt_demo
 from recall_gui.core.embedders.direct import DirectQueryModel
 from recall_gui.core.embedders.local import (
@@ -26,7 +27,6 @@ from recall_gui.core.embedders.local import (
     load_offline_fastembed,
     load_offline_model,
 )
-from recall_gui.core.errors import EmbedderError
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,7 +166,7 @@ def test_bulk_embedding_still_goes_through_fastembed(models: tuple[LocalEmbedder
 
 
 def test_an_untested_library_version_loads_fastembed_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
-    from recall_gui.core import compat
+    from recall_gui.core.base import compat
 
     text = "the capital of France"
     direct = load_offline_model()
@@ -283,7 +283,7 @@ import asyncio, sys
 from pathlib import Path
 from recall_gui.runtime import configure_process
 configure_process()
-from recall_gui.mcp_server import RecallMcpServer
+from recall_gui.mcp.server import RecallMcpServer
 
 async def go():
     server = RecallMcpServer(Path(sys.argv[1]))
@@ -301,7 +301,7 @@ print(answer)
 
 
 def test_the_mcp_servers_preload_of_such_a_database_does_not_import_fastembed(kb: KnowledgeBase) -> None:
-    from recall_gui.core.harness import Harness
+    from recall_gui.core.search.harness import Harness
 
     done = subprocess.run(
         [sys.executable, "-c", SERVER_PRELOAD, str(kb.registry_dir), kb.name, QUERIES[0]],

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from recall_gui.core.base.errors import SettingsError
 from recall_gui.core.drafts import (
     DescriptionDrafts,
     DescriptionState,
@@ -17,10 +18,9 @@ from recall_gui.core.drafts import (
     SuffixDraft,
     SuffixStatus,
 )
-from recall_gui.core.errors import SettingsError
-from recall_gui.core.registry import Registry, load_registry
-from recall_gui.core.suffix import served_tool
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
+from recall_gui.core.registry.registry import Registry, load_registry
+from recall_gui.core.registry.suffix import served_tool
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from tests.kbtools import cosh_entry, cosh_listing, write_registry
 
 #: What the ``registry`` fixture lists for agents: only notes is active.

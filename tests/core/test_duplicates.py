@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS
-from recall_gui.core.duplicates import NotInMemoryError, find_duplicates
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.exact import VectorMatrix
-from recall_gui.core.near_duplicates import GroupFinder, find_groups
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableTarget
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS
+from recall_gui.core.inspect.duplicates import NotInMemoryError, find_duplicates
+from recall_gui.core.inspect.near_duplicates import GroupFinder, find_groups
+from recall_gui.core.session.exact import VectorMatrix
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
 from tests.core.test_cli import cli
 from tests.kbtools import (
     PASSAGES,
@@ -315,8 +315,11 @@ def test_cancelling_stops_the_work_and_leaves_the_compute_thread_free(
             started = loop.time()
             await asyncio.wrap_future(session.compute_executor.submit(lambda: None))
             waited = loop.time() - started
-            # Read once the task is over (its cancel was awaited) and the step in flight on the compute
-            # thread has ended (the no-op above ran after it): only the task reports steps.
+            # The compute thread has run a job queued after the cancel: any step still to come is queued
+            # behind it, and the progress it reports reaches the loop within its next turns.
+            await asyncio.wrap_future(session.compute_executor.submit(lambda: None))
+            for _ in range(3):
+                await asyncio.sleep(0)
             assert len(steps) == cancelled_at  # no work reported after the cancel
             return waited
 
@@ -346,8 +349,8 @@ def test_the_command_prints_the_groups_as_json_and_as_text(
     done = cli("duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"threshold", "metric", "groups"}
-    assert (data["threshold"], data["metric"]) == (0.05, "cosine")
+    assert set(data) == {"threshold", "metric", "left_out", "groups"}
+    assert (data["threshold"], data["metric"], data["left_out"]) == (0.05, "cosine", 0)
     assert {frozenset(group["ids"]) for group in data["groups"]} == {
         frozenset(ids) for ids in expected.values()
     }
@@ -361,3 +364,26 @@ def test_the_command_prints_the_groups_as_json_and_as_text(
     refused = cli("duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--threshold", "abc")
     assert refused.returncode == 1
     assert "error: --threshold 'abc' is not a number" in refused.stderr
+
+
+def test_zero_vectors_are_said_to_be_left_out_of_a_cosine_comparison(tmp_path: Path) -> None:
+    """Ten identical zero vectors and two real rows: cosine has no value for the zero ones, so the command
+    says how many it left out and why, and squared L2 groups them."""
+    vectors = np.zeros((12, 8), np.float32)
+    vectors[10, 0], vectors[11, 1] = 1.0, 1.0
+    ids = [f"zero-{i}" for i in range(10)] + ["x", "y"]
+    write_lance_table(tmp_path / "db", "notes", ids, ids, vectors)
+    zero = int(np.count_nonzero(np.linalg.norm(vectors, axis=1) == 0))  # the oracle: NumPy's count
+
+    done = cli("duplicates", "--path", str(tmp_path / "db"))
+    assert done.returncode == 0, done.stderr
+    assert f"0 groups (0 of {len(ids) - zero} entries) within cosine distance 0.05" in done.stdout
+    assert (
+        f"note: {zero} entries have a zero vector (all components 0): cosine distance is undefined for it, "
+        "so they were left out; --metric l2 compares them." in done.stdout
+    )
+    as_json = json.loads(cli("duplicates", "--path", str(tmp_path / "db"), "--json").stdout)
+    assert (as_json["left_out"], as_json["groups"]) == (zero, [])
+    by_l2 = json.loads(cli("duplicates", "--path", str(tmp_path / "db"), "--metric", "l2", "--json").stdout)
+    assert by_l2["left_out"] == 0
+    assert [sorted(group["ids"]) for group in by_l2["groups"]] == [sorted(ids[:zero])]

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from recall_gui.core.export import ExportTable, to_clipboard_text, to_csv, to_json
+from recall_gui.core.tables.export import ExportTable, to_clipboard_text, to_csv, to_json
 
 TRICKY = 'line one\nline two, with a comma, "quotes"\tand a tab — and ش 🚀'
 

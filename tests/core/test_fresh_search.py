@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from recall_gui.core.harness import Harness
-from recall_gui.core.session import Session
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.session.session import Session
 from tests.kbtools import KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.errors import GoldenFileError
-from recall_gui.core.golden import GoldenCheck, GoldenFile, edit_golden, parse_golden, read_golden
+from recall_gui.core.agents.golden import GoldenCheck, GoldenFile, edit_golden, parse_golden, read_golden
+from recall_gui.core.base.errors import GoldenFileError
 
 
 def test_a_valid_file_gives_its_checks_in_order_with_limit_5_when_left_out() -> None:
@@ -22,8 +22,8 @@ def test_a_valid_file_gives_its_checks_in_order_with_limit_5_when_left_out() -> 
     )
     golden = parse_golden(text, "g.json")
     assert [check.key for check in golden.checks] == [
-        ("notes", "capital of France", 5),
-        ("notes", "password", 3),
+        (("name", "notes"), "capital of France", 5),
+        (("name", "notes"), "password", 3),
     ]
     assert golden.checks[1].expect == ("pw-reset", "pw-rules")
     assert golden.checks[0].arguments() == {"db_name": "notes", "query": "capital of France", "limit": 5}
@@ -79,7 +79,19 @@ def test_a_file_written_again_keeps_a_left_out_limit_left_out() -> None:
         (
             '{"checks": [{"db_name": "a", "query": "q", "expect": ["x"]},\n'
             '  {"db_name": "a", "query": "q", "expect": ["y"], "limit": 5}]}',
-            "g.json, line 2, check 2: repeats check 1 (the same db_name, query and limit)",
+            "g.json, line 2, check 2: repeats check 1 (the same database, query and limit)",
+        ),
+        (
+            '{"checks": [{"db_name": "a", "uri": "/kb", "table": "t", "query": "q", "expect": ["x"]}]}',
+            "g.json, line 1, check 1: names both a db_name and a uri",
+        ),
+        (
+            '{"checks": [{"query": "q", "expect": ["x"]}]}',
+            "g.json, line 1, check 1: names no database",
+        ),
+        (
+            '{"checks": [{"uri": "/kb", "query": "q", "expect": ["x"]}]}',
+            "g.json, line 1, check 1: 'table' is a dependency of 'uri'",
         ),
         (
             '{"checks": [{"db_name": "a", "query": "q\\ud800", "expect": ["x"]}]}',
@@ -109,8 +121,11 @@ def test_adding_a_check_replaces_one_with_the_same_key_in_its_place() -> None:
     updated = golden.with_check(GoldenCheck("a", "r", ("y", "w"), 5))
     assert [check.expect for check in updated.checks] == [("x",), ("y", "w"), ("z",)]
     added = golden.with_check(GoldenCheck("b", "q", ("v",)))
-    assert [check.key for check in added.checks][-1] == ("b", "q", 5)
-    assert [check.key for check in golden.without([("a", "q", 5)]).checks] == [("a", "r", 5), ("a", "q", 3)]
+    assert [check.key for check in added.checks][-1] == (("name", "b"), "q", 5)
+    assert [check.key for check in golden.without([(("name", "a"), "q", 5)]).checks] == [
+        (("name", "a"), "r", 5),
+        (("name", "a"), "q", 3),
+    ]
 
 
 def test_an_edit_is_made_on_top_of_the_file_as_it_is_on_disk(tmp_path: Path) -> None:
@@ -122,9 +137,9 @@ def test_an_edit_is_made_on_top_of_the_file_as_it_is_on_disk(tmp_path: Path) -> 
     path.write_text(json.dumps(data), encoding="utf-8")
     edit_golden(path, lambda golden: golden.with_check(GoldenCheck("c", "r", ("y",))))
     assert [check.key for check in read_golden(path).checks] == [
-        ("a", "q", 5),
-        ("b", "by hand", 5),
-        ("c", "r", 5),
+        (("name", "a"), "q", 5),
+        (("name", "b"), "by hand", 5),
+        (("name", "c"), "r", 5),
     ]
 
 
@@ -149,5 +164,5 @@ def test_twenty_thousand_checks_are_read_and_a_problem_in_the_last_is_located() 
         parse_golden(repeated, "big.json")
     assert (
         caught.value.message
-        == f"big.json, line {line}, check 20001: repeats check 8 (the same db_name, query and limit)"
+        == f"big.json, line {line}, check 20001: repeats check 8 (the same database, query and limit)"
     )

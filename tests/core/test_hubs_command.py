@@ -7,8 +7,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from recall_gui.core.agent_log import LogFiles
-from recall_gui.core.harness import Harness
+from recall_gui.core.agents.agent_log import LogFiles
+from recall_gui.core.search.harness import Harness
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
 from tests.logtools import logged_call, write_records

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.errors import FilterError, InvalidInputError, ProjectionError
-from recall_gui.core.session import Session
+from recall_gui.core.base.errors import FilterError, InvalidInputError, ProjectionError
+from recall_gui.core.session.session import Session
 from tests.inspecttools import (
     BERLIN_AFTER,
     NAME,
@@ -47,7 +47,7 @@ def in_session(call: Any) -> Any:
 
 
 def test_versions_are_listed_with_their_rows_and_tags(history: History) -> None:
-    from recall_gui.core.versions import list_versions
+    from recall_gui.core.tables.versions import list_versions
 
     versions = in_session(lambda s: list_versions(s, history.kb.target))
     assert [v.version for v in versions] == sorted(history.made_by)
@@ -59,7 +59,7 @@ def test_versions_are_listed_with_their_rows_and_tags(history: History) -> None:
 
 
 def test_a_diff_by_id_names_rows_added_removed_and_changed(history: History) -> None:
-    from recall_gui.core.version_diff import diff_versions
+    from recall_gui.core.inspect.version_diff import diff_versions
 
     target = history.kb.target
     whole = in_session(lambda s: diff_versions(s, target, 1))
@@ -87,7 +87,7 @@ def test_a_diff_by_id_names_rows_added_removed_and_changed(history: History) -> 
 
 
 def test_a_changed_row_is_read_as_it_was_and_as_it_is(history: History) -> None:
-    from recall_gui.core.version_diff import diff_versions, fetch_sides
+    from recall_gui.core.inspect.version_diff import diff_versions, fetch_sides
 
     async def go(session: Session) -> Any:
         diff = await diff_versions(session, history.kb.target, 1)
@@ -112,8 +112,8 @@ def test_a_table_without_ids_is_compared_by_content_and_says_so(tmp_path: Path, 
     import lancedb
     import pyarrow as pa
 
-    from recall_gui.core.target import TableTarget
-    from recall_gui.core.version_diff import diff_versions
+    from recall_gui.core.inspect.version_diff import diff_versions
+    from recall_gui.core.storage.target import TableTarget
 
     texts = list(PASSAGES.values())
     db = lancedb.connect(str(tmp_path))  # a table with only a text and a vector column: no id
@@ -132,7 +132,7 @@ def test_a_table_without_ids_is_compared_by_content_and_says_so(tmp_path: Path, 
 
 
 def test_an_unknown_version_is_refused_with_the_versions_there_are(history: History) -> None:
-    from recall_gui.core.version_diff import diff_versions
+    from recall_gui.core.inspect.version_diff import diff_versions
 
     with pytest.raises(InvalidInputError, match=r"has no version 9 \(its versions: 1–6\)"):
         in_session(lambda s: diff_versions(s, history.kb.target, 9))
@@ -142,7 +142,7 @@ def test_the_schema_lists_every_column_its_type_role_and_indexes(history: Histor
     import lancedb
     from lancedb.index import BTree
 
-    from recall_gui.core.schema_view import describe_schema
+    from recall_gui.core.tables.schema_view import describe_schema
 
     lancedb.connect(str(history.kb.db_dir)).open_table(NAME).create_index("page", config=BTree())
     before = snapshot_tree(history.kb.db_dir)
@@ -177,7 +177,7 @@ VERSION_2 = [(i, p, SOURCES[p], "en" if p % 2 else "fr") for p, i in enumerate(P
 def test_an_older_version_is_browsed_with_a_filter_as_it_was(
     history: History, where: str, keeps: Any
 ) -> None:
-    from recall_gui.core.browse import fetch_page
+    from recall_gui.core.tables.browse import fetch_page
 
     page = in_session(lambda s: fetch_page(s, history.kb.target.at(2), offset=0, limit=50, where=where))
     expected = [i for i, p, source, lang in VERSION_2 if keeps(p, source, lang)]
@@ -187,7 +187,7 @@ def test_an_older_version_is_browsed_with_a_filter_as_it_was(
 
 
 def test_a_bad_filter_says_why_in_one_line_and_offers_the_columns(history: History) -> None:
-    from recall_gui.core.browse import fetch_page
+    from recall_gui.core.tables.browse import fetch_page
 
     def browse(where: str) -> Any:
         return in_session(lambda s: fetch_page(s, history.kb.target, offset=0, limit=5, where=where))
@@ -212,8 +212,8 @@ def test_a_bad_filter_says_why_in_one_line_and_offers_the_columns(history: Histo
 
 
 def test_a_selection_is_browsed_by_row_id_with_the_filters(history: History) -> None:
-    from recall_gui.core.browse import fetch_page
-    from recall_gui.core.selection import fetch_selected_page
+    from recall_gui.core.tables.browse import fetch_page
+    from recall_gui.core.tables.selection import fetch_selected_page
 
     async def go(session: Session) -> Any:
         everything = await fetch_page(session, history.kb.target, offset=0, limit=50)
@@ -234,11 +234,11 @@ def test_a_selection_is_browsed_by_row_id_with_the_filters(history: History) -> 
 
 def test_inspecting_writes_nothing_restores_nothing_and_tags_nothing(history: History, embedder: Any) -> None:
     from recall_gui.core import Harness
-    from recall_gui.core.browse import fetch_page, fetch_row
-    from recall_gui.core.schema_view import describe_schema
-    from recall_gui.core.table_map import build_map
-    from recall_gui.core.version_diff import diff_versions
-    from recall_gui.core.versions import list_versions
+    from recall_gui.core.inspect.table_map import build_map
+    from recall_gui.core.inspect.version_diff import diff_versions
+    from recall_gui.core.tables.browse import fetch_page, fetch_row
+    from recall_gui.core.tables.schema_view import describe_schema
+    from recall_gui.core.tables.versions import list_versions
 
     kb = history.kb
     files, versions = snapshot_tree(kb.db_dir), lancedb_versions(kb.db_dir)
@@ -268,7 +268,7 @@ def test_inspecting_writes_nothing_restores_nothing_and_tags_nothing(history: Hi
 
 @pytest.fixture
 def perturbed(tmp_path: Path, passage_vectors: Any) -> Any:
-    from recall_gui.core.target import TableTarget
+    from recall_gui.core.storage.target import TableTarget
 
     ids, texts = list(PASSAGES), list(PASSAGES.values())
     write_perturbed_table(tmp_path / "db", "many", ids, texts, passage_vectors, rows=240, ivf_partitions=None)
@@ -278,7 +278,7 @@ def perturbed(tmp_path: Path, passage_vectors: Any) -> Any:
 def test_the_pca_map_is_the_vectors_two_leading_components(history: History) -> None:
     import lancedb
 
-    from recall_gui.core.table_map import build_map
+    from recall_gui.core.inspect.table_map import build_map
 
     table_map = in_session(lambda s: build_map(s, history.kb.target.at(1), "pca"))
     data = lancedb.connect(str(history.kb.db_dir)).open_table(NAME)
@@ -299,8 +299,8 @@ def test_the_pca_map_is_the_vectors_two_leading_components(history: History) -> 
 
 
 def test_the_t_sne_map_is_the_same_for_a_seed_and_kept_per_version(perturbed: Any, tmp_path: Path) -> None:
-    from recall_gui.core.paths import app_cache_dir
-    from recall_gui.core.table_map import build_map
+    from recall_gui.core.base.paths import app_cache_dir
+    from recall_gui.core.inspect.table_map import build_map
 
     stages: list[str] = []
     first = in_session(
@@ -314,7 +314,7 @@ def test_the_t_sne_map_is_the_same_for_a_seed_and_kept_per_version(perturbed: An
     assert any("neighbours" in stage for stage in stages) and any("arranging" in stage for stage in stages)
     assert list((app_cache_dir() / "maps").glob("*.npz"))
     assert not np.allclose(other.positions, first.positions)
-    from recall_gui.core.projection import tsne
+    from recall_gui.core.inspect.projection import tsne
 
     matrix = np.random.default_rng(1).normal(size=(200, 16)).astype(np.float32)
     assert np.array_equal(tsne(matrix, 5).positions, tsne(matrix, 5).positions)
@@ -322,7 +322,7 @@ def test_the_t_sne_map_is_the_same_for_a_seed_and_kept_per_version(perturbed: An
 
 
 def test_a_t_sne_map_stops_when_cancelled(perturbed: Any) -> None:
-    from recall_gui.core.table_map import build_map
+    from recall_gui.core.inspect.table_map import build_map
 
     cancel = threading.Event()
 
@@ -337,7 +337,7 @@ def test_a_t_sne_map_stops_when_cancelled(perturbed: Any) -> None:
 
 
 def test_a_big_table_is_mapped_from_a_seeded_sample_and_says_so(perturbed: Any) -> None:
-    from recall_gui.core.table_map import build_map
+    from recall_gui.core.inspect.table_map import build_map
 
     one = in_session(lambda s: build_map(s, perturbed, "pca", bound=50, seed=1))
     two = in_session(lambda s: build_map(s, perturbed, "pca", bound=50, seed=1))
@@ -347,7 +347,7 @@ def test_a_big_table_is_mapped_from_a_seeded_sample_and_says_so(perturbed: Any) 
 
 
 def test_points_show_their_id_and_first_line_and_colour_by_a_column(history: History) -> None:
-    from recall_gui.core.table_map import build_map, colour_by, point_labels
+    from recall_gui.core.inspect.table_map import build_map, colour_by, point_labels
 
     async def go(session: Session) -> Any:
         table_map = await build_map(session, history.kb.target, "pca")
@@ -373,7 +373,7 @@ def test_points_show_their_id_and_first_line_and_colour_by_a_column(history: His
 
 
 def test_closing_the_session_stops_a_t_sne_run(perturbed: Any) -> None:
-    from recall_gui.core.table_map import build_map
+    from recall_gui.core.inspect.table_map import build_map
 
     async def go() -> float:
         session = Session()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from recall_gui.core.json_bounds import LongNumber, read_integer, recordable, too_deep
+from recall_gui.core.base.json_bounds import LongNumber, read_integer, recordable, too_deep
 
 
 def test_the_depth_is_measured_however_deep_and_the_path_names_the_first_level_too_many() -> None:

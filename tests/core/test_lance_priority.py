@@ -1,5 +1,5 @@
 """LanceDB's threads run below the app's priority once its runtime was started by
-:mod:`recall_gui.core.lance_priority`: checked in fresh interpreters (the runtime is one per process)."""
+:mod:`recall_gui.core.base.lance_priority`: checked in fresh interpreters (the runtime is one per process)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from tests.probes import run_probe
 
 PROBE = """
 import asyncio, glob, json, os, sys
-from recall_gui.core.browse import fetch_page
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableTarget
+from recall_gui.core.tables.browse import fetch_page
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
 if sys.argv[1] == "lowered":
-    from recall_gui.core.lance_priority import start_lance_runtime_at_low_priority
+    from recall_gui.core.base.lance_priority import start_lance_runtime_at_low_priority
     start_lance_runtime_at_low_priority()
 async def first_page():
     async with Session() as session:
@@ -50,7 +50,7 @@ def thread_priorities(kb: KnowledgeBase, mode: str) -> Priorities:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
 def test_lancedb_threads_run_below_the_callers_priority_and_still_read(kb: KnowledgeBase) -> None:
-    from recall_gui.core.lance_priority import LANCE_NICE_INCREMENT
+    from recall_gui.core.base.lance_priority import LANCE_NICE_INCREMENT
 
     normal = thread_priorities(kb, "normal")
     lowered = thread_priorities(kb, "lowered")

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.embedders import load_local_model, load_offline_model
+from recall_gui.core.base.errors import DimensionMismatchError, ModelUnavailableError
 from recall_gui.core.embedders.offline import OFFLINE_MODEL_USED, TOKENIZER_FILES
-from recall_gui.core.errors import DimensionMismatchError, ModelUnavailableError
+from recall_gui.core.embedders.pool import load_local_model, load_offline_model
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,8 +126,8 @@ def test_without_any_network_the_default_setup_fails_fast(tmp_path: Path) -> Non
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "RECALL_GUI_DOWNLOAD_MODELS")}
     env |= {"FASTEMBED_CACHE_PATH": str(tmp_path / "fe"), "PYTHONPATH": str(ROOT)}
     code = (
-        "from recall_gui.core.embedders import load_local_model\n"
-        "from recall_gui.core.errors import ModelUnavailableError\n"
+        "from recall_gui.core.embedders.pool import load_local_model\n"
+        "from recall_gui.core.base.errors import ModelUnavailableError\n"
         "try:\n    load_local_model('BGESmallENV15')\n"
         "except ModelUnavailableError as e:\n    print(e.full_text())\n"
     )

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.model_detection import (
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.registry.models import LOCAL_MODELS
+from recall_gui.core.registry.registry import EmbedderSpec
+from recall_gui.core.tables.model_detection import (
     NO_MODEL,
     available_local_models,
     detect_model,
@@ -17,8 +19,6 @@ from recall_gui.core.model_detection import (
     parse_model,
     require_fit,
 )
-from recall_gui.core.models import LOCAL_MODELS
-from recall_gui.core.registry import EmbedderSpec
 from tests.foldertools import registry_metadata
 
 

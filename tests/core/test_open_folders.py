@@ -15,15 +15,15 @@ from typing import Any, TypeVar
 
 import pytest
 
-from recall_gui.core.browse import fetch_page
-from recall_gui.core.errors import FolderError, InvalidInputError, ModelUnavailableError, RecallError
-from recall_gui.core.folders import OpenedTable, open_table, opened_entry, place_of, read_folder
-from recall_gui.core.harness import Harness
-from recall_gui.core.health import check_health
-from recall_gui.core.model_detection import NO_MODEL
-from recall_gui.core.registration import Registration, register_table
-from recall_gui.core.registry import EmbedderSpec, load_registry
-from recall_gui.core.session import Session
+from recall_gui.core.base.errors import FolderError, InvalidInputError, ModelUnavailableError, RecallError
+from recall_gui.core.registry.registry import EmbedderSpec, load_registry
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.search.health import check_health
+from recall_gui.core.session.session import Session
+from recall_gui.core.tables.browse import fetch_page
+from recall_gui.core.tables.folders import OpenedTable, open_table, opened_entry, place_of, read_folder
+from recall_gui.core.tables.model_detection import NO_MODEL
+from recall_gui.core.tables.registration import Registration, register_table
 from tests.foldertools import write_lancedb_registry_table, write_langchain_table, write_wide_table
 from tests.kbtools import PASSAGES, cosh_entry, snapshot_tree, write_lance_table, write_registry
 
@@ -260,9 +260,9 @@ def test_a_folder_without_tables_is_refused_and_points_at_the_one_with_tables(
 
 def opened_entry_for(folder: Path) -> Any:
     """An opened entry whose folder has since lost its table (registering must notice)."""
-    from recall_gui.core.columns import ColumnMapping
-    from recall_gui.core.folders import Folder, FolderTable, Place
-    from recall_gui.core.model_detection import chosen
+    from recall_gui.core.storage.columns import ColumnMapping
+    from recall_gui.core.tables.folders import Folder, FolderTable, Place
+    from recall_gui.core.tables.model_detection import chosen
 
     table = FolderTable("gone", 1, ColumnMapping("id", "content", "vector", 384), chosen(MINILM))
     return opened_entry(Folder(Place(str(folder)), (table,)), table)

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from recall_gui.core.browse import BrowseRow, Page, fetch_page
-from recall_gui.core.paging import PageCache
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableTarget
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.browse import BrowseRow, Page, fetch_page
+from recall_gui.core.tables.paging import PageCache
 from tests.kbtools import KnowledgeBase
 
 

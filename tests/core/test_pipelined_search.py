@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import Harness, nearest
-from recall_gui.core.errors import DimensionMismatchError, EmbedderError
-from recall_gui.core.types import RecallSearchInput, SearchResult
+from recall_gui.core import Harness
+from recall_gui.core.base.errors import DimensionMismatchError, EmbedderError
+from recall_gui.core.base.types import RecallSearchInput, SearchResult
+from recall_gui.core.search import nearest
 from tests.coretools import query_session, search_hits
 from tests.kbtools import KnowledgeBase
 

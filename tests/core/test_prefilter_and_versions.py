@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.errors import ConnectError, FilterError
-from recall_gui.core.session import Session
+from recall_gui.core.base.errors import ConnectError, FilterError
+from recall_gui.core.session.session import Session
 from tests.kbtools import (
     PASSAGES,
     KnowledgeBase,
@@ -125,7 +125,7 @@ def test_a_stored_vector_finds_its_own_row_first(kb: KnowledgeBase, session: Ses
 def test_browsing_applies_the_filter_and_the_text_search_together(
     meta_kb: KnowledgeBase, session: Session
 ) -> None:
-    from recall_gui.core.browse import fetch_page
+    from recall_gui.core.tables.browse import fetch_page
 
     async def go(**kwargs: Any) -> Any:
         return await fetch_page(session, meta_kb.target, offset=0, limit=50, **kwargs)

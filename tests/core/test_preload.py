@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.harness import Harness
-from recall_gui.core.preload import preload
-from recall_gui.core.registry import EmbedderSpec
+from recall_gui.core.registry.registry import EmbedderSpec
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.search.preloading import preload
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 ARGUMENTS = {"db_name": "notes", "query": "How do I change my password?"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recall_gui.core.printable import printable
+from recall_gui.core.base.control_chars import printable
 
 
 def test_controls_bidi_overrides_and_surrogates_are_escaped_and_the_rest_kept() -> None:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.errors import RegistryError
-from recall_gui.core.paths import resolve_registry_dir
-from recall_gui.core.registry import EmbedderSpec, load_registry, set_active, set_description
-from recall_gui.core.suffix import build_tool_suffix, served_tool
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.base.errors import RegistryError
+from recall_gui.core.base.paths import resolve_registry_dir
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.registry.registry import EmbedderSpec, load_registry, set_active, set_description
+from recall_gui.core.registry.suffix import build_tool_suffix, served_tool
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from tests.kbtools import cosh_entry, write_registry
 
 

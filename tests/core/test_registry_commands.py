@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from recall_gui.cli import main
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry.registry import load_registry
 from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
 
 # A registry as cosh writes it (serde_json's pretty form), with keys recall-gui does not know.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.registry import (
+from recall_gui.core.registry.registry import (
     add_database,
     change_active,
     load_registry,

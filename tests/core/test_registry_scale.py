@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from recall_gui.core.registry import Registry, load_registry
-from recall_gui.core.suffix import build_tool_suffix
+from recall_gui.core.registry.registry import Registry, load_registry
+from recall_gui.core.registry.suffix import build_tool_suffix
 from tests.kbtools import cosh_entry
 
 SMALL, LARGE = 2_000, 20_000

@@ -16,10 +16,10 @@ import pytest
 
 from recall_gui.cli import main as cli_main
 from recall_gui.core import Harness
-from recall_gui.core.browse import describe_table, fetch_page
-from recall_gui.core.errors import RecallError
-from recall_gui.core.health import check_health
-from recall_gui.core.session import Session
+from recall_gui.core.base.errors import RecallError
+from recall_gui.core.search.health import check_health
+from recall_gui.core.session.session import Session
+from recall_gui.core.tables.browse import describe_table, fetch_page
 from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
 from tests.s3server import SECRET_KEY, S3Location, environment, upload_tree
 

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from recall_gui.core import RecallSearchInput
-from recall_gui.core.errors import ColumnError, ConnectError, DimensionMismatchError
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableOptions, TableTarget
+from recall_gui.core.base.errors import ColumnError, ConnectError, DimensionMismatchError
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableOptions, TableTarget
+from tests.core.test_lance_order import lance_search
 from tests.coretools import in_session, search, search_hits
 from tests.kbtools import KnowledgeBase, snapshot_tree, write_lance_table
 
@@ -38,15 +39,13 @@ def test_missing_limit_returns_five(kb: KnowledgeBase, embedder: Any) -> None:
     assert len(output.results) == 5
 
 
-def test_results_match_a_brute_force_l2_ranking(kb: KnowledgeBase, embedder: Any) -> None:
+def test_results_are_lancedbs_flat_search(kb: KnowledgeBase, embedder: Any) -> None:
     vector = embedder.embed_sync("event loops and coroutines")
     result = search_hits(query_input(kb, vector, len(kb.ids)))
-    expected = np.argsort(((kb.vectors - vector) ** 2).sum(axis=1), kind="stable")
-    assert [hit.id for hit in result.hits] == [kb.ids[i] for i in expected]
+    expected, distances = lance_search(kb.db_dir, kb.name, vector, "l2", len(kb.ids))
+    assert [hit.row_id for hit in result.hits] == expected
     assert result.metric == "l2"
-    distances = [hit.distance for hit in result.hits]
-    assert distances == sorted(distances)
-    assert distances[0] == pytest.approx(float(((kb.vectors[expected[0]] - vector) ** 2).sum()), rel=1e-4)
+    assert [hit.distance for hit in result.hits] == [float(distance) for distance in distances]
 
 
 def test_limit_zero_returns_nothing(kb: KnowledgeBase, embedder: Any) -> None:
@@ -116,7 +115,7 @@ def test_explicit_columns_override_detection(tmp_path: Path, kb: KnowledgeBase, 
     )
     vector = embedder.embed_sync("tides and the moon")
     request = RecallSearchInput(str(tmp_path / "odd"), "docs", 384, "q", list(map(float, vector)), 1)
-    from recall_gui.core.columns import ColumnOverrides
+    from recall_gui.core.storage.columns import ColumnOverrides
 
     options = TableOptions(columns=ColumnOverrides(id="ref", content="body_text", vector="v"))
     assert search(request, options).results[0].id == "tides"
@@ -130,7 +129,7 @@ def test_a_row_added_by_another_program_is_seen_by_the_next_search(
     import lancedb
     import pyarrow as pa
 
-    from recall_gui.core.nearest import search as search_in
+    from recall_gui.core.search.nearest import search as search_in
 
     vector = embedder.embed_sync("volcano eruption lava")
     asyncio.run(search_in(session, query_input(kb, vector, 1)))  # opens and keeps the table
@@ -152,8 +151,8 @@ def test_a_query_slower_than_the_storage_timeout_says_it_timed_out(
     kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Queries run with LanceDB's own timeout (``read_query``); its error reads like every other timeout."""
-    from recall_gui.core.errors import StorageError
-    from recall_gui.core.tables import TIMEOUT_ENV, read_query
+    from recall_gui.core.base.errors import StorageError
+    from recall_gui.core.storage.table_cache import TIMEOUT_ENV, read_query
 
     async def run(session: Session) -> Any:
         opened = await session.tables.open(TableTarget(str(kb.db_dir), kb.name))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.session import Session
+from recall_gui.core.session.session import Session
 from tests.kbtools import KnowledgeBase
 from tests.waiting import wait_until
 

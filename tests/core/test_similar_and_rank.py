@@ -1,5 +1,5 @@
 """ "More like this" and "would the agent see this?" against real tables embedded with the packaged model:
-the row comes first and the order is NumPy's brute force; an entry's rank is its place in the agent's
+the row comes first and the order is LanceDB's flat search; an entry's rank is its place in the agent's
 full ranking, inside or outside the limit."""
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ import numpy as np
 import pytest
 
 from recall_gui.core import Harness
-from recall_gui.core.agent_scope import ViewScope
-from recall_gui.core.errors import InvalidInputError
-from recall_gui.core.exact import VectorMatrix
-from recall_gui.core.exact_rank import rank_of
-from recall_gui.core.session import Session
-from recall_gui.core.similar import find_entry, more_like
-from recall_gui.core.visibility import would_agent_see
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.search.agent_scope import ViewScope
+from recall_gui.core.search.similar import find_entry, more_like
+from recall_gui.core.search.visibility import would_agent_see
+from recall_gui.core.session.exact import VectorMatrix
+from recall_gui.core.session.exact_rank import rank_of
+from recall_gui.core.session.session import Session
 from tests.core.test_cli import cli
+from tests.core.test_lance_order import lance_search
 from tests.kbtools import (
     PASSAGES,
     KnowledgeBase,
@@ -48,20 +49,12 @@ def copies_kb(tmp_path: Path, passage_vectors: Any) -> KnowledgeBase:
     return KnowledgeBase("notes", tmp_path / "db", registry, tuple(ids), tuple(texts), vectors)
 
 
-def brute_force(vectors: np.ndarray[Any, Any], query: np.ndarray[Any, Any], metric: str) -> list[int]:
-    """Row positions in LanceDB's exact order: distance rounded to float32, then row id (= position)."""
-    x, q = vectors.astype(np.float64), np.asarray(query, np.float64)
-    if metric == "l2":
-        distances = ((x - q) ** 2).sum(axis=1)
-    elif metric == "cosine":
-        distances = 1 - (x @ q) / (np.linalg.norm(x, axis=1) * np.linalg.norm(q))
-    else:
-        distances = 1 - x @ q
-    rounded = distances.astype(np.float32)
-    return sorted(range(len(x)), key=lambda i: (rounded[i], i))
+def lance_order(db_dir: Path, table: str, query: Any, metric: str) -> list[int]:
+    """Every row's id (= its position here) in LanceDB's flat-search order."""
+    return lance_search(db_dir, table, query, metric, 10_000)[0]
 
 
-def test_more_like_this_puts_the_row_first_and_ranks_as_numpy_does(
+def test_more_like_this_puts_the_row_first_and_ranks_as_lancedb_does(
     copies_kb: KnowledgeBase, session: Session
 ) -> None:
     kb = copies_kb
@@ -78,7 +71,9 @@ def test_more_like_this_puts_the_row_first_and_ranks_as_numpy_does(
         assert found.sharing_id == 1
         assert hits[0].id == entry_id
         assert hits[0].distance == pytest.approx(0.0, abs=1e-5)
-        expected = [kb.ids[i] for i in brute_force(kb.vectors, kb.vectors[kb.ids.index(entry_id)], "l2")]
+        expected = [
+            kb.ids[i] for i in lance_order(kb.db_dir, kb.name, kb.vectors[kb.ids.index(entry_id)], "l2")
+        ]
         assert [hit.id for hit in hits] == expected
         assert report.result.query == f"more like {entry_id}"
     # A copy is at distance 0 too: the original (the lower row id) comes first, as LanceDB orders ties.
@@ -108,7 +103,7 @@ def test_every_rows_rank_is_its_place_in_the_exact_order(
     )
     for query in QUERIES:
         q = np.asarray(embedder.embed_sync(query), np.float32)
-        order = brute_force(copies_kb.vectors, q, metric)
+        order = lance_order(copies_kb.db_dir, copies_kb.name, q, metric)
         for place, position in enumerate(order, start=1):
             ranked = rank_of(vectors, q, metric, position)
             assert ranked is not None
@@ -206,9 +201,8 @@ def test_through_an_index_the_rank_is_the_exact_one_and_says_so(
     write_perturbed_table(tmp_path / "db", "notes", ids, texts, passage_vectors, rows=600, ivf_partitions=4)
     registry = write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")])
     stored = lancedb.connect(str(tmp_path / "db")).open_table("notes").to_arrow()
-    vectors = np.vstack(stored.column("vector").to_numpy(zero_copy_only=False)).astype(np.float32)
     query = "How do I change my password?"
-    order = brute_force(vectors, np.asarray(embedder.embed_sync(query), np.float32), "l2")
+    order = lance_order(tmp_path / "db", "notes", np.asarray(embedder.embed_sync(query), np.float32), "l2")
     position = order[40]  # far outside the agent's 5 results
 
     async def go() -> Any:

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.errors import SettingsError
-from recall_gui.core.registry import Registry, load_registry, set_active, set_description
-from recall_gui.core.suffix import build_tool_suffix, served_tool
-from recall_gui.core.suffix_drift import suffix_drift
-from recall_gui.core.suffix_store import (
+from recall_gui.core.base.errors import SettingsError
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.registry.registry import Registry, load_registry, set_active, set_description
+from recall_gui.core.registry.suffix import build_tool_suffix, served_tool
+from recall_gui.core.registry.suffix_drift import suffix_drift
+from recall_gui.core.registry.suffix_store import (
     LEGACY_BACKUP,
     SuffixMode,
     SuffixStore,
     leading_listing,
 )
-from recall_gui.core.tool import DEFAULT_DESCRIPTION
 from tests.kbtools import cosh_entry, cosh_listing, described, write_registry
 
 #: What ``registry_with(tmp_path, ["notes"])`` lists for agents.

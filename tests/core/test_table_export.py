@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.browse import fetch_page
-from recall_gui.core.errors import ExportError
-from recall_gui.core.export import ExportColumn, ExportTable, to_csv, to_json
-from recall_gui.core.session import Session
-from recall_gui.core.table_export import BATCH_ROWS, export_table
-from recall_gui.core.target import TableTarget
+from recall_gui.core.base.errors import ExportError
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.browse import fetch_page
+from recall_gui.core.tables.export import ExportColumn, ExportTable, to_csv, to_json
+from recall_gui.core.tables.table_export import BATCH_ROWS, export_table
 from tests.kbtools import KnowledgeBase, write_lance_table
 from tests.waiting import wait_until
 
@@ -193,6 +193,11 @@ def test_a_cancelled_export_leaves_no_file_and_an_older_one_untouched(
             )
             with pytest.raises(asyncio.CancelledError):
                 await task
+            # The temporary file is removed once the write in progress ends (on the export's thread).
+            deadline = asyncio.get_running_loop().time() + 30
+            while sorted(p.name for p in folder.iterdir()) != ["kept.json"]:
+                assert asyncio.get_running_loop().time() < deadline, sorted(folder.iterdir())
+                await asyncio.sleep(0.01)
 
     asyncio.run(go())
     # The temporary file is removed once the write in progress on the worker ends.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from recall_gui.core.text_diff import DiffLine, changed_ranges, diff_lines, split_lines, unified_text
+from recall_gui.core.inspect.text_diff import DiffLine, changed_ranges, diff_lines, split_lines, unified_text
 
 
 def rebuild(lines: tuple[DiffLine, ...], side: str) -> list[str]:

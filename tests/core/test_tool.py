@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from recall_gui.core import DEFAULT_DESCRIPTION, Recall
-from tests.kbtools import AGENT_DESCRIPTION
 
 EXPECTED_TOOL = json.loads(
     r"""
@@ -48,10 +47,17 @@ def test_limit_is_optional_with_default_5() -> None:
     assert schema["properties"]["limit"]["type"] == "integer"
 
 
-def test_a_new_tool_has_the_default_description_and_no_suffix() -> None:
-    assert DEFAULT_DESCRIPTION == AGENT_DESCRIPTION  # what agents read, spelled out in the test
-    assert Recall().description == AGENT_DESCRIPTION
-    assert Recall().with_description("") == Recall()
+def test_a_new_tool_is_recall_search_with_cosh_s_default_text() -> None:
+    tool = Recall()
+    assert tool.name == "recall_search"
+    assert tool.description == (
+        "Search an active knowledge base for entries semantically similar to your query. "
+        "Returns matching entries with their IDs and content. "
+        "Read-only \u2014 never writes to the database. "
+        "Use this to retrieve relevant context from stored knowledge. "
+        "Only the database name and query text are needed."
+    )
+    assert tool.description == DEFAULT_DESCRIPTION
 
 
 def test_with_description_appends_suffix_after_default() -> None:

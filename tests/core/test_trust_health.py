@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from recall_gui.cli import main as cli_main
-from recall_gui.core.errors import RecallError
-from recall_gui.core.harness import Harness
-from recall_gui.core.health import DatabaseHealth, check_health
-from recall_gui.core.registry import load_registry
-from recall_gui.core.session import Session
+from recall_gui.core.base.errors import RecallError
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.search.health import DatabaseHealth, check_health
+from recall_gui.core.session.session import Session
 from tests.core.test_local_models import fastembed_cache_with, packaged_model
 from tests.kbtools import KnowledgeBase, cosh_entry, write_lance_table, write_registry
 

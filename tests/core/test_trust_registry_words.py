@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from recall_gui.cli import main as cli_main
-from recall_gui.core.errors import DatabaseNotFoundError
-from recall_gui.core.harness import Harness
-from recall_gui.core.paths import app_registry_dir
+from recall_gui.core.base.errors import DatabaseNotFoundError
+from recall_gui.core.base.paths import app_registry_dir
+from recall_gui.core.search.harness import Harness
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 BROKEN_JSON = '{"dbs": [\n  {"name": "a",}\n]}'
@@ -138,7 +138,7 @@ def test_an_inactive_database_is_to_be_activated_a_missing_one_to_be_added(
 def test_the_agent_gets_cosh_words_and_the_log_gets_the_right_hint(
     kb: KnowledgeBase, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from recall_gui.mcp_server import call_recall_search
+    from recall_gui.mcp.server import call_recall_search
 
     write_registry(
         kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), cosh_entry("archive", kb.db_dir)], [kb.name]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from recall_gui.core import RecallEntry, RecallOutput, RecallSearchInput, SearchHit, SearchResult
-from recall_gui.core.errors import InvalidInputError
+from recall_gui.core.base.errors import InvalidInputError
 from tests.kbtools import KnowledgeBase
 
 

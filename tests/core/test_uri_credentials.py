@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.credentials import masked
+from recall_gui.core.base.credentials import masked
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, write_registry
 from tests.mcp.live import server_env

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.stdio import get_default_environment
 
-from recall_gui.core.harness import Harness
-from recall_gui.core.suffix_store import SuffixStore
+from recall_gui.core.registry.suffix_store import SuffixStore
+from recall_gui.core.search.harness import Harness
 from tests.kbtools import PASSAGES, cosh_entry, write_lance_table, write_registry
 from tests.waiting import wait_until
 

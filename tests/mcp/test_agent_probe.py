@@ -10,7 +10,11 @@ from typing import Any
 
 import pytest
 
-from recall_gui.agent_probe import (
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.suffix import served_tool
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
+from recall_gui.mcp.probe import (
     AgentListing,
     AgentPayload,
     AgentProbe,
@@ -19,10 +23,6 @@ from recall_gui.agent_probe import (
     probe_call,
     probe_listing,
 )
-from recall_gui.core.registry import load_registry
-from recall_gui.core.suffix import served_tool
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import DEFAULT_DESCRIPTION
 from tests.kbtools import KnowledgeBase
 from tests.mcp.live import BackgroundLoop, SharedKnowledgeBase, build_shared_kb, forget_suffix, harness_json
 

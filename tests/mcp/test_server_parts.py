@@ -12,12 +12,12 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from recall_gui.core.harness import Harness
-from recall_gui.core.registry import load_registry, set_active, set_description
-from recall_gui.core.suffix import served_tool
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import Recall
-from recall_gui.mcp_server import (
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION, Recall
+from recall_gui.core.registry.registry import load_registry, set_active, set_description
+from recall_gui.core.registry.suffix import served_tool
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
+from recall_gui.core.search.harness import Harness
+from recall_gui.mcp.server import (
     ListChangedAnnouncer,
     RecallMcpServer,
     ToolSource,
@@ -25,7 +25,7 @@ from recall_gui.mcp_server import (
     call_recall_search,
     mcp_tool,
 )
-from tests.kbtools import KnowledgeBase, cosh_listing, described
+from tests.kbtools import KnowledgeBase
 
 
 def call(kb: KnowledgeBase, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -109,7 +109,7 @@ def test_the_source_reads_the_registry_again_only_when_its_files_changed(
     kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A registry of 50k entries takes a second or more to read: not for every tools/list."""
-    import recall_gui.mcp_server as server_module
+    import recall_gui.mcp.server as server_module
 
     reads: list[Path] = []
 
@@ -167,8 +167,11 @@ def test_registry_changes_under_saved_notes_still_reach_the_agent(
     assert watcher.check() is True
     set_description(kb.registry_dir, kb.name, "Another description")
     assert watcher.check() is True
-    assert watcher.source.current().description == described(
-        cosh_listing((kb.name, "Another description", kb.db_dir)) + "A sentence of mine."
+    (entry,) = load_registry(kb.registry_dir).active
+    assert watcher.source.current().description == (
+        f"{DEFAULT_DESCRIPTION}\n\nAvailable databases:\n\n- Name: {kb.name}\n"
+        "  Description: Another description\n"
+        f"  DB URI: {kb.db_dir}\n  Embedding: {entry.embedder.label}\n\nA sentence of mine."
     )
 
 
@@ -242,7 +245,12 @@ def test_an_unreadable_suffix_still_lists_the_tool_with_the_generated_list_and_l
     with caplog.at_level("WARNING", logger="recall_gui.mcp"):
         (tool,) = asyncio.run(list_tools()).tools
         asyncio.run(list_tools())
-    assert tool.description == described(cosh_listing((kb.name, f"{kb.name} knowledge base", kb.db_dir)))
+    (entry,) = load_registry(kb.registry_dir).active
+    assert tool.description == (
+        f"{DEFAULT_DESCRIPTION}\n\nAvailable databases:\n\n- Name: {kb.name}\n"
+        f"  Description: {entry.description}\n"
+        f"  DB URI: {kb.db_dir}\n  Embedding: {entry.embedder.label}\n\n"
+    )
     problem = f"{store.notes_path} cannot be read: it is not UTF-8 text (byte 0xff at position 0)"
     assert caplog.text.count(problem) == 1  # logged once, not at every listing
     assert "Agents get the generated database list without your text" in caplog.text

@@ -19,9 +19,9 @@ from mcp.client.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
 from recall_gui import __version__
-from recall_gui.core.registry import set_active, set_description
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.registry.registry import set_active, set_description
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from tests.kbtools import snapshot_tree
 from tests.mcp.live import (
     BackgroundLoop,

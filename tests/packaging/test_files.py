@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.warmup import HEAVY_MODULES
+from recall_gui.core.base.warmup import HEAVY_MODULES
 from recall_gui.qt.agent_server import CLIENT_MODULES
 from recall_gui.qt.app import DESKTOP_FILE_NAME
 
@@ -131,7 +131,7 @@ def rgba(path: Path) -> Any:
 
 
 def test_the_packaged_build_starts_the_mcp_server_with_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    from recall_gui.agent_probe import ServerLaunch
+    from recall_gui.mcp.probe import ServerLaunch
 
     checkout = ServerLaunch.for_registry("/reg", env={})
     assert (checkout.command, checkout.args) == (

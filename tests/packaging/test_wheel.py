@@ -22,7 +22,7 @@ import pytest
 
 from recall_gui import __version__
 from recall_gui.core.demo import demo_passages
-from recall_gui.core.harness import Harness
+from recall_gui.core.search.harness import Harness
 from tests.kbtools import KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[2]

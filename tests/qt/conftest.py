@@ -70,22 +70,13 @@ def run(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], timeout
     return loop.run_until_complete(asyncio.wait_for(coro, timeout))
 
 
-def run_until(
-    loop: asyncio.AbstractEventLoop, condition: Callable[[], object], what: str, timeout: float = TIMEOUT_S
-) -> None:
-    """Run the test's loop (and so Qt's events) until ``condition()`` holds; fail naming ``what`` after
-    ``timeout`` seconds."""
-
-    async def until() -> None:
-        while True:  # a condition of any widget or object: nothing to await but the next look
-            if condition():
-                return
-            await asyncio.sleep(0.005)
-
-    try:
-        run(loop, until(), timeout)
-    except TimeoutError:
-        raise AssertionError(f"timed out after {timeout:g} s waiting until {what}") from None
+async def until(condition: Callable[[], bool], what: str, within: float = TIMEOUT_S) -> None:
+    """Let the loop (and Qt) run until ``condition()`` holds; fail, naming ``what``, after ``within`` s."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        await asyncio.sleep(0.005)
 
 
 @contextlib.contextmanager

@@ -20,10 +20,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.agent_probe import ServerLaunch
-from recall_gui.core.paths import CONFIG_ENV, RegistryLocation
-from recall_gui.core.registry import set_active
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
+from recall_gui.core.base.paths import CONFIG_ENV, RegistryLocation
+from recall_gui.core.registry.registry import set_active
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
+from recall_gui.mcp.probe import ServerLaunch
 from recall_gui.qt.agent_server import ServerState, launch_for
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.pages.agent_page import AgentPage

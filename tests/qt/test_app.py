@@ -24,14 +24,14 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from recall_gui.core.base.paths import app_registry_dir, demo_db_dir
 from recall_gui.core.demo import DEMO_MARK_FILE, DEMO_NAME
-from recall_gui.core.paths import app_registry_dir, demo_db_dir
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry.registry import load_registry
 from recall_gui.qt.app import display_problem, run_app
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.settings import SETTINGS_FILE
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
-from tests.qt.conftest import WindowFactory, run, run_until, waiting_for
+from tests.qt.conftest import WindowFactory, run, until, waiting_for
 
 HEAVY = ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "httpx")
 
@@ -132,12 +132,12 @@ def test_searching_imports_nothing_the_libraries_load_did_not(kb: KnowledgeBase)
     script = textwrap.dedent(
         f"""
         import asyncio, importlib, json, os, sys
-        from recall_gui.core.warmup import HEAVY_MODULES
+        from recall_gui.core.base.warmup import HEAVY_MODULES
         for name in HEAVY_MODULES:
             importlib.import_module(name)
-        from recall_gui.core.nearest import search_hits
-        from recall_gui.core.session import Session
-        from recall_gui.core.types import RecallSearchInput
+        from recall_gui.core.search.nearest import search_hits
+        from recall_gui.core.session.session import Session
+        from recall_gui.core.base.types import RecallSearchInput
         before = set(sys.modules)
         vector = [1.0 / 384**0.5] * 384
         asking = RecallSearchInput({str(kb.db_dir)!r}, {kb.name!r}, 384, "q", vector, 3)
@@ -165,6 +165,7 @@ def test_the_libraries_start_loading_once_the_window_is_on_screen(
     """Importing them holds Python's lock most of the time: started earlier, they slowed the first paint."""
     window = open_window(kb.registry_dir, start=False)
     window.hide()
+    run(loop, until(lambda: not window.is_on_screen(), "the window is hidden"))
     heavy = window.services.heavy
     exposed_when_asked: list[bool] = []
     load = heavy.ready
@@ -174,9 +175,10 @@ def test_the_libraries_start_loading_once_the_window_is_on_screen(
         await load()
 
     heavy.ready = ready  # type: ignore[method-assign]
-    with waiting_for(loop, window.registryReloaded):
-        start = window.begin()
-    # The start-up read the registry, which it does at once with (not before) asking for the libraries.
+    start = window.begin()
+    # The registry is read while start-up waits for the window to be on screen: once it is in, start-up
+    # has been waiting, and still nothing may load.
+    run(loop, until(lambda: window.registry.get(kb.name) is not None, "the registry is read"))
     assert exposed_when_asked == []  # still hidden: nothing loads yet
     window.show()
     run(loop, start)
@@ -295,8 +297,9 @@ def test_a_cancelled_demo_set_up_leaves_nothing_and_says_how_to_get_it(
 ) -> None:
     window = open_window(None, start=False)
     build = window.tasks.start(window.build_demo(), key="demo")
-    run_until(loop, lambda: window.findChild(QProgressDialog, "demoDialog"), "the set-up shows its dialog")
+    run(loop, asyncio.sleep(0))  # the set-up has begun: its dialog exists
     dialog = window.findChild(QProgressDialog, "demoDialog")
+    assert dialog is not None
     dialog.findChild(QPushButton).click()  # its Cancel button
     assert run(loop, build) is False
     assert window.findChild(QLabel, "bannerText").text() == "The demo knowledge base was not built."

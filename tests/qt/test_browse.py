@@ -11,9 +11,9 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.browse import BrowseRow, Page, fetch_page
-from recall_gui.core.session import Session
-from recall_gui.core.target import TableTarget
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.browse import BrowseRow, Page, fetch_page
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.roles import ITEM_ROLE, PREVIEW_CHARS, VALUE_ROLE
 from recall_gui.qt.panels.results_panel import ResultsPanel

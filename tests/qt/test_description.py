@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPlainTextEdit, Q
 from pytestqt.qtbot import QtBot
 
 from recall_gui.cli import main
-from recall_gui.core.registry import set_active
-from recall_gui.core.suffix_store import SuffixMode, SuffixStore
-from recall_gui.core.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.registry.registry import set_active
+from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.panels.status_note import StatusNote
 from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, write_registry
@@ -90,6 +90,22 @@ def test_notes_follow_the_live_list_and_update_the_description_and_tool_json_as_
         generated.replace("\n", "\u2029"),
         "Prefer notes for account questions.",
     ]
+
+
+def test_suffix_saved_is_said_on_the_description_page_only(
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
+) -> None:
+    window = open_window(kb.registry_dir, config_dir=tmp_path / "profile")
+    window.pages.setCurrentWidget(window.description)
+    notes = suffix_widgets(window)[0]
+    notes.setPlainText("Ask it about passwords.\n")
+    window.findChild(QPushButton, "saveSuffixButton").click()
+    text = window.banner.findChild(QLabel, "bannerText")
+    assert window.banner.isVisibleTo(window) and text.text() == "Suffix saved: agents get it from now on."
+    window.pages.setCurrentWidget(window.checks)
+    assert not window.banner.isVisibleTo(window)
+    window.pages.setCurrentWidget(window.knowledge)
+    assert not window.banner.isVisibleTo(window)
 
 
 def test_saved_notes_reach_the_cli_and_a_database_activated_later_reaches_them_too(

@@ -71,6 +71,11 @@ def test_groups_are_found_and_shown_side_by_side(
         "<b>pw-reset</b>",
         "<b>pw-reset~edited</b>",
     ]
+    # Each entry's place in its group, never LanceDB's internal row id (fragment << 32 | offset).
+    assert [card.title.text().split("<br>")[1] for card in cards] == [
+        "<small>1 of 2 · the first entry</small>",
+        "<small>2 of 2 · differs from the first in 1 place</small>",
+    ]
     old, new = EDITS["pw-reset"]
     assert cards[1].content.toPlainText() == PASSAGES["pw-reset"].replace(old, new)
     marked = _marked_text(cards[1])
@@ -134,3 +139,23 @@ def test_a_search_can_be_cancelled_and_a_table_too_big_is_refused(
         'Cannot look for near-duplicates in "big": its vectors need 44 MB in memory, more than the 10 MB '
         "allowed"
     )
+
+
+def test_zero_vectors_left_out_of_cosine_are_counted_in_the_note(
+    tmp_path: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    vectors = np.zeros((10, 8), np.float32)
+    ids = [f"zero-{i}" for i in range(10)]
+    write_lance_table(tmp_path / "db", "notes", ids, ids, vectors)
+    registry = write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")])
+    window = open_window(registry)
+    page = window.duplicates
+    window.pages.setCurrentWidget(page)
+    with waiting_for(loop, page.searchFinished):
+        page.findChild(QPushButton, "duplicatesFindButton").click()
+    assert page.note.message == (
+        "No near-duplicates in notes: no two of its 0 entries lie within cosine distance 0.05. 10 entries "
+        "have a zero vector (all components 0): cosine distance is undefined for it, so they were left out; "
+        "the squared L2 distance compares them."
+    )
+    assert page.note.tone == "neutral"

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.harness import Harness
+from recall_gui.core.search.harness import Harness
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.test_search import column, select_rows

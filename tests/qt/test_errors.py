@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QLabel, QLineEdit, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.errors import ConnectError, DemoBuildCancelled
+from recall_gui.core.base.errors import ConnectError, DemoBuildCancelled
 from recall_gui.core.messages import user_message
 from recall_gui.qt.pages.inputs import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry

@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from recall_gui.qt.main_window import MainWindow
 from tests.inspecttools import NAME, SOURCES, TIDES_AFTER, History, lancedb_versions, write_history
 from tests.kbtools import PASSAGES, cosh_entry, snapshot_tree, write_perturbed_table, write_registry
-from tests.qt.conftest import WindowFactory, run, run_until, waiting_for
+from tests.qt.conftest import WindowFactory, run, until, waiting_for
 
 
 @pytest.fixture
@@ -317,8 +317,8 @@ def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
 ) -> None:
     from PySide6.QtGui import QColor
 
-    from recall_gui.core.projection import Projection
-    from recall_gui.core.table_map import TableMap
+    from recall_gui.core.inspect.table_map import TableMap
+    from recall_gui.core.session.map_cache import Projection
     from recall_gui.qt.panels.map_view import CHUNK_POINTS, PREVIEW_POINTS, MapView
 
     rows = 50_000
@@ -338,5 +338,5 @@ def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
     view.box.translateBy(x=0.1)
     assert view.moving and not view.points.isVisible()
     assert 0 < len(view.preview.data) <= PREVIEW_POINTS
-    run_until(loop, lambda: not view.moving, "the map settles after the pan")
+    run(loop, until(lambda: not view.moving, "the view has rested"))
     assert not view.moving and view.points.isVisible() and view.points_drawn == rows

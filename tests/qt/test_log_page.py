@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from recall_gui.core.agent_log import CallRecord, LogSwitch
-from recall_gui.core.app_settings import MB, AppSettings, SettingsStore
-from recall_gui.core.browse import BrowseRow
+from recall_gui.core.agents.agent_log import CallRecord, LogSwitch
+from recall_gui.core.base.app_settings import MB, AppSettings, SettingsStore
+from recall_gui.core.tables.browse import BrowseRow
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.models.call_results_model import CHANGE, CONTENT, NOT_THERE, RANK
 from recall_gui.qt.models.calls_model import CLIENT, DATABASE, QUERY, RESULTS
@@ -314,6 +314,17 @@ def test_a_call_through_the_agent_view_appears_in_the_log(
     assert record.client == "recall-gui agent view"
     assert record.result_ids == tuple(hit["id"] for hit in json.loads(payload.text)["results"])
     assert shown(page, CLIENT) == [f"recall-gui agent view {record.client_version}"]
+    # The window's own call is listed, but not counted as an agent's: neither here nor by coverage.
+    assert page.caption.text() == (
+        "0 calls by agents and 1 by this window's Agent view (not counted as agents'), newest first"
+    )
+    page.tabs.setCurrentIndex(1)
+    with waiting_for(loop, page.coverageFinished):
+        page.coverage_button.click()
+    assert page.coverage is not None and (page.coverage.returned, page.coverage.calls) == (0, 0)
+    assert page.coverage_summary.text().startswith(
+        f"0 of {len(kb.ids)} entries (0%) of {kb.name} were returned to agents at least once by 0 calls; "
+    )
 
 
 def test_a_log_larger_than_the_window_holds_shows_its_newest_calls_and_says_so(

@@ -15,9 +15,9 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.folders import open_table
-from recall_gui.core.harness import Harness
-from recall_gui.core.registry import EmbedderSpec, load_registry
+from recall_gui.core.registry.registry import EmbedderSpec, load_registry
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.tables.folders import open_table
 from recall_gui.qt.panels.database_bar import OPENED_HEADER
 from tests.foldertools import write_langchain_table, write_wide_table
 from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
@@ -233,7 +233,7 @@ def test_add_to_agents_databases_registers_it_and_the_mcp_server_offers_it(
     loop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    from recall_gui.agent_probe import probe_call, probe_listing
+    from recall_gui.mcp.probe import probe_call, probe_listing
 
     db = tmp_path / "langchain"
     write_langchain_table(db, "vectorstore", passage_vectors)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from PySide6.QtWidgets import QApplication, QLabel
 
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base.errors import RecallError
 from recall_gui.core.messages import user_message
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.query_op import NewestWins

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.harness import Harness
+from recall_gui.core.search.harness import Harness
 from recall_gui.qt.pages.inputs import Inputs
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
@@ -216,6 +216,27 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     assert list(records[0]) == ["Rank", "ID", "Content", "Distance (squared L2)"]
 
 
+def test_export_of_search_results_writes_their_metadata_columns_too(
+    make_kb: Callable[..., KnowledgeBase],
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    kb = make_kb(extra={"source": [f"doc-{i}.md" for i in range(12)], "page": list(range(12))})
+    window = open_window(kb.registry_dir)
+    run(loop, window.knowledge.search(Inputs("cities in Europe", 4)))
+    shown = column(window.knowledge.results.results_table, 1)
+    number = {entry_id: kb.ids.index(entry_id) for entry_id in shown}
+
+    assert run(loop, window.knowledge.export_to(tmp_path / "out.csv", "csv")) == 4
+    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))
+    assert rows[0] == ["Rank", "ID", "Content", "Distance (squared L2)", "source", "page"]
+    assert [r[4:] for r in rows[1:]] == [[f"doc-{number[i]}.md", str(number[i])] for i in shown]
+    assert run(loop, window.knowledge.export_to(tmp_path / "out.json", "json")) == 4
+    records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert [(r["source"], r["page"]) for r in records] == [(f"doc-{number[i]}.md", number[i]) for i in shown]
+
+
 def test_the_detail_shows_the_whole_entry_its_other_columns_and_its_vector(
     make_kb: Callable[..., KnowledgeBase], open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
@@ -296,3 +317,27 @@ def test_a_search_that_took_a_slower_way_says_why(
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()
     assert "Searched with LanceDB's flat scan: exact search in memory is off" in banner.text()
+
+
+def test_an_exact_search_without_int8_codes_says_why(
+    kb: KnowledgeBase,
+    loop: asyncio.AbstractEventLoop,
+    open_window: WindowFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "vectors").write_text("a file where the float32 copies of the vectors would go")
+    monkeypatch.setenv("RECALL_GUI_CACHE_DIR", str(cache))
+    window = open_window(kb.registry_dir)
+    run(loop, window.knowledge.search(Inputs(QUERY, 3)))
+    assert window.knowledge.status_search.text().endswith("(exact search in memory, squared L2)")
+    banner = window.banner.findChild(QLabel, "bannerText")
+    assert banner is not None and window.banner.isVisible()
+    assert "Searched with exact search in memory: the float32 copy of the vectors could not be written" in (
+        banner.text()
+    )
+    assert [window.knowledge.results.results_model.hit(i).id for i in range(3)] == core_ids(
+        loop, kb, QUERY, 3
+    )

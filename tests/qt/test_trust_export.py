@@ -80,7 +80,9 @@ def test_cancel_in_the_progress_dialog_leaves_no_file(
 ) -> None:
     window = open_window(long_kb.registry_dir)
     browse(window, loop)
-    monkeypatch.setattr("recall_gui.core.table_export.BATCH_ROWS", 500)  # several batches to cancel between
+    monkeypatch.setattr(
+        "recall_gui.core.tables.table_export.BATCH_ROWS", 500
+    )  # several batches to cancel between
     shown = []
     update = export_dialog.ExportProgress.update
 

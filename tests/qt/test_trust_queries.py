@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QSpinBox, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.types import MAX_QUERY_CHARS
+from recall_gui.core.base.types import MAX_QUERY_CHARS
 from recall_gui.qt.main_window import MainWindow
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.paging import DEFAULT_PAGE_SIZE
-from recall_gui.core.registry import load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.tables.paging import DEFAULT_PAGE_SIZE
 from tests.core.test_read_only import ROOT, session_env
 from tests.kbtools import (
     PASSAGES,

@@ -16,8 +16,8 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QPlainTextEdit, QPushButton
 
-from recall_gui.core.health import DatabaseHealth
-from recall_gui.core.registry import Registry, load_registry
+from recall_gui.core.registry.registry import Registry, load_registry
+from recall_gui.core.search.health import DatabaseHealth
 from recall_gui.qt import main_window
 from recall_gui.qt.panels import database_bar
 from recall_gui.qt.panels.database_bar import DatabaseBar
@@ -41,7 +41,7 @@ class SlowReads:
         self.threads.append(threading.current_thread())
         registry = load_registry(directory, previous)
         self.after_read()
-        time.sleep(SLOW_READ_S)  # fixed sleep, justified: a slow storage is the condition under test
+        time.sleep(SLOW_READ_S)  # fixed on purpose: the slow registry read this test simulates
         return registry
 
 

@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 from recall_gui.qt.main_window import MainWindow
 from tests.core.test_remote_storage import s3_kb
 from tests.kbtools import KnowledgeBase, snapshot_tree
-from tests.qt.conftest import WindowFactory, run_until, waiting_for
+from tests.qt.conftest import WindowFactory, until, waiting_for
 from tests.qt.trusttools import StallMeter, banner, column, core_ids
 from tests.s3server import SECRET_KEY, S3Location
 
@@ -56,7 +56,7 @@ def search_with_keys(
             started = time.monotonic()
             qtbot.keyClick(query, Qt.Key.Key_Return)
             QTimer.singleShot(300, type_key)
-        run_until(loop, lambda: typed, "the key typed 300 ms after Enter reached the box")
+        loop.run_until_complete(until(lambda: bool(typed), "the key is typed"))
     finally:
         window.knowledge.searchFinished.disconnect(search_finished)
     assert query.text() == QUERY + "!"

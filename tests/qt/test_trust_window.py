@@ -7,15 +7,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QToolButton, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QToolButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.main_window import MainWindow
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
-from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.conftest import WindowFactory, run, until, waiting_for
 from tests.qt.trusttools import banner
 
 
@@ -137,8 +137,7 @@ def test_the_page_holds_at_800_by_500_with_long_names_and_a_long_query(
     query = "how do generators work in python when iterating lazily over a very long sequence of values " * 2
     search(window, loop, qtbot, query)
     window.show_message(UserMessage("A message, as the banner often shows one", "With what to do.", "info"))
-    qtbot.waitUntil(lambda: banner(window)[0] == "A message, as the banner often shows one")
-    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # the layouts the banner asked for
+    run(loop, until(window.banner.isVisible, "the banner is shown"))
     assert (window.width(), window.height()) == (800, 500)
     knowledge = window.knowledge
     caption = knowledge.results.caption

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core import harness as harness_module
-from recall_gui.core import registry as registry_module
-from recall_gui.core.errors import DatabaseNotFoundError
+from recall_gui.core.base.errors import DatabaseNotFoundError
+from recall_gui.core.registry import registry as registry_module
+from recall_gui.core.search import harness as harness_module
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QTableWidget
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.method_comparison import compare_lists
+from recall_gui.core.search.method_comparison import compare_lists
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, waiting_for
 

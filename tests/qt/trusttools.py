@@ -12,7 +12,7 @@ from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QTableView, QWidget
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.harness import Harness
+from recall_gui.core.search.harness import Harness
 from recall_gui.qt.main_window import MainWindow
 from tests.qt.conftest import run
 

@@ -23,10 +23,10 @@ from urllib.parse import quote, urlsplit
 import httpx
 import numpy as np
 
-from recall_gui.core.credentials import masked, url_secrets
+from recall_gui.core.base.credentials import masked, url_secrets
+from recall_gui.core.base.endpoints import address_problem, header_value_problem
+from recall_gui.core.base.errors import ProviderError
 from recall_gui.core.embedders.base import Vector
-from recall_gui.core.endpoints import address_problem, header_value_problem
-from recall_gui.core.errors import ProviderError
 
 TIMEOUT_ENV = "RECALL_GUI_HTTP_TIMEOUT"
 DEFAULT_TIMEOUT_S = 30.0

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.compat import NO_SPINNING
+from recall_gui.core.base.compat import NO_SPINNING
 from recall_gui.core.embedders.base import Vector
 
 #: Files fastembed's tokenizer loading would read too if the folder held them (this one reads neither).

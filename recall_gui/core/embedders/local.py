@@ -21,11 +21,13 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from recall_gui.core.compat import (
+from recall_gui.core.base.compat import (
     direct_embedding_checked,
     fastembed_model_descriptions,
     onnxruntime_sessions_without_spinning,
 )
+from recall_gui.core.base.endpoints import address_problem
+from recall_gui.core.base.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.embedders.base import Vector
 from recall_gui.core.embedders.offline import (
     OFFLINE_DIM,
@@ -34,9 +36,7 @@ from recall_gui.core.embedders.offline import (
     register_offline_model,
     stage_offline_model,
 )
-from recall_gui.core.endpoints import address_problem
-from recall_gui.core.errors import EmbedderError, ModelUnavailableError
-from recall_gui.core.models import LOCAL_MODELS, OFFLINE_SERVABLE, local_model
+from recall_gui.core.registry.models import LOCAL_MODELS, OFFLINE_SERVABLE, local_model
 
 HUB_HOST = "huggingface.co"
 HUB_CHECK_TIMEOUT_S = 3.0

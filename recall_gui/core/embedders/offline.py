@@ -15,9 +15,9 @@ import threading
 from importlib import resources
 from pathlib import Path
 
-from recall_gui.core.compat import fastembed_model_descriptions
-from recall_gui.core.errors import ModelUnavailableError
-from recall_gui.core.paths import app_cache_dir
+from recall_gui.core.base.compat import fastembed_model_descriptions
+from recall_gui.core.base.errors import ModelUnavailableError
+from recall_gui.core.base.paths import app_cache_dir
 
 #: The name the packaged model is registered under in fastembed.
 OFFLINE_MODEL_ID = "recall-gui/all-MiniLM-L6-v2-int8"

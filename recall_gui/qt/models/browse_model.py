@@ -1,7 +1,8 @@
 """Browsing a whole table: rows arrive page by page as the view scrolls (Qt's fetch-more protocol).
 
 The row count grows as the user scrolls towards the end, one page per ``fetchMore``; the rows themselves live
-in a :class:`~recall_gui.core.paging.PageCache`, so only the most recently viewed pages are in memory and a
+in a :class:`~recall_gui.core.tables.paging.PageCache`, so only the most recently viewed pages are in memory
+and a
 1M-row table scrolls with flat memory. A page dropped from memory is fetched again when it comes back into
 view. Pages that arrive after the model was reset (another table, another filter) are discarded.
 """
@@ -15,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from recall_gui.core.export import ExportColumn
-from recall_gui.core.paging import DEFAULT_MAX_PAGES, DEFAULT_PAGE_SIZE, PageCache
+from recall_gui.core.tables import DEFAULT_MAX_PAGES, DEFAULT_PAGE_SIZE, ExportColumn, PageCache
 from recall_gui.qt.models.roles import (
     ITEM_ROLE,
     PREVIEW_CHARS,
@@ -29,7 +29,7 @@ from recall_gui.qt.models.roles import (
 )
 
 if TYPE_CHECKING:
-    from recall_gui.core.browse import BrowseRow, Page
+    from recall_gui.core.tables import BrowseRow, Page
 
 #: Fetches ``limit`` rows from ``offset`` of the table being browsed.
 PageFetcher = Callable[[int, int], Awaitable["Page"]]

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QIcon
 
-from recall_gui.core.credentials import masked
+from recall_gui.core.base import masked
 from recall_gui.core.messages import health_label
 from recall_gui.core.registry import DatabaseEntry, Registry
 
 if TYPE_CHECKING:
-    from recall_gui.core.health import DatabaseHealth
+    from recall_gui.core.search import DatabaseHealth
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 #: An opened table's key (its place), on the rows of the "Opened" group.

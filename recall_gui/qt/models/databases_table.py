@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from recall_gui.core.credentials import masked
+from recall_gui.core.base import masked
 from recall_gui.core.registry import DatabaseEntry, Registry
 
 ACTIVE, NAME, EMBEDDING = range(3)

@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from recall_gui.core.types import METRIC_NAMES, SearchHit, SearchResult
+from recall_gui.core.base import METRIC_NAMES, SearchHit, SearchResult
 from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
 
 RANK, ID, CONTENT, DISTANCE = range(4)

@@ -9,7 +9,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
-from recall_gui.core import captions, export
+from recall_gui.core.base import one_line as one_caption_line
+from recall_gui.core.tables import plain_value as export_plain_value
 
 #: The cell's full value (int, float or full text), for sorting, copying and export; the display text may
 #: be shortened (one line, rounded) but this never is.
@@ -46,12 +47,12 @@ def header_data(
 
 def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
     """The first ``limit`` characters of ``text`` on one line (runs of whitespace become one space)."""
-    return captions.one_line(text, limit)
+    return one_caption_line(text, limit)
 
 
 def plain_value(value: Any) -> Any:
     """A metadata value as JSON can hold it (the core's rule, which a whole-table export follows too)."""
-    return export.plain_value(value)
+    return export_plain_value(value)
 
 
 def cell_text(value: Any, limit: int = PREVIEW_CHARS) -> str:

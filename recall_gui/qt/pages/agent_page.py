@@ -1,7 +1,7 @@
 """The Agent view: the tool and a search as an MCP client receives them from the real server.
 
 Everything shown here went through ``recall-gui mcp`` and the SDK's own client
-(:mod:`recall_gui.agent_probe`): the tool listing (name, description, input schema, the server's name and
+(:mod:`recall_gui.mcp.probe`): the tool listing (name, description, input schema, the server's name and
 protocol version), a diff between the served description and the one the description page shows, and the
 raw payload of the knowledge page's current query, compared with the window's own search for the same
 arguments. What the other pages hold comes from the services' drafts, never from their widgets.
@@ -24,19 +24,13 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from recall_gui.agent_probe import AgentListing, AgentPayload
-from recall_gui.core.agent_check import (
-    DescriptionVerdict,
-    WindowAnswer,
-    compare_payload,
-    judge_description,
-)
-from recall_gui.core.agent_scope import ViewScope, agent_scope_of, differences
+from recall_gui.core.agents import DescriptionVerdict, WindowAnswer, compare_payload, judge_description
+from recall_gui.core.base import TOOL_NAME, RecallError, compose_description
 from recall_gui.core.drafts import SearchDraft
-from recall_gui.core.errors import RecallError
+from recall_gui.core.inspect import diff_lines
 from recall_gui.core.registry import DatabaseEntry
-from recall_gui.core.text_diff import diff_lines
-from recall_gui.core.tool import TOOL_NAME, compose_description
+from recall_gui.core.search import ViewScope, agent_scope_of, differences
+from recall_gui.mcp.probe import AgentListing, AgentPayload
 from recall_gui.qt.agent_server import AgentServer, ServerState, ServerTarget
 from recall_gui.qt.panels.diff_view import DiffView
 from recall_gui.qt.panels.status_note import StatusNote, Tone

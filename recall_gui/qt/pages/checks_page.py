@@ -3,7 +3,7 @@ through the agent's own search, with what changed since the last run.
 
 The golden file is shared with the knowledge page through :class:`~recall_gui.qt.golden_checks.
 GoldenChecks` ("Add as golden check" there adds to it). A run is a kept task (Esc or Cancel stops it);
-its ranks are kept in the app's data dir (:mod:`recall_gui.core.check_history`) for the next run to
+its ranks are kept in the app's data dir (:mod:`recall_gui.core.agents.check_history`) for the next run to
 compare with, never beside the golden file or in a knowledge base.
 """
 
@@ -14,11 +14,12 @@ import datetime as dt
 import importlib
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QItemSelection, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -32,21 +33,34 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.errors import GoldenFileError
-from recall_gui.core.golden import default_checks_dir
+from recall_gui.core.agents import default_checks_dir, folder_text, place_text
+from recall_gui.core.base import GoldenFileError, InvalidInputError, RecallError, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.check_views import CompareView, VersionsView
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import PlaceholderTableView, group_box, push_button, selectable_label, text_view
+from recall_gui.qt.widgets import (
+    PlaceholderTableView,
+    engine_combo,
+    group_box,
+    push_button,
+    selectable_label,
+    text_view,
+)
 
 if TYPE_CHECKING:
-    from recall_gui.core.check_comparison import Comparison, VersionsReport
-    from recall_gui.core.check_history import Change, LastRun
-    from recall_gui.core.checks import CheckOutcome, CheckRun
-    from recall_gui.core.golden import GoldenCheck
+    from recall_gui.core.agents import (
+        Change,
+        CheckOutcome,
+        CheckRun,
+        Comparison,
+        GoldenCheck,
+        LastRun,
+        VersionsReport,
+    )
+    from recall_gui.core.search import Harness
 
 FILE_FILTER = "Golden checks (*.json);;All files (*)"
 EMPTY_HINT = (
@@ -68,14 +82,26 @@ def shown_path(path: Path) -> str:
 
 
 def outcome_text(
-    check: GoldenCheck, outcome: CheckOutcome | None, change: Change | None, last: LastRun | None
+    check: GoldenCheck,
+    outcome: CheckOutcome | None,
+    change: Change | None,
+    last: LastRun | None,
+    place: str = "",
 ) -> str:
-    """The selected check in full: the question, each expected id's rank (and last time's), and the ids
-    the agent got, in order."""
-    lines = [f"{json.dumps(check.query, ensure_ascii=False)} in {check.db_name}, limit {check.limit}"]
+    """The selected check in full: the question, where it runs (``place``), each expected id's rank (and
+    last time's), and the ids the agent got, in order."""
+    place = place or check.named
+    lines = [f"{json.dumps(check.query, ensure_ascii=False)} in {place}, limit {check.limit}"]
+    if check.folder is not None:
+        lines.append(
+            f"The check names the {folder_text(check.folder)}: it runs on the registered database that "
+            "reads that table, or on the folder until it is registered."
+        )
     if outcome is None:
         lines += ["", "Not run yet. Expected ids:", *(f"  {entry_id}" for entry_id in check.expect)]
         return "\n".join(lines)
+    if outcome.searched and outcome.searched != place:
+        lines.append(f"The last run searched {outcome.searched}.")
     if outcome.error is not None:
         lines += ["", f"Could not run: {outcome.error}"]
         if outcome.hint:
@@ -94,10 +120,11 @@ def outcome_text(
         lines += [
             "",
             f"Recall {metrics.recall:.3f} · reciprocal rank {metrics.reciprocal_rank:.3f} · nDCG "
-            f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of {check.db_name})",
+            f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of "
+            f"{outcome.searched or place})",
         ]
     if outcome.near_copies:
-        from recall_gui.core.shadowing import crowding_text
+        from recall_gui.core.agents import crowding_text
 
         lines += ["", f"Pushed out? {crowding_text(outcome.near_copies)}"]
     if change is not None:
@@ -118,6 +145,8 @@ class ChecksPage(QWidget):
 
     #: A run finished (or was cancelled, or failed): the table and the note show its outcome.
     runFinished = Signal()
+    #: An edit typed in a cell was written to the golden file, or refused (the banner says why).
+    editFinished = Signal()
 
     def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -128,12 +157,18 @@ class ChecksPage(QWidget):
         self.last_run: CheckRun | None = None
         #: The run before the last one, which the last one was compared with.
         self.previous: LastRun | None = None
+        #: The checks the last Remove took out, with their places: what Undo puts back.
+        self._removed: tuple[tuple[int, GoldenCheck], ...] = ()
         self._build_widgets()
         self._lay_out()
         self.new_button.clicked.connect(self.ask_new)
         self.open_button.clicked.connect(self.ask_open)
         self.save_as_button.clicked.connect(self.ask_save_as)
         self.remove_button.clicked.connect(self.remove_selected)
+        self.undo_button.clicked.connect(self.undo_remove)
+        undo = QShortcut(QKeySequence(QKeySequence.StandardKey.Undo), self)
+        undo.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        undo.activated.connect(self.undo_remove)
         self.run_button.clicked.connect(self.request_run)
         self.cancel_button.clicked.connect(self.cancel)
         self.versions_button.clicked.connect(self.request_versions)
@@ -177,8 +212,11 @@ class ChecksPage(QWidget):
             "Run checks", "checksRunButton", "Run every check through the agent's search"
         )
         self.cancel_button = push_button("Cancel", "checksCancelButton", "Stop the run (Esc)")
+        self.engine_combo = engine_combo("checksEngine")
         self.run_button.setDefault(True)
         self.note = StatusNote("checksNote")
+        self.undo_button = push_button("Undo", "checksUndoButton", "Put the removed checks back (Ctrl+Z)")
+        self.undo_button.hide()
         self.progress = QProgressBar()
         self.progress.setObjectName("checksProgress")
         self.progress.setTextVisible(True)
@@ -212,6 +250,14 @@ class ChecksPage(QWidget):
             "A: each check's database, B: this one (the same ids, e.g. another model) with its own model",
         )
 
+    def _note_row(self) -> QHBoxLayout:
+        """The note, and Undo beside it after a Remove."""
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.note, 1)
+        row.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignTop)
+        return row
+
     def _lay_out(self) -> None:
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -223,6 +269,8 @@ class ChecksPage(QWidget):
         actions.setContentsMargins(0, 0, 0, 0)
         for button in (self.run_button, self.cancel_button, self.remove_button):
             actions.addWidget(button)
+        actions.addWidget(QLabel("Engine:"))
+        actions.addWidget(self.engine_combo)
         actions.addWidget(self.progress, 1)
         actions.addStretch(0)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -260,7 +308,7 @@ class ChecksPage(QWidget):
         layout.setSpacing(8)
         layout.addLayout(top)
         layout.addLayout(actions)
-        layout.addWidget(self.note)
+        layout.addLayout(self._note_row())
         layout.addWidget(splitter, 1)
 
     # --- what is shown --------------------------------------------------------------------------------
@@ -269,8 +317,9 @@ class ChecksPage(QWidget):
         golden = self.golden
         self.file_label.setText(shown_path(golden.path) + ("   (not saved)" if golden.unsaved else ""))
         self.file_label.setToolTip(golden.unsaved or golden.problem or str(golden.path))
-        self.model.set_checks(golden.checks)
+        self.model.set_checks(golden.checks, self._places())
         self.remove_button.setEnabled(False)
+        self.undo_button.hide()
         self._show_detail()
         if self.services.tasks.running("checks"):
             return
@@ -288,8 +337,12 @@ class ChecksPage(QWidget):
             self.note.show_note(self._not_run_text(), "neutral")
         self.run_button.setEnabled(bool(golden.checks))
 
+    def _places(self) -> tuple[str, ...]:
+        registry = self.services.registry
+        return tuple(place_text(check, registry) for check in self.golden.checks)
+
     def _not_run_text(self) -> str:
-        from recall_gui.core.check_history import load_last_run
+        from recall_gui.core.agents import load_last_run
 
         count = len(self.golden.checks)
         text = (
@@ -303,10 +356,12 @@ class ChecksPage(QWidget):
         return text
 
     def _set_running(self, running: bool) -> None:
+        # The checks stay as they are while they run: cells are edited between runs.
+        self.model.on_edit = None if running else self._edit_cell
         self.progress.setVisible(running)
         self.cancel_button.setEnabled(running)
         self.run_button.setEnabled(not running and self.golden.loaded and bool(self.golden.checks))
-        for button in (self.new_button, self.open_button, self.save_as_button):
+        for button in (self.new_button, self.open_button, self.save_as_button, self.engine_combo):
             button.setEnabled(not running)
 
     def _selected_rows(self) -> list[int]:
@@ -325,7 +380,11 @@ class ChecksPage(QWidget):
             return
         row = rows[0]
         text = outcome_text(
-            self.model.check(row), self.model.outcome(row), self.model.change(row), self.previous
+            self.model.check(row),
+            self.model.outcome(row),
+            self.model.change(row),
+            self.previous,
+            self.model.place(row),
         )
         self.detail.setPlainText(text)
 
@@ -334,9 +393,7 @@ class ChecksPage(QWidget):
     async def run_checks(self) -> CheckRun | None:
         """Run every check of the golden file through the agent's search; show pass/fail, the ranks and
         what moved since the last run, then keep this run for the next one to compare with."""
-        from recall_gui.core.check_history import change_since, load_last_run, save_run
-        from recall_gui.core.checks import run_checks
-        from recall_gui.core.shadowing import with_crowding
+        from recall_gui.core.agents import change_since, load_last_run, save_run
 
         golden = self.golden
         checks, path = golden.checks, golden.path
@@ -352,8 +409,12 @@ class ChecksPage(QWidget):
         try:
             previous = load_last_run(path)
             harness = await self.services.harness()
-            run = await run_checks(harness, checks, lambda done, _total: self.progress.setValue(done))
-            run = await with_crowding(harness, run)
+            run = await self._engine_run(harness, checks)
+        except RecallError as error:  # the Ray engine could not start (the local one reports per check)
+            self.note.show_note(error.full_text(), "bad")
+            self.services.set_activity("Ready")
+            self.runFinished.emit()
+            return None
         except asyncio.CancelledError:
             self.note.show_note(
                 f"Cancelled after {self.progress.value()} of {len(checks)} checks; nothing was kept.",
@@ -384,6 +445,22 @@ class ChecksPage(QWidget):
         self.runFinished.emit()
         return run
 
+    async def _engine_run(self, harness: Harness, checks: Sequence[GoldenCheck]) -> CheckRun:
+        """The checks on the engine chosen: this process's harness, or Ray."""
+        from recall_gui.core.agents import run_checks
+
+        def progress(done: int, _total: int) -> None:
+            self.progress.setValue(done)
+
+        if self.engine_combo.currentData() != "ray":
+            from recall_gui.core.agents import with_crowding
+
+            return await with_crowding(harness, await run_checks(harness, checks, progress))
+        from recall_gui.core.agents import run_checks_in_ray
+        from recall_gui.core.base import window_address
+
+        return await run_checks_in_ray(harness.registry_dir, checks, progress, address=window_address())
+
     def _show_summary(
         self, run: CheckRun, changes: tuple[Change, ...], previous: LastRun | None, elapsed: float
     ) -> None:
@@ -402,7 +479,7 @@ class ChecksPage(QWidget):
 
     async def run_on_versions(self) -> VersionsReport | None:
         """Every check on every version of its table still on disk (read-only checkouts), charted."""
-        from recall_gui.core.check_comparison import run_on_versions
+        from recall_gui.core.agents import run_on_versions
 
         checks = self.golden.checks
         if not checks:
@@ -415,7 +492,7 @@ class ChecksPage(QWidget):
 
     async def compare(self, version: int | None = None, other: str | None = None) -> Comparison | None:
         """A/B: A is each check's database at ``version`` (or its latest), B the latest (or ``other``)."""
-        from recall_gui.core.check_comparison import compare_checks
+        from recall_gui.core.agents import compare_checks
 
         checks = self.golden.checks
         entry = self.services.registry.get(other) if other is not None else None
@@ -436,7 +513,10 @@ class ChecksPage(QWidget):
         self.services.tasks.start(self.compare(version, other), key="checks")
 
     def follow_registry(self) -> None:
-        """Offer the registry's databases as B of a comparison."""
+        """Offer the registry's databases as B of a comparison; say where each check runs now."""
+        if self.golden.loaded:
+            self.model.set_places(self._places())
+            self._show_detail()
         self.compare_database.show_registry(self.services.registry)
 
     def open_file(self, path: Path) -> bool:
@@ -471,13 +551,63 @@ class ChecksPage(QWidget):
         self._show_file()
 
     def remove_selected(self) -> None:
+        """Remove the selected checks from the file; the note offers to put them back (Undo, Ctrl+Z)."""
         keys = [self.model.check(row).key for row in self._selected_rows()]
         if not keys:
             return
         try:
-            self.golden.remove(keys)
+            removed = self.golden.remove(keys)
         except GoldenFileError as error:
             self.services.show_error(error)
+            return
+        self._removed = removed
+        what = f"the check {quoted(removed[0][1].query)}" if len(removed) == 1 else f"{len(removed):,} checks"
+        self.note.show_note(f"Removed {what} from {self.golden.path.name}.", "neutral")
+        self.undo_button.show()
+
+    def undo_remove(self) -> None:
+        """Put the checks the last Remove took out back in their places."""
+        if not self._removed or self.undo_button.isHidden():
+            return
+        removed, self._removed = self._removed, ()
+        try:
+            self.golden.restore(removed)
+        except GoldenFileError as error:
+            self.services.show_error(error)
+            return
+        count = len(removed)
+        self.note.show_note(f"Put back {count:,} check{'s' if count != 1 else ''}.", "neutral")
+
+    def _edit_cell(self, row: int, field: str, value: object) -> bool:
+        """An edit typed in a cell; applied once the editor has closed (the table is shown again then)."""
+        check = self.model.check(row)
+        QTimer.singleShot(0, lambda: self.edit_check(check, field, value))
+        return True
+
+    def edit_check(self, check: GoldenCheck, field: str, value: object) -> GoldenCheck | None:
+        """``check`` with its query, ids (comma-separated text) or limit changed, written to the golden
+        file in its place; a value it cannot take is refused with the reason and changes nothing."""
+        from recall_gui.core.agents import edited
+
+        try:
+            if field == "limit":
+                if not isinstance(value, int) or isinstance(value, bool):
+                    raise InvalidInputError(f"the limit must be a whole number, not {value!r}")
+                new = edited(check, limit=value)
+            elif field == "query":
+                new = edited(check, query=str(value))
+            else:
+                new = edited(check, ids=str(value))
+            if new != check:
+                self.golden.edit(check.key, new)
+        except InvalidInputError as error:
+            unsaved = self.golden.unsaved is not None and isinstance(error, GoldenFileError)
+            message = error.message if unsaved else f"The check was not changed: {error.message}"
+            self.services.show_message(UserMessage(message, error.hint, "warning"))
+            self.editFinished.emit()
+            return None
+        self.editFinished.emit()
+        return new
 
     # --- slots (thin) ---------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """Activate, Deactivate and Unregister a registered database from the window, each undone from the banner.
 
-The change is the core's (:func:`~recall_gui.core.registry.change_active`,
-:func:`~recall_gui.core.registry.unregister_database`): one name or entry, under the registry's lock, on a
+The change is the core's (:func:`~recall_gui.core.registry.registry.change_active`,
+:func:`~recall_gui.core.registry.registry.unregister_database`): one name or entry, under the registry's lock,
+on a
 worker thread. The banner then says what was done and offers Undo, which puts back exactly what was
 there (an unregistered entry, unknown fields and all, in its place). The knowledge base is never touched.
 """
@@ -16,7 +17,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QWidget
 
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.registry import RemovedEntry, change_active, restore_database, unregister_database
 from recall_gui.qt.services import WindowServices

@@ -38,14 +38,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.base import DEFAULT_DESCRIPTION, Recall, RecallError, compose_description
 from recall_gui.core.drafts import DescriptionState, SuffixStatus
-from recall_gui.core.errors import RecallError
 from recall_gui.core.messages import UserMessage, user_message
-from recall_gui.core.registry import Registry, set_active
-from recall_gui.core.suffix import SuffixWarning
-from recall_gui.core.suffix_drift import SuffixDrift
-from recall_gui.core.suffix_store import LEGACY_BACKUP, LEGACY_FILE, UNREADABLE_TAG, SuffixMode
-from recall_gui.core.tool import DEFAULT_DESCRIPTION, Recall, compose_description
+from recall_gui.core.registry import (
+    LEGACY_BACKUP,
+    LEGACY_FILE,
+    UNREADABLE_TAG,
+    Registry,
+    SuffixDrift,
+    SuffixMode,
+    SuffixWarning,
+    set_active,
+)
 from recall_gui.qt.models.databases_table import ACTIVE, EMBEDDING, NAME, DatabasesTableModel
 from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.panels.status_note import StatusNote, Tone, tint
@@ -602,10 +607,10 @@ class DescriptionPage(QWidget):
         if warnings:  # saved as the user chose, but they should know
             first = warnings[0]
             self.services.show_message(
-                UserMessage(f"Suffix saved.{kept} {first.message}", first.hint, "warning")
+                UserMessage(f"Suffix saved.{kept} {first.message}", first.hint, "warning", "description")
             )
         else:
             self.services.show_message(
-                UserMessage(f"Suffix saved: agents get it from now on.{kept}", None, "info")
+                UserMessage(f"Suffix saved: agents get it from now on.{kept}", None, "info", "description")
             )
         return True

@@ -1,7 +1,7 @@
 """The Duplicates page: groups of near-duplicate entries of one database, side by side so the user can
 judge them.
 
-The search compares every pair of the table's vectors in memory (:mod:`recall_gui.core.duplicates`), a
+The search compares every pair of the table's vectors in memory (:mod:`recall_gui.core.inspect.duplicates`), a
 tile at a time on the session's compute thread, with progress; Cancel (or Esc) stops it after the tile in
 flight. The groups list on the left shows each group's size and largest distance; the selected group's
 entries stand side by side on the right, with the words that differ from the first entry marked.
@@ -10,6 +10,7 @@ entries stand side by side on the right, with the words that differ from the fir
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
@@ -31,17 +32,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
-from recall_gui.core.errors import RecallError
-from recall_gui.core.text_diff import changed_ranges
+from recall_gui.core.base import RecallError
+from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS, changed_ranges
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote, tint
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import push_button, text_view
+from recall_gui.qt.widgets import engine_combo, push_button, text_view
 
 if TYPE_CHECKING:
-    from recall_gui.core.duplicates import DuplicateGroup, DuplicateReport
+    from recall_gui.core.inspect import DuplicateGroup, DuplicateReport
 
 METRIC_LABELS = {"cosine": "cosine distance", "l2": "squared L2 distance"}
 #: The width of one entry beside the others.
@@ -50,7 +50,8 @@ MARK = QColor("#d08a10")
 
 
 class EntryCard(QFrame):
-    """One entry of a group: its id and row, and its content with the words that differ marked."""
+    """One entry of a group: its id and place in the group, and its content with the words that differ
+    marked."""
 
     def __init__(self, title: str, subtitle: str, content: str, marked: tuple[tuple[int, int], ...]) -> None:
         super().__init__()
@@ -89,8 +90,9 @@ def _escape(text: str) -> str:
 
 
 def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[int, int], ...]]]:
-    """Title, subtitle, content and marked ranges of each entry of ``group``: the words of each entry
-    that differ from the first entry (for the first: from the second)."""
+    """Title (the entry's id), subtitle (its place in the group, how it differs), content and marked
+    ranges of each entry of ``group``: the words of each entry that differ from the first entry (for the
+    first: from the second)."""
     entries = group.entries
     first = entries[0].content
     cards = []
@@ -107,12 +109,14 @@ def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[i
             )
             if entry.content != first and not marked:
                 same = "rewritten (too unlike the first to mark words)"
-        cards.append((entry.id, f"row {entry.row_id} · {same}", entry.content, marked))
+        # Its place in the group: LanceDB's row id (fragment << 32 | offset) is no number a user knows.
+        cards.append((entry.id, f"{number + 1} of {len(entries)} · {same}", entry.content, marked))
     return cards
 
 
 class DuplicatesPage(QWidget):
-    """``duplicatesDatabase``, ``duplicatesThreshold``, ``duplicatesMetric``, ``duplicatesFindButton``,
+    """``duplicatesDatabase``, ``duplicatesThreshold``, ``duplicatesMetric``, ``duplicatesEngine``,
+    ``duplicatesFindButton``,
     ``duplicatesCancelButton``, ``duplicatesProgress``, ``duplicatesNote``, ``duplicatesGroups`` and
     ``duplicatesMembers`` (one ``duplicateEntry`` per entry of the selected group)."""
 
@@ -152,6 +156,7 @@ class DuplicatesPage(QWidget):
         self.threshold_spin.setDecimals(4)
         self.threshold_spin.setSingleStep(0.005)
         self.threshold_spin.setToolTip("Entries this close (or closer) count as near-duplicates")
+        self.engine_combo = engine_combo("duplicatesEngine")
         self.find_button = push_button(
             "Find", "duplicatesFindButton", "Compare every pair of entries and group the near-duplicates"
         )
@@ -200,6 +205,9 @@ class DuplicatesPage(QWidget):
         controls.addWidget(QLabel("Within"))
         controls.addWidget(self.threshold_spin)
         controls.addWidget(self.metric_combo)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("Engine:"))
+        controls.addWidget(self.engine_combo)
         controls.addStretch(1)
         controls.addWidget(self.find_button)
         controls.addWidget(self.cancel_button)
@@ -243,14 +251,14 @@ class DuplicatesPage(QWidget):
         self.progress.setVisible(running)
         self.cancel_button.setEnabled(running)
         self.find_button.setEnabled(not running and self.database_combo.count() > 0)
-        for widget in (self.database_combo, self.threshold_spin, self.metric_combo):
+        for widget in (self.database_combo, self.threshold_spin, self.metric_combo, self.engine_combo):
             widget.setEnabled(not running)
 
     # --- operations -----------------------------------------------------------------------------------
 
     async def look_for(self, name: str, threshold: float, metric: str) -> DuplicateReport | None:
         """Look for near-duplicates in the database ``name`` and show them, largest group first."""
-        from recall_gui.core.duplicates import find_duplicates
+        from recall_gui.core.inspect import find_duplicates
 
         entry = self.services.registry.get(name)
         if entry is None:
@@ -261,7 +269,13 @@ class DuplicatesPage(QWidget):
         self.services.set_activity(f"Looking for near-duplicates in {name}…")
         try:
             session = await self.services.session()
-            report = await find_duplicates(
+            find = find_duplicates
+            if self.engine_combo.currentData() == "ray":
+                from recall_gui.core.base import window_address
+                from recall_gui.core.inspect import find_duplicates_in_ray
+
+                find = functools.partial(find_duplicates_in_ray, address=window_address())
+            report = await find(
                 session,
                 entry.target,
                 threshold=threshold,
@@ -299,7 +313,10 @@ class DuplicatesPage(QWidget):
                 f"No near-duplicates in {name}: no two of its {report.rows:,} entries lie within {label} "
                 f"{report.threshold:g}."
             )
-        self.note.show_note(text, "neutral" if report.groups else "good")
+        left_out = report.left_out_text("the squared L2 distance")
+        if left_out is not None:
+            text += " " + left_out
+        self.note.show_note(text, "neutral" if report.groups or left_out else "good")
         self.groups.setRowCount(len(report.groups))
         for row, group in enumerate(report.groups):
             first = group.entries[0]

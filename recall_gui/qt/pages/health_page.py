@@ -1,4 +1,4 @@
-"""The Health page: one database's health report (:mod:`recall_gui.core.health_scan`) — LanceDB's own
+"""The Health page: one database's health report (:mod:`recall_gui.core.search.health_scan`) — LanceDB's own
 statistics and what one streamed scan finds — with each listed id one double-click from its entry.
 
 The scan runs as a kept task with progress; Cancel (or leaving it to a newer request) stops it between
@@ -21,15 +21,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.captions import plural
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError, plural
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import push_button
 
 if TYPE_CHECKING:
-    from recall_gui.core.health_scan import HealthReport
+    from recall_gui.core.search import HealthReport
 
 #: The role that holds a listed entry's id on its item.
 ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -138,7 +137,7 @@ class HealthPage(QWidget):
 
     async def check(self, name: str) -> HealthReport | None:
         """The report of the database ``name``, shown section by section."""
-        from recall_gui.core.health_scan import health_report
+        from recall_gui.core.search import health_report
 
         entry = self.services.registry.get(name)
         if entry is None:

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.errors import RecallError
-from recall_gui.core.text_diff import diff_lines
+from recall_gui.core.base import RecallError
+from recall_gui.core.inspect import diff_lines
 from recall_gui.qt.pages.scope import TableScope
 from recall_gui.qt.panels.diff_view import DiffView
 from recall_gui.qt.panels.status_note import StatusNote
@@ -33,10 +33,10 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view
 
 if TYPE_CHECKING:
+    from recall_gui.core.base import SearchHit
+    from recall_gui.core.inspect import RowChange, VersionDiff
     from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.types import SearchHit
-    from recall_gui.core.version_diff import RowChange, VersionDiff
-    from recall_gui.core.versions import TableVersion
+    from recall_gui.core.tables import TableVersion
 
 CHANGE_MARKS = {"added": "+ added", "removed": "− removed", "changed": "~ "}
 #: Changes listed at most (the counts above the list are always complete).
@@ -195,7 +195,7 @@ class HistoryPage(QWidget):
 
     async def refresh(self) -> None:
         """List the versions of the knowledge page's current table."""
-        from recall_gui.core.versions import list_versions
+        from recall_gui.core.tables import list_versions
 
         entry = self.knowledge.current
         self._entry, self._stale = entry, False
@@ -205,8 +205,16 @@ class HistoryPage(QWidget):
             self._show_versions(())
             return
         self.title.setText(f"Reading the versions of {entry.name}…")
+
+        def progress(count: int | None, seconds: float) -> None:
+            if entry is self._entry and seconds >= 1:  # a long history: say what it waits for
+                many = f"{count:,} versions" if count is not None else "versions"
+                self.title.setText(
+                    f"Reading the {many} of {entry.name}: {seconds:.0f} s (LanceDB reads each one)…"
+                )
+
         try:
-            versions = await list_versions(await self.services.session(), entry.target)
+            versions = await list_versions(await self.services.session(), entry.target, progress=progress)
         except RecallError as error:
             self.title.setText(f"The versions of {entry.name} could not be read.")
             self.services.show_error(error)
@@ -245,7 +253,7 @@ class HistoryPage(QWidget):
 
     async def compare(self, from_version: int, to_version: int) -> VersionDiff | None:
         """Compare two versions and list what changed."""
-        from recall_gui.core.version_diff import diff_versions
+        from recall_gui.core.inspect import diff_versions
 
         entry = self._entry
         if entry is None:
@@ -300,7 +308,7 @@ class HistoryPage(QWidget):
 
     async def show_change(self, change: RowChange) -> None:
         """The row as it was and as it is, side by side, with the text diff below."""
-        from recall_gui.core.version_diff import fetch_sides
+        from recall_gui.core.inspect import fetch_sides
 
         diff, entry = self._diff, self._entry
         if diff is None or entry is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from recall_gui.core.types import DEFAULT_LIMIT
+from recall_gui.core.base import DEFAULT_LIMIT
 
 
 class Inputs(NamedTuple):

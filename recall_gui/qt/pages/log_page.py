@@ -1,6 +1,6 @@
 """The Agent log page: what agents asked ``recall-gui mcp`` and got, a call replayed now, and coverage.
 
-The calls come from the agent log (:mod:`recall_gui.core.agent_log`), written by every server a client
+The calls come from the agent log (:mod:`recall_gui.core.agents.agent_log`), written by every server a client
 started; the page reads it again when its files change (their stamps are polled while the page is shown).
 Selecting a call shows its results as the agent got them, each entry's content looked up in the table now;
 Replay sends the same arguments through the window's harness and marks ids gained, lost and moved. The
@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.agent_log import (
+from recall_gui.core.agents import (
     SHOWN_LOG_BYTES,
     SWITCH_ENV,
     CallRecord,
@@ -44,9 +44,7 @@ from recall_gui.core.agent_log import (
     Stamp,
     switch_from_env,
 )
-from recall_gui.core.app_settings import MB, AppSettings, SettingsError, SettingsStore
-from recall_gui.core.errors import RecallError
-from recall_gui.core.tool import TOOL_NAME
+from recall_gui.core.base import MB, TOOL_NAME, AppSettings, AppSettingsError, RecallError, SettingsStore
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.call_results_model import CallResultsModel
 from recall_gui.qt.models.calls_model import (
@@ -66,9 +64,8 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, push_button, selectable_label
 
 if TYPE_CHECKING:
-    from recall_gui.core.agent_review import Coverage
-    from recall_gui.core.browse import Page
-    from recall_gui.core.hubs import HubReport
+    from recall_gui.core.agents import Coverage, HubReport
+    from recall_gui.core.tables import Page
 
 #: How often the page looks at the log's files while it is shown (two ``stat`` calls a look).
 POLL_MS = 1000
@@ -100,7 +97,7 @@ def _table(name: str, placeholder: str) -> PlaceholderTableView:
 
 def hubs_text(report: HubReport, shown: int = 5) -> str:
     """The entries agents got most often (hubs: above a quarter of the calls), or that there are none."""
-    from recall_gui.core.hubs import DEFAULT_HUB_SHARE
+    from recall_gui.core.agents import DEFAULT_HUB_SHARE
 
     hubs = report.hubs(DEFAULT_HUB_SHARE)
     if not report.queries:
@@ -333,7 +330,7 @@ class LogPage(QWidget):
         problems: list[str] = []
         try:
             settings = self.settings.load()
-        except SettingsError as error:
+        except AppSettingsError as error:
             settings = AppSettings(agent_log=False)
             problems.append(error.full_text() + " Until then the servers record nothing.")
         try:
@@ -342,7 +339,7 @@ class LogPage(QWidget):
                     f"{SWITCH_ENV} is off in this window's environment: the Agent view's server records "
                     "nothing (clients start servers with environments of their own)."
                 )
-        except SettingsError as error:
+        except AppSettingsError as error:
             problems.append(error.full_text())
         for widget in (self.record_check, self.max_spin):
             widget.blockSignals(True)  # showing what is saved is not a change to save
@@ -407,7 +404,13 @@ class LogPage(QWidget):
 
     def _show_caption(self) -> None:
         total, shown = self.calls_model.rowCount(), self.proxy.rowCount()
-        if total == shown:
+        window = sum(record.from_window for record in self.calls_model.records)
+        if total == shown and window:
+            self.caption.setText(
+                f"{_plural(total - window, 'call')} by agents and {window:,} by this window's Agent view "
+                "(not counted as agents'), newest first"
+            )
+        elif total == shown:
             self.caption.setText(f"{_plural(total, 'call')}, newest first")
         else:
             self.caption.setText(f"{shown:,} of {_plural(total, 'call')}")
@@ -477,7 +480,7 @@ class LogPage(QWidget):
             problem = f"{record.db_name} is not in the window's registry: contents cannot be looked up."
         elif ids and entry is not None:
             try:
-                from recall_gui.core.agent_review import lookup_contents
+                from recall_gui.core.agents import lookup_contents
 
                 contents = await lookup_contents(await self.services.session(), entry.target, ids)
             except RecallError as error:
@@ -493,7 +496,7 @@ class LogPage(QWidget):
 
     async def replay(self, record: CallRecord) -> None:
         """Send the call's arguments through the window's harness now and mark what changed."""
-        from recall_gui.core.agent_review import replay
+        from recall_gui.core.agents import replay
 
         self.replay_note.show_note("Replaying the call…", "neutral")
         self.replay_note.show()
@@ -530,9 +533,8 @@ class LogPage(QWidget):
 
     async def compute_coverage(self, name: str) -> None:
         """Split ``name``'s rows by whether a logged call returned them; show the never-returned ones."""
-        from recall_gui.core.agent_review import coverage, rows_by_row_id
-        from recall_gui.core.browse import describe_table
-        from recall_gui.core.hubs import hubs_from_log
+        from recall_gui.core.agents import coverage, hubs_from_log, rows_by_row_id
+        from recall_gui.core.tables import describe_table
 
         entry = self.services.registry.get(name)
         if entry is None:
@@ -561,7 +563,7 @@ class LogPage(QWidget):
         self.never_table.setPlaceholder("Every entry was returned at least once." if found.entries else "")
         await self.never_model.load_first_page()
         share = f" ({found.returned / found.entries:.0%})" if found.entries else ""
-        first = self.calls_model.records[0] if self.calls_model.records else None
+        first = next((record for record in self.calls_model.records if not record.from_window), None)
         since = f" since {local_time(first)}" if first is not None else ""
         self.coverage_summary.setText(
             f"{found.returned:,} of {found.entries:,} entries{share} of {name} were returned to agents at "

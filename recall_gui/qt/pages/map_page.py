@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError
 from recall_gui.qt.pages.scope import TableScope
 from recall_gui.qt.panels.status_note import StatusNote, Tone
 from recall_gui.qt.services import WindowServices
@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from recall_gui.core.projection import Method
-    from recall_gui.core.table_map import Colouring, TableMap
-    from recall_gui.core.target import TableTarget
+    from recall_gui.core.inspect import Colouring, TableMap
+    from recall_gui.core.session import Method
+    from recall_gui.core.storage import TableTarget
     from recall_gui.qt.panels.map_view import MapView, Mode
 
 #: Colours of categories (colour-blind-safe, Okabe & Ito, then Tableau), "other" in grey.
@@ -280,7 +280,7 @@ class MapPage(QWidget):
 
     async def make_map(self, method: Method | None = None, seed: int | None = None) -> TableMap | None:
         """Make (or take from the cache) the map of the knowledge page's table and draw it."""
-        from recall_gui.core.table_map import build_map
+        from recall_gui.core.inspect import build_map
 
         entry = self.knowledge.current
         self._stale = False
@@ -327,7 +327,7 @@ class MapPage(QWidget):
         self.projection_combo.setCurrentIndex(max(self.projection_combo.findData(method), 0))
 
     async def _fill_columns(self, target: TableTarget) -> None:
-        from recall_gui.core.schema_view import describe_schema
+        from recall_gui.core.tables import describe_schema
 
         try:
             facts = await describe_schema(await self.services.session(), target)
@@ -396,7 +396,7 @@ class MapPage(QWidget):
 
     async def colour(self, column: str | None) -> None:
         """Colour the points by ``column``'s values (``None``: one colour)."""
-        from recall_gui.core.table_map import colour_by
+        from recall_gui.core.inspect import colour_by
 
         if self._map is None or self._target is None:
             return
@@ -434,7 +434,7 @@ class MapPage(QWidget):
 
     async def show_label(self, index: int) -> None:
         """The id and first line of the point ``index``, next to it."""
-        from recall_gui.core.table_map import point_labels
+        from recall_gui.core.inspect import point_labels
 
         table_map, target, view = self._map, self._target, self.view
         if table_map is None or target is None or view is None or index < 0:

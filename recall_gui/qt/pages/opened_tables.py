@@ -2,7 +2,8 @@
 folder, a URI, a recent place), choosing a table among several, choosing a model, and adding a table to
 the agents' databases.
 
-An opened table is a :class:`~recall_gui.core.registry.DatabaseEntry` of origin "opened": the knowledge
+An opened table is a :class:`~recall_gui.core.registry.registry.DatabaseEntry` of origin "opened": the
+knowledge
 page browses and searches it exactly as a registered database (the same harness), and nothing writes it
 to the registry until the user adds it. Operations are plain ``async def`` methods that tests await; the
 dialogs are window-modal and start an operation when accepted. What this needs of the page that shows
@@ -18,8 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QMimeData, QObject, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from recall_gui.core.credentials import masked
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError, masked
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
@@ -30,10 +30,7 @@ from recall_gui.qt.recent import RecentPlace, RecentPlaces
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
-    from recall_gui.core.browse import TableInfo
-    from recall_gui.core.folders import Folder
-    from recall_gui.core.model_detection import ModelDetection
-    from recall_gui.core.registration import Registration
+    from recall_gui.core.tables import Folder, ModelDetection, Registration, TableInfo
 
 
 def entry_key(entry: DatabaseEntry) -> str:
@@ -112,7 +109,7 @@ class OpenedTables(QObject):
         services.set_activity(f"Opening {where}…")
         try:
             session = await services.session()
-            from recall_gui.core.folders import place_of, read_folder
+            from recall_gui.core.tables import place_of, read_folder
 
             place = place_of(where, storage_options)
             folder = await read_folder(session, place)
@@ -148,7 +145,7 @@ class OpenedTables(QObject):
         self, folder: Folder, name: str, model: ModelDetection | None = None, inputs: Inputs = EMPTY_INPUTS
     ) -> None:
         """Show table ``name`` of ``folder`` in the "Opened" group, remember the place, and open it."""
-        from recall_gui.core.folders import opened_entry
+        from recall_gui.core.tables import opened_entry
 
         entry = opened_entry(folder, folder.table(name), model)
         key = entry_key(entry)
@@ -187,8 +184,8 @@ class OpenedTables(QObject):
                 UserMessage(f"{entry.name} cannot be read, so it cannot be added.", None, "warning")
             )
             return
-        from recall_gui.core.model_detection import model_choices
-        from recall_gui.core.paths import DBS_FILE
+        from recall_gui.core.base import DBS_FILE
+        from recall_gui.core.tables import model_choices
 
         registry = self.services.registry
         dialog = AddDatabaseDialog(
@@ -214,7 +211,7 @@ class OpenedTables(QObject):
     ) -> bool:
         """Add ``entry`` to the registry as ``request`` says, then show the registered database; ``False``
         (and the reason in the banner) if it was refused."""
-        from recall_gui.core.registration import register_table
+        from recall_gui.core.tables import register_table
 
         services = self.services
         try:

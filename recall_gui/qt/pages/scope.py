@@ -15,10 +15,10 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from recall_gui.core.harness import SearchReport
+    from recall_gui.core.base import SearchHit
     from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.target import TableTarget
-    from recall_gui.core.types import SearchHit
+    from recall_gui.core.search import SearchReport
+    from recall_gui.core.storage import TableTarget
     from recall_gui.qt.pages.inputs import Inputs
 
 

@@ -1,6 +1,6 @@
 """The "Add to agents' databases" dialog: name, description, model and whether agents may search it now.
 
-It only asks; the core checks again and writes (:func:`recall_gui.core.registration.register_table`).
+It only asks; the core checks again and writes (:func:`recall_gui.core.tables.registration.register_table`).
 What it can tell before writing it says at once: a name that is taken or empty, and what cosh itself
 will not read of the entry (a table or columns named otherwise than cosh names them).
 """
@@ -23,14 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.credentials import masked
+from recall_gui.core.base import masked
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.widgets import text_view
 
 if TYPE_CHECKING:
-    from recall_gui.core.columns import ColumnMapping
-    from recall_gui.core.model_detection import ModelChoice
-    from recall_gui.core.registration import Registration
+    from recall_gui.core.storage import ColumnMapping
+    from recall_gui.core.tables import ModelChoice, Registration
 
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -125,7 +124,7 @@ class AddDatabaseDialog(QDialog):
 
     def request(self) -> Registration:
         """What the user asked for (only valid when the dialog was accepted)."""
-        from recall_gui.core.registration import Registration
+        from recall_gui.core.tables import Registration
 
         spec = self.model_spec()
         assert spec is not None  # Add is disabled without a model
@@ -137,7 +136,7 @@ class AddDatabaseDialog(QDialog):
         )
 
     def _check(self) -> None:
-        from recall_gui.core.registration import Registration, check_name, registration_notes, registry_entry
+        from recall_gui.core.tables import Registration, check_name, registration_notes, registry_entry
 
         name = self.name_edit.text()
         problem = check_name(name, self.taken)

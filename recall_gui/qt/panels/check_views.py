@@ -10,7 +10,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
-    from recall_gui.core.check_comparison import Comparison, VersionsReport
+    from recall_gui.core.agents import Comparison, VersionsReport
 
 METRICS = (("recall", "recall"), ("mrr", "MRR"), ("ndcg", "nDCG"))
 COLOURS = {"recall": "#2b7bb9", "mrr": "#d08a10", "ndcg": "#3a9e4f"}
@@ -24,7 +24,7 @@ def version_series(report: VersionsReport, db_name: str) -> dict[str, list[tuple
     series: dict[str, list[tuple[int, float]]] = {name: [] for name, _label in METRICS}
     for run in report.runs:
         metrics = run.to_dict()["metrics"]
-        if run.db_name == db_name and metrics is not None:
+        if (run.searched or run.db_name) == db_name and metrics is not None:
             for name, _label in METRICS:
                 series[name].append((run.version, float(metrics[name])))
     return series
@@ -47,7 +47,7 @@ class VersionsView(QWidget):
     def show_report(self, report: VersionsReport) -> None:
         import pyqtgraph as pg
 
-        databases = list(dict.fromkeys(run.db_name for run in report.runs))
+        databases = list(dict.fromkeys(run.searched or run.db_name for run in report.runs))
         if not databases:
             self.note.setText("No version could be searched: " + "; ".join(report.unusable.values()))
             return
@@ -123,7 +123,7 @@ class CompareView(QWidget):
         self.table.setRowCount(len(data["checks"]))
         for row, check in enumerate(data["checks"]):
             cells = (
-                f"{check['db_name']}: “{check['query']}” (limit {check['limit']})",
+                f"{check['searched']}: “{check['query']}” (limit {check['limit']})",
                 "pass" if check["a"]["passed"] else "FAIL",
                 "pass" if check["b"]["passed"] else "FAIL",
                 ", ".join(check["lost"]),

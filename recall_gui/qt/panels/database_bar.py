@@ -15,9 +15,8 @@ from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QListView, QSizePolicy, QWidget
 
-from recall_gui.core.credentials import masked
+from recall_gui.core.base import METRIC_NAMES, masked
 from recall_gui.core.registry import DatabaseEntry, Registry
-from recall_gui.core.types import METRIC_NAMES
 from recall_gui.qt.icons import status_dot
 from recall_gui.qt.models.database_choices import (
     NAME_ROLE,
@@ -32,7 +31,7 @@ from recall_gui.qt.widgets import ElidedLabel
 __all__ = ["NAME_ROLE", "OPENED_HEADER", "OPENED_ROLE", "DatabaseBar", "item_text", "short_place"]
 
 if TYPE_CHECKING:
-    from recall_gui.core.health import DatabaseHealth
+    from recall_gui.core.search import DatabaseHealth
 
 
 def info_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:

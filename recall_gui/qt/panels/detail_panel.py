@@ -30,7 +30,7 @@ from recall_gui.qt.models.roles import plain_value
 from recall_gui.qt.widgets import group_box, monospace_font_family, push_button, selectable_label, text_view
 
 if TYPE_CHECKING:
-    from recall_gui.core.types import Vector
+    from recall_gui.core.base import Vector
 
 #: Metadata rows shown without scrolling; the content gets the rest of the height.
 MAX_METADATA_ROWS = 8

@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor, QFont, QPalette, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from recall_gui.core.text_diff import DiffLine, unified_text
+from recall_gui.core.inspect import DiffLine, unified_text
 from recall_gui.qt.panels.status_note import tint
 from recall_gui.qt.widgets import monospace_font_family
 
@@ -21,7 +21,8 @@ PREFIXES = {"same": "  ", "removed": "- ", "added": "+ "}
 
 
 class DiffView(QPlainTextEdit):
-    """Shows a :func:`~recall_gui.core.text_diff.diff_lines` result, or a placeholder when it is empty."""
+    """Shows a :func:`~recall_gui.core.inspect.text_diff.diff_lines` result, or a placeholder when it is
+    empty."""
 
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
-    from recall_gui.core.documents import DocumentLayout, DocumentShare
+    from recall_gui.core.search import DocumentLayout, DocumentShare
 
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 

@@ -13,7 +13,7 @@ from recall_gui.qt.panels.status_note import StatusNote, Tone
 from recall_gui.qt.widgets import push_button
 
 if TYPE_CHECKING:
-    from recall_gui.core.visibility import AgentVerdict, Visibility
+    from recall_gui.core.search import AgentVerdict, Visibility
 
 MORE_LIKE_TIP = "Search this database with the selected entry's stored vector (Ctrl+M)"
 GOLDEN_TIP = (

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 if TYPE_CHECKING:
-    from recall_gui.core.versions import TableVersion
+    from recall_gui.core.tables import TableVersion
 
 #: Longest filter the box holds (a predicate, not a document).
 MAX_FILTER_CHARS = 4096

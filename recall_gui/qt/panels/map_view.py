@@ -22,12 +22,12 @@ from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QWidget
 
-from recall_gui.core.projection import within
+from recall_gui.core.inspect import within
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from recall_gui.core.table_map import TableMap
+    from recall_gui.core.inspect import TableMap
 
 Mode = Literal["pan", "rectangle", "lasso"]
 #: Points per scatter item (see the module's docstring).
@@ -80,7 +80,7 @@ class MapViewBox(pg.ViewBox):  # type: ignore[misc]
 
 
 class MapView(pg.PlotWidget):  # type: ignore[misc]
-    """``mapPlot``: the points of one :class:`~recall_gui.core.table_map.TableMap`."""
+    """``mapPlot``: the points of one :class:`~recall_gui.core.inspect.table_map.TableMap`."""
 
     #: The point under the pointer changed (its index, or -1 for none).
     pointHovered = Signal(int)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from recall_gui.core.method_comparison import compare_lists
+from recall_gui.core.search import compare_lists
 
 #: The lists, in the order shown; the first is what the agent gets.
 METHODS = (("vector", "Vector (the agent's)"), ("fts", "Full-text"), ("hybrid", "Hybrid (RRF)"))

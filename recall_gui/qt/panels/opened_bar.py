@@ -8,7 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QWidget
 
-from recall_gui.core.credentials import masked
+from recall_gui.core.base import masked
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.widgets import push_button, selectable_label
 
@@ -70,7 +70,7 @@ class OpenedBar(QWidget):
         self._fill_menu()
 
     def _fill_menu(self) -> None:
-        from recall_gui.core.model_detection import model_choices
+        from recall_gui.core.tables import model_choices
 
         self.menu.clear()
         entry, width = self._entry, self._width

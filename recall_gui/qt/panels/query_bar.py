@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
-from recall_gui.core.types import DEFAULT_LIMIT, MAX_QUERY_CHARS
+from recall_gui.core.base import DEFAULT_LIMIT, MAX_QUERY_CHARS
 from recall_gui.qt.widgets import LimitSpin
 
 MAX_LIMIT = 1000

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.export import ExportColumn, ExportTable, to_clipboard_text
-from recall_gui.core.types import SearchResult
+from recall_gui.core.base import SearchResult
+from recall_gui.core.tables import ExportColumn, ExportTable, plain_value, to_clipboard_text
 from recall_gui.qt.models.browse_model import CONTENT, BrowseModel
 from recall_gui.qt.models.results_model import ResultsModel
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, chars_that_fit
@@ -188,10 +188,20 @@ class ResultsPanel(QWidget):
 
     def shown_results(self) -> ExportTable:
         """Every search result, in the view's order (as the user sorted it) and column order, with full
-        values."""
+        values, then each metadata column of the results (as the detail shows them) by its name."""
         table = self.results_table
-        rows = tuple(self.row_values(r, table) for r in range(table.model().rowCount()))
-        return ExportTable(self.headers(table), rows)
+        model = table.model()
+        count = model.rowCount()
+        hits = [model.index(r, 0).data(ITEM_ROLE) for r in range(count)]
+        names = list(dict.fromkeys(name for hit in hits for name in hit.extra))
+        rows = tuple(
+            (*self.row_values(r, table), *(plain_value(hits[r].extra.get(name)) for name in names))
+            for r in range(count)
+        )
+        headers = self.headers(table)
+        # A metadata column called like a view's column ("ID") keeps its own cell in JSON too.
+        titles = [f"{name} (metadata)" if name in headers else name for name in names]
+        return ExportTable((*headers, *titles), rows)
 
     def export_columns(self) -> list[ExportColumn]:
         """The browsed table's columns as a whole-table export writes them: the view's, in its order."""

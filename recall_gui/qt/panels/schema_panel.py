@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 if TYPE_CHECKING:
-    from recall_gui.core.schema_view import SchemaFacts
+    from recall_gui.core.tables import SchemaFacts
 
 HEADERS = ("Column", "Type", "Nullable", "Role", "Indexes")
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.credentials import masked
+from recall_gui.core.base import masked
 
 if TYPE_CHECKING:  # the core's folder module loads LanceDB's side of the core: not at start-up
-    from recall_gui.core.folders import Folder, FolderTable
+    from recall_gui.core.tables import Folder, FolderTable
 
 HEADERS = ("Table", "Rows", "Text column", "Vectors", "Model")
 

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 from recall_gui.qt.panels.status_note import StatusNote
 
 if TYPE_CHECKING:
-    from recall_gui.core.versions import TableVersion
+    from recall_gui.core.tables import TableVersion
 
 
 def pinned_text(name: str, version: TableVersion | None, number: int, latest: int | None) -> str:

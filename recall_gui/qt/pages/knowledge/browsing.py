@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from recall_gui.core.captions import plural, quoted
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError, plural, quoted
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
@@ -18,9 +17,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from PySide6.QtCore import SignalInstance
 
-    from recall_gui.core.browse import Page
     from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.target import TableTarget
+    from recall_gui.core.storage import TableTarget
+    from recall_gui.core.tables import Page
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
     from recall_gui.qt.pages.knowledge.searching import Searching
 
@@ -74,13 +73,13 @@ class Browser:
         searching.last_report = None
         filter_text = inputs.filter_text.strip()
         session = await self.services.session()
-        from recall_gui.core.browse import fetch_page
+        from recall_gui.core.tables import fetch_page
 
         target, where, selection = looking_at.target(), inputs.where or None, looking_at.selection
 
         async def fetch(offset: int, limit: int) -> Page:
             if selection is not None:
-                from recall_gui.core.selection import fetch_selected_page
+                from recall_gui.core.tables import fetch_selected_page
 
                 return await fetch_selected_page(
                     session,

@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel
 
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError
 from recall_gui.core.messages import UserMessage, sentence
-from recall_gui.core.registry import DatabaseEntry, Registry
-from recall_gui.core.registry_advice import empty_registry_hint, location_problem
+from recall_gui.core.registry import DatabaseEntry, Registry, empty_registry_hint, location_problem
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.opened_bar import OpenedBar
@@ -24,7 +23,7 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory
 
 if TYPE_CHECKING:
-    from recall_gui.core.health import DatabaseHealth
+    from recall_gui.core.search import DatabaseHealth
     from recall_gui.qt.pages.knowledge.browsing import Browser
     from recall_gui.qt.pages.knowledge.entry_detail import EntryDetail
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
@@ -124,13 +123,15 @@ class Chooser:
         return generation
 
     async def open_database(self, generation: int, inputs: Inputs) -> None:
-        """Check the database just chosen, show its health, then show its rows for ``inputs``."""
+        """Check the database just chosen, show its health, then show its rows for ``inputs``; the filter
+        of the previous table is never applied to it (the box was emptied when it was chosen)."""
+        inputs = inputs._replace(where="")
         looking_at, services, searching = self.looking_at, self.services, self.searching
         entry = looking_at.current
         if entry is None:
             return
         session = await services.session()
-        from recall_gui.core.health import check_health
+        from recall_gui.core.search import check_health
 
         health = await check_health(session, entry)
         if not looking_at.is_current(entry):
@@ -188,7 +189,7 @@ class Chooser:
         except RecallError as error:
             if not self.looking_at.is_current(entry):
                 return  # another database was chosen meanwhile; a search in this one will say it
-            from recall_gui.core.health import HealthProblem
+            from recall_gui.core.search import HealthProblem
 
             problem = HealthProblem("model", error.message, error.hint)
             self._show_entry_health(entry, replace(health, problems=(*health.problems, problem)))
@@ -198,7 +199,7 @@ class Chooser:
 
     async def _prepare_table(self, entry: DatabaseEntry) -> None:
         """Read the table's vectors into memory now, so the first search is already the fast one."""
-        from recall_gui.core.nearest import prepare
+        from recall_gui.core.search import prepare
 
         with contextlib.suppress(RecallError):  # a search on it will say what is wrong
             await prepare(await self.services.session(), entry.target)

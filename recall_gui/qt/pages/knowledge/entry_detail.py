@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QTabWidget
 
-from recall_gui.core.types import SearchHit
+from recall_gui.core.base import SearchHit
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.panels.detail_panel import DetailPanel
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
-    from recall_gui.core.browse import BrowseRow
-    from recall_gui.core.documents import Document
+    from recall_gui.core.search import Document
+    from recall_gui.core.tables import BrowseRow
     from recall_gui.qt.pages.knowledge.browsing import Browser
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
     from recall_gui.qt.pages.knowledge.would_see import WouldSee
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def context_text(document: Document, entry_id: str) -> tuple[str, str]:
     """What the detail says of an entry's document: its place and neighbours, and a tooltip with the rule."""
-    from recall_gui.core.captions import one_line
+    from recall_gui.core.base import one_line
 
     ids = [chunk_id for chunk_id, _ in document.chunks]
     if entry_id not in ids:
@@ -115,7 +115,7 @@ class EntryDetail:
         entry = self.looking_at.current
         if entry is None or row.row_id is None:
             return
-        from recall_gui.core.browse import fetch_row
+        from recall_gui.core.tables import fetch_row
 
         hit = await fetch_row(await self.services.session(), self.looking_at.target(), row.row_id)
         if self.item is row:
@@ -127,8 +127,8 @@ class EntryDetail:
         entry_id = getattr(item, "id", None)
         if entry is None or entry_id is None:
             return
-        from recall_gui.core.documents import document_of
-        from recall_gui.core.errors import RecallError
+        from recall_gui.core.base import RecallError
+        from recall_gui.core.search import document_of
 
         try:
             document = await document_of(await self.services.session(), entry, str(entry_id))
@@ -145,7 +145,7 @@ class EntryDetail:
         entry = self.looking_at.current
         if entry is None:
             return None
-        from recall_gui.core.browse import fetch_row
+        from recall_gui.core.tables import fetch_row
 
         hit = await fetch_row(await self.services.session(), self.looking_at.target(), row_id)
         if hit is None or self.looking_at.current is not entry:

@@ -9,11 +9,9 @@ from typing import TYPE_CHECKING, Literal
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from recall_gui.core.atomic import write_text_atomic
-from recall_gui.core.captions import plural
-from recall_gui.core.errors import RecallError
-from recall_gui.core.export import to_csv, to_json
+from recall_gui.core.base import RecallError, plural, write_text_atomic
 from recall_gui.core.messages import UserMessage
+from recall_gui.core.tables import to_csv, to_json
 from recall_gui.qt.export_dialog import ExportProgress
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.services import WindowServices
@@ -69,7 +67,7 @@ class Exporter:
             )
             return 0
         session = await self.services.session()
-        from recall_gui.core.table_export import export_table
+        from recall_gui.core.tables import export_table
 
         progress = ExportProgress(self.window, path, asyncio.current_task())
         try:

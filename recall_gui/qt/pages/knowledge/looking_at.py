@@ -6,17 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recall_gui.core.agent_scope import ViewScope
-from recall_gui.core.captions import quoted
+from recall_gui.core.base import quoted
+from recall_gui.core.search import ViewScope
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from recall_gui.core.browse import TableInfo
     from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.target import TableTarget
-    from recall_gui.core.versions import TableVersion
+    from recall_gui.core.storage import TableTarget
+    from recall_gui.core.tables import TableInfo, TableVersion
     from recall_gui.qt.pages.inputs import Inputs
 
 

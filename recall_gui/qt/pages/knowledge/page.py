@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from recall_gui.core.agents import GoldenCheck
+from recall_gui.core.base import DEFAULT_LIMIT, RecallError
 from recall_gui.core.drafts import SearchDraft
-from recall_gui.core.errors import RecallError
-from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.registry import DatabaseEntry, Registry
-from recall_gui.core.types import DEFAULT_LIMIT
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.pages.knowledge.browsing import Browser
@@ -52,12 +51,10 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from recall_gui.core.browse import BrowseRow, TableInfo
-    from recall_gui.core.harness import SearchReport
-    from recall_gui.core.health import DatabaseHealth
-    from recall_gui.core.target import TableTarget
-    from recall_gui.core.types import SearchHit
-    from recall_gui.core.versions import TableVersion
+    from recall_gui.core.base import SearchHit
+    from recall_gui.core.search import DatabaseHealth, SearchReport
+    from recall_gui.core.storage import TableTarget
+    from recall_gui.core.tables import BrowseRow, TableInfo, TableVersion
 
 
 class KnowledgePage(QWidget):
@@ -235,7 +232,7 @@ class KnowledgePage(QWidget):
 
     async def compare_words(self, report: SearchReport, where: str) -> None:
         """Fill the *Words* tab: LanceDB's full-text and hybrid answers for the query just searched."""
-        from recall_gui.core.word_search import text_search
+        from recall_gui.core.search import text_search
 
         entry, query, limit = report.database, report.result.query, len(report.result.hits)
         if self.looking_at.version is not None:
@@ -263,7 +260,7 @@ class KnowledgePage(QWidget):
 
     async def show_documents(self, report: SearchReport) -> None:
         """Fill the *Documents* tab: the results shown, by the document each chunk belongs to."""
-        from recall_gui.core.documents import detect_layout, results_by_document
+        from recall_gui.core.search import detect_layout, results_by_document
 
         session = await self.services.session()
         try:

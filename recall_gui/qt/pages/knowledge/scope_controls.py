@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import SignalInstance
 
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import RecallError
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.filter_bar import FilterBar
 from recall_gui.qt.panels.schema_panel import SchemaPanel
@@ -58,8 +58,7 @@ class ScopeControls:
     async def load_table_facts(self, entry: DatabaseEntry) -> None:
         """The table's versions and the columns of the version shown, for the version list and the
         schema view."""
-        from recall_gui.core.schema_view import describe_schema
-        from recall_gui.core.versions import list_versions
+        from recall_gui.core.tables import describe_schema, list_versions
 
         looking_at = self.looking_at
         session = await self.services.session()

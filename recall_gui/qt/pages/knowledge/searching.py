@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel
 
-from recall_gui.core.captions import plural, quoted
-from recall_gui.core.errors import RecallError
+from recall_gui.core.base import DEFAULT_LIMIT, MAX_QUERY_CHARS, RecallError, SearchHit, plural, quoted
 from recall_gui.core.messages import UserMessage
-from recall_gui.core.types import DEFAULT_LIMIT, MAX_QUERY_CHARS, SearchHit
 from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.query_op import NewestWins
@@ -21,8 +19,8 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import ElidedLabel
 
 if TYPE_CHECKING:
-    from recall_gui.core.harness import SearchReport
     from recall_gui.core.registry import DatabaseEntry
+    from recall_gui.core.search import SearchReport
     from recall_gui.qt.pages.inputs import Inputs
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
 
@@ -157,7 +155,7 @@ class Searching:
                     "search",
                 )
             )
-        from recall_gui.core.shadowing import copies_of_earlier
+        from recall_gui.core.agents import copies_of_earlier
 
         hits = len(report.result.hits)
         scope = self.looking_at.scope(inputs)
@@ -180,8 +178,8 @@ class Searching:
         entry, services = self.looking_at.current, self.services
         if entry is None:
             return
-        from recall_gui.core.browse import fetch_row
-        from recall_gui.core.similar import more_like
+        from recall_gui.core.search import more_like
+        from recall_gui.core.tables import fetch_row
 
         async def find() -> tuple[SearchHit, SearchReport]:
             hit: SearchHit | None = item if isinstance(item, SearchHit) else None

@@ -6,11 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from recall_gui.core.captions import plural, quoted
-from recall_gui.core.errors import GoldenFileError, RecallError
-from recall_gui.core.golden import GoldenCheck
+from recall_gui.core.agents import GoldenCheck
+from recall_gui.core.base import GoldenFileError, RecallError, SearchHit, SearchResult, plural, quoted
 from recall_gui.core.messages import UserMessage
-from recall_gui.core.types import SearchHit, SearchResult
 from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
 from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
@@ -91,8 +89,7 @@ class WouldSee:
         """The verdict for a result of a search that is the agent's own (the same table, the latest
         version, no filter): its place among the results, no search needed. ``False`` when the results
         shown come from another scope, so the agent's search must be run."""
-        from recall_gui.core.agent_scope import agent_scope_of, differences, same_search
-        from recall_gui.core.visibility import AgentVerdict, in_result
+        from recall_gui.core.search import AgentVerdict, agent_scope_of, differences, in_result, same_search
 
         view = self.looking_at.view(self.searching.shown_limit)
         if view is None:
@@ -112,7 +109,7 @@ class WouldSee:
         view = self.looking_at.view(limit)
         if entry is None or view is None or row_id is None:
             return
-        from recall_gui.core.visibility import would_agent_see
+        from recall_gui.core.search import would_agent_see
 
         harness = await self.services.harness()
         try:
@@ -146,8 +143,11 @@ class WouldSee:
                 )
             )
             return None
-        name, query, limit = searched
-        check = GoldenCheck(name, query, ids, limit)
+        from recall_gui.core.agents import check_for, place_text
+
+        _name, query, limit = searched
+        registry = services.registry
+        check = check_for(entry, registry, query, ids, limit)
         golden = services.golden
         try:
             replaced = golden.add(check)
@@ -163,12 +163,14 @@ class WouldSee:
         done = "Updated" if replaced else "Added"
         services.set_activity(
             f"{done} the golden check {quoted(query)} ({plural(len(ids), 'id')}, limit {limit}) "
-            f"in {golden.path.name}"
+            f"in {golden.path.name}, on {place_text(check, registry)}"
         )
-        if not entry.active:
+        registered = registry.get(check.db_name) if check.db_name is not None else None
+        if registered is not None and not registered.active:
             services.show_message(
                 UserMessage(
-                    f"{name} is not active: agents cannot search it, so this check cannot run until it is.",
+                    f"{registered.name} is not active: agents cannot search it, so this check cannot run "
+                    "until it is.",
                     "Activate it on the Agent's tool description page.",
                     "warning",
                 )

@@ -1,0 +1,61 @@
+"""Golden checks of one database in one pass: when its table has no index and its vectors are in memory,
+every check's query is embedded as the agent's search embeds it, and all are ranked with one matrix
+product (:func:`recall_gui.core.session.exact.nearest_rows_many`) instead of a scan each. The answers are the
+ones the agent's search gives, check by check; anything else (an index, a cloud model, vectors not in
+memory, an error) is left to the one-search-per-check path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from recall_gui.core.agents.golden import GoldenCheck
+from recall_gui.core.base.errors import RecallError
+from recall_gui.core.base.types import effective_limit
+from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.search.nearest import _exact_hits, checked_vector, index_for, metric_for, open_for_search
+from recall_gui.core.session.exact import nearest_rows_many
+from recall_gui.core.session.vector_cache import NotCached
+
+#: Fewer checks than this run one search each (a pass per check costs no more).
+MIN_BATCH = 2
+
+
+async def run_batch(
+    harness: Harness, entry: DatabaseEntry, checks: Sequence[GoldenCheck]
+) -> list[tuple[str, ...] | None] | None:
+    """The ids the agent gets for each of ``checks`` (all run on ``entry``), in its order; ``None`` where
+    the one-pass path does not apply and each check (or that one) should run its own search."""
+    if len(checks) < MIN_BATCH:
+        return None
+    session = harness.session
+    try:
+        spec = entry.embedder
+        if spec.kind != "local":
+            return None
+        opened = await open_for_search(session, entry.target)
+        metric = metric_for(opened, entry.target.options)
+        table_dim = opened.columns.vector_dim
+        limits = [effective_limit(check.limit) for check in checks]
+        if index_for(opened, metric) is not None or min(limits) <= 0 or spec.dim not in (None, table_dim):
+            return None
+        cached = await session.vectors.get(opened, wait=True)
+        if isinstance(cached, NotCached):
+            return None
+        started = [session.models.start_query(spec, check.query, table_dim) for check in checks]
+        vectors = [checked_vector(await query.wait(), table_dim) for query in started]
+    except RecallError:
+        return None  # each check's own search reports it, as the agent would get it
+    import numpy as np
+
+    job = session.compute_executor.submit(
+        nearest_rows_many, cached.vectors, np.stack(vectors), metric, limits
+    )
+    rankings = await asyncio.wrap_future(job)
+    found: list[tuple[str, ...] | None] = []
+    for positions, distances in rankings:
+        hits = await _exact_hits(opened, cached, positions, distances)
+        found.append(None if hits is None else tuple(hit.id for hit in hits))
+    return found

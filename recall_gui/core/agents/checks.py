@@ -1,0 +1,181 @@
+"""Running golden checks: each check's question through the agent's own search, judged on what it returns.
+
+A check asks the harness exactly what an agent's ``recall_search`` call would ask (``{db_name, query,
+limit}``, the database resolved among the active ones) and reads the ids out of the very JSON the agent
+would receive. A check made on a folder runs where :mod:`recall_gui.core.agents.check_places` says: the
+registered database reading its table, or the folder until there is one. It passes when every expected
+id is among them. A check whose database cannot be searched (unknown, inactive, unreadable, its model
+unavailable) has an error instead of a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from recall_gui.core.agents.batched_checks import run_batch
+from recall_gui.core.agents.check_places import CheckPlace, locate
+from recall_gui.core.agents.golden import GoldenCheck
+from recall_gui.core.agents.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
+from recall_gui.core.base.errors import RecallError
+from recall_gui.core.base.types import RecallOutput
+from recall_gui.core.search.harness import Harness
+
+
+@dataclass(frozen=True)
+class ExpectedRank:
+    """An expected id and its rank among the results (1 is first), ``None`` when it is missing."""
+
+    id: str
+    rank: int | None
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """What one check found: the result ids in the agent's order, or why it could not run."""
+
+    check: GoldenCheck
+    results: tuple[str, ...] = ()
+    #: Why the check could not run (its database is unusable); ``None`` when it ran.
+    error: str | None = None
+    hint: str | None = None
+    #: Where it ran (or would have), in words: the database's name, or the folder (not registered).
+    searched: str = ""
+    #: For a check that missed an expected id: near-copies among its results, which take places.
+    near_copies: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def expected(self) -> tuple[ExpectedRank, ...]:
+        first: dict[str, int] = {}
+        for rank, found in enumerate(self.results, start=1):
+            first.setdefault(found, rank)
+        return tuple(ExpectedRank(wanted, first.get(wanted)) for wanted in self.check.expect)
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and all(expected.rank is not None for expected in self.expected)
+
+    @property
+    def metrics(self) -> CheckMetrics | None:
+        """Recall, reciprocal rank and nDCG of the agent's results; ``None`` when the check could not run."""
+        if self.error is not None:
+            return None
+        return check_metrics([expected.rank for expected in self.expected], self.check.limit)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.check.database_fields()
+        data |= {
+            "searched": self.searched or self.check.named,
+            "query": self.check.query,
+            "limit": self.check.limit,
+            "passed": self.passed,
+            "expected": [{"id": expected.id, "rank": expected.rank} for expected in self.expected],
+            "results": list(self.results),
+        }
+        metrics = self.metrics
+        if metrics is not None:
+            data["metrics"] = metrics.to_dict()
+        if self.near_copies:
+            data["near_copies"] = [list(group) for group in self.near_copies]
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """The outcomes of a file's checks, in the file's order."""
+
+    outcomes: tuple[CheckOutcome, ...]
+
+    @property
+    def passed(self) -> int:
+        return sum(outcome.passed for outcome in self.outcomes)
+
+    @property
+    def errors(self) -> int:
+        return sum(outcome.error is not None for outcome in self.outcomes)
+
+    @property
+    def failed(self) -> int:
+        """Checks that ran and missed an expected id (checks that could not run are :attr:`errors`)."""
+        return len(self.outcomes) - self.passed - self.errors
+
+    @property
+    def metrics(self) -> MeanMetrics | None:
+        """The means over the checks that ran; ``None`` when none did."""
+        return mean_metrics([m for m in (o.metrics for o in self.outcomes) if m is not None])
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"passed": self.passed, "failed": self.failed}
+        if self.errors:
+            data["errors"] = self.errors
+        metrics = self.metrics
+        data["metrics"] = None if metrics is None else metrics.to_dict()
+        data["checks"] = [outcome.to_dict() for outcome in self.outcomes]
+        return data
+
+
+async def run_check(harness: Harness, check: GoldenCheck, place: CheckPlace | None = None) -> CheckOutcome:
+    """One check, judged on the JSON text the agent would receive for its arguments (a folder no agent
+    can search yet: the same JSON, of the same search); ``place``: where it runs, if known already."""
+    place = place if place is not None else await locate(harness, check)
+    if place.entry is None:
+        return CheckOutcome(check, error=place.error, hint=place.hint, searched=place.text)
+    try:
+        if place.agent_name is not None:
+            payload = await harness.recall_search(check.arguments(place.agent_name))
+        else:
+            report = await harness.search_database(place.entry, check.query, check.limit)
+            payload = report.to_json()
+    except RecallError as error:
+        return CheckOutcome(check, error=error.message, hint=error.hint, searched=place.text)
+    output = RecallOutput.from_json(payload)
+    return CheckOutcome(check, tuple(entry.id for entry in output.results), searched=place.text)
+
+
+#: Checks ranked in one pass at most: progress is reported, and a cancel honoured, between passes.
+BATCH_CHECKS = 64
+
+
+async def run_checks(
+    harness: Harness,
+    checks: Sequence[GoldenCheck],
+    on_progress: Callable[[int, int], None] | None = None,
+) -> CheckRun:
+    """Every check; ``on_progress(done, total)`` as they finish. The checks of one database whose vectors
+    are in memory share one pass over them (:func:`recall_gui.core.agents.batched_checks.run_batch`); the
+    others
+    run one search each. Cancelling the awaiting task stops the run (the search in flight with it)."""
+    outcomes: dict[int, CheckOutcome] = {}
+
+    def done(number: int, outcome: CheckOutcome) -> None:
+        outcomes[number] = outcome
+        if on_progress is not None:
+            on_progress(len(outcomes), len(checks))
+
+    places: dict[tuple[str, ...], CheckPlace] = {}
+    by_database: dict[tuple[str, ...], list[int]] = {}
+    for number, check in enumerate(checks):
+        if check.database not in places:
+            places[check.database] = await locate(harness, check)
+        by_database.setdefault(check.database, []).append(number)
+    chunks = [
+        (places[database], numbers[start : start + BATCH_CHECKS])
+        for database, numbers in by_database.items()
+        for start in range(0, len(numbers), BATCH_CHECKS)
+    ]
+    for place, numbers in chunks:
+        batch = None
+        if place.entry is not None:
+            batch = await run_batch(harness, place.entry, [checks[number] for number in numbers])
+        for number, ids in zip(numbers, batch or [None] * len(numbers), strict=True):
+            check = checks[number]
+            done(
+                number,
+                CheckOutcome(check, ids, searched=place.text)
+                if ids is not None
+                else await run_check(harness, check, place),
+            )
+    return CheckRun(tuple(outcomes[number] for number in range(len(checks))))

@@ -1,0 +1,102 @@
+"""Hubs: entries the agent's search returns for a large share of all queries — boilerplate chunks that
+crowd out the answers. Each query is searched exactly as the agent's ``recall_search`` searches it, and
+every id counts once per query it is returned for.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from recall_gui.core.agents.agent_log import CallRecord
+from recall_gui.core.base.tool import TOOL_NAME
+from recall_gui.core.base.types import DEFAULT_LIMIT
+from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.search.harness import Harness
+
+#: The share of queries above which the plain output names an entry as a hub, unless the user sets one.
+DEFAULT_HUB_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class HubQuery:
+    text: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class Returned:
+    id: str
+    returned_for: int
+    share: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "returned_for": self.returned_for, "share": self.share}
+
+
+@dataclass(frozen=True)
+class HubReport:
+    queries: int
+    #: The limit every query was searched with; ``None`` when the queries had their own (golden checks).
+    limit: int | None
+    #: Every returned id, most returned first (ties by id).
+    returned: tuple[Returned, ...]
+
+    def hubs(self, share: float) -> tuple[Returned, ...]:
+        return tuple(entry for entry in self.returned if entry.share > share)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queries": self.queries,
+            "limit": self.limit,
+            "hubs": [entry.to_dict() for entry in self.returned],
+        }
+
+
+def hubs_from_log(records: Iterable[CallRecord], db_name: str) -> HubReport:
+    """Hubs among what agents got: the successful logged calls to ``db_name``, each returned id counted
+    once per call (no search is run; the log holds the ids each call returned). The window's own
+    Agent-view calls are left out."""
+    counts: Counter[str] = Counter()
+    calls = 0
+    limits: set[int] = set()
+    for record in records:
+        if record.tool != TOOL_NAME or record.error is not None or record.db_name != db_name:
+            continue
+        if record.from_window:
+            continue
+        calls += 1
+        counts.update(set(record.result_ids))
+        asked = record.arguments.get("limit") if isinstance(record.arguments, dict) else None
+        limits.add(asked if isinstance(asked, int) and not isinstance(asked, bool) else DEFAULT_LIMIT)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return HubReport(
+        calls,
+        limits.pop() if len(limits) == 1 else None,
+        tuple(Returned(found, count, count / calls) for found, count in ranked),
+    )
+
+
+async def find_hubs(
+    harness: Harness,
+    entry: DatabaseEntry,
+    queries: Sequence[HubQuery],
+    on_progress: Callable[[int, int], None] | None = None,
+) -> HubReport:
+    """Search ``entry`` for each query as the agent would and count, per id, the queries returning it."""
+    counts: Counter[str] = Counter()
+    for done, query in enumerate(queries, start=1):
+        report = await harness.search_database(entry, query.text, query.limit)
+        counts.update({hit.id for hit in report.result.hits})
+        if on_progress is not None:
+            on_progress(done, len(queries))
+    total = len(queries)
+    limits = {query.limit for query in queries}
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return HubReport(
+        total,
+        limits.pop() if len(limits) == 1 else None,
+        tuple(Returned(found, count, count / total) for found, count in ranked),
+    )

@@ -1,0 +1,197 @@
+"""Every place recall-gui relies on another library's internals, each guarded by the versions it was tested
+with. On an untested version the public (slower) way is taken, never a wrong one, and
+``tests/core/test_compat.py`` fails loudly so the guard is looked at before a release.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from types import ModuleType
+from typing import Any
+
+#: Release series each internal was checked against (``major.minor``).
+TESTED = {
+    "lancedb": ("0.40",),
+    "lance-namespace-urllib3-client": ("0.13",),
+    "fastembed": ("0.7", "0.8", "0.9"),
+    "openTSNE": ("1.0",),
+    "onnxruntime": ("1.32",),
+    "tokenizers": ("0.23",),
+    # The window's libraries: no internals, but the series the window was tested with (pyproject bounds them).
+    "PySide6-Essentials": ("6.11",),
+    "qasync": ("0.28",),
+    "pyqtgraph": ("0.13", "0.14"),
+}
+#: fastembed series whose embedding of the packaged model ``embedders/direct.py`` reproduces (its loading,
+#: tokenizing, pooling and normalising: the same in 0.9.0 and 0.9.1).
+DIRECT_EMBEDDING_FASTEMBED = ("0.9",)
+
+
+def _series(package: str) -> str | None:
+    try:
+        parts = metadata.version(package).split(".")
+    except metadata.PackageNotFoundError:
+        return None
+    return ".".join(parts[:2])
+
+
+@functools.cache
+def is_tested(package: str) -> bool:
+    """Whether the installed ``package`` is a release series the internals here were checked against."""
+    return _series(package) in TESTED.get(package, ())
+
+
+def direct_embedding_checked() -> bool:
+    """Whether ``embedders/direct.py`` was checked to give fastembed's vectors bit for bit with the installed
+    onnxruntime, tokenizers and fastembed (``tests/core/test_direct_embedding.py``). Read from the packages'
+    metadata: nothing is imported. On any other version fastembed embeds, as it did before."""
+    return (
+        is_tested("onnxruntime")
+        and is_tested("tokenizers")
+        and _series("fastembed") in DIRECT_EMBEDDING_FASTEMBED
+    )
+
+
+#: The generated REST client of Lance namespaces. ``import lancedb`` imports it (``lancedb.db`` imports
+#: ``lance_namespace``, which imports the client's models), and the client's ``__init__`` imports all of
+#: its API classes too: most of what ``import lancedb`` costs, for REST namespaces that local and
+#: object-store tables never use (docs/PERFORMANCE.md#compat-defer_lance_rest_client).
+LANCE_REST_CLIENT = "lance_namespace_urllib3_client"
+
+
+def defer_lance_rest_client() -> bool:
+    """Make the REST client's package load its ``__init__`` (all of its API classes) only when something
+    asks for one of its names; its submodules (the models ``lance_namespace`` needs) load as usual.
+
+    Call it before anything imports LanceDB (entry points do, through ``runtime.configure_process``).
+    Returns whether the client is deferred: not on an untested LanceDB or client, not when it is loaded
+    already. Whatever asks for the client's names later gets the real package, loaded then.
+    """
+    if LANCE_REST_CLIENT in sys.modules or "lancedb" in sys.modules:
+        return False
+    if not (is_tested("lancedb") and is_tested("lance-namespace-urllib3-client")):
+        return False
+    spec = importlib.util.find_spec(LANCE_REST_CLIENT)
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+        return False
+    sys.modules[LANCE_REST_CLIENT] = _DeferredPackage(spec)
+    return True
+
+
+class _DeferredPackage(ModuleType):
+    """A package whose ``__init__`` runs the first time a name it defines is asked for.
+
+    Its submodules import as usual meanwhile (the spec's search path is set). If the ``__init__`` fails,
+    the package leaves ``sys.modules``, so the next import runs it afresh, as after any failed import.
+    """
+
+    def __init__(self, spec: importlib.machinery.ModuleSpec) -> None:
+        super().__init__(spec.name)
+        self.__dict__.update(importlib.util.module_from_spec(spec).__dict__)
+        self.__dict__["_deferred_lock"] = threading.RLock()
+        self.__dict__["_deferred_state"] = "deferred"
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("__"):
+            self.load()
+            if name in self.__dict__:
+                return self.__dict__[name]
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def load(self) -> None:
+        """Run the package's real ``__init__`` (once; a lookup while it runs finds what it set so far)."""
+        with self.__dict__["_deferred_lock"]:
+            if self.__dict__["_deferred_state"] != "deferred":
+                return
+            self.__dict__["_deferred_state"] = "loading"
+            spec = self.__spec__
+            assert spec is not None and spec.loader is not None
+            try:
+                spec.loader.exec_module(self)
+            except BaseException:
+                if sys.modules.get(self.__name__) is self:
+                    del sys.modules[self.__name__]
+                raise
+            self.__dict__["_deferred_state"] = "loaded"
+
+
+def lancedb_row_id_executor(query: Any) -> Callable[..., Any] | None:
+    """The Rust query's ``execute`` for a LanceDB query that asks for row ids, else ``None``.
+
+    LanceDB's ``to_arrow`` reads the table's schema once more before every query, to add row ids when blob
+    columns need them; a query that asks for row ids itself never needs that, and executing it directly
+    saves a round trip to LanceDB's runtime (see docs/PERFORMANCE.md#tables-read_query).
+    """
+    if not is_tested("lancedb"):
+        return None
+    execute = getattr(getattr(query, "_inner", None), "execute", None)
+    if execute is None or getattr(query, "_with_row_id", None) is not True:
+        return None
+    return execute  # type: ignore[no-any-return]
+
+
+#: onnxruntime's thread pools busy-wait after every run by default, taking the cores the window and the
+#: search need (docs/PERFORMANCE.md#local-no_spinning); fastembed exposes no option for it.
+NO_SPINNING = {"session.intra_op.allow_spinning": "0", "session.inter_op.allow_spinning": "0"}
+_session_options_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def onnxruntime_sessions_without_spinning() -> Iterator[None]:
+    """fastembed models created in this block run their onnxruntime sessions without spinning threads.
+
+    fastembed builds its session options with ``onnxruntime.SessionOptions()``: that name is swapped for
+    the block (under a lock, since it is module state). Skipped on an untested fastembed.
+    """
+    if not is_tested("fastembed"):
+        yield
+        return
+    import onnxruntime
+
+    original = onnxruntime.SessionOptions
+
+    def options_without_spinning() -> Any:
+        options = original()
+        for key, value in NO_SPINNING.items():
+            options.add_session_config_entry(key, value)
+        return options
+
+    with _session_options_lock:
+        onnxruntime.SessionOptions = options_without_spinning
+        try:
+            yield
+        finally:
+            onnxruntime.SessionOptions = original
+
+
+def fastembed_model_descriptions() -> list[Any]:
+    """fastembed's list of the text models it knows (a private listing; empty if it moved)."""
+    try:
+        from fastembed import TextEmbedding
+
+        return list(TextEmbedding._list_supported_models())
+    except Exception:  # a private listing may change or vanish: callers only use it for messages
+        return []
+
+
+def annoy_index(dim: int, seed: int) -> Any | None:
+    """A seeded, empty Annoy index (Euclidean) from the copy of Annoy that openTSNE ships, else ``None``.
+
+    openTSNE's own neighbour search adds, builds and queries in one uninterruptible call; with the index
+    at hand the map queries it in chunks, so a long t-SNE reports progress and stops when cancelled.
+    """
+    if not is_tested("openTSNE"):
+        return None
+    try:
+        from openTSNE.dependencies.annoy import AnnoyIndex
+    except ImportError:
+        return None
+    index = AnnoyIndex(dim, "euclidean")
+    index.set_seed(seed)
+    return index

@@ -1,0 +1,183 @@
+"""Ray for the whole-table jobs (near-duplicates, golden checks): an optional extra, started or joined here.
+
+Without an address, a Ray of this machine's cores is started for the job and stopped after it: its files
+under the app's cache folder, no dashboard, no usage report. Ray asks cloud metadata hosts which cloud it
+runs on while it starts, even with usage reports off; while it starts, web requests are pointed at a closed
+local port, so nothing leaves the machine, and the processes it starts get the user's own proxy settings
+back. A one-time token of this process guards the local Ray (Ray then writes nothing to ~/.ray).
+
+With an address (``ray://host:10001`` or a cluster's ``host:6379``) the job joins that cluster, whose
+nodes must have ``recall-gui[scale]`` installed and reach the databases at the same paths or URIs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from recall_gui.core.base.errors import RecallError
+from recall_gui.core.base.paths import app_cache_dir
+
+#: Where the window's Ray engine runs: the cluster this names (Ray's own variable), else a local Ray.
+ADDRESS_ENV = "RAY_ADDRESS"
+INSTALL_HINT = "Install them with: pip install 'recall-gui[scale]'"
+#: A port nothing listens on: Ray's cloud probes fail at once instead of leaving the machine.
+_CLOSED_PROXY = "http://127.0.0.1:9"
+_PROXY_NAMES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+_LOCAL_HOSTS = "127.0.0.1,localhost,::1"
+
+
+class ScaleUnavailableError(RecallError):
+    """Ray or lance-ray is not installed (the ``scale`` extra)."""
+
+
+class RayStartError(RecallError):
+    """Ray could not be started, or its cluster could not be reached."""
+
+
+def require_scale(what: str = "--engine ray") -> None:
+    """Refuse, saying what to install, when Ray or lance-ray cannot be imported."""
+    missing = []
+    for module, package in (("ray", "ray[data]"), ("lance_ray", "lance-ray")):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(package)
+    if missing:
+        raise ScaleUnavailableError(
+            f"{what} needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
+            "installed",
+            hint=INSTALL_HINT,
+        )
+
+
+@dataclass(frozen=True)
+class RayCluster:
+    """The Ray a job runs on: the address joined (``None``: one started here) and how long that took."""
+
+    address: str | None
+    cpus: float
+    start_seconds: float
+
+
+@contextmanager
+def ray_cluster(address: str | None = None, *, cpus: int | None = None) -> Iterator[RayCluster]:
+    """Ray for the duration of the block: the cluster at ``address``, or one started on this machine
+    (``cpus``: its cores by default) and stopped at the end. Ray already running in this process (a
+    caller's own) is used as it is and left running."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address is None:
+        # Read once, when Ray is first imported: kept for the process's life (one token per process).
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
+        os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(16))
+    require_scale()
+    import ray
+
+    if ray.is_initialized():
+        yield RayCluster(address, _cpus(ray), 0.0)
+        return
+    _quiet()
+    started = time.perf_counter()
+    try:
+        if address is None:
+            _start_local(cpus)
+        else:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    except Exception as error:  # Ray raises many kinds: connection, timeout, value, runtime
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise RayStartError(
+            f"could not start {where}: {error}",
+            hint="Check the address (ray://host:10001 for Ray Client) and that the cluster runs."
+            if address
+            else "See Ray's logs in the app's cache folder (ray/).",
+        ) from error
+    try:
+        seconds = time.perf_counter() - started
+        yield RayCluster(address, _cpus(ray), seconds)
+    finally:
+        ray.shutdown()
+
+
+@asynccontextmanager
+async def ray_running(address: str | None = None) -> AsyncIterator[RayCluster]:
+    """:func:`ray_cluster` for a caller on an event loop: Ray starts and stops on a worker thread (it
+    takes seconds). Cancelled while Ray starts, it is stopped once it has started."""
+    loop = asyncio.get_running_loop()
+    stack = ExitStack()
+    starting = loop.run_in_executor(None, stack.enter_context, ray_cluster(address))
+    try:
+        cluster = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(
+            lambda done: done.cancelled() or done.exception() or loop.run_in_executor(None, stack.close)
+        )
+        raise
+    try:
+        yield cluster
+    finally:
+        await asyncio.shield(loop.run_in_executor(None, stack.close))
+
+
+def window_address() -> str | None:
+    """The cluster the window's Ray engine joins (:data:`ADDRESS_ENV`), ``None`` for a local Ray."""
+    return os.environ.get(ADDRESS_ENV, "").strip() or None
+
+
+def _cpus(ray: Any) -> float:
+    """The cluster's cores."""
+    return float(ray.cluster_resources().get("CPU", 0))
+
+
+def _start_local(cpus: int | None) -> None:
+    import ray
+
+    folder = app_cache_dir() / "ray"
+    folder.mkdir(parents=True, exist_ok=True)
+    proxies = {name: os.environ.get(name) for name in _PROXY_NAMES}
+    # The processes Ray starts inherit this environment: their tasks get the user's settings back.
+    restored = {name: value or "" for name, value in proxies.items()}
+    os.environ.update(
+        http_proxy=_CLOSED_PROXY,
+        https_proxy=_CLOSED_PROXY,
+        HTTP_PROXY=_CLOSED_PROXY,
+        HTTPS_PROXY=_CLOSED_PROXY,
+        no_proxy=_LOCAL_HOSTS,
+        NO_PROXY=_LOCAL_HOSTS,
+    )
+    try:
+        ray.init(
+            address="local",  # a new Ray here, even when RAY_ADDRESS names a cluster
+            num_cpus=cpus or os.cpu_count() or 1,
+            include_dashboard=False,
+            _temp_dir=str(folder),
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            runtime_env={"env_vars": restored},
+        )
+    finally:
+        _restore(proxies)
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def _quiet() -> None:
+    """Ray Data reports each step's progress on the terminal: the jobs report their own."""
+    from ray.data import DataContext
+
+    context = DataContext.get_current()
+    context.enable_progress_bars = False
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,0 +1,318 @@
+"""The map of a table: each row's vector as a point on a plane (see
+:mod:`recall_gui.core.inspect.projection`).
+
+The vectors come from the session's vectors in memory (the ones exact search uses) or, when they are not
+held there, from one read of the vector column. Beyond
+:data:`~recall_gui.core.inspect.projection.MAX_MAP_POINTS`
+rows the map shows a seeded sample and says so. Projections run on the session's inspection thread and
+are kept per table version (``session.maps``). Also here: what the map shows about its points (an id
+and a first line on hover, a column's values to colour by).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import math
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from recall_gui.core.inspect.projection import (
+    LABELS,
+    MAX_MAP_POINTS,
+    Cancelled,
+    Progress,
+    project,
+    sample_rows,
+)
+from recall_gui.core.session.map_cache import MapKey, Method, Projection
+from recall_gui.core.session.session import Session
+from recall_gui.core.session.vector_cache import CachedTable
+from recall_gui.core.storage.table_cache import OpenTable, read_batches, read_query
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.versions import list_versions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+#: Categories a column is coloured by at most; the rest share one colour ("other").
+MAX_CATEGORIES = 10
+
+
+@dataclass(frozen=True)
+class TableMap:
+    """Points for the rows of one table version: ``positions[i]`` is the row with ``row_ids[i]``."""
+
+    table: str
+    version: int
+    projection: Projection
+    row_ids: npt.NDArray[np.uint64]
+    #: Rows with a vector in the table (the map shows all of them, or a sample when ``sampled``).
+    total_rows: int
+    sampled: bool
+    elapsed_s: float = 0.0
+    from_cache: bool = False
+
+    @property
+    def positions(self) -> npt.NDArray[np.float32]:
+        return self.projection.positions
+
+    @property
+    def method(self) -> Method:
+        return self.projection.method
+
+    def __len__(self) -> int:
+        return len(self.row_ids)
+
+    def describe(self) -> str:
+        """``12 points · PCA · version 3`` or, sampled, ``a sample of 100,000 of 1,000,000 rows · ...``."""
+        shown = (
+            f"a sample of {len(self):,} of {self.total_rows:,} rows"
+            if self.sampled
+            else f"{len(self):,} point{'' if len(self) == 1 else 's'}"
+        )
+        return f"{shown} · {LABELS[self.method]} · version {self.version}"
+
+    def index_of(self, row_ids: npt.ArrayLike) -> npt.NDArray[np.intp]:
+        """Each row id's point (-1 for a row not on the map)."""
+        wanted = np.asarray(row_ids, np.uint64).ravel()
+        order = np.argsort(self.row_ids, kind="stable")
+        ordered = self.row_ids[order]
+        at = np.searchsorted(ordered, wanted)
+        at = np.minimum(at, max(len(ordered) - 1, 0))
+        found = (len(ordered) > 0) & (ordered[at] == wanted) if len(ordered) else np.zeros(len(wanted), bool)
+        return np.where(found, order[at] if len(ordered) else -1, -1).astype(np.intp)
+
+    def nearest(self, x: float, y: float, scale_x: float, scale_y: float, within: float) -> int | None:
+        """The point nearest to ``(x, y)`` if it lies within ``within`` (in units of ``scale_x``/``y``:
+        the size of a screen pixel in map units, so the distance is in pixels)."""
+        if not len(self) or scale_x <= 0 or scale_y <= 0:
+            return None
+        dx = (self.positions[:, 0] - x) / scale_x
+        dy = (self.positions[:, 1] - y) / scale_y
+        distances = dx * dx + dy * dy
+        best = int(np.argmin(distances))
+        return best if distances[best] <= within * within else None
+
+
+def _key(opened: OpenTable, stamp: str, method: Method, seed: int, bound: int) -> MapKey:
+    return (opened.uri, opened.name, opened.columns.vector, opened.version, stamp, method, seed, bound)
+
+
+async def build_map(
+    session: Session,
+    target: TableTarget,
+    method: Method = "pca",
+    *,
+    seed: int = 0,
+    bound: int = MAX_MAP_POINTS,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> TableMap:
+    """The map of ``target`` at its version (kept in ``session.maps``). ``progress`` is called on the
+    event loop's thread; cancelling the awaiting task (or setting ``cancel``) stops the projection."""
+    started = time.perf_counter()
+    opened = await session.tables.open(target)
+    versions = await list_versions(session, target)
+    stamp = next((v.timestamp.isoformat() for v in versions if v.version == opened.version), "")
+    key = _key(opened, stamp, method, seed, bound)
+    kept = session.maps.get(key)
+    if kept is not None:
+        projection, row_ids = kept
+        total = await _rows_with_vectors(session, opened)
+        return TableMap(
+            opened.name, opened.version, projection, row_ids, total, len(row_ids) < total, 0.0, True
+        )
+    matrix, row_ids, total = await _vectors(session, opened, bound, seed)
+    loop = asyncio.get_running_loop()
+    stop = cancel or threading.Event()
+
+    def report(fraction: float, stage: str) -> None:
+        if progress is not None:
+            loop.call_soon_threadsafe(progress, fraction, stage)
+
+    job = loop.run_in_executor(
+        session.inspect_executor,
+        lambda: project(matrix, method, seed, progress=report, cancel=stop),
+    )
+    session.running_inspections.add(stop)
+    try:
+        projection = await job
+    except Cancelled:
+        raise asyncio.CancelledError from None
+    except asyncio.CancelledError:
+        stop.set()  # the thread stops at its next check
+        raise
+    finally:
+        session.running_inspections.discard(stop)
+    session.maps.put(key, projection, row_ids)
+    elapsed = time.perf_counter() - started
+    return TableMap(opened.name, opened.version, projection, row_ids, total, len(row_ids) < total, elapsed)
+
+
+async def _rows_with_vectors(session: Session, opened: OpenTable) -> int:
+    return await opened.count_rows(f"{_quote(opened.columns.vector)} IS NOT NULL")
+
+
+async def _vectors(
+    session: Session, opened: OpenTable, bound: int, seed: int
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint64], int]:
+    """The vectors to map (all, or a seeded sample of ``bound``), their row ids, and how many there are."""
+    cached = await session.vectors.get(opened, wait=True)
+    if isinstance(cached, CachedTable):
+        matrix, row_ids = cached.vectors.matrix, cached.vectors.row_ids
+        chosen = sample_rows(len(matrix), bound, seed)
+        if chosen is None:
+            return matrix, row_ids, len(matrix)
+        return matrix[chosen], row_ids[chosen], len(matrix)
+    return await _read_vectors(session, opened, bound, seed)
+
+
+async def _read_vectors(
+    session: Session, opened: OpenTable, bound: int, seed: int
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint64], int]:
+    """One read of the vector column (rows without a usable vector left out), keeping a seeded sample."""
+    column = opened.columns.vector
+    total = await opened.count_rows(f"{_quote(column)} IS NOT NULL")
+    chosen = sample_rows(total, bound, seed)
+    keep = total if chosen is None else len(chosen)
+    matrix = np.empty((keep, opened.columns.vector_dim), np.float32)
+    row_ids = np.empty(keep, np.uint64)
+    what = f'reading the vectors of "{opened.name}"'
+    query = opened.table.query().where(f"{_quote(column)} IS NOT NULL").select([column]).with_row_id()
+    seen = filled = 0
+    loop = asyncio.get_running_loop()
+    async for batch in read_batches(query, what):
+        taking = functools.partial(_take, chosen=chosen, seen=seen, matrix=matrix, row_ids=row_ids)
+        filled = await loop.run_in_executor(session.inspect_executor, taking, batch, column, filled)
+        seen += batch.num_rows
+    matrix, row_ids = matrix[:filled], row_ids[:filled]
+    usable = np.isfinite(matrix).all(axis=1)
+    return np.ascontiguousarray(matrix[usable]), row_ids[usable], int(usable.sum()) + (total - filled)
+
+
+def _take(
+    batch: pa.RecordBatch,
+    column: str,
+    filled: int,
+    *,
+    chosen: npt.NDArray[np.intp] | None,
+    seen: int,
+    matrix: npt.NDArray[np.float32],
+    row_ids: npt.NDArray[np.uint64],
+) -> int:
+    """Copy the batch's chosen rows into ``matrix`` from ``filled`` on; returns the new fill."""
+    vectors = batch.column(column)
+    width = vectors.type.list_size
+    values = vectors.values.slice(vectors.offset * width, batch.num_rows * width)
+    block = values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False).reshape(-1, width)
+    ids = batch.column("_rowid").to_numpy()
+    if chosen is not None:
+        lo, hi = np.searchsorted(chosen, [seen, seen + batch.num_rows])
+        picked = chosen[lo:hi] - seen
+        block, ids = block[picked], ids[picked]
+    room = min(len(block), len(matrix) - filled)
+    matrix[filled : filled + room] = block[:room]
+    row_ids[filled : filled + room] = ids[:room]
+    return filled + room
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+async def point_labels(
+    session: Session, target: TableTarget, row_ids: list[int]
+) -> dict[int, tuple[str, str]]:
+    """The id and the first line of content of each row, by row id (what hovering a point shows)."""
+    if not row_ids:
+        return {}
+    opened = await session.tables.open(target)
+    columns = [name for name in (opened.columns.id, opened.columns.content) if name]
+    taking = opened.table.take_row_ids(sorted(set(row_ids))).select(columns).with_row_id()
+    rows = await read_query(taking, f'reading rows of "{opened.name}"')
+    found_ids = rows.column("_rowid").to_pylist()
+    contents = rows.column(opened.columns.content).to_pylist()
+    ids = rows.column(opened.columns.id).to_pylist() if opened.columns.id else [str(r) for r in found_ids]
+    labels = {}
+    for row_id, identifier, content in zip(found_ids, ids, contents, strict=True):
+        text = "" if content is None else str(content)
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        labels[int(row_id)] = ("" if identifier is None else str(identifier), first)
+    return labels
+
+
+@dataclass(frozen=True)
+class Colouring:
+    """A column's values on the map: per point a category code (``kind == "category"``; -1: missing,
+    ``len(labels) - 1`` may be "other") or a number scaled to 0..1 (``kind == "number"``; NaN: missing)."""
+
+    column: str
+    kind: Literal["category", "number"]
+    codes: npt.NDArray[np.float32]
+    labels: tuple[str, ...] = ()
+    low: float = 0.0
+    high: float = 0.0
+
+
+async def colour_by(session: Session, target: TableTarget, table_map: TableMap, column: str) -> Colouring:
+    """``column``'s value at each point of ``table_map`` (``parent.field`` names a nested field)."""
+    opened = await session.tables.open(target)
+    top = column.split(".", 1)[0]
+    what = f'reading column "{column}" of "{opened.name}"'
+    query = opened.table.query().select([top]).with_row_id()
+    rows = await read_query(query, what)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(session.inspect_executor, _colouring, rows, column, table_map)
+
+
+def _colouring(rows: pa.Table, column: str, table_map: TableMap) -> Colouring:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts = column.split(".")
+    values: Any = rows.column(parts[0])
+    for part in parts[1:]:
+        values = pc.struct_field(values, part)
+    at = table_map.index_of(rows.column("_rowid").to_numpy())
+    on_map = at >= 0
+    if (
+        pa.types.is_integer(values.type)
+        or pa.types.is_floating(values.type)
+        or pa.types.is_boolean(values.type)
+    ):
+        numbers = pc.cast(values, pa.float64()).to_numpy(zero_copy_only=False)
+        scaled = np.full(len(table_map), np.nan, np.float32)
+        finite = numbers[np.isfinite(numbers)]
+        distinct = np.unique(finite) if len(finite) <= 1_000_000 else finite
+        if len(distinct) > MAX_CATEGORIES or pa.types.is_floating(values.type):
+            low = float(finite.min()) if len(finite) else 0.0
+            high = float(finite.max()) if len(finite) else 0.0
+            span = high - low or 1.0
+            scaled[at[on_map]] = ((numbers[on_map] - low) / span).astype(np.float32)
+            return Colouring(column, "number", scaled, (), low, high)
+    texts = [None if v is None else _label(v) for v in values.to_pylist()]
+    counts = Counter(text for text, on in zip(texts, on_map, strict=True) if on and text is not None)
+    common = [text for text, _n in counts.most_common(MAX_CATEGORIES)]
+    labels = list(common)
+    if len(counts) > MAX_CATEGORIES:
+        labels.append(f"other ({len(counts) - MAX_CATEGORIES:,} values)")
+    code_of = {text: float(number) for number, text in enumerate(common)}
+    other = float(len(common))
+    codes = np.full(len(table_map), -1.0, np.float32)
+    for position, text, on in zip(at.tolist(), texts, on_map.tolist(), strict=True):
+        if on and text is not None:
+            codes[position] = code_of.get(text, other)
+    return Colouring(column, "category", codes, tuple(labels))
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return value if isinstance(value, str) else str(value)

@@ -1,0 +1,93 @@
+"""What to tell a user whose registry is missing, broken or empty, or does not list the database asked for.
+
+Every front end says the same: the command line (``list``, ``search``, ``tool``, ``mcp``), the MCP
+server's log and the window.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recall_gui.core.base.errors import RegistryError
+from recall_gui.core.base.paths import (
+    DBS_FILE,
+    REGISTRY_ENV,
+    RegistryLocation,
+    app_registry_dir,
+    folder_problem,
+)
+from recall_gui.core.registry.registry import Registry
+
+#: How many registry problems a hint lists one by one.
+PROBLEMS_IN_HINT = 3
+
+DEMO_ADVICE = (
+    "Build the demo knowledge base with `recall-gui demo` (or File ▸ Build Demo Knowledge Base in the "
+    "window), add a LanceDB folder you have with `recall-gui register PATH --name NAME` (or open it with "
+    "File ▸ Open Folder…), or add a database with cosh."
+)
+
+_LOCATION_HINTS = {
+    "--registry": f"Give --registry the folder that holds {DBS_FILE}, or leave it out to use the default "
+    "registry.",
+    REGISTRY_ENV: f"Point ${REGISTRY_ENV} at the folder that holds {DBS_FILE}, or unset it.",
+}
+
+
+def location_problem(where: RegistryLocation) -> RegistryError | None:
+    """What is wrong with the registry folder itself (one that does not exist, a file, a link loop …);
+    ``None`` when it is a folder, or when it is the app's own registry not created yet (a fresh install)."""
+    problem = folder_problem(where.directory)
+    if problem is None or (where.is_app_registry and problem == "does not exist"):
+        return None
+    origin = {"--registry": " (given with --registry)", REGISTRY_ENV: f" (from ${REGISTRY_ENV})"}
+    hint = _LOCATION_HINTS.get(
+        where.source, f"recall-gui keeps its own registry there: move whatever is at {where.directory} away."
+    )
+    return RegistryError(
+        f"the registry folder {where.directory}{origin.get(where.source, '')} {problem}", hint=hint
+    )
+
+
+def is_app_registry(directory: Path) -> bool:
+    """Whether ``directory`` is the app's own registry (where the demo is registered)."""
+    return Path(directory).expanduser() == app_registry_dir()
+
+
+def empty_registry_hint(directory: Path) -> str:
+    """What to do when the registry lists no database."""
+    if is_app_registry(directory):
+        return f"Nothing is registered yet. {DEMO_ADVICE}"
+    return (
+        "Add a LanceDB folder to it with `recall-gui register PATH --name NAME`, or a database with cosh, "
+        f"or choose another registry with --registry or ${REGISTRY_ENV}."
+    )
+
+
+def not_found_hint(registry: Registry, name: str) -> str:
+    """What to do when an agent's ``db_name`` is not among the active databases: activate it when it is
+    registered; otherwise say where it was looked for, what may hide it, and how to add one."""
+    entry = registry.get(name)
+    if entry is not None:
+        return (
+            f"\"{name}\" is registered but not active: activate it on recall-gui's Agent's tool "
+            "description page, or with cosh."
+        )
+    parts = [f'No database called "{name}" is registered in {registry.directory}.']
+    problem = folder_problem(registry.directory)
+    if problem is not None and not (is_app_registry(registry.directory) and problem == "does not exist"):
+        parts.append(f"The registry folder {problem}.")
+    if registry.problems:
+        shown = "; ".join(str(p) for p in registry.problems[:PROBLEMS_IN_HINT])
+        more = len(registry.problems) - PROBLEMS_IN_HINT
+        parts.append(
+            f"The registry has problems that may hide it: {shown}"
+            + (f" (and {more} more)." if more > 0 else ".")
+        )
+    if is_app_registry(registry.directory):
+        parts.append(DEMO_ADVICE)
+    else:
+        parts.append(
+            "Check the name, or add the database with `recall-gui register PATH --name NAME` or cosh."
+        )
+    return " ".join(parts)

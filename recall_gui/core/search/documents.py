@@ -1,0 +1,213 @@
+"""How chunks make documents: which column (or which part of the id) names a chunk's document, and which
+orders its chunks; and one chunk's document in order (its context: the chunks before and after it).
+
+Detection, in order: a column named like a document (``source``, ``doc_id``, ``document``, ``file``,
+``path``, ``url``…), also inside a ``metadata`` struct as LangChain and LlamaIndex write it; else the id's
+prefix before ``#``, ``:`` or ``_chunk``. Chunks are ordered by a position column (``chunk``,
+``chunk_index``, ``position``, ``page``…) or else by the number at the end of the id. The user may name the
+columns instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.search.similar import find_entry
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.table_cache import read_query
+
+DOCUMENT_NAMES = (
+    "source",
+    "doc_id",
+    "document_id",
+    "document",
+    "doc",
+    "file",
+    "file_path",
+    "filename",
+    "path",
+    "url",
+    "ref_doc_id",
+)
+POSITION_NAMES = (
+    "chunk_index",
+    "chunk_id",
+    "chunk",
+    "position",
+    "seq",
+    "index",
+    "page",
+    "page_number",
+    "start_index",
+)
+ID_SEPARATORS = re.compile(r"^(?P<doc>.+?)(?:#|::|:|_chunk)(?P<rest>[^#:]*)$")
+TRAILING_NUMBER = re.compile(r"(\d+)\D*$")
+
+
+@dataclass(frozen=True)
+class DocumentLayout:
+    """Where a chunk's document and its place come from; ``None``: from the id."""
+
+    document_column: str | None
+    position_column: str | None
+
+    def describe(self) -> str:
+        document = self.document_column or "the id's prefix"
+        position = self.position_column or "the number in the id"
+        return f"documents by {document}, chunks ordered by {position}"
+
+
+def _leaf_names(schema: Any) -> list[str]:
+    """Column names, with a struct's fields as ``struct.field`` (LangChain's ``metadata.source``)."""
+    import pyarrow as pa
+
+    names = []
+    for field in schema:
+        names.append(field.name)
+        if pa.types.is_struct(field.type):
+            names.extend(f"{field.name}.{child.name}" for child in field.type)
+    return names
+
+
+def _pick(names: Sequence[str], wanted: Sequence[str]) -> str | None:
+    by_leaf = {name.rsplit(".", 1)[-1].lower(): name for name in reversed(names)}
+    return next((by_leaf[w] for w in wanted if w in by_leaf), None)
+
+
+def detect_layout(schema: Any, taken: Sequence[str | None]) -> DocumentLayout:
+    names = [name for name in _leaf_names(schema) if name not in taken]
+    return DocumentLayout(_pick(names, DOCUMENT_NAMES), _pick(names, POSITION_NAMES))
+
+
+def document_from_id(entry_id: str) -> str | None:
+    found = ID_SEPARATORS.match(entry_id)
+    return None if found is None else found.group("doc")
+
+
+def _value(row: dict[str, Any], dotted: str) -> Any:
+    value: Any = row
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _id_number(entry_id: str) -> int:
+    found = TRAILING_NUMBER.search(entry_id)
+    return int(found.group(1)) if found else 0
+
+
+@dataclass(frozen=True)
+class Document:
+    key: str
+    layout: DocumentLayout
+    #: (id, content) of each chunk, in order.
+    chunks: tuple[tuple[str, str], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"document": self.key, "chunks": [{"id": i, "content": c} for i, c in self.chunks]}
+
+    def neighbours(self, entry_id: str) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+        ids = [chunk[0] for chunk in self.chunks]
+        at = ids.index(entry_id)
+        return (self.chunks[at - 1] if at > 0 else None, self.chunks[at + 1] if at + 1 < len(ids) else None)
+
+
+def _sql_name(dotted: str) -> str:
+    return ".".join("`" + part.replace("`", "``") + "`" for part in dotted.split("."))
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+async def document_of(
+    session: Session,
+    entry: DatabaseEntry,
+    entry_id: str,
+    *,
+    document_column: str | None = None,
+    position_column: str | None = None,
+) -> Document:
+    """The document of the chunk ``entry_id``, every chunk in order (the chunk itself included)."""
+    opened = await session.tables.open(entry.target)
+    columns = opened.columns
+    detected = detect_layout(opened.schema, (columns.id, columns.content, columns.vector))
+    names = _leaf_names(opened.schema)
+    for given in (document_column, position_column):
+        if given is not None and given not in names:
+            raise InvalidInputError(
+                f'the table has no column "{given}"', hint=f"Its columns: {', '.join(names)}."
+            )
+    layout = DocumentLayout(
+        document_column or detected.document_column, position_column or detected.position_column
+    )
+    found = await find_entry(session, entry.target, entry_id)
+    row = {**found.hit.extra, "id": found.hit.id}
+    if layout.document_column is not None:
+        key = _value(row, layout.document_column)
+        if key is None:
+            raise InvalidInputError(f'"{entry_id}" has no value in "{layout.document_column}"')
+        where = f"{_sql_name(layout.document_column)} = {_sql_text(str(key))}"
+    else:
+        key = document_from_id(entry_id)
+        if key is None or columns.id is None:
+            raise InvalidInputError(
+                f'no document can be told for "{entry_id}": no column names one, and its id has no '
+                "#, : or _chunk part",
+                hint="Name the column that holds the document with --document-column.",
+            )
+        where = f"starts_with({_sql_name(columns.id)}, {_sql_text(str(key))})"
+    wanted = [name for name in (columns.id, columns.content) if name is not None]
+    extra = [c.split(".")[0] for c in (layout.document_column, layout.position_column) if c is not None]
+    rows = await read_query(
+        opened.table.query().where(where).select(list(dict.fromkeys([*wanted, *extra]))).with_row_id(),
+        f'reading the document of "{entry_id}"',
+    )
+    chunks = []
+    for item in rows.to_pylist():
+        chunk_id = str(item[columns.id]) if columns.id is not None else ""
+        if layout.document_column is None and document_from_id(chunk_id) != key:
+            continue  # starts_with also matched a longer document name
+        place = _value(item, layout.position_column) if layout.position_column else None
+        order = (0, place) if isinstance(place, (int, float)) else (1, _id_number(chunk_id))
+        chunks.append((order, chunk_id, str(item[columns.content])))
+    chunks.sort(key=lambda chunk: (chunk[0], chunk[1]))
+    return Document(str(key), layout, tuple((i, c) for _o, i, c in chunks))
+
+
+@dataclass(frozen=True)
+class DocumentShare:
+    """One document among a search's results: its best rank and how many of the results are its chunks."""
+
+    key: str
+    best_rank: int
+    results: int
+    share: float
+
+
+def document_key(entry_id: str, columns: Mapping[str, Any], layout: DocumentLayout) -> str | None:
+    """The document of one row (its id and its other columns), by ``layout``; ``None`` when none is told."""
+    if layout.document_column is not None:
+        value = _value(dict(columns), layout.document_column)
+        return None if value is None else str(value)
+    return document_from_id(entry_id)
+
+
+def results_by_document(
+    rows: Sequence[tuple[str, Mapping[str, Any]]], layout: DocumentLayout
+) -> tuple[DocumentShare, ...]:
+    """The documents of search results (each an id and its other columns, in rank order), best first; a row
+    whose document cannot be told counts as a document of its own."""
+    best: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for rank, (entry_id, columns) in enumerate(rows, start=1):
+        key = document_key(entry_id, columns, layout) or entry_id
+        best.setdefault(key, rank)
+        counts[key] = counts.get(key, 0) + 1
+    total = len(rows)
+    return tuple(DocumentShare(key, best[key], counts[key], counts[key] / total) for key in best)

@@ -1,0 +1,119 @@
+"""Finished maps: each row's place on a plane, kept per table version in memory and, for t-SNE, in the
+app's cache folder (never beside the knowledge base). The session owns the one cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+Method = Literal["pca", "tsne"]
+
+
+Positions = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Each row's place on the map (row ``i`` of the matrix it was made from)."""
+
+    positions: Positions
+    method: Method
+    seed: int
+    #: PCA only: the centre and the two components, to place other vectors on the same plane.
+    mean: npt.NDArray[np.float32] | None = None
+    components: npt.NDArray[np.float32] | None = None
+
+    def place(self, vector: npt.ArrayLike) -> tuple[float, float] | None:
+        """Where ``vector`` lands on this plane; ``None`` for a projection that is not linear (t-SNE)."""
+        if self.mean is None or self.components is None:
+            return None
+        point = self.components @ (np.asarray(vector, np.float32) - self.mean)
+        return float(point[0]), float(point[1])
+
+
+#: What identifies a map: URI, table, vector column, version, the version's time (a table dropped and
+#: made again restarts its version numbers), projection, seed, and the sampling bound.
+MapKey = tuple[str, str, str, int, str, str, int, int]
+
+
+#: Finished maps kept in memory (each costs 12 bytes per point).
+MAPS_KEPT = 8
+
+
+class MapCache:
+    """Finished projections with the row ids they map, by :data:`MapKey`; t-SNE's are also kept on
+    disk under ``folder`` (they take minutes to make, and a version never changes)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self._maps: OrderedDict[MapKey, tuple[Projection, npt.NDArray[np.uint64]]] = OrderedDict()
+
+    def get(self, key: MapKey) -> tuple[Projection, npt.NDArray[np.uint64]] | None:
+        found = self._maps.get(key)
+        if found is not None:
+            self._maps.move_to_end(key)
+            return found
+        found = self._load(key)
+        if found is not None:
+            self._keep(key, found)
+        return found
+
+    def put(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> None:
+        self._keep(key, (projection, row_ids))
+        if projection.method != "pca":
+            self._save(key, projection, row_ids)
+
+    def _keep(self, key: MapKey, value: tuple[Projection, npt.NDArray[np.uint64]]) -> None:
+        self._maps[key] = value
+        self._maps.move_to_end(key)
+        while len(self._maps) > MAPS_KEPT:
+            self._maps.popitem(last=False)
+
+    def forget(self) -> None:
+        self._maps.clear()
+
+    def path(self, key: MapKey) -> Path | None:
+        if self.folder is None:
+            return None
+        digest = hashlib.sha256(json.dumps(list(key)).encode("utf-8")).hexdigest()[:32]
+        return self.folder / f"{digest}.npz"
+
+    def _load(self, key: MapKey) -> tuple[Projection, npt.NDArray[np.uint64]] | None:
+        path = self.path(key)
+        if path is None or not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                if json.loads(str(stored["key"])) != list(key):
+                    return None
+                positions = np.asarray(stored["positions"], np.float32)
+                row_ids = np.asarray(stored["row_ids"], np.uint64)
+        except (OSError, ValueError, KeyError):
+            return None  # a damaged cache file is made again
+        if positions.shape != (len(row_ids), 2):
+            return None
+        return Projection(positions, key[5], key[6]), row_ids  # type: ignore[arg-type]
+
+    def _save(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> None:
+        path = self.path(key)
+        if path is None:
+            return
+        buffer = io.BytesIO()
+        np.savez(buffer, key=json.dumps(list(key)), positions=projection.positions, row_ids=row_ids)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_bytes(buffer.getvalue())
+            os.replace(temporary, path)
+        except OSError:
+            return  # a cache that cannot be written only costs the next run its time

@@ -1,0 +1,56 @@
+"""Which table to read and how: a LanceDB folder (or object-store URI), a table in it, and the options a
+registry entry (or an opened folder) gives for reading it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from recall_gui.core.storage.columns import ColumnOverrides
+
+StorageKey = tuple[tuple[str, str], ...]
+
+#: Storage option names that hold credentials (aws_secret_access_key, azure_storage_sas_token, ...).
+_SECRET_OPTION = re.compile(r"secret|token|password|key|credential|sas|signature", re.IGNORECASE)
+
+
+def is_secret_option(name: str) -> bool:
+    return _SECRET_OPTION.search(name) is not None
+
+
+def without_secrets(options: Mapping[str, str]) -> dict[str, str]:
+    """``options`` minus credentials: what may be written to a settings or registry file."""
+    return {name: value for name, value in options.items() if not is_secret_option(name)}
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """How to read one table: storage credentials, column names and metric."""
+
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+    columns: ColumnOverrides = field(default_factory=ColumnOverrides)
+    metric: str | None = None
+
+    @property
+    def storage_key(self) -> StorageKey:
+        return tuple(sorted(self.storage_options.items()))
+
+    def __hash__(self) -> int:  # storage_options is a dict: hash what it holds
+        return hash((self.storage_key, self.columns, self.metric))
+
+
+@dataclass(frozen=True)
+class TableTarget:
+    """One table of one database, and how to read it: at its latest version, or pinned to an older one
+    (read-only, as LanceDB's ``checkout`` gives it; nothing is restored or tagged)."""
+
+    uri: str
+    table_name: str
+    options: TableOptions = field(default_factory=TableOptions)
+    #: ``None``: the latest version, followed as other programs write; a number: that version only.
+    version: int | None = None
+
+    def at(self, version: int | None) -> TableTarget:
+        """The same table at ``version`` (``None``: the latest)."""
+        return TableTarget(self.uri, self.table_name, self.options, version)

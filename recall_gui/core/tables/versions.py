@@ -1,0 +1,172 @@
+"""A table's versions as LanceDB keeps them: number, time, row count and tags, read without writing.
+
+LanceDB writes a new version on every change (add, delete, update, overwrite) and keeps the old ones
+until they are cleaned up; ``list_versions`` reports each with its row count, and tags name some. An
+older version is opened as ``TableTarget.at(version)`` (LanceDB's ``checkout``: nothing is restored or
+tagged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.table_cache import (
+    TIMEOUT_ENV,
+    bounded,
+    is_local_uri,
+    local_path,
+    operation_timeout,
+)
+from recall_gui.core.storage.target import TableTarget
+
+
+@dataclass(frozen=True)
+class TableVersion:
+    """One version of a table."""
+
+    version: int
+    #: When it was written, as LanceDB reports it (local time, without a zone).
+    timestamp: dt.datetime
+    #: Rows in it (``None`` if LanceDB did not say).
+    rows: int | None
+    tags: tuple[str, ...] = ()
+    latest: bool = False
+
+    @property
+    def time_text(self) -> str:
+        return self.timestamp.strftime("%Y-%m-%d %H:%M:%S")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "timestamp": self.timestamp.isoformat(),
+            "rows": self.rows,
+            "tags": list(self.tags),
+            "latest": self.latest,
+        }
+
+
+#: Versions listed within one storage timeout (``RECALL_GUI_STORAGE_TIMEOUT``): LanceDB reads every
+#: version's manifest, about 4 ms each on a local disk, so a long history gets that timeout per thousand.
+VERSIONS_PER_TIMEOUT = 1000
+#: How often a long listing reports that it is still reading (seconds).
+PROGRESS_EVERY_S = 0.5
+
+#: ``progress(versions, seconds)``: how many versions are being read (``None``: unknown), and for how long.
+VersionsProgress = Callable[[int | None, float], None]
+
+
+def kept_versions(target: TableTarget) -> int | None:
+    """How many versions a local table keeps (its manifests, counted without reading them); ``None`` for
+    object storage, or a folder that cannot be listed."""
+    if not is_local_uri(target.uri):
+        return None
+    try:
+        folder = local_path(target.uri) / f"{target.table_name}.lance" / "_versions"
+        with os.scandir(folder) as entries:
+            return sum(1 for entry in entries if entry.name.endswith(".manifest"))
+    except OSError:
+        return None
+
+
+def listing_limit(count: int | None, timeout_s: float) -> float:
+    """The time a listing of ``count`` versions may take: the storage timeout per thousand versions."""
+    return timeout_s * max(1.0, (count or 0) / VERSIONS_PER_TIMEOUT)
+
+
+async def list_versions(
+    session: Session, target: TableTarget, *, progress: VersionsProgress | None = None
+) -> tuple[TableVersion, ...]:
+    """Every version of ``target``'s table still kept, oldest first (the last one is the latest).
+
+    LanceDB lists them in one call, reading each version's manifest; ``progress`` is told how many there
+    are and how long the listing has run, every :data:`PROGRESS_EVERY_S`. Cancelling the awaiting task
+    stops waiting for it. A listing that runs out of time says why: a local folder is not a network."""
+    opened = await session.tables.open(target.at(None))
+    what = f'listing the versions of "{target.table_name}"'
+    count = kept_versions(target)
+    limit_s = listing_limit(count, operation_timeout())
+    table: Any = opened.table  # list_versions is untyped in LanceDB
+    reporter = asyncio.create_task(_report(progress, count)) if progress is not None else None
+    try:
+        listed: list[dict[str, Any]] = await bounded(
+            table.list_versions(), what, limit_s, timeout_hint=_slow_listing_hint(target, count)
+        )
+    finally:
+        if reporter is not None:
+            reporter.cancel()
+    tagged: dict[str, Any] = await bounded(table.tags.list(), what)
+    tags_of: dict[int, list[str]] = {}
+    for name, tag in sorted(tagged.items()):
+        tags_of.setdefault(int(tag["version"]), []).append(name)
+    latest = max((int(item["version"]) for item in listed), default=opened.version)
+    versions = []
+    for item in sorted(listed, key=lambda found: int(found["version"])):
+        number = int(item["version"])
+        rows = (item.get("metadata") or {}).get("total_rows")
+        stamp = item.get("timestamp")
+        versions.append(
+            TableVersion(
+                number,
+                stamp if isinstance(stamp, dt.datetime) else dt.datetime.fromtimestamp(0),
+                int(rows) if rows is not None else None,
+                tuple(tags_of.get(number, ())),
+                number == latest,
+            )
+        )
+    return tuple(versions)
+
+
+async def _report(progress: VersionsProgress, count: int | None) -> None:
+    started = time.monotonic()
+    while True:
+        progress(count, time.monotonic() - started)
+        await asyncio.sleep(PROGRESS_EVERY_S)
+
+
+def _slow_listing_hint(target: TableTarget, count: int | None) -> str:
+    """Why a listing ran out of time: a local folder's history is long, not a network down."""
+    many = f"{count:,} versions" if count is not None else "many versions"
+    if is_local_uri(target.uri):
+        return (
+            f"The folder is local, so no server or network is involved: LanceDB reads each of its {many} "
+            f"one by one. Raise {TIMEOUT_ENV} (it allows that many seconds per "
+            f"{VERSIONS_PER_TIMEOUT:,} versions), or let the table's owner clean up old versions."
+        )
+    return (
+        f"LanceDB reads each of the {many} from the storage one by one: check that it answers, or raise "
+        f"{TIMEOUT_ENV} for a long history."
+    )
+
+
+def find_version(versions: tuple[TableVersion, ...], number: int, table: str) -> TableVersion:
+    """The version numbered ``number``, or a clear refusal listing the versions there are."""
+    for version in versions:
+        if version.version == number:
+            return version
+    raise InvalidInputError(
+        f'table "{table}" has no version {number} (its versions: {describe_numbers(versions)})',
+        hint="Run `recall-gui versions --db NAME` to list them.",
+    )
+
+
+def describe_numbers(versions: tuple[TableVersion, ...]) -> str:
+    """``1–5, 8`` for versions 1 to 5 and 8 (runs shortened), ``none`` for none."""
+    numbers = [version.version for version in versions]
+    if not numbers:
+        return "none"
+    runs: list[tuple[int, int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)

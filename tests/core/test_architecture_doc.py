@@ -1,0 +1,46 @@
+"""docs/ARCHITECTURE.md names every part of the house that pyproject's contracts name (they cannot drift)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def contract(name: str) -> dict[str, object]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    return next(c for c in contracts if c["name"] == name)
+
+
+def layer_names(name: str) -> list[str]:
+    layers = contract(name)["layers"]
+    assert isinstance(layers, list)
+    return [part.strip() for row in layers for part in row.split("|")]
+
+
+def named_in_architecture() -> set[str]:
+    text = (ROOT / "docs/ARCHITECTURE.md").read_text(encoding="utf-8")
+    return set(re.findall(r"`([a-z_]+)/?`", text))
+
+
+def test_every_core_layer_is_named_in_the_architecture_document() -> None:
+    names = layer_names("The core's layers")
+    assert "agents" in names and "base" in names  # the contract is the one over subpackages
+    assert sorted(set(names) - named_in_architecture()) == []
+
+
+def test_every_window_layer_is_named_in_the_architecture_document() -> None:
+    assert sorted(set(layer_names("The window's layers")) - named_in_architecture()) == []
+
+
+def test_every_core_subpackage_has_a_layer() -> None:
+    packages = {p.parent.name for p in (ROOT / "recall_gui/core").glob("*/__init__.py")}
+    assert sorted(packages - set(layer_names("The core's layers"))) == []
+
+
+def test_at_most_twelve_modules_stay_loose_in_the_core() -> None:
+    loose = [p.stem for p in (ROOT / "recall_gui/core").glob("*.py") if p.stem != "__init__"]
+    assert len(loose) <= 12, loose
