@@ -2,7 +2,7 @@
 
 Tests wait for what they need to see, bounded, never for a fixed time: a fixed pause is either too short
 on a busy machine (a flaky failure) or longer than needed (a slow suite). Qt tests use qtbot.waitUntil /
-waitSignal, and tests/qt/conftest.py's ``run_until`` on the test's event loop.
+waitSignal, and tests/qt/conftest.py's ``until`` and ``waiting_for`` on the test's event loop.
 """
 
 from __future__ import annotations
