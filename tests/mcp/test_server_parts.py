@@ -173,6 +173,7 @@ def test_registry_changes_under_saved_notes_still_reach_the_agent(
         "  Description: Another description\n"
         f"  DB URI: {kb.db_dir}\n  Embedding: {entry.embedder.label}\n\nA sentence of mine."
     )
+    assert "Description: Another description\n" in watcher.source.current().description
 
 
 def test_registry_changes_hidden_by_an_override_are_not_a_change(
