@@ -161,6 +161,7 @@ class HeldHealthCheck:
     """The real health check, held for one database until released (a slow disk or a remote store)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+        import recall_gui.core.search as search_face
         from recall_gui.core.search import health
 
         self.reached = asyncio.Event()
@@ -175,6 +176,8 @@ class HeldHealthCheck:
             return outcome
 
         monkeypatch.setattr(health, "check_health", check_health)
+        # The window reads it through the search face, which keeps the name once it was first asked for.
+        monkeypatch.setattr(search_face, "check_health", check_health)
 
 
 def switch_and_search(window: MainWindow, qtbot: QtBot, text: str) -> None:

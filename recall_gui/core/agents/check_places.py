@@ -10,6 +10,7 @@ one, as the agent searches it; until then on the folder itself, with the model t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from recall_gui.core.agents.golden import FolderTable, GoldenCheck
 from recall_gui.core.base.captions import quoted
@@ -17,9 +18,9 @@ from recall_gui.core.base.credentials import masked
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.registry.registry import DatabaseEntry, Registry
 from recall_gui.core.search.agent_scope import reads_table
-from recall_gui.core.search.harness import Harness
-from recall_gui.core.tables.folders import open_table
-from recall_gui.core.tables.model_detection import model_text
+
+if TYPE_CHECKING:
+    from recall_gui.core.search.harness import Harness
 
 _ACTIVATE_HINT = "Activate it on the Agent's tool description page (or `recall-gui activate NAME`)."
 
@@ -68,6 +69,8 @@ def check_for(
     (so it keeps running once the folder is registered under any name)."""
     if entry.origin != "opened":
         return GoldenCheck(entry.name, query, expect, limit)
+    from recall_gui.core.tables.model_detection import model_text  # loads NumPy: not at the window's start
+
     folder = FolderTable(entry.uri, entry.table_name, model_text(entry.embedder))
     match = registered_match(folder, registry)
     if match is not None:
@@ -98,6 +101,8 @@ async def locate(harness: Harness, check: GoldenCheck) -> CheckPlace:
             )
         return CheckPlace(text, match, match.name)
     try:
+        from recall_gui.core.tables.folders import open_table
+
         opened = await open_table(harness.session, folder.uri, table=folder.table, model=folder.model)
     except RecallError as error:
         return CheckPlace(text, error=f"{folder_text(folder)}: {error.message}", hint=error.hint)

@@ -21,6 +21,7 @@ HEAVY_MODULES = (
     "pyarrow",
     "lancedb",
     "httpx",
+    "numkong",  # the int8 scan of exact search (session/certified.py)
     "recall_gui.core.search.harness",
     "recall_gui.core.search.health",
     "recall_gui.core.tables.browse",

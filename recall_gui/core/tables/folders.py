@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from recall_gui.core.base.errors import ColumnError, FolderError, InvalidInputError, RecallError
+from recall_gui.core.base.errors import ColumnError, FolderError, InvalidInputError, RecallError, StorageError
 from recall_gui.core.registry.models import LocalModel
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.columns import ColumnMapping, detect_columns
-from recall_gui.core.storage.table_cache import bounded, is_local_uri, list_tables, local_path
+from recall_gui.core.storage.table_cache import bounded, is_local_uri, list_tables, local_path, slow_hint
 from recall_gui.core.tables.model_detection import (
     ModelDetection,
     available_local_models,
@@ -148,12 +148,14 @@ async def read_folder(session: Session, place: Place) -> Folder:
 
 
 async def _describe(connection: AsyncConnection, name: str, available: list[LocalModel]) -> FolderTable:
-    what = f'reading table "{name}"'
+    what, hint = f'reading table "{name}"', slow_hint(connection.uri)
     try:
-        table = await bounded(connection.open_table(name), what)
-        schema = await bounded(table.schema(), what)
-        rows = await bounded(table.count_rows(), what)
+        table = await bounded(connection.open_table(name), what, timeout_hint=hint)
+        schema = await bounded(table.schema(), what, timeout_hint=hint)
+        rows = await bounded(table.count_rows(), what, timeout_hint=hint)
     except RecallError as error:
+        if isinstance(error, StorageError) and "timed out" in error.message:
+            raise  # slow, not damaged: its own message says why
         problem, hint = unreadable(connection.uri, name, error.message)
         return FolderTable(name, None, None, None, problem, "storage", hint)
     try:
