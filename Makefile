@@ -60,11 +60,11 @@ test-latest:
 	.venv-latest/bin/python -m pip list 2>/dev/null | grep -iE "^(lancedb|fastembed|onnxruntime|tokenizers|pyside6|qasync|pyqtgraph) "
 	-QT_QPA_PLATFORM=offscreen .venv-latest/bin/python -m pytest -q -p no:cacheprovider tests/core/test_compat.py \
 		tests/core/test_exact_search.py tests/core/test_lance_order.py tests/core/test_direct_embedding.py \
-		tests/qt/test_smoke.py
+		tests/qt/test_smoke.py tests/qt/test_pyside_refcounts.py
 	@echo "==> test-latest reports only: failures above say what a library upgrade would break"
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-latest build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 # The prebuilt demo shipped as package data (recall_gui/core/demo_data/): embeds the demo's passages with
 # the packaged model, writes them with their vectors, and verifies the file (`--check` only verifies).
@@ -72,10 +72,16 @@ clean:
 demo-data: $(APP_STAMP)
 	$(BIN)/python packaging/demo_data.py
 
-# Speed and scale: builds its data under bench/data/ (cached), prints a table, writes bench/results.json.
-.PHONY: bench
+# Speed and scale: builds its data under bench/data/ (cached), prints a table, writes bench/results.json
+# (each figure with the commit, date and machine it was measured on).
+.PHONY: bench bench-smoke
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench
+
+# Every benchmark at toy size (data of its own, in a temporary folder): that each still runs, in a
+# few minutes; writes nothing. Part of CI.
+bench-smoke: $(TEST_STAMP)
+	$(BIN)/python -m bench --smoke
 
 # The desktop build (packaging/): `make package` builds dist/recall-gui/ with PyInstaller; `make package-smoke`
 # builds it and runs the built program headless through demo, search, list, tool, mcp, the window and

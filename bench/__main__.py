@@ -11,13 +11,19 @@ import dataclasses
 import importlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from bench import data
-from bench.context import BenchContext, machine
-from bench.results import RESULTS_PATH, Metric, format_table, write_results
+from bench.context import BenchContext, BenchSize, machine
+from bench.results import RESULTS_PATH, Metric, format_table, provenance, write_results
+
+#: Real passages embedded for a smoke run's data (the real run embeds 2000, which takes ~40 s).
+SMOKE_PASSAGES = 200
 
 #: Metric groups in the order they run: name -> module (each has ``run(ctx) -> list[Metric]``).
 GROUPS: dict[str, str] = {
@@ -43,11 +49,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=1, help="run the groups N times and keep each metric's median run"
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every group at toy size, on data of its own in a temporary folder, in seconds: checks that "
+        "each benchmark runs; writes no results",
+    )
     args = parser.parse_args(argv)
     selected = list(GROUPS) if not args.only else [name.strip() for name in args.only.split(",")]
     unknown = [name for name in selected if name not in GROUPS]
     if unknown:
         parser.error(f"unknown group(s) {', '.join(unknown)}; the groups are {', '.join(GROUPS)}")
+    if args.smoke:
+        toy_data = Path(tempfile.mkdtemp(prefix="recall-gui-bench-smoke-"))
+        data.use(toy_data, SMOKE_PASSAGES)
     # Never reach for the network, and keep the staged model inside bench/data.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["RECALL_GUI_DOWNLOAD_MODELS"] = "0"
@@ -61,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setting = os.environ.get(CACHE_ENV, "(not set: default)")
     bound = f"{limit // 1024**2} MB" if isinstance(limit, int) else limit.reason
     print(f"{CACHE_ENV}={setting}: exact-search memory bound {bound}")
-    context = BenchContext()
+    context = BenchContext(BenchSize(toy=args.smoke))
     runs: list[list[Metric]] = []
     for repeat in range(max(1, args.repeat)):
         found_in_run: list[Metric] = []
@@ -80,11 +95,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     metrics = median_runs(runs)
     print()
     print(format_table(metrics))
-    write_results(metrics)
     finished = machine()["load_average"]
-    print(
-        f"\nwritten to {RESULTS_PATH}; {time.perf_counter() - started:.0f} s in all; load average {finished}"
-    )
+    took = f"{time.perf_counter() - started:.0f} s in all; load average {finished}"
+    if args.smoke:
+        shutil.rmtree(data.DATA_DIR, ignore_errors=True)
+        print(f"\nsmoke run: every group ran at toy size; nothing written; {took}")
+        return 0
+    write_results(metrics, provenance(info))
+    print(f"\nwritten to {RESULTS_PATH}; {took}")
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,27 @@ import numpy as np
 from bench import data
 
 
+@dataclass(frozen=True)
+class BenchSize:
+    """How much data and work each group gets: the real run's, or a toy run (``make bench-smoke``) that
+    goes through every group's code in seconds and measures nothing worth keeping."""
+
+    toy: bool = False
+
+    def rows(self, full: int) -> int:
+        """Rows (or registry entries) for a group whose real run has ``full``."""
+        return full if not self.toy else max(500, full // 200)
+
+    def count(self, full: int) -> int:
+        """Queries, runs or rounds for a group whose real run has ``full``."""
+        return full if not self.toy else min(full, 3)
+
+
 class BenchContext:
     """Built lazily: a group that needs no embedding never loads the model."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: BenchSize | None = None) -> None:
+        self.size = size or BenchSize()
         self._tables: dict[tuple[int, str | None], data.BenchTable] = {}
 
     @cached_property
@@ -28,6 +46,8 @@ class BenchContext:
         return data.base_embeddings(self.embedder)
 
     def table(self, rows: int, index: str | None = None) -> data.BenchTable:
+        """The generated table the real run has with ``rows`` rows (at toy size, a smaller one)."""
+        rows = self.size.rows(rows)
         key = (rows, index)
         if key not in self._tables:
             texts, vectors = self.base
@@ -42,6 +62,7 @@ class BenchContext:
     def queries(self, count: int) -> list[np.ndarray[Any, np.dtype[np.float32]]]:
         """``count`` query vectors: the real questions first, then held-out vectors drawn like the rows."""
         held_out = data.held_out_queries(self.base[1], max(0, count - len(self.questions)))
+        # At toy size a group still gets the ``count`` it asks for: its code indexes into them.
         return list(np.vstack([self.questions, held_out])[:count])
 
     @property

@@ -134,6 +134,13 @@ def real_passages(limit: int = BASE_PASSAGES) -> list[str]:
     return unique[::step][:limit]
 
 
+def use(data_dir: Path, base_passages: int) -> None:
+    """Build and read the data in ``data_dir``, from ``base_passages`` real passages (a toy run's data, in a
+    folder of its own, leaves the real run's cache alone)."""
+    global DATA_DIR, DB_DIR, BASE_PASSAGES
+    DATA_DIR, DB_DIR, BASE_PASSAGES = data_dir, data_dir / "lancedb", base_passages
+
+
 def load_embedder() -> Any:
     from recall_gui.core.embedders.pool import load_offline_model
 
@@ -148,7 +155,7 @@ def base_embeddings(embedder: Any) -> tuple[list[str], np.ndarray[Any, np.dtype[
         cached = json.loads(texts_path.read_text(encoding="utf-8"))
         if cached.get("stamp") == stamp:
             return list(cached["texts"]), np.load(vectors_path)
-    texts = real_passages()
+    texts = real_passages(BASE_PASSAGES)
     print(f"  embedding {len(texts)} real passages with the packaged model ...", flush=True)
     started = time.perf_counter()
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad least
@@ -214,7 +221,9 @@ def ensure_table(
     import lancedb
     import pyarrow as pa
 
-    label = f"{rows // 1_000_000}m" if rows >= 1_000_000 else f"{rows // 1000}k"
+    label = (
+        f"{rows // 1_000_000}m" if rows >= 1_000_000 else f"{rows // 1000}k" if rows >= 1000 else f"{rows}"
+    )
     name = f"{index.lower()}_{label}" if index else f"rows_{label}"
     table = BenchTable(DB_DIR, name, rows, index)
     stamp_path = DATA_DIR / f"{name}.json"

@@ -49,7 +49,7 @@ async def measure_in(session: Session, ctx: BenchContext, name: str, index: str,
 
     exact_table = ctx.table(100_000)
     table = ctx.table(100_000, index)
-    queries = ctx.queries(QUERIES)
+    queries = ctx.queries(ctx.size.count(QUERIES))
     options = TableOptions(metric=metric)
     connection = await lancedb.connect_async(str(table.db_dir), read_consistency_interval=dt.timedelta(0))
     raw_table = await connection.open_table(table.name)

@@ -34,7 +34,7 @@ GOAL_PAN_GAP_MS = 50.0
 def run(ctx: BenchContext) -> list[Metric]:
     table = ctx.table(100_000)
     matrix = np.ascontiguousarray(np.load(table.vectors_path), np.float32)
-    pca = measure_pca(matrix)
+    pca = measure_pca(matrix, ctx.size.count(PCA_RUNS))
     tsne = measure_tsne(matrix)
     registry = write_registry(ctx)
     with display() as (environment, kind), tempfile.TemporaryDirectory(prefix="recall-gui-map-") as config:
@@ -43,12 +43,12 @@ def run(ctx: BenchContext) -> list[Metric]:
     return metrics(pca, tsne, window, kind)
 
 
-def measure_pca(matrix: np.ndarray[Any, Any]) -> dict[str, float]:
+def measure_pca(matrix: np.ndarray[Any, Any], runs: int) -> dict[str, float]:
     from recall_gui.core.inspect.projection import pca
 
     values, floors = [], []
     basis = np.random.default_rng(0).standard_normal((matrix.shape[1], 2)).astype(np.float32)
-    for _ in range(PCA_RUNS):
+    for _ in range(runs):
         started = time.perf_counter()
         pca(matrix, 0)
         values.append((time.perf_counter() - started) * 1000)

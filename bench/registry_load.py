@@ -11,8 +11,8 @@ import asyncio
 import json
 from pathlib import Path
 
+from bench import data
 from bench.context import BenchContext
-from bench.data import DATA_DIR
 from bench.results import Metric
 from bench.timing import side_by_side
 
@@ -41,7 +41,8 @@ def write_big_registry(directory: Path, count: int) -> Path:
 def run(ctx: BenchContext) -> list[Metric]:
     from recall_gui.core.registry.registry import load_registry
 
-    directory = write_big_registry(DATA_DIR / "registry-50k", ENTRIES)
+    entries = ctx.size.rows(ENTRIES)
+    directory = write_big_registry(data.DATA_DIR / f"registry-{entries}", entries)
 
     def floor(_: int) -> None:
         json.loads((directory / "rag_dbs.json").read_text(encoding="utf-8"))
@@ -50,7 +51,7 @@ def run(ctx: BenchContext) -> list[Metric]:
     async def subject(_: int) -> None:
         load_registry(directory)
 
-    pair = asyncio.run(side_by_side(range(5), subject, floor))
+    pair = asyncio.run(side_by_side(range(ctx.size.count(5)), subject, floor))
     return [
         Metric(
             f"registry_load_{ENTRIES // 1000}k",
@@ -59,6 +60,6 @@ def run(ctx: BenchContext) -> list[Metric]:
             pair.floor_ms,
             goal=f"ratio <= {GOAL_RATIO}",
             met=pair.ratio <= GOAL_RATIO,
-            extra={"entries": ENTRIES},
+            extra={"entries": entries},
         )
     ]

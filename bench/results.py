@@ -1,14 +1,18 @@
 """One shared writer for every metric group: the printed table and ``bench/results.json``.
 
 ``results.json`` maps each metric name to ``{"value", "unit", "floor", "ratio"}`` (plus any extra facts a
-group records, such as recall). A run of some groups only (``--only``) replaces those groups' metrics and
-keeps the others, so groups can be re-measured one at a time.
+group records, such as recall), and ``"measured"``: the commit, date and machine of the run that measured
+it. A run of some groups only (``--only``) replaces those groups' metrics and keeps the others, each with
+the ``measured`` of its own run, so groups can be re-measured one at a time and every figure still says
+where it comes from.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,17 +52,41 @@ class Metric:
         }
 
 
-def write_results(metrics: list[Metric], path: Path = RESULTS_PATH) -> None:
-    """Merge ``metrics`` into ``path`` (metrics of groups not run this time are kept)."""
+def source_commit(root: Path = RESULTS_PATH.parents[1]) -> str:
+    """The commit the measured code is at; ``+changes`` when the work tree differs from it."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "HEAD") or "unknown"
+    changed = git(
+        "status", "--porcelain", "--untracked-files=no", "--", "recall_gui", "bench", "pyproject.toml"
+    )
+    return f"{commit}+changes" if changed else commit
+
+
+def provenance(machine: dict[str, Any], commit: str | None = None, date: str | None = None) -> dict[str, Any]:
+    """Where a run's figures come from: the commit, the date (UTC) and the machine."""
+    return {
+        "commit": commit if commit is not None else source_commit(),
+        "date": date if date is not None else datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine,
+    }
+
+
+def write_results(metrics: list[Metric], measured: dict[str, Any], path: Path = RESULTS_PATH) -> None:
+    """Merge ``metrics``, each marked with the run's ``measured`` (see :func:`provenance`), into ``path``;
+    metrics of groups not run this time are kept as they are, with their own run's ``measured``."""
     existing: dict[str, Any] = {}
     if path.exists():
         try:
             existing = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             existing = {}
-    merged = {metric.name: metric.to_json() for metric in metrics}
-    for name, measured in existing.items():
-        merged.setdefault(name, measured)
+    merged = {metric.name: {**metric.to_json(), "measured": measured} for metric in metrics}
+    for name, kept in existing.items():
+        merged.setdefault(name, kept)
     path.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(ctx: BenchContext) -> list[Metric]:
     registry = write_registry(ctx)
     with display() as (environment, kind):
-        startup = measure_startup(registry, environment)
+        startup = measure_startup(registry, environment, 1 if ctx.size.toy else STARTUP_RUNS)
         session = run_session(ctx, registry, environment)
     return metrics(startup, session, kind)
 
@@ -110,7 +110,7 @@ def _child(command: list[str], environment: dict[str, str], timeout: float) -> d
     return result
 
 
-def measure_startup(registry: Path, environment: dict[str, str]) -> dict[str, list[float]]:
+def measure_startup(registry: Path, environment: dict[str, str], runs_wanted: int) -> dict[str, list[float]]:
     """Alternating runs of the app and of a bare PySide6 window (:mod:`bench.window_startup`).
 
     The app is started as installed: with its bytecode compiled, as pip compiles a wheel it installs and
@@ -119,7 +119,7 @@ def measure_startup(registry: Path, environment: dict[str, str]) -> dict[str, li
     """
     compileall.compile_dir(ROOT / "recall_gui", quiet=1)
     runs: dict[str, list[float]] = {"bare": [], "app": [], "loaded": [], "loading_gap": []}
-    for _ in range(STARTUP_RUNS):
+    for _ in range(runs_wanted):
         with tempfile.TemporaryDirectory(prefix="recall-gui-startup-") as config:
             child_env = {**environment, "RECALL_GUI_CONFIG_DIR": config}
             runs["bare"].append(window_startup.measure_once("bare", None, child_env)["ready_s"])
@@ -142,6 +142,12 @@ def run_session(ctx: BenchContext, registry: Path, environment: dict[str, str]) 
             config,
             "--vectors-100k",
             str(ctx.table(100_000).vectors_path),
+            "--small",
+            ctx.table(100_000).name,
+            "--large",
+            ctx.table(1_000_000).name,
+            "--jumps",
+            str(ctx.size.count(50)),
         ]
         return _child(command, {**environment, "RECALL_GUI_CONFIG_DIR": config}, 1200)
 

@@ -238,7 +238,12 @@ def main() -> None:
     parser.add_argument("--registry", required=True)
     parser.add_argument("--config", required=True)
     parser.add_argument("--vectors-100k", required=True)
+    # The tables' names (a toy run's tables are smaller, and named after their size).
+    parser.add_argument("--small", default=SMALL)
+    parser.add_argument("--large", default=LARGE)
+    parser.add_argument("--jumps", type=int, default=RANDOM_JUMPS)
     args = parser.parse_args()
+    globals().update(SMALL=args.small, LARGE=args.large, RANDOM_JUMPS=args.jumps)
 
     run_measured(session(args))
 

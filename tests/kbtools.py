@@ -145,3 +145,30 @@ def write_perturbed_table(
         from lancedb.index import IvfFlat
 
         created.create_index("vector", config=IvfFlat(distance_type="l2", num_partitions=ivf_partitions))
+
+
+#: The start of recall_search's description, as agents read it (the oracle of the composed description).
+AGENT_DESCRIPTION = (
+    "Search an active knowledge base for entries semantically similar to your query. "
+    "Returns matching entries with their IDs and content. "
+    "Read-only \u2014 never writes to the database. "
+    "Use this to retrieve relevant context from stored knowledge. "
+    "Only the database name and query text are needed."
+)
+
+
+def cosh_listing(*databases: tuple[str, str, str | Path]) -> str:
+    """cosh's list of active databases (name, description, URI; each with the packaged model), spelled
+    out here from cosh's format: the oracle of the generated list, not the app's function that makes it."""
+    if not databases:
+        return "Available databases:\n\n(none active)\n"
+    return "Available databases:\n\n" + "".join(
+        f"- Name: {name}\n  Description: {description}\n  DB URI: {uri}\n"
+        "  Embedding: All-MiniLM-L6-v2 (384d)\n\n"
+        for name, description, uri in databases
+    )
+
+
+def described(suffix: str) -> str:
+    """The description agents get with ``suffix`` after the default one."""
+    return f"{AGENT_DESCRIPTION}\n\n{suffix}"

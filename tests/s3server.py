@@ -16,10 +16,11 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 HOST = "127.0.0.1"
 ACCESS_KEY = "recall-test-access-key"
@@ -33,16 +34,16 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def port_open(port: int) -> bool:
+    try:
+        socket.create_connection((HOST, port), 0.2).close()
+    except OSError:
+        return False
+    return True
+
+
 def wait_for_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection((HOST, port), 0.2).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+    wait_until(lambda: port_open(port), f"the S3 server listens on port {port}", timeout)
 
 
 class MotoServer:

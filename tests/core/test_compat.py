@@ -25,7 +25,8 @@ def test_the_installed_libraries_are_the_versions_the_internals_were_checked_aga
 
     assert compat.is_tested(package), (
         f"{package} {metadata.version(package)} is not in compat.TESTED: check the internals "
-        "recall_gui/core/compat.py relies on against it, then add its series"
+        "recall_gui/core/base/compat.py relies on against it (for the window's libraries: run the window's "
+        "tests, e.g. with `make test-latest`), then add its series and move its cap in pyproject"
     )
 
 

@@ -19,9 +19,14 @@ from recall_gui.core.drafts import (
     SuffixStatus,
 )
 from recall_gui.core.registry.registry import Registry, load_registry
-from recall_gui.core.registry.suffix import build_tool_suffix, served_tool
+from recall_gui.core.registry.suffix import served_tool
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
-from tests.kbtools import cosh_entry, write_registry
+from tests.kbtools import cosh_entry, cosh_listing, write_registry
+
+#: What the ``registry`` fixture lists for agents: only notes is active.
+NOTES_LISTED = cosh_listing(("notes", "Team notes", "/data/notes"))
+#: The same registry with archive active too.
+BOTH_LISTED = cosh_listing(("notes", "Team notes", "/data/notes"), ("archive", "Old notes", "/data/archive"))
 
 
 def registry_at(directory: Path, descriptions: dict[str, str], active: list[str] | None = None) -> Registry:
@@ -50,7 +55,7 @@ def test_a_fresh_draft_shows_the_generated_list_and_nothing_to_save(
 ) -> None:
     assert suffix.mode is SuffixMode.NOTES
     assert (suffix.text, suffix.status, suffix.dirty) == ("", SuffixStatus.SAVED, False)
-    assert suffix.shown == suffix.served == build_tool_suffix(registry)
+    assert suffix.shown == suffix.served == NOTES_LISTED
 
 
 def test_typed_notes_are_shown_at_once_and_served_once_saved(suffix: SuffixDraft, registry: Registry) -> None:
@@ -59,8 +64,8 @@ def test_typed_notes_are_shown_at_once_and_served_once_saved(suffix: SuffixDraft
     suffix.edit("Prefer notes.")
     assert heard == [1]
     assert suffix.status is SuffixStatus.EDITED and suffix.dirty
-    assert suffix.shown == build_tool_suffix(registry) + "Prefer notes."
-    assert suffix.served == build_tool_suffix(registry)
+    assert suffix.shown == NOTES_LISTED + "Prefer notes."
+    assert suffix.served == NOTES_LISTED
     suffix.save()
     assert suffix.status is SuffixStatus.SAVED and not suffix.dirty
     assert served_tool(registry, suffix.store).suffix == suffix.shown == suffix.served
@@ -75,7 +80,7 @@ def test_the_generated_part_follows_the_registry_under_unsaved_notes(
     )
     suffix.follow(later)
     assert suffix.text == "Mine."
-    assert suffix.shown == build_tool_suffix(later) + "Mine."
+    assert suffix.shown == BOTH_LISTED + "Mine."
 
 
 def test_switching_to_an_override_starts_from_what_agents_get(
@@ -83,7 +88,7 @@ def test_switching_to_an_override_starts_from_what_agents_get(
 ) -> None:
     suffix.edit("Mine.")
     suffix.set_mode(SuffixMode.OVERRIDE)
-    assert suffix.text == build_tool_suffix(registry) + "Mine."
+    assert suffix.text == NOTES_LISTED + "Mine."
     suffix.edit("Only notes.")
     suffix.save()
     assert suffix.store.override_path.read_text(encoding="utf-8") == "Only notes."
@@ -94,7 +99,7 @@ def test_switching_to_an_override_starts_from_what_agents_get(
     assert suffix.text == "Mine." and suffix.dirty
     suffix.save()
     assert not suffix.store.override_path.exists()
-    assert suffix.served == build_tool_suffix(registry) + "Mine."
+    assert suffix.served == NOTES_LISTED + "Mine."
 
 
 def test_the_drift_of_the_draft_is_known_before_saving(suffix: SuffixDraft) -> None:
@@ -131,7 +136,7 @@ def test_an_unreadable_notes_file_shows_what_was_recovered_and_saving_replaces_i
     suffix.reload()
     assert suffix.status is SuffixStatus.UNREADABLE and suffix.dirty
     assert suffix.text == "Caf\ufffd is open."
-    assert suffix.served == build_tool_suffix(registry)  # agents get the list alone meanwhile
+    assert suffix.served == NOTES_LISTED  # agents get the list alone meanwhile
     suffix.edit("Caf\u00e9 is open.")
     suffix.save()
     assert suffix.status is SuffixStatus.SAVED
@@ -153,7 +158,7 @@ def test_a_legacy_suffix_is_shown_as_notes_without_counting_as_an_edit(
 ) -> None:
     store = SuffixStore(tmp_path / "config")
     store.directory.mkdir(parents=True)
-    store.legacy_path.write_text(build_tool_suffix(registry) + "My sentence.", encoding="utf-8")
+    store.legacy_path.write_text(NOTES_LISTED + "My sentence.", encoding="utf-8")
     suffix = SuffixDraft(store)
     suffix.follow(registry)
     assert (suffix.mode, suffix.text, suffix.status) == (SuffixMode.NOTES, "My sentence.", SuffixStatus.SAVED)

@@ -307,14 +307,15 @@ def test_a_table_above_the_memory_bound_is_searched_by_lancedb(
     session: Session, large_kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vector = embedder.embed_sync("espresso and coffee beans")
-    expected = run_search(session, large_kb.db_dir, large_kb.name, vector, 5)
-    assert expected.method == "exact" and expected.note is None
+    exact = run_search(session, large_kb.db_dir, large_kb.name, vector, 5)
+    assert exact.method == "exact" and exact.note is None
     session.vectors.forget()
     monkeypatch.setenv(CACHE_ENV, "1")  # 1 MB: less than the table's 1.8 MB of vectors
     result = run_search(session, large_kb.db_dir, large_kb.name, vector, 5)
     assert result.method == "flat"
     assert result.note is not None and CACHE_ENV in result.note and "2 MB" in result.note
-    assert [hit.id for hit in result.hits] == [hit.id for hit in expected.hits]
+    expected = lancedb_flat(large_kb.db_dir, large_kb.name, vector, 5, result.metric)[0]
+    assert [hit.id for hit in result.hits] == [hit.id for hit in exact.hits] == expected
     assert session.vectors.used_bytes == 0
 
 

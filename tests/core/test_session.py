@@ -12,6 +12,7 @@ import pytest
 from recall_gui.core import Harness
 from recall_gui.core.session.session import Session
 from tests.kbtools import KnowledgeBase
+from tests.waiting import wait_until
 
 QUERY = "What is the capital of France?"
 
@@ -76,12 +77,12 @@ def test_a_closed_session_stops_its_threads_and_forgets_what_it_kept(kb: Knowled
     for pool in (session.embed_executor, session.compute_executor):
         with pytest.raises(RuntimeError, match="shutdown"):
             pool.submit(print)
-    for _ in range(100):
+
+    def workers_left() -> set[str]:
         left = {thread.name for thread in threading.enumerate()} - before
-        if not any(name.startswith(("recall-embed", "recall-compute")) for name in left):
-            break
-        threading.Event().wait(0.05)
-    assert not any(name.startswith(("recall-embed", "recall-compute")) for name in left), left
+        return {name for name in left if name.startswith(("recall-embed", "recall-compute"))}
+
+    wait_until(lambda: not workers_left(), "the session's worker threads have ended", timeout=5)
 
 
 def test_the_core_keeps_no_state_in_module_globals() -> None:

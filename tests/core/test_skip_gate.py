@@ -18,7 +18,7 @@ def test_runs():
     assert True
 
 def test_allowed():
-    pytest.skip("the registry refuses such a name when it reads it: nothing to save")
+    pytest.skip("None is immortal from Python 3.12 on")
 
 def test_missing_tool():
     pytest.skip("apt-get install some-tool")

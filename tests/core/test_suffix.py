@@ -18,7 +18,14 @@ from recall_gui.core.registry.suffix_store import (
     SuffixStore,
     leading_listing,
 )
-from tests.kbtools import cosh_entry, write_registry
+from tests.kbtools import cosh_entry, cosh_listing, described, write_registry
+
+#: What ``registry_with(tmp_path, ["notes"])`` lists for agents.
+NOTES_LISTED = cosh_listing(("notes", "notes words", "/data/notes"))
+#: ... and with archive active too.
+BOTH_LISTED = cosh_listing(
+    ("notes", "notes words", "/data/notes"), ("archive", "archive words", "/data/archive")
+)
 
 
 def registry_with(
@@ -42,12 +49,8 @@ def store(tmp_path: Path) -> SuffixStore:
 def test_nothing_saved_serves_the_generated_list(tmp_path: Path, store: SuffixStore) -> None:
     registry = registry_with(tmp_path, ["notes"])
     served = served_tool(registry, store)
-    assert served.suffix == build_tool_suffix(registry)
-    (notes,) = registry.active
-    assert served.tool.description == (
-        f"{DEFAULT_DESCRIPTION}\n\nAvailable databases:\n\n- Name: notes\n  Description: notes words\n"
-        f"  DB URI: /data/notes\n  Embedding: {notes.embedder.label}\n\n"
-    )
+    assert served.suffix == NOTES_LISTED
+    assert served.tool.description == described(NOTES_LISTED)
     assert served.warnings() == ()
 
 
@@ -56,18 +59,17 @@ def test_notes_follow_the_generated_list_and_the_list_follows_the_registry(
 ) -> None:
     registry = registry_with(tmp_path, ["notes"])
     store.save(SuffixMode.NOTES, "Prefer notes for account questions.\n", "")
-    assert (
-        served_tool(registry, store).suffix
-        == build_tool_suffix(registry) + "Prefer notes for account questions.\n"
-    )
+    assert served_tool(registry, store).suffix == NOTES_LISTED + "Prefer notes for account questions.\n"
 
     # cosh activates another database and a description is edited after the notes were saved.
     set_active(registry.directory, "archive", True)
     set_description(registry.directory, "notes", "Team notes, rewritten")
     later = load_registry(registry.directory)
     served = served_tool(later, store)
-    assert served.suffix == build_tool_suffix(later) + "Prefer notes for account questions.\n"
-    assert "- Name: archive\n" in served.suffix and "Description: Team notes, rewritten\n" in served.suffix
+    listed = cosh_listing(
+        ("notes", "Team notes, rewritten", "/data/notes"), ("archive", "archive words", "/data/archive")
+    )
+    assert served.suffix == listed + "Prefer notes for account questions.\n"
     assert served.warnings() == ()
 
 
@@ -78,7 +80,7 @@ def test_the_same_notes_for_another_registry_list_that_registrys_databases(
     other_dir = tmp_path / "other"
     write_registry(other_dir, [cosh_entry("wiki", "/data/wiki")], active=["wiki"])
     served = served_tool(load_registry(other_dir), store)
-    assert served.suffix == build_tool_suffix(load_registry(other_dir)) + "Be brief."
+    assert served.suffix == cosh_listing(("wiki", "wiki knowledge base", "/data/wiki")) + "Be brief."
     assert "notes" not in served.suffix
 
 
@@ -128,7 +130,7 @@ def test_back_to_notes_removes_the_override(tmp_path: Path, store: SuffixStore) 
     store.save(SuffixMode.OVERRIDE, "n", "mine")
     store.save(SuffixMode.NOTES, "n", "mine")
     assert not store.override_path.exists()
-    assert served_tool(registry, store).suffix == build_tool_suffix(registry) + "n"
+    assert served_tool(registry, store).suffix == NOTES_LISTED + "n"
 
 
 # --- which databases a text names ---------------------------------------------------------------------
@@ -162,9 +164,8 @@ def test_a_warning_about_thousands_of_databases_names_a_few_and_counts_the_rest(
 # --- recall-gui 0.1's tool_suffix.txt -----------------------------------------------------------------
 
 
-def test_leading_listing_recognises_cosh_lists_of_any_registry(tmp_path: Path) -> None:
-    registry = registry_with(tmp_path, ["notes", "archive"])
-    generated = build_tool_suffix(registry)
+def test_leading_listing_recognises_cosh_lists_of_any_registry() -> None:
+    generated = BOTH_LISTED
     assert leading_listing(generated + "More words.") == generated
     assert (
         leading_listing("Available databases:\n\n(none active)\nMore")
@@ -182,7 +183,7 @@ def test_a_legacy_suffix_that_starts_with_an_old_list_keeps_its_rest_as_notes(
     tmp_path: Path, store: SuffixStore
 ) -> None:
     registry = registry_with(tmp_path, ["notes"])
-    old_list = build_tool_suffix(registry)
+    old_list = NOTES_LISTED
     store.directory.mkdir(parents=True)
     store.legacy_path.write_text(old_list + "Prefer notes for passwords.\n", encoding="utf-8")
     settings = store.load()
@@ -192,7 +193,7 @@ def test_a_legacy_suffix_that_starts_with_an_old_list_keeps_its_rest_as_notes(
     set_active(registry.directory, "archive", True)  # the list the file holds is stale now
     later = load_registry(registry.directory)
     served = served_tool(later, store)
-    assert served.suffix == build_tool_suffix(later) + "Prefer notes for passwords.\n"
+    assert served.suffix == BOTH_LISTED + "Prefer notes for passwords.\n"
     assert served.warnings() == ()
     assert store.legacy_path.read_text(encoding="utf-8") == old_list + "Prefer notes for passwords.\n"
 
@@ -217,10 +218,10 @@ def test_saving_keeps_a_legacy_file_as_a_backup_and_the_new_files_win(
     store.save(SuffixMode.NOTES, "New words.", "")
     assert not store.legacy_path.exists()
     assert (store.directory / LEGACY_BACKUP).read_text(encoding="utf-8") == "Old words."
-    assert served_tool(registry, store).suffix == build_tool_suffix(registry) + "New words."
+    assert served_tool(registry, store).suffix == NOTES_LISTED + "New words."
 
     store.legacy_path.write_text("A 0.1 window saved this meanwhile.", encoding="utf-8")
-    assert served_tool(registry, store).suffix == build_tool_suffix(registry) + "New words."
+    assert served_tool(registry, store).suffix == NOTES_LISTED + "New words."
     store.save(SuffixMode.NOTES, "Newer.", "")
     assert (store.directory / f"{LEGACY_BACKUP}.2").read_text(
         encoding="utf-8"
@@ -238,7 +239,7 @@ def test_a_file_that_is_not_utf8_is_reported_and_the_generated_list_is_served(
     store.directory.mkdir(parents=True)
     (store.directory / name).write_bytes(b"Caf\xe9 notes\r\n")
     served = served_tool(registry, store)
-    assert served.suffix == build_tool_suffix(registry)
+    assert served.suffix == NOTES_LISTED
     (problem,) = served.settings.problems
     assert isinstance(problem, SettingsError)
     assert (
@@ -257,14 +258,14 @@ def test_saving_over_a_damaged_file_keeps_it_aside(tmp_path: Path, store: Suffix
     store.notes_path.write_bytes(b"Caf\xe9")
     store.save(SuffixMode.NOTES, "Caf\u00e9", "")
     assert (store.directory / "tool_notes.txt.unreadable").read_bytes() == b"Caf\xe9"
-    assert served_tool(registry, store).suffix == build_tool_suffix(registry) + "Caf\u00e9"
+    assert served_tool(registry, store).suffix == NOTES_LISTED + "Caf\u00e9"
 
 
 def test_a_settings_path_that_is_a_folder_is_reported_not_raised(tmp_path: Path, store: SuffixStore) -> None:
     registry = registry_with(tmp_path, ["notes"])
     store.notes_path.mkdir(parents=True)
     served = served_tool(registry, store)
-    assert served.suffix == build_tool_suffix(registry)
+    assert served.suffix == NOTES_LISTED
     assert "cannot be read: Is a directory" in served.settings.problems[0].message
 
 

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from mcp.client.stdio import get_default_environment
 from recall_gui.core.registry.suffix_store import SuffixStore
 from recall_gui.core.search.harness import Harness
 from tests.kbtools import PASSAGES, cosh_entry, write_lance_table, write_registry
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -167,9 +167,11 @@ class LiveSession:
 
     def wait_for_list_changed(self, after: int, timeout: float = 15.0) -> int:
         """Wait (bounded) until more than ``after`` list-changed notifications arrived; their count."""
-        deadline = time.monotonic() + timeout
-        while self.list_changed_count() <= after and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(
+            lambda: self.list_changed_count() > after,
+            f"more than {after} list-changed notifications",
+            timeout,
+        )
         return self.list_changed_count()
 
 

@@ -8,7 +8,6 @@ the listing working, and the first call reports the failure exactly as a server 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,13 @@ from tests.mcp.live import (
     server_env,
     server_parameters,
 )
+from tests.waiting import wait_until
 
 ARGUMENTS = {"db_name": "notes", "query": "How do I change my password?", "limit": 3}
 
 
 def wait_for_log(live: LiveSession, text: str, timeout: float = 90.0) -> str:
-    deadline = time.monotonic() + timeout
-    while text not in live.log() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: text in live.log(), f"the server's log says {text!r}", timeout)
     return live.log()
 
 

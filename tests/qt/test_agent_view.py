@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,16 +21,15 @@ from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, 
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.base.paths import CONFIG_ENV, RegistryLocation
-from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
-from recall_gui.core.registry.registry import load_registry, set_active
-from recall_gui.core.registry.suffix import build_tool_suffix
+from recall_gui.core.registry.registry import set_active
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.mcp.probe import ServerLaunch
 from recall_gui.qt.agent_server import ServerState, launch_for
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.pages.agent_page import AgentPage
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, write_registry
 from tests.qt.conftest import TIMEOUT_S, WindowFactory, run, waiting_for
+from tests.waiting import wait_until
 
 QUERY = "How do I change my password?"
 
@@ -127,8 +125,8 @@ def test_an_unsaved_suffix_edit_shows_a_diff_until_saving_it_is_served(
     window = open_window(kb.registry_dir)
     agent = open_agent_view(window, loop)
     suffix = window.findChild(QPlainTextEdit, "suffixEdit")
-    generated = build_tool_suffix(load_registry(kb.registry_dir))
-    assert generated.startswith("Available databases:") and suffix.toPlainText() == ""
+    generated = cosh_listing((kb.name, f"{kb.name} knowledge base", kb.db_dir))
+    assert suffix.toPlainText() == ""
 
     updates: list[int] = []
     agent.diffUpdated.connect(lambda: updates.append(1))
@@ -143,14 +141,14 @@ def test_an_unsaved_suffix_edit_shows_a_diff_until_saving_it_is_served(
     assert not [line for line in agent.diff_view.lines if line.kind == "removed" and line.text]
     assert "+ Prefer notes for password questions." in agent.diff_view.toPlainText()
     # The served description is still the old one: the listing did not change.
-    assert agent.description_view.toPlainText() == f"{DEFAULT_DESCRIPTION}\n\n{generated}"
+    assert agent.description_view.toPlainText() == described(generated)
 
     with waiting_for(loop, agent.listingFinished):  # the server's next listing after the save
         window.findChild(QPushButton, "saveSuffixButton").click()
     assert agent.diff_view.lines == ()
     assert agent.verdict.message == "The agent gets exactly what you see."
     assert agent.description_view.toPlainText() == (
-        f"{DEFAULT_DESCRIPTION}\n\n{generated}Prefer notes for password questions.\n"
+        described(generated + "Prefer notes for password questions.\n")
     )
     assert json.loads(cli(window, "tool").stdout) == json.loads(agent.tool_json_view.toPlainText())
     run(loop, window.tasks.wait_idle())
@@ -370,9 +368,7 @@ def test_a_crashed_server_is_reported_and_refresh_starts_a_new_one(
     agent = open_agent_view(window, loop)
     (crashed,) = server_processes(kb.registry_dir)
     crashed.kill()  # not waited for here: reaping it is the window's business
-    deadline = time.monotonic() + TIMEOUT_S
-    while not exited(crashed) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: exited(crashed), "the killed server has exited", TIMEOUT_S)
 
     run_through_server(window, loop)
     assert agent.server.state is ServerState.FAILED

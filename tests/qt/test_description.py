@@ -15,13 +15,12 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPlainTextEdit, Q
 from pytestqt.qtbot import QtBot
 
 from recall_gui.cli import main
-from recall_gui.core.base.tool import DEFAULT_DESCRIPTION, compose_description
-from recall_gui.core.registry.registry import load_registry, set_active
-from recall_gui.core.registry.suffix import build_tool_suffix
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
+from recall_gui.core.registry.registry import set_active
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.panels.status_note import StatusNote
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import banner, check_state, focus_cell, set_checked, table_names
 
@@ -32,8 +31,9 @@ def edit(view: QPlainTextEdit, qtbot: QtBot, text: str) -> None:
     qtbot.keyClicks(view, text)
 
 
-def generated_of(registry_dir: Path) -> str:
-    return build_tool_suffix(load_registry(registry_dir))
+def generated_of(kb: KnowledgeBase) -> str:
+    """The list agents get for ``kb``'s registry, spelled out (its one database)."""
+    return cosh_listing((kb.name, f"{kb.name} knowledge base", kb.db_dir))
 
 
 def cli_tool(
@@ -71,14 +71,14 @@ def test_notes_follow_the_live_list_and_update_the_description_and_tool_json_as_
 ) -> None:
     window = open_window(kb.registry_dir)
     notes, generated_view, preview, state = suffix_widgets(window)
-    generated = generated_of(kb.registry_dir)
+    generated = generated_of(kb)
     assert generated_view.toPlainText() == generated and generated_view.isReadOnly()
     assert notes.toPlainText() == ""
-    assert preview.toPlainText() == compose_description(generated)
+    assert preview.toPlainText() == described(generated)
 
     edit(notes, qtbot, "Prefer notes for account questions.")
     expected = generated + "Prefer notes for account questions."
-    assert preview.toPlainText() == compose_description(expected)
+    assert preview.toPlainText() == described(expected)
     tool = json.loads(window.findChild(QPlainTextEdit, "toolJsonView").toPlainText())
     assert tool["name"] == "recall_search"
     assert tool["description"] == f"{DEFAULT_DESCRIPTION}\n\n{expected}"
@@ -130,21 +130,20 @@ def test_saved_notes_reach_the_cli_and_a_database_activated_later_reaches_them_t
     )
     assert banner(window)[0] == "Suffix saved: agents get it from now on."
     tool, warnings = cli_tool(kb.registry_dir, config, capsys, monkeypatch)
-    assert tool["description"] == compose_description(
-        generated_of(kb.registry_dir) + "Ask it about passwords.\n"
-    )
+    assert tool["description"] == described(generated_of(kb) + "Ask it about passwords.\n")
     assert warnings == ""
 
     # cosh activates the other database: the notes stay, the list follows, for the window and the CLI.
     with waiting_for(loop, window.registryReloaded):
         set_active(kb.registry_dir, "archive", True)
     run(loop, window.tasks.wait_idle())
-    generated = generated_of(kb.registry_dir)
-    assert "- Name: archive\n" in generated
+    generated = generated_of(kb) + cosh_listing(("archive", "Old notes", kb.db_dir)).removeprefix(
+        "Available databases:\n\n"
+    )
     window.pages.setCurrentWidget(window.description)
     assert window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText() == generated
     assert notes.toPlainText() == "Ask it about passwords.\n" and not save.isEnabled()
-    assert cli_tool(kb.registry_dir, config, capsys, monkeypatch)[0]["description"] == compose_description(
+    assert cli_tool(kb.registry_dir, config, capsys, monkeypatch)[0]["description"] == described(
         generated + "Ask it about passwords.\n"
     )
 
@@ -161,7 +160,7 @@ def test_an_override_is_chosen_knowingly_and_a_stale_one_is_named(
     editor, generated_view, preview, state = suffix_widgets(window)
     editor.setPlainText("Mine.")
     choose_mode(window, SuffixMode.OVERRIDE)
-    generated = generated_of(kb.registry_dir)
+    generated = generated_of(kb)
     assert editor.toPlainText() == generated + "Mine."  # begins as what agents get now
     assert not generated_view.isVisibleTo(window)
     assert "instead of the generated list" in window.findChild(QLabel, "suffixEditLabel").text()
@@ -185,7 +184,7 @@ def test_an_override_is_chosen_knowingly_and_a_stale_one_is_named(
     assert state.message.startswith("Saved: your text replaces the generated list")
     assert drift.message.startswith("The tool description agents get leaves out")  # served now
     tool, warnings = cli_tool(kb.registry_dir, config, capsys, monkeypatch)
-    assert tool["description"] == compose_description("Only my own words.")
+    assert tool["description"] == described("Only my own words.")
     assert (
         f"warning: The tool description agents get leaves out a database that is active ({kb.name})."
         in warnings
@@ -197,7 +196,7 @@ def test_an_override_is_chosen_knowingly_and_a_stale_one_is_named(
     window.findChild(QPushButton, "saveSuffixButton").click()
     assert not SuffixStore(config).override_path.exists()
     assert cli_tool(kb.registry_dir, config, capsys, monkeypatch) == (
-        {**tool, "description": compose_description(generated + "Mine.")},
+        {**tool, "description": described(generated + "Mine.")},
         "",
     )
 
@@ -210,7 +209,7 @@ def test_revert_drops_unsaved_suffix_edits(kb: KnowledgeBase, open_window: Windo
     assert revert.isEnabled()
     revert.click()
     assert editor.toPlainText() == "" and not revert.isEnabled()
-    assert preview.toPlainText() == compose_description(generated_of(kb.registry_dir))
+    assert preview.toPlainText() == described(generated_of(kb))
 
 
 def test_a_suffix_from_recall_gui_0_1_is_read_as_notes_after_the_live_list_and_kept_when_saved(
@@ -218,7 +217,7 @@ def test_a_suffix_from_recall_gui_0_1_is_read_as_notes_after_the_live_list_and_k
 ) -> None:
     config = tmp_path / "profile"
     config.mkdir()
-    old = generated_of(kb.registry_dir) + "Prefer notes for passwords.\n"
+    old = generated_of(kb) + "Prefer notes for passwords.\n"
     (config / "tool_suffix.txt").write_text(old, encoding="utf-8")
     window = open_window(kb.registry_dir, config_dir=config)
     editor, _generated, _preview, state = suffix_widgets(window)
@@ -350,10 +349,11 @@ def test_editing_a_description_saves_it_keeps_unknown_fields_and_confirms_it(
     run(loop, window.tasks.wait_idle())
 
 
-def test_a_description_that_cannot_be_written_is_a_message_not_a_traceback(
+def test_a_name_that_could_not_be_written_back_is_refused_when_read_and_the_file_kept(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
-    """A lone surrogate (``\\ud800`` in the JSON) in a database's name cannot be written back as UTF-8."""
+    """A lone surrogate (``\\ud800`` in the JSON) in a database's name cannot be written back as UTF-8: the
+    entry is skipped when read (so no save can fail on it), the banner says which and what to do."""
     registry_dir = tmp_path / "reg"
     write_registry(registry_dir, [cosh_entry("odd", kb.db_dir, "words")], active=[])
     dbs = registry_dir / "rag_dbs.json"
@@ -361,15 +361,13 @@ def test_a_description_that_cannot_be_written_is_a_message_not_a_traceback(
     dbs.write_text(text, encoding="utf-8")
     window = open_window(registry_dir, start=False)
     run(loop, window.read_registry())
-    if not window.registry.databases:
-        pytest.skip("the registry refuses such a name when it reads it: nothing to save")
-    editor = window.findChild(QPlainTextEdit, "dbDescriptionEdit")
-    editor.setPlainText("new words")
-    assert window.description.save_description() is False
+    assert window.registry.databases == ()
     message, hint = banner(window)
-    assert message.startswith("Not saved: ")
-    assert hint.endswith("Your text is still in the editor.")
-    assert editor.toPlainText() == "new words"
+    assert message == (
+        f"The registry has a problem: {dbs}: entry 1 skipped: "
+        '"name" is not valid Unicode text: "odd\\ud800" holds the unpaired surrogate \\ud800'
+    )
+    assert hint.startswith("The rest of it is used. Fix the file by hand and press F5")
     assert dbs.read_text(encoding="utf-8") == text
 
 

@@ -46,7 +46,8 @@ def test_exporting_while_browsing_writes_every_row_not_only_those_read(
     model = window.knowledge.browse_model
     assert model.total == ROWS and model.rowCount() < ROWS  # only the first page has been read
     assert run(loop, window.knowledge.export_to(tmp_path / "all.csv", "csv")) == ROWS
-    rows = list(csv.reader((tmp_path / "all.csv").open(encoding="utf-8", newline="")))
+    with (tmp_path / "all.csv").open(encoding="utf-8", newline="") as written:
+        rows = list(csv.reader(written))
     assert rows[0] == ["Row", "ID", "Content", "n"]
     assert [row[1] for row in rows[1:]] == list(long_kb.ids)
     assert [row[0] for row in rows[1:]] == [str(i) for i in range(1, ROWS + 1)]

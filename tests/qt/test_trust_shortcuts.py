@@ -11,13 +11,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.kbtools import KnowledgeBase
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,9 +34,7 @@ def x11_display(tmp_path: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 10
-    while not Path(f"/tmp/.X11-unix/X{number}").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(Path(f"/tmp/.X11-unix/X{number}").exists, f"Xvfb :{number} listens", timeout=10)
     try:
         yield f":{number}"
     finally:
