@@ -34,7 +34,7 @@ def add_to(commands: Any) -> None:
         'password", "expect": ["pw-reset"], "limit": 5}]} (limit optional, default 5). A check made on a '
         'folder names "uri" and "table" instead of "db_name": it runs on the registered database that '
         "reads that table, or on the folder until there is one; each check's line says which. Nothing is "
-        "written.",
+        'written. A check may pin a version of its table: "version": 3 or "tag": "release" (read-only).',
     )
     registry_option(parser)
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
@@ -204,8 +204,8 @@ def run(args: argparse.Namespace) -> int:
     if args.junit is not None and not _write_junit(outcome, args):
         return EXIT_UNUSABLE
     if outcome.errors:
-        first = next(o for o in outcome.outcomes if o.error is not None)
+        number, first = next((n, o) for n, o in enumerate(outcome.outcomes, 1) if o.error is not None)
         more = f" (and {outcome.errors - 1} more)" if outcome.errors > 1 else ""
-        print(f"error: a check could not run: {first.error}{more}", file=sys.stderr)
+        print(f"error: {args.file}, check {number} could not run: {first.error}{more}", file=sys.stderr)
         return EXIT_UNUSABLE
     return EXIT_PASSED if outcome.failed == 0 else EXIT_FAILED

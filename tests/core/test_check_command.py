@@ -122,7 +122,7 @@ def test_a_database_that_cannot_be_searched_gives_status_2_and_the_others_still_
     assert report["checks"][0]["passed"] is False
     assert report["checks"][1]["passed"] is True
     assert done.stderr.splitlines() == [
-        f"error: a check could not run: Database 'off' not found. Active databases: {kb.name}"
+        f"error: {path}, check 1 could not run: Database 'off' not found. Active databases: {kb.name}"
     ]
 
 

@@ -22,8 +22,8 @@ def test_a_valid_file_gives_its_checks_in_order_with_limit_5_when_left_out() -> 
     )
     golden = parse_golden(text, "g.json")
     assert [check.key for check in golden.checks] == [
-        (("name", "notes"), "capital of France", 5),
-        (("name", "notes"), "password", 3),
+        (("name", "notes"), "capital of France", 5, ""),
+        (("name", "notes"), "password", 3, ""),
     ]
     assert golden.checks[1].expect == ("pw-reset", "pw-rules")
     assert golden.checks[0].arguments() == {"db_name": "notes", "query": "capital of France", "limit": 5}
@@ -79,7 +79,7 @@ def test_a_file_written_again_keeps_a_left_out_limit_left_out() -> None:
         (
             '{"checks": [{"db_name": "a", "query": "q", "expect": ["x"]},\n'
             '  {"db_name": "a", "query": "q", "expect": ["y"], "limit": 5}]}',
-            "g.json, line 2, check 2: repeats check 1 (the same database, query and limit)",
+            "g.json, line 2, check 2: repeats check 1 (the same database, query, limit and version)",
         ),
         (
             '{"checks": [{"db_name": "a", "uri": "/kb", "table": "t", "query": "q", "expect": ["x"]}]}',
@@ -121,10 +121,10 @@ def test_adding_a_check_replaces_one_with_the_same_key_in_its_place() -> None:
     updated = golden.with_check(GoldenCheck("a", "r", ("y", "w"), 5))
     assert [check.expect for check in updated.checks] == [("x",), ("y", "w"), ("z",)]
     added = golden.with_check(GoldenCheck("b", "q", ("v",)))
-    assert [check.key for check in added.checks][-1] == (("name", "b"), "q", 5)
-    assert [check.key for check in golden.without([(("name", "a"), "q", 5)]).checks] == [
-        (("name", "a"), "r", 5),
-        (("name", "a"), "q", 3),
+    assert [check.key for check in added.checks][-1] == (("name", "b"), "q", 5, "")
+    assert [check.key for check in golden.without([(("name", "a"), "q", 5, "")]).checks] == [
+        (("name", "a"), "r", 5, ""),
+        (("name", "a"), "q", 3, ""),
     ]
 
 
@@ -137,9 +137,9 @@ def test_an_edit_is_made_on_top_of_the_file_as_it_is_on_disk(tmp_path: Path) -> 
     path.write_text(json.dumps(data), encoding="utf-8")
     edit_golden(path, lambda golden: golden.with_check(GoldenCheck("c", "r", ("y",))))
     assert [check.key for check in read_golden(path).checks] == [
-        (("name", "a"), "q", 5),
-        (("name", "b"), "by hand", 5),
-        (("name", "c"), "r", 5),
+        (("name", "a"), "q", 5, ""),
+        (("name", "b"), "by hand", 5, ""),
+        (("name", "c"), "r", 5, ""),
     ]
 
 
@@ -163,6 +163,6 @@ def test_twenty_thousand_checks_are_read_and_a_problem_in_the_last_is_located() 
     with pytest.raises(GoldenFileError) as caught:
         parse_golden(repeated, "big.json")
     assert (
-        caught.value.message
-        == f"big.json, line {line}, check 20001: repeats check 8 (the same database, query and limit)"
+        caught.value.message == f"big.json, line {line}, check 20001: repeats check 8 "
+        "(the same database, query, limit and version)"
     )

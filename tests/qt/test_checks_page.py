@@ -209,3 +209,22 @@ def test_a_golden_query_longer_than_the_bound_is_refused_naming_the_check(
     banner = window.banner.findChild(QLabel, "bannerText").text()
     said = "query: the query is 102,401 characters long; at most 102,400 are searched"
     assert banner == f"{bad}, line 1, check 1, {said}"
+
+
+def test_a_pinned_check_says_its_version_and_runs_there(
+    kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    import lancedb
+
+    lancedb.connect(str(kb.db_dir)).open_table(kb.name).delete("id = 'pw-reset'")  # version 2
+    path = tmp_path / "pinned.json"
+    check = {"db_name": kb.name, "query": QUERY, "expect": ["pw-reset"], "limit": 3}
+    path.write_text(json.dumps({"checks": [check | {"version": 1}, check]}), encoding="utf-8")
+    window = open_window(kb.registry_dir)
+    page = window.checks
+    assert page.open_file(path)
+    assert cells(page.table, 1) == [f"{kb.name} at version 1", kb.name]
+    window.pages.setCurrentWidget(page)
+    with waiting_for(loop, page.runFinished):
+        page.findChild(QPushButton, "checksRunButton").click()
+    assert cells(page.table, RESULT) == ["✓ passed", "✗ failed"]

@@ -11,29 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall_gui.core.agents.check_places import CheckPlace, locate
-from recall_gui.core.agents.checks import CheckOutcome
+from recall_gui.core.agents.checks import CheckOutcome, run_check_on
 from recall_gui.core.agents.golden import CheckDatabase, GoldenCheck
 from recall_gui.core.agents.retrieval_metrics import MeanMetrics, mean_metrics
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.tables.versions import list_versions
-
-
-async def run_check_on(
-    harness: Harness,
-    check: GoldenCheck,
-    entry: DatabaseEntry,
-    version: int | None = None,
-    searched: str = "",
-) -> CheckOutcome:
-    """``check`` searched in ``entry`` (at ``version``; the latest when ``None``) as the agent searches;
-    ``searched`` says where, in words."""
-    try:
-        report = await harness.search_database(entry, check.query, check.limit, version=version)
-    except RecallError as error:
-        return CheckOutcome(check, error=error.message, hint=error.hint, searched=searched)
-    return CheckOutcome(check, tuple(hit.id for hit in report.result.hits), searched=searched)
 
 
 def _means(outcomes: Sequence[CheckOutcome]) -> dict[str, float] | None:
@@ -140,7 +124,10 @@ async def run_on_versions(harness: Harness, checks: Sequence[GoldenCheck]) -> Ve
             continue
         for version in versions:
             at = None if version.latest else version.version
-            outcomes = [await run_check_on(harness, check, entry, at, place.text) for _, check in mine]
+            outcomes = [
+                await run_check_on(harness, check, entry, at, place.text, follow_pin=False)
+                for _, check in mine
+            ]
             runs.append(VersionRun(entry.name, version.version, tuple(outcomes), database, place.text))
     return VersionsReport(tuple(checks), tuple(runs), unusable)
 
@@ -194,8 +181,9 @@ async def compare_checks(
     version: int | None = None,
     other: DatabaseEntry | None = None,
 ) -> Comparison:
-    """A/B over the checks: A is each check's database at ``version`` (or its latest when comparing with
-    ``other``), B its latest (or ``other``, searched with its own model)."""
+    """A/B over the checks: A is each check's database at ``version`` (or, comparing with ``other``, where
+    the check runs: its pinned version or the latest), B where the check runs (or ``other``'s latest,
+    searched with its own model)."""
     a: list[CheckOutcome] = []
     b: list[CheckOutcome] = []
     places: dict[CheckDatabase, CheckPlace] = {}
@@ -214,5 +202,5 @@ async def compare_checks(
             b.append(await run_check_on(harness, check, entry, searched=place.text))
         else:
             a.append(await run_check_on(harness, check, entry, searched=place.text))
-            b.append(await run_check_on(harness, check, other, searched=other.name))
+            b.append(await run_check_on(harness, check, other, searched=other.name, follow_pin=False))
     return Comparison(tuple(a), tuple(b))

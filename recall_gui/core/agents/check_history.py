@@ -2,7 +2,7 @@
 
 One small JSON file per golden file (named after a hash of its absolute path) under
 ``$RECALL_GUI_DATA_DIR/checks/last-runs/``: when it ran, and per check (database as the golden file names
-it, query, limit) whether
+it, query, limit, pinned version) whether
 it passed and the rank of every expected id. Nothing is written beside the golden file or into a
 knowledge base. A history file that cannot be read counts as no history.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall_gui.core.agents.checks import CheckOutcome, CheckRun
-from recall_gui.core.agents.golden import CheckDatabase, CheckKey
+from recall_gui.core.agents.golden import CheckDatabase, CheckKey, VersionPin
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.paths import app_data_dir
 
@@ -73,7 +73,7 @@ def load_last_run(golden_path: Path) -> LastRun | None:
     try:
         data = json.loads(history_path(golden_path).read_text(encoding="utf-8"))
         checks = {
-            (_database(item), str(item["query"]), int(item["limit"])): PastCheck(
+            (_database(item), str(item["query"]), int(item["limit"]), _pin(item)): PastCheck(
                 bool(item["passed"]),
                 {str(entry_id): (None if rank is None else int(rank)) for entry_id, rank in item["ranks"]},
                 item.get("error"),
@@ -92,6 +92,13 @@ def _database(item: Mapping[str, object]) -> CheckDatabase:
     return ("name", str(item["db_name"]))
 
 
+def _pin(item: Mapping[str, object]) -> str:
+    """A check's pin as a run record names it (see :attr:`GoldenCheck.key`)."""
+    if "tag" in item:
+        return VersionPin(tag=str(item["tag"])).text
+    return VersionPin(version=int(str(item["version"]))).text if "version" in item else ""
+
+
 def save_run(golden_path: Path, run: CheckRun, ran_at: float | None = None) -> None:
     """Keep ``run`` as the last run of ``golden_path`` (atomically; a failure to write is not an error of
     the run: the caller may report it)."""
@@ -103,6 +110,7 @@ def save_run(golden_path: Path, run: CheckRun, ran_at: float | None = None) -> N
                 **outcome.check.database_fields(),
                 "query": outcome.check.query,
                 "limit": outcome.check.limit,
+                **outcome.check.pin_fields(),
                 "passed": outcome.passed,
                 "ranks": [[expected.id, expected.rank] for expected in outcome.expected],
                 **({"error": outcome.error} if outcome.error is not None else {}),

@@ -5,7 +5,9 @@ limit}``, the database resolved among the active ones) and reads the ids out of 
 would receive. A check made on a folder runs where :mod:`recall_gui.core.agents.check_places` says: the
 registered database reading its table, or the folder until there is one. It passes when every expected
 id is among them. A check whose database cannot be searched (unknown, inactive, unreadable, its model
-unavailable) has an error instead of a verdict.
+unavailable) has an error instead of a verdict. A check pinned to a version or tag
+(:class:`recall_gui.core.agents.golden.VersionPin`) runs the same pipeline on that version, read-only; a
+pin that is no longer on disk is that check's error.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from typing import Any
 from recall_gui.core.agents.batched_checks import run_batch
 from recall_gui.core.agents.check_places import CheckPlace, locate
 from recall_gui.core.agents.golden import GoldenCheck
+from recall_gui.core.agents.pins import pinned_version
 from recall_gui.core.agents.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.types import RecallOutput
+from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 
 
@@ -69,6 +73,7 @@ class CheckOutcome:
             "searched": self.searched or self.check.named,
             "query": self.check.query,
             "limit": self.check.limit,
+            **self.check.pin_fields(),
             "passed": self.passed,
             "expected": [{"id": expected.id, "rank": expected.rank} for expected in self.expected],
             "results": list(self.results),
@@ -117,12 +122,38 @@ class CheckRun:
         return data
 
 
+async def run_check_on(
+    harness: Harness,
+    check: GoldenCheck,
+    entry: DatabaseEntry,
+    version: int | None = None,
+    searched: str = "",
+    *,
+    follow_pin: bool = True,
+) -> CheckOutcome:
+    """``check`` searched in ``entry`` as the agent's pipeline searches: at ``version`` when given, else at
+    the check's pin (unless ``follow_pin`` is false), else the latest; ``searched`` says where, in words."""
+    try:
+        if version is None and follow_pin and check.pin is not None:
+            searched = f"{searched} at {check.pin.text}"
+            version = await pinned_version(harness.session, entry, check.pin)
+            if check.pin.tag is not None:
+                searched += f" (version {version})"
+        report = await harness.search_database(entry, check.query, check.limit, version=version)
+    except RecallError as error:
+        return CheckOutcome(check, error=error.message, hint=error.hint, searched=searched)
+    return CheckOutcome(check, tuple(hit.id for hit in report.result.hits), searched=searched)
+
+
 async def run_check(harness: Harness, check: GoldenCheck, place: CheckPlace | None = None) -> CheckOutcome:
     """One check, judged on the JSON text the agent would receive for its arguments (a folder no agent
-    can search yet: the same JSON, of the same search); ``place``: where it runs, if known already."""
+    can search yet: the same JSON, of the same search; a pinned check: the same search at its version);
+    ``place``: where it runs, if known already."""
     place = place if place is not None else await locate(harness, check)
     if place.entry is None:
         return CheckOutcome(check, error=place.error, hint=place.hint, searched=place.text)
+    if check.pin is not None:
+        return await run_check_on(harness, check, place.entry, searched=place.text)
     try:
         if place.agent_name is not None:
             payload = await harness.recall_search(check.arguments(place.agent_name))
@@ -146,8 +177,8 @@ async def run_checks(
 ) -> CheckRun:
     """Every check; ``on_progress(done, total)`` as they finish. The checks of one database whose vectors
     are in memory share one pass over them (:func:`recall_gui.core.agents.batched_checks.run_batch`); the
-    others
-    run one search each. Cancelling the awaiting task stops the run (the search in flight with it)."""
+    others, and pinned checks, run one search each. Cancelling the awaiting task stops the run (the search
+    in flight with it)."""
     outcomes: dict[int, CheckOutcome] = {}
 
     def done(number: int, outcome: CheckOutcome) -> None:
@@ -160,7 +191,11 @@ async def run_checks(
     for number, check in enumerate(checks):
         if check.database not in places:
             places[check.database] = await locate(harness, check)
-        by_database.setdefault(check.database, []).append(number)
+        if check.pin is None:
+            by_database.setdefault(check.database, []).append(number)
+    for number, check in enumerate(checks):
+        if check.pin is not None:
+            done(number, await run_check(harness, check, places[check.database]))
     chunks = [
         (places[database], numbers[start : start + BATCH_CHECKS])
         for database, numbers in by_database.items()

@@ -1,7 +1,9 @@
 """Golden checks: the questions that matter and the entries each must retrieve, kept in a JSON file.
 
 A golden file is ``{"checks": [{"db_name": ..., "query": ..., "expect": [ids], "limit": 5}, ...]}``
-(``limit`` optional, default 5). A check made on a folder opened by its path names the folder instead of
+(``limit`` optional, default 5). A check may pin the table's version it runs on: ``"version": N`` or
+``"tag": "name"`` (a LanceDB tag), read-only; without a pin it runs on the latest, as the agent searches.
+A check made on a folder opened by its path names the folder instead of
 a database: ``"uri"`` and ``"table"`` (and ``"model"``, the model it was searched with) in place of
 ``"db_name"``; it runs on the registered database that reads the same table once there is one, on the
 folder until then (:mod:`recall_gui.core.agents.check_places`). It is validated with a JSON schema; a problem
@@ -65,6 +67,8 @@ GOLDEN_SCHEMA: dict[str, Any] = {
                         "uniqueItems": True,
                     },
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+                    "version": {"type": "integer", "minimum": 1},
+                    "tag": {"type": "string", "minLength": 1},
                 },
             },
         }
@@ -73,8 +77,29 @@ GOLDEN_SCHEMA: dict[str, Any] = {
 
 #: What a check searches: ``("name", db_name)`` or ``("folder", uri, table)``.
 CheckDatabase = tuple[str, ...]
-#: What identifies a check within a file (and across runs): its database, query and limit.
-CheckKey = tuple[CheckDatabase, str, int]
+#: What identifies a check within a file (and across runs): its database, query, limit and pin (its
+#: :attr:`VersionPin.text`, empty for none).
+CheckKey = tuple[CheckDatabase, str, int, str]
+
+
+@dataclass(frozen=True)
+class VersionPin:
+    """The version of its table a check runs on instead of the latest: a number, or a LanceDB tag."""
+
+    version: int | None = None
+    tag: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.version is None) == (self.tag is None):
+            raise ValueError("a pin names a version or a tag, exactly one")
+
+    @property
+    def text(self) -> str:
+        return f"version {self.version}" if self.tag is None else f'tag "{self.tag}"'
+
+    def fields(self) -> dict[str, Any]:
+        """How the file writes it: ``{"version": N}`` or ``{"tag": "name"}``."""
+        return {"version": self.version} if self.tag is None else {"tag": self.tag}
 
 
 @dataclass(frozen=True)
@@ -98,6 +123,8 @@ class GoldenCheck:
     #: ``None``: not given in the file, so 5 (and left out when the file is written again).
     given_limit: int | None = None
     folder: FolderTable | None = None
+    #: The version it runs on; ``None``: the latest, as the agent searches.
+    pin: VersionPin | None = None
 
     def __post_init__(self) -> None:
         if (self.db_name is None) == (self.folder is None):
@@ -124,7 +151,7 @@ class GoldenCheck:
 
     @property
     def key(self) -> CheckKey:
-        return (self.database, self.query, self.limit)
+        return (self.database, self.query, self.limit, "" if self.pin is None else self.pin.text)
 
     def arguments(self, db_name: str | None = None) -> dict[str, Any]:
         """The agent's tool arguments for this check, naming ``db_name`` (``None``: the check's own)."""
@@ -136,7 +163,11 @@ class GoldenCheck:
         data |= {"query": self.query, "expect": list(self.expect)}
         if self.given_limit is not None:
             data["limit"] = self.given_limit
-        return data
+        return data | self.pin_fields()
+
+    def pin_fields(self) -> dict[str, Any]:
+        """The pin as the file writes it (nothing when the check runs on the latest version)."""
+        return {} if self.pin is None else self.pin.fields()
 
     def database_fields(self) -> dict[str, Any]:
         """How the file names the check's database: ``db_name``, or ``uri``, ``table`` (and ``model``)."""
@@ -262,13 +293,20 @@ def parse_golden(text: str, source: str) -> GoldenFile:
                 hint='A check names a registered database ("db_name") or a folder\'s table ("uri" and '
                 '"table"), one of the two.',
             )
+        if "version" in raw and "tag" in raw:
+            raise GoldenFileError(
+                f"{_where(text, source, number)}: pins both a version and a tag",
+                hint='A check runs on one version: keep "version" or "tag", not both.',
+            )
         folder = FolderTable(raw["uri"], raw["table"], raw.get("model")) if "uri" in raw else None
+        pinned = "version" in raw or "tag" in raw
         check = GoldenCheck(
             raw.get("db_name"),
             raw["query"],
             tuple(raw["expect"]),
             None if limit is None else int(limit),
             folder,
+            VersionPin(raw.get("version"), raw.get("tag")) if pinned else None,
         )
         if len(check.query) > MAX_QUERY_CHARS:
             raise GoldenFileError(
@@ -278,6 +316,7 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         for name, value in (
             ("query", check.query),
             *((field, str(value)) for field, value in check.database_fields().items()),
+            *((field, str(value)) for field, value in check.pin_fields().items()),
             *(("expect", i) for i in check.expect),
         ):
             if not is_unicode(value):
@@ -289,7 +328,7 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         if check.key in seen:
             raise GoldenFileError(
                 f"{_where(text, source, number)}: repeats check {seen[check.key] + 1} "
-                "(the same database, query and limit)",
+                "(the same database, query, limit and version)",
                 hint="Merge their expected ids into one check.",
             )
         seen[check.key] = number
@@ -299,7 +338,8 @@ def parse_golden(text: str, source: str) -> GoldenFile:
 
 _FORMAT_HINT = (
     'A golden file is {"checks": [{"db_name": "...", "query": "...", "expect": ["id", ...], "limit": 5}]} '
-    '(limit optional, default 5; a folder\'s table as "uri" and "table" in place of "db_name").'
+    '(limit optional, default 5; a folder\'s table as "uri" and "table" in place of "db_name"; "version": N '
+    'or "tag": "name" to run on that version of the table instead of the latest).'
 )
 
 

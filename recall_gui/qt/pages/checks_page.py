@@ -121,8 +121,13 @@ def outcome_text(
         lines += [
             "",
             f"Recall {metrics.recall:.3f} · reciprocal rank {metrics.reciprocal_rank:.3f} · nDCG "
-            f"{metrics.ndcg:.3f} (limit {check.limit}, the latest version of "
-            f"{outcome.searched or place})",
+            f"{metrics.ndcg:.3f} (limit {check.limit}, "
+            + (
+                outcome.searched
+                if check.pin is not None
+                else f"the latest version of {outcome.searched or place}"
+            )
+            + ")",
         ]
     if outcome.near_copies:
         from recall_gui.core.agents import crowding_text
@@ -352,7 +357,10 @@ class ChecksPage(QWidget):
 
     def _places(self) -> tuple[str, ...]:
         registry = self.services.registry
-        return tuple(place_text(check, registry) for check in self.golden.checks)
+        return tuple(
+            place_text(check, registry) + ("" if check.pin is None else f" at {check.pin.text}")
+            for check in self.golden.checks
+        )
 
     def _not_run_text(self) -> str:
         from recall_gui.core.agents import load_last_run
