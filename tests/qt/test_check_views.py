@@ -79,3 +79,34 @@ def test_metrics_versions_and_compare_on_the_checks_page(
     assert table.item(0, 4).text() == ", ".join(i for i in b_ids if i not in a_ids)
     assert "B lost an expected id that A found." in page.compare_view.note.text()
     assert snapshot_tree(kb.db_dir) == before
+
+
+def test_hubs_of_a_golden_file_are_counted_from_the_agents_answers(
+    kb: KnowledgeBase, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    from collections import Counter
+
+    queries = [FRANCE, "How do I change my password?", "Which city is Germany's capital?", "tides"]
+    path = Path(os.environ["RECALL_GUI_DATA_DIR"]) / "checks" / "golden.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    checks = [{"db_name": kb.name, "query": q, "expect": ["paris"], "limit": 4} for q in queries]
+    path.write_text(json.dumps({"checks": checks}), encoding="utf-8")
+    table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
+    counts: Counter[str] = Counter()
+    for query in queries:  # the oracle: LanceDB's own answers, counted here
+        counts.update(
+            r["id"] for r in table.search(embedder.embed_sync(query)).distance_type("l2").limit(4).to_list()
+        )
+    window = open_window(kb.registry_dir)
+    page = window.checks
+    window.pages.setCurrentWidget(page)
+    run(loop, page.load_file())
+    run(loop, page.find_hubs())
+    shown = page.findChild(QTableWidget, "checksHubsTable")
+    rows = [tuple(shown.item(row, column).text() for column in range(3)) for row in range(shown.rowCount())]
+    expected = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    assert rows == [(kb.name, entry, f"{n} of 4 ({n / 4:.0%})") for entry, n in expected]
+    hubs = sum(1 for _entry, n in expected if n / 4 > 0.25)
+    note = page.hubs_view.note.text()
+    assert note.startswith(f"{kb.name}, latest version, 4 queries at limit 4: ")
+    assert (f"{hubs} hub(s) returned for more than 25% of them" if hubs else "no hub") in note

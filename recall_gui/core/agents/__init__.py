@@ -59,7 +59,15 @@ if TYPE_CHECKING:
         read_golden,
         write_golden,
     )
-    from recall_gui.core.agents.hubs import DEFAULT_HUB_SHARE, HubQuery, HubReport, find_hubs, hubs_from_log
+    from recall_gui.core.agents.hubs import (
+        DEFAULT_HUB_SHARE,
+        CheckHubs,
+        HubQuery,
+        HubReport,
+        find_hubs,
+        hubs_from_log,
+        hubs_of_checks,
+    )
     from recall_gui.core.agents.junit_report import write_junit
     from recall_gui.core.agents.rank_changes import RankChange, ReplayDiff
     from recall_gui.core.agents.ray_checks import run_checks_in_ray, run_checks_on_ray
@@ -79,6 +87,7 @@ __all__ = [
     "CallLog",
     "CallRecord",
     "Change",
+    "CheckHubs",
     "CheckKey",
     "CheckOutcome",
     "CheckRun",
@@ -113,6 +122,7 @@ __all__ = [
     "find_shadowing",
     "folder_text",
     "hubs_from_log",
+    "hubs_of_checks",
     "judge_description",
     "load_last_run",
     "lookup_contents",
@@ -207,10 +217,12 @@ if not TYPE_CHECKING:
             ),
             "hubs": (
                 "DEFAULT_HUB_SHARE",
+                "CheckHubs",
                 "HubQuery",
                 "HubReport",
                 "find_hubs",
                 "hubs_from_log",
+                "hubs_of_checks",
             ),
             "junit_report": ("write_junit",),
             "rank_changes": (

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall_gui.core.agents.agent_log import CallRecord
+from recall_gui.core.agents.golden import GoldenCheck
+from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.tool import TOOL_NAME
 from recall_gui.core.base.types import DEFAULT_LIMIT
 from recall_gui.core.registry.registry import DatabaseEntry
@@ -100,3 +102,51 @@ async def find_hubs(
         limits.pop() if len(limits) == 1 else None,
         tuple(Returned(found, count, count / total) for found, count in ranked),
     )
+
+
+@dataclass(frozen=True)
+class CheckHubs:
+    """The hubs among a golden file's checks of one database: where they ran, on what, and the counts (or
+    why that database could not be searched)."""
+
+    #: Where the checks ran, in words (:func:`recall_gui.core.agents.check_places.place_text`).
+    searched: str
+    report: HubReport | None = None
+    error: str | None = None
+
+
+async def hubs_of_checks(
+    harness: Harness,
+    checks: Sequence[GoldenCheck],
+    on_progress: Callable[[int, int], None] | None = None,
+) -> tuple[CheckHubs, ...]:
+    """Hubs among the agent's answers to a golden file's queries, one report per database the checks run on
+    (each query at its check's limit, on the latest version, as the agent searches; pinned checks too: a
+    hub is about the queries, not a version)."""
+    from recall_gui.core.agents.check_places import locate
+
+    groups: dict[tuple[str, ...], list[GoldenCheck]] = {}
+    for check in checks:
+        groups.setdefault(check.database, []).append(check)
+    found: list[CheckHubs] = []
+    done = 0
+    for mine in groups.values():
+        place = await locate(harness, mine[0])
+        if place.entry is None:
+            found.append(CheckHubs(place.text, error=place.error))
+        else:
+            queries = [HubQuery(check.query, check.limit) for check in mine]
+            base = done
+
+            def progress(searched: int, _total: int, base: int = base) -> None:
+                if on_progress is not None:
+                    on_progress(base + searched, len(checks))
+
+            try:
+                found.append(CheckHubs(place.text, await find_hubs(harness, place.entry, queries, progress)))
+            except RecallError as error:
+                found.append(CheckHubs(place.text, error=error.message))
+        done += len(mine)
+        if on_progress is not None:
+            on_progress(done, len(checks))
+    return tuple(found)

@@ -38,7 +38,7 @@ from recall_gui.core.agents import default_checks_dir, folder_text, place_text
 from recall_gui.core.base import GoldenFileError, InvalidInputError, RecallError, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
-from recall_gui.qt.panels.check_views import CompareView, VersionsView
+from recall_gui.qt.panels.check_views import CompareView, HubsView, VersionsView
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
@@ -54,6 +54,7 @@ from recall_gui.qt.widgets import (
 if TYPE_CHECKING:
     from recall_gui.core.agents import (
         Change,
+        CheckHubs,
         CheckOutcome,
         CheckRun,
         Comparison,
@@ -178,6 +179,7 @@ class ChecksPage(QWidget):
         self.run_button.clicked.connect(self.request_run)
         self.cancel_button.clicked.connect(self.cancel)
         self.versions_button.clicked.connect(self.request_versions)
+        self.hubs_button.clicked.connect(self.request_hubs)
         self.compare_version_button.clicked.connect(
             lambda: self.request_compare(version=self.compare_version.value())
         )
@@ -255,6 +257,12 @@ class ChecksPage(QWidget):
             "checksCompareDatabaseButton",
             "A: each check's database, B: this one (the same ids, e.g. another model) with its own model",
         )
+        self.hubs_view = HubsView()
+        self.hubs_button = push_button(
+            "Find hubs",
+            "checksHubsButton",
+            "Search each check's query as the agent does and count what returns",
+        )
 
     def _note_row(self) -> QHBoxLayout:
         """The note, and Undo beside it after a Remove."""
@@ -292,6 +300,15 @@ class ChecksPage(QWidget):
         compare_layout.addLayout(controls)
         compare_layout.addWidget(self.compare_view, 1)
         below.addTab(compare, "Compare")
+        hubs = QWidget()
+        hubs_layout = QVBoxLayout(hubs)
+        hubs_layout.setContentsMargins(0, 4, 0, 0)
+        hubs_row = QHBoxLayout()
+        hubs_row.addWidget(self.hubs_button, 0)
+        hubs_row.addStretch(1)
+        hubs_layout.addLayout(hubs_row)
+        hubs_layout.addWidget(self.hubs_view, 1)
+        below.addTab(hubs, "Hubs")
         return below
 
     def _lay_out(self) -> None:
@@ -526,6 +543,26 @@ class ChecksPage(QWidget):
         self.compare_view.show_comparison(comparison, a_label, b_label)
         self.runFinished.emit()
         return comparison
+
+    async def find_hubs(self) -> tuple[CheckHubs, ...] | None:
+        """The entries the agent's search returns for many of the file's queries, per database."""
+        from recall_gui.core.agents import DEFAULT_HUB_SHARE, hubs_of_checks
+
+        checks = self.golden.checks
+        if not checks:
+            return None
+        self.hubs_view.note.setText(f"Searching {len(checks):,} queries as the agent does…")
+
+        def progress(done: int, total: int) -> None:
+            self.hubs_view.note.setText(f"Searched {done:,} of {total:,} queries…")
+
+        found = await hubs_of_checks(await self.services.harness(), checks, progress)
+        self.hubs_view.show_hubs(found, DEFAULT_HUB_SHARE)
+        self.runFinished.emit()
+        return found
+
+    def request_hubs(self) -> None:
+        self.services.tasks.start(self.find_hubs(), key="checks")
 
     def request_versions(self) -> None:
         self.services.tasks.start(self.run_on_versions(), key="checks")

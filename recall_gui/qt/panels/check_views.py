@@ -1,21 +1,23 @@
-"""The Checks page's two views beyond one run: the file's metrics across the table's versions (a pyqtgraph
-chart, imported when first drawn), and A/B — the checks on a version or another database against the latest,
-with the ids each check lost and gained."""
+"""The Checks page's views beyond one run: the file's metrics across the table's versions (a pyqtgraph
+chart, imported when first drawn), A/B — the checks on a version or another database against the latest,
+with the ids each check lost and gained — and the hubs among the answers to the file's queries."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import Comparison, VersionsReport
+    from recall_gui.core.agents import CheckHubs, Comparison, VersionsReport
 
 METRICS = (("recall", "recall"), ("mrr", "MRR"), ("ndcg", "nDCG"))
 COLOURS = {"recall": "#2b7bb9", "mrr": "#d08a10", "ndcg": "#3a9e4f"}
 LOST = QColor("#f3c9c4")
 GAINED = QColor("#cfe9cf")
+HUB = QColor("#f6e3b4")
 
 
 def version_series(report: VersionsReport, db_name: str) -> dict[str, list[tuple[int, float]]]:
@@ -136,4 +138,63 @@ class CompareView(QWidget):
                     item.setBackground(QBrush(LOST))
                 if column == 4 and text:
                     item.setBackground(QBrush(GAINED))
+                self.table.setItem(row, column, item)
+
+
+class HubsView(QWidget):
+    """``checksHubsNote`` and ``checksHubsTable``: the entries the agent's search returns for many of the
+    file's queries, per database, hubs (above the share) highlighted."""
+
+    #: Entries listed per database: the most returned; the rest are returned for fewer queries still.
+    SHOWN = 20
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.note = QLabel(
+            "Search every check's query as the agent does and count the entries returned for many of them: "
+            "hubs, such as boilerplate, crowd out the answers."
+        )
+        self.note.setObjectName("checksHubsNote")
+        self.note.setWordWrap(True)
+        self.table = QTableWidget(0, 3)
+        self.table.setObjectName("checksHubsTable")
+        self.table.setHorizontalHeaderLabels(["Database", "Entry id", "Returned for"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.note)
+        layout.addWidget(self.table, 1)
+
+    def show_hubs(self, found: Sequence[CheckHubs], share: float) -> None:
+        rows: list[tuple[str, str, str, bool]] = []
+        said: list[str] = []
+        for database in found:
+            report = database.report
+            if report is None:
+                said.append(f"{database.searched} could not be searched: {database.error}")
+                continue
+            hubs = report.hubs(share)
+            limit = f"limit {report.limit}" if report.limit is not None else "each check's limit"
+            said.append(
+                f"{database.searched}, latest version, {report.queries:,} queries at {limit}: "
+                + (f"{len(hubs)} hub(s) returned for more than {share:.0%} of them" if hubs else "no hub")
+            )
+            rows += [
+                (
+                    database.searched,
+                    hit.id,
+                    f"{hit.returned_for:,} of {report.queries:,} ({hit.share:.0%})",
+                    hit in hubs,
+                )
+                for hit in report.returned[: self.SHOWN]
+            ]
+        self.note.setText("\n".join(said) if said else "No check in the file.")
+        self.table.setRowCount(len(rows))
+        for row, (searched, entry_id, returned, hub) in enumerate(rows):
+            for column, text in enumerate((searched, entry_id, returned)):
+                item = QTableWidgetItem(text)
+                if hub:
+                    item.setBackground(QBrush(HUB))
                 self.table.setItem(row, column, item)
