@@ -168,9 +168,12 @@ def _warn(report: HealthReport, entry: DatabaseEntry, searching: list[str]) -> N
             "an optimize is recommended (table.optimize() in LanceDB; this app never runs it)"
         )
     target = entry.target
-    if legacy_fts_folder(target.uri, target.table_name) is not None:
+    legacy = legacy_fts_folder(target.uri, target.table_name)
+    if legacy is not None:
         report.warnings.append(
-            "the table has a legacy (Tantivy) full-text index that LanceDB 0.40 rejects: rebuild it with "
-            "create_fts_index(..., replace=True) in LanceDB to search full text"
+            f"the table has a legacy (Tantivy) full-text index, {legacy}: LanceDB 0.40 refuses full-text "
+            "search through table.search() while that folder exists, even beside a native index; delete "
+            'that folder, then build a native index (table.create_index("content", config=FTS())) if there '
+            "is none"
         )
     report.warnings.extend(searching)

@@ -31,16 +31,17 @@ class TextSearchResult:
 
 def _no_index(entry: DatabaseEntry) -> InvalidInputError:
     target = entry.target
-    legacy = legacy_fts_folder(target.uri, target.table_name) is not None
-    what = (
-        "its full-text index is a legacy (Tantivy) one that LanceDB 0.40 cannot read"
-        if legacy
-        else "it has no full-text index"
-    )
+    legacy = legacy_fts_folder(target.uri, target.table_name)
+    build = 'build one in LanceDB, e.g. table.create_index("content", config=FTS())'
+    if legacy is not None:
+        return InvalidInputError(
+            f'"{entry.name}" cannot be searched by its words: its full-text index is a legacy (Tantivy) '
+            "one, which LanceDB 0.40 cannot search",
+            hint=f"Delete {legacy}, then {build}; recall-gui never writes to a knowledge base.",
+        )
     return InvalidInputError(
-        f'"{entry.name}" cannot be searched by its words: {what}',
-        hint='Build one in LanceDB, e.g. table.create_index("content", config=FTS(), replace=True); '
-        "recall-gui never writes to a knowledge base.",
+        f'"{entry.name}" cannot be searched by its words: it has no full-text index',
+        hint=f"{build[0].upper()}{build[1:]}; recall-gui never writes to a knowledge base.",
     )
 
 
