@@ -94,7 +94,7 @@ def test_would_the_agent_see_a_result_and_a_browsed_row_outside_the_results(
     )
     assert "nearer, 5 places up, to make it." in note.message
 
-    # Browse all (Ctrl+B) empties the query box: the last query searched is the one asked about.
+    # Browse all (Ctrl+B): the last query searched is the one asked about.
     knowledge.browse_all()
     run(loop, window.tasks.wait_idle())
     first = ranking[0]

@@ -249,9 +249,9 @@ def test_the_map_hovers_opens_highlights_colours_and_narrows_the_table(
     assert browse.model().rowCount() == int(inside.sum())
     assert page.results.caption.text().startswith(f"{int(inside.sum())} rows chosen on the map in {NAME}")
     assert window.map.show_button.isEnabled()
-    with waiting_for(loop, page.browseReady):
+    with waiting_for(loop, page.searchFinished):  # Clear Choice: the search it replaced, again
         window.map.clear_button.click()
-    assert browse.model().rowCount() == 12
+    assert page.results.caption.text().startswith(f"5 results for “the capital of Germany” in {NAME}")
     assert (snapshot_tree(history.kb.db_dir), lancedb_versions(history.kb.db_dir)) == before
 
 
@@ -340,3 +340,45 @@ def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
     assert 0 < len(view.preview.data) <= PREVIEW_POINTS
     run(loop, until(lambda: not view.moving, "the view has rested"))
     assert not view.moving and view.points.isVisible() and view.points_drawn == rows
+
+
+def test_clear_choice_brings_back_the_search_the_maps_choice_replaced(
+    history: History, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    import lancedb
+
+    query = "the capital of Germany"
+    table = lancedb.connect(str(history.kb.db_dir)).open_table(NAME)
+    oracle = [
+        row["id"] for row in table.search(embedder.embed_sync(query)).distance_type("l2").limit(3).to_list()
+    ]
+    window = open_window(history.kb.registry_dir)
+    page = window.knowledge
+    page.query_bar.query_edit.setText(query)
+    page.query_bar.limit_spin.setValue(3)
+    with waiting_for(loop, page.searchFinished):
+        page.request_search()
+    results = window.findChild(QTableView, "resultsTable")
+    assert column(results, 1) == oracle
+    show_map(window, loop)
+    chosen = np.zeros(len(window.map.table_map), dtype=bool)
+    chosen[:4] = True
+    with waiting_for(loop, page.browseReady):
+        window.pages.setCurrentWidget(window.map)
+        run(loop, window.map.choose(chosen))
+    assert page.results.caption.text().startswith(f"4 rows chosen on the map in {NAME}")
+    page.query_bar.query_edit.setText("typed since, not searched")
+    with waiting_for(loop, page.searchFinished):
+        window.map.clear_button.click()
+    assert page.results.stack.currentWidget() is results
+    assert column(results, 1) == oracle
+    assert page.results.caption.text().startswith(f"3 results for “{query}” in {NAME}")
+    # Chosen while every row was browsed: Clear Choice browses every row again.
+    with waiting_for(loop, page.browseReady):
+        page.browse_all()
+    with waiting_for(loop, page.browseReady):
+        run(loop, window.map.choose(chosen))
+    with waiting_for(loop, page.browseReady):
+        window.map.clear_button.click()
+    assert page.browse_model.total == len(window.map.table_map)
+    assert page.results.caption.text() == f"All {page.browse_model.total} rows of {NAME}"

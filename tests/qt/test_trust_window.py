@@ -84,7 +84,7 @@ def test_results_found_with_another_limit_say_so_until_searched_again(
 # --- Ctrl+B and captions -----------------------------------------------------------------------------
 
 
-def test_browse_all_rows_clears_an_old_filter(
+def test_browse_all_rows_clears_an_old_filter_and_keeps_the_typed_query(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(kb.registry_dir)
@@ -97,6 +97,7 @@ def test_browse_all_rows_clears_an_old_filter(
     assert window.knowledge.results.filter_edit.text() == ""
     assert window.knowledge.browse_model.total == 12
     assert window.knowledge.results.caption.text() == f"All 12 rows of {kb.name}"
+    assert window.knowledge.query_bar.query_edit.text() == "something"  # what was typed is kept
 
 
 def test_a_failed_search_says_why_in_the_caption_which_stays_true_when_the_message_goes(

@@ -430,8 +430,8 @@ class KnowledgePage(QWidget):
         self.services.tasks.start(self.open_version(number, self.read_inputs()), key="search")
 
     def browse_all(self) -> None:
+        """Every row of the table; the query typed stays in its box (Enter searches it again)."""
         self.looking_at.selection = None
-        self.query_bar.query_edit.clear()
         self.results.filter_edit.clear()  # all rows: an earlier filter would hide some
         self.services.tasks.start(self.browse(self.read_inputs()), key="search")
 

@@ -46,6 +46,8 @@ class ScopeControls:
         self.entry_detail = entry_detail
         self.filter_bar, self.version_bar, self.schema_panel = bars
         self._changed = changed
+        #: The search (database, query, limit) the map's choice replaced: Clear Choice searches it again.
+        self._searched_before_choice: tuple[str, str, int] | None = None
 
     def reset(self, entry: DatabaseEntry | None) -> None:
         """Another database (``entry``) was chosen: the latest version, no filter, its columns unread."""
@@ -111,9 +113,20 @@ class ScopeControls:
 
     async def show_selection(self, row_ids: npt.NDArray[np.uint64], label: str, inputs: Inputs) -> None:
         """Browse only the rows ``row_ids`` of the table shown (chosen on the map)."""
+        if self.looking_at.selection is None:
+            searching = self.searching
+            shown = searching.last_report is not None and searching.like is None
+            self._searched_before_choice = searching.searched if shown else None
         self.looking_at.selection = (row_ids, label)
         await self.browser.browse(inputs._replace(query=""))
 
     async def clear_selection(self, inputs: Inputs) -> None:
+        """Show what was shown before the map's choice: the search it replaced, searched again, or every
+        row."""
         self.looking_at.selection = None
-        await self.browser.browse(inputs._replace(query=""))
+        before, self._searched_before_choice = self._searched_before_choice, None
+        current = self.looking_at.current
+        if before is not None and current is not None and before[0] == current.name:
+            await self.searching.search(inputs._replace(query=before[1], limit=before[2]))
+        else:
+            await self.browser.browse(inputs._replace(query=""))
