@@ -40,6 +40,7 @@ GROUPS: dict[str, str] = {
     "fresh_search": "bench.fresh_search",
     "mcp": "bench.agent_first_call",
     "map": "bench.map",
+    "health": "bench.health_scan",
 }
 
 

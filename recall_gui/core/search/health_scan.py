@@ -11,17 +11,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.table_cache import legacy_fts_folder
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 #: More small fragments than this make searches slower than they need to be.
 SMALL_FRAGMENTS_WARNED = 10
-#: Rows read per batch of the scan.
-SCAN_BATCH_ROWS = 8192
+#: Rows read per page of the scan (its memory grows with it: docs/PERFORMANCE.md#health).
+SCAN_BATCH_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -91,14 +95,51 @@ async def health_report(
 ) -> HealthReport:
     """The report of ``entry``'s table at its latest version. ``on_progress(rows_read, rows)`` after each
     batch of the scan; cancelling the awaiting task stops the scan between batches."""
-    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     opened = await session.tables.open(entry.target)
     table: Any = opened.table
     columns = opened.columns
     report = HealthReport(width=columns.vector_dim)
+    await _statistics(table, report)
+    #: Each row's content digest (8 bytes; 8 MB a million rows) and whether it has content: the rows that
+    #: share one are read again at the end and grouped by their very text.
+    digests: list[npt.NDArray[np.uint64]] = []
+    has_text: list[npt.NDArray[np.bool_]] = []
+    read = 0
+    id_column = columns.id
+    wanted = [name for name in (id_column, columns.content, columns.vector) if name is not None]
+    # Pages of one version, each its own bounded read: LanceDB's streamed scan reads far ahead of the
+    # batch it hands over (docs/PERFORMANCE.md#health).
+    pinned: Any = (await session.tables.open(entry.target.at(opened.version))).table
+    while read < report.rows:
+        batch = await pinned.query().select(wanted).offset(read).limit(SCAN_BATCH_ROWS).to_arrow()
+        if batch.num_rows == 0:
+            break
+        ids = (
+            batch.column(id_column).cast(pa.string()).to_pylist()
+            if id_column is not None
+            else [str(read + number) for number in range(batch.num_rows)]
+        )
+        _check_vectors(report, ids, batch.column(columns.vector).combine_chunks(), columns.vector_dim)
+        page_digests, page_has_text = _digest_contents(report, ids, batch.column(columns.content).to_pylist())
+        digests.append(page_digests)
+        has_text.append(page_has_text)
+        read += batch.num_rows
+        if on_progress is not None:
+            on_progress(read, report.rows)
+    report.duplicate_groups = await _same_content(pinned, digests, has_text, id_column, columns.content)
+    problems = (await check_health(session, entry)).problems
+    _warn(
+        report,
+        entry,
+        [f"{problem.message}" for problem in problems if problem.kind in ("model", "dimension")],
+    )
+    return report
+
+
+async def _statistics(table: Any, report: HealthReport) -> None:
+    """Rows, fragments, versions and indexes, as LanceDB's own statistics give them."""
     stats = await table.stats()
     report.rows = int(stats["num_rows"])
     fragment_stats = stats.get("fragment_stats") or {}
@@ -110,49 +151,70 @@ async def health_report(
         unindexed = None if index_stats is None else int(index_stats.num_unindexed_rows)
         report.indices.append(IndexHealth(index.name, str(index.index_type), tuple(index.columns), unindexed))
 
-    first_id: dict[bytes, str] = {}
-    groups: dict[bytes, list[str]] = {}
-    read = 0
-    id_column = columns.id
-    wanted = [name for name in (id_column, columns.content, columns.vector) if name is not None]
-    batches = await table.query().select(wanted).to_batches(max_batch_length=SCAN_BATCH_ROWS)
-    async for batch in batches:
-        ids = (
-            batch.column(id_column).cast(pa.string()).to_pylist()
-            if id_column is not None
-            else [str(read + number) for number in range(batch.num_rows)]
-        )
-        vectors = batch.column(columns.vector)
-        present = np.asarray(vectors.is_valid())
-        report.missing.extend(ids[number] for number in np.flatnonzero(~present))
-        flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False).astype(np.float32)
-        matrix = flat.reshape(-1, columns.vector_dim)
-        positions = np.flatnonzero(present)
-        finite = np.isfinite(matrix).all(axis=1)
-        zero = finite & ~np.any(matrix != 0, axis=1)
-        report.not_finite.extend(ids[positions[n]] for n in np.flatnonzero(~finite))
-        report.zero_norm.extend(ids[positions[n]] for n in np.flatnonzero(zero))
-        for number, text in enumerate(batch.column(columns.content).to_pylist()):
-            if text is None or not str(text).strip():
-                report.empty.append(ids[number])
-                continue
-            digest = hashlib.blake2b(str(text).encode("utf-8", "surrogatepass"), digest_size=16).digest()
-            known = first_id.get(digest)
-            if known is None:
-                first_id[digest] = ids[number]
-            else:
-                groups.setdefault(digest, [known]).append(ids[number])
-        read += batch.num_rows
-        if on_progress is not None:
-            on_progress(read, report.rows)
-    report.duplicate_groups = list(groups.values())
-    problems = (await check_health(session, entry)).problems
-    _warn(
-        report,
-        entry,
-        [f"{problem.message}" for problem in problems if problem.kind in ("model", "dimension")],
-    )
-    return report
+
+def _check_vectors(report: HealthReport, ids: list[str], vectors: Any, width: int) -> None:
+    """List the page's missing, not finite and zero vectors."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    present = np.asarray(vectors.is_valid())
+    report.missing.extend(ids[number] for number in np.flatnonzero(~present))
+    flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    matrix = flat.reshape(-1, width)
+    positions = np.flatnonzero(present)
+    finite = np.isfinite(matrix).all(axis=1)
+    zero = finite & ~np.any(matrix != 0, axis=1)
+    report.not_finite.extend(ids[positions[n]] for n in np.flatnonzero(~finite))
+    report.zero_norm.extend(ids[positions[n]] for n in np.flatnonzero(zero))
+
+
+def _digest_contents(
+    report: HealthReport, ids: list[str], texts: list[Any]
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+    """List the page's empty contents; each other content's digest."""
+    import numpy as np
+
+    digests = np.zeros(len(texts), np.uint64)
+    has_text = np.ones(len(texts), np.bool_)
+    for number, text in enumerate(texts):
+        if text is None or not str(text).strip():
+            report.empty.append(ids[number])
+            has_text[number] = False
+            continue
+        digest = hashlib.blake2b(str(text).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        digests[number] = int.from_bytes(digest, "little")
+    return digests, has_text
+
+
+async def _same_content(
+    table: Any,
+    digests: list[npt.NDArray[np.uint64]],
+    has_text: list[npt.NDArray[np.bool_]],
+    id_column: str | None,
+    content_column: str,
+) -> list[list[str]]:
+    """Groups of ids with exactly the same content, in the order each group's first row comes: only the
+    pages holding rows whose digest repeats are read again (id and content), and grouped by the text."""
+    import numpy as np
+
+    if not digests:
+        return []
+    every = np.concatenate(digests)
+    with_text = np.concatenate(has_text)
+    values, counts = np.unique(every[with_text], return_counts=True)
+    candidates = np.flatnonzero(with_text & np.isin(every, values[counts > 1]))
+    groups: dict[str, list[str]] = {}
+    wanted = [name for name in (id_column, content_column) if name is not None]
+    for page in np.unique(candidates // SCAN_BATCH_ROWS):
+        start = int(page) * SCAN_BATCH_ROWS
+        batch = await table.query().select(wanted).offset(start).limit(SCAN_BATCH_ROWS).to_arrow()
+        texts = batch.column(content_column)
+        ids = batch.column(id_column) if id_column is not None else None
+        for position in candidates[(candidates >= start) & (candidates < start + SCAN_BATCH_ROWS)]:
+            row = int(position) - start
+            entry_id = str(ids[row].as_py()) if ids is not None else str(int(position))
+            groups.setdefault(str(texts[row].as_py()), []).append(entry_id)
+    return [group for group in groups.values() if len(group) > 1]
 
 
 def _warn(report: HealthReport, entry: DatabaseEntry, searching: list[str]) -> None:
