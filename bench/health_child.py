@@ -1,6 +1,7 @@
 """``recall-gui health``'s scan of one table, in a process of its own (``bench.health_scan`` starts it), so
 its memory is measured alone: the resident size sampled every few milliseconds during the scan, against
-the size just before it (the table open, the model loaded: what the scan itself holds is measured). Then LanceDB's bare read of the same columns, timed, as the floor.
+the size just before it (the table open, the model loaded: what the scan itself holds is measured). Then
+LanceDB's bare read of the same columns, timed, as the floor.
 
 Prints one JSON object (the measurements) as its last line of output.
 
@@ -47,7 +48,6 @@ class PeakMemory:
 
 async def measure(db: str, table_name: str) -> dict[str, Any]:
     import lancedb
-
     import numpy  # noqa: F401  (the scan's libraries, loaded before the baseline)
     import pyarrow.compute  # noqa: F401
 
