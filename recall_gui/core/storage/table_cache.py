@@ -294,13 +294,12 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
                 kind="path",
             )
         target = str(path)
+    opening = lancedb.connect_async(
+        target, read_consistency_interval=dt.timedelta(0), storage_options=storage or None
+    )
     try:
-        return await asyncio.wait_for(
-            lancedb.connect_async(
-                target, read_consistency_interval=dt.timedelta(0), storage_options=storage or None
-            ),
-            operation_timeout(),
-        )
+        async with asyncio.timeout(operation_timeout()):
+            return await opening
     except TimeoutError:
         raise ConnectError(
             f"{uri} did not answer within {operation_timeout():g} s",
@@ -312,6 +311,11 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
             f"{uri}: {describe_lance_error(error)}",
             hint="Check the URI and the storage credentials (storage_options or the environment).",
         ) from error
+    finally:
+        # A loop that is closing refuses the timeout before the connect starts: close it, so that it is not
+        # reported as a coroutine never awaited.
+        if inspect.getcoroutinestate(opening) == "CORO_CREATED":
+            opening.close()
 
 
 #: Filters whose row counts an open table keeps (one per filter a user typed while browsing it).
