@@ -148,17 +148,28 @@ def test_a_row_added_by_another_program_is_seen_by_the_next_search(
 
 
 def test_a_query_slower_than_the_storage_timeout_says_it_timed_out(
-    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Queries run with LanceDB's own timeout (``read_query``); its error reads like every other timeout."""
+    """Queries run with LanceDB's own timeout (``read_query``); its error reads like every other timeout.
+    The table is large enough that no search of it can finish within the timeout's first check."""
+    import lancedb
+    import pyarrow as pa
+
     from recall_gui.core.base.errors import StorageError
     from recall_gui.core.storage.table_cache import TIMEOUT_ENV, read_query
 
-    async def run(session: Session) -> Any:
-        opened = await session.tables.open(TableTarget(str(kb.db_dir), kb.name))
-        monkeypatch.setenv(TIMEOUT_ENV, "0.000001")
-        query = opened.table.query().nearest_to(kb.vectors[0]).bypass_vector_index().with_row_id()
-        return await read_query(query, f'searching "{kb.name}"')
+    matrix = np.random.default_rng(3).normal(size=(50_000, 64)).astype(np.float32)
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), 64)
+    ids = [f"row-{n}" for n in range(len(matrix))]
+    lancedb.connect(str(tmp_path)).create_table(
+        "big", pa.table({"id": ids, "content": ids, "vector": vectors})
+    )
 
-    with pytest.raises(StorageError, match=rf'searching "{kb.name}" timed out after 1e-06 s'):
+    async def run(session: Session) -> Any:
+        opened = await session.tables.open(TableTarget(str(tmp_path), "big"))
+        monkeypatch.setenv(TIMEOUT_ENV, "0.000001")
+        query = opened.table.query().nearest_to(matrix[0]).bypass_vector_index().with_row_id()
+        return await read_query(query, 'searching "big"')
+
+    with pytest.raises(StorageError, match=r'searching "big" timed out after 1e-06 s'):
         in_session(run)
