@@ -68,7 +68,9 @@ def test_metrics_versions_and_compare_on_the_checks_page(
     expected = {1: by_hand(lance_ids(embedder, kb, 1)), 2: by_hand(lance_ids(embedder, kb, 2))}
     assert series["recall"] == [(v, expected[v][0]) for v in (1, 2)]
     assert series["mrr"] == [(v, expected[v][1]) for v in (1, 2)]
-    assert page.versions_view.chart is not None
+    axis = page.versions_view.chart.getAxis("bottom")
+    ticks = [value for _spacing, values in axis.tickValues(0.95, 2.05, 1000) for value in values]
+    assert ticks and all(value == int(value) for value in ticks)  # whole versions, never 1.5, at any width
     assert f"“{FRANCE}” at version 2" in page.versions_view.note.text()
 
     run(loop, page.compare(version=1))

@@ -4,6 +4,7 @@ with the ids each check lost and gained — and the hubs among the answers to th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -79,6 +80,11 @@ class VersionsView(QWidget):
             self.chart.setMinimumHeight(80)
             self._layout.addWidget(self.chart, 1)
         self.chart.clear()
+        versions = [version for points in self.series.values() for version, _ in points]
+        if versions:
+            # Versions are whole numbers: ticks on whole steps, never 1.5.
+            step = max(1, math.ceil((max(versions) - min(versions)) / 8))
+            self.chart.getAxis("bottom").setTickSpacing(step, step)
         for name, label in METRICS:
             points = self.series[name]
             self.chart.plot(
