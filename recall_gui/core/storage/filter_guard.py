@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recall_gui.core.base.env_numbers import positive_integer
 from recall_gui.core.base.errors import FilterError, StorageError
 
 if TYPE_CHECKING:
@@ -34,12 +35,9 @@ MB = 1024 * 1024
 
 
 def filter_memory_mb() -> int:
-    """``$RECALL_GUI_FILTER_MEMORY_MB`` when it is a positive integer, else the default."""
-    try:
-        value = int(os.environ.get(FILTER_MEMORY_ENV, "") or DEFAULT_FILTER_MEMORY_MB)
-    except ValueError:
-        return DEFAULT_FILTER_MEMORY_MB
-    return value if value > 0 else DEFAULT_FILTER_MEMORY_MB
+    """``$RECALL_GUI_FILTER_MEMORY_MB`` (refused, naming it, when it is no whole number above 0), else the
+    default."""
+    return positive_integer(FILTER_MEMORY_ENV, DEFAULT_FILTER_MEMORY_MB, "megabytes")
 
 
 @dataclass(frozen=True)

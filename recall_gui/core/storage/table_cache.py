@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import inspect
-import os
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 from recall_gui.core.base.compat import lancedb_row_id_executor
+from recall_gui.core.base.env_numbers import positive_number
 from recall_gui.core.base.errors import ConnectError, FilterError, RecallError, StorageError
 from recall_gui.core.base.paths import folder_problem
 from recall_gui.core.storage.columns import ColumnMapping, ColumnOverrides, detect_columns
@@ -44,12 +44,9 @@ TIMEOUT_ENV = "RECALL_GUI_STORAGE_TIMEOUT"
 
 
 def operation_timeout() -> float:
-    """The bound on one table operation: ``$RECALL_GUI_STORAGE_TIMEOUT`` if it is a positive number."""
-    try:
-        value = float(os.environ.get(TIMEOUT_ENV, "") or OPERATION_TIMEOUT_S)
-    except ValueError:
-        return OPERATION_TIMEOUT_S
-    return value if value > 0 else OPERATION_TIMEOUT_S
+    """The bound on one table operation: ``$RECALL_GUI_STORAGE_TIMEOUT`` (refused, naming it, when it is
+    no number of seconds above 0), else the default."""
+    return positive_number(TIMEOUT_ENV, OPERATION_TIMEOUT_S, "seconds")
 
 
 @dataclass(frozen=True)
