@@ -6,10 +6,13 @@ cannot run, and says so with the versions (or tags) there are, instead of failin
 
 from __future__ import annotations
 
+from typing import Any
+
 from recall_gui.core.agents.golden import VersionPin
-from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.base.errors import InvalidInputError, RecallError
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.table_cache import bounded
 from recall_gui.core.tables.versions import describe_numbers, list_versions
 
 _LIST_HINT = "List them with `recall-gui versions --db NAME`, then pin one of them or remove the pin."
@@ -17,22 +20,31 @@ _LIST_HINT = "List them with `recall-gui versions --db NAME`, then pin one of th
 
 async def pinned_version(session: Session, entry: DatabaseEntry, pin: VersionPin) -> int:
     """The version ``pin`` names in ``entry``'s table, or an :class:`InvalidInputError` saying that it is
-    not on disk (cleaned up, never written) or that no version has the tag."""
-    versions = await list_versions(session, entry.target)
+    not on disk (cleaned up, never written) or that no version has the tag. Only a pin that cannot be
+    opened lists the table's versions (LanceDB reads every manifest for that)."""
     table = entry.target.table_name
-    if pin.tag is not None:
-        tagged = {tag: version.version for version in versions for tag in version.tags}
+    if pin.tag is None:
+        assert pin.version is not None
+        number = pin.version
+    else:
+        opened: Any = (await session.tables.open(entry.target)).table
+        tagged: dict[str, Any] = await bounded(opened.tags.list(), f'listing the tags of "{table}"')
         if pin.tag not in tagged:
             known = ", ".join(f'"{tag}"' for tag in sorted(tagged)) or "none"
             raise InvalidInputError(
                 f'tag: table "{table}" has no tag "{pin.tag}" (its tags: {known})', hint=_LIST_HINT
             )
-        return tagged[pin.tag]
-    assert pin.version is not None
-    if not any(version.version == pin.version for version in versions):
+        number = int(tagged[pin.tag]["version"])
+    try:
+        await session.tables.open(entry.target.at(number))
+    except RecallError:
+        versions = await list_versions(session, entry.target)
+        if any(version.version == number for version in versions):
+            raise  # it is there: opening it failed for another reason, which says why
+        field = "version" if pin.tag is None else "tag"
         raise InvalidInputError(
-            f'version: table "{table}" no longer has version {pin.version} on disk (cleaned up, or '
-            f"never written; its versions: {describe_numbers(versions)})",
+            f'{field}: table "{table}" no longer has version {number} on disk (cleaned up, or never '
+            f"written; its versions: {describe_numbers(versions)})",
             hint=_LIST_HINT,
-        )
-    return pin.version
+        ) from None
+    return number
