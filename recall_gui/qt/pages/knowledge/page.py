@@ -222,6 +222,7 @@ class KnowledgePage(QWidget):
             shown.connect(self._publish_search)  # the view the Agent view compares the agent's search with
         self.searchFinished.connect(self._request_words)
         self.searchFinished.connect(self._request_documents)
+        self.searchFinished.connect(self._follow_writes)
 
     def _request_words(self) -> None:
         """After a search by text: the same query by words and hybrid, beside the agent's results."""
@@ -252,6 +253,16 @@ class KnowledgePage(QWidget):
         lists = {"vector": [hit.id for hit in report.result.hits]}
         lists.update({method: [e.id for e in result.output.results] for method, result in found.items()})
         self.words.show_lists(query, lists)
+
+    def _follow_writes(self) -> None:
+        """The header and the version list follow a table another program wrote (the search says which
+        version it read)."""
+        report = self.searching.last_report
+        if report is not None:
+            version = report.result.table_version
+            self.services.tasks.start(
+                self.chooser.follow_writes(report.database, version), key="table-writes"
+            )
 
     def _request_documents(self) -> None:
         report = self.searching.last_report
