@@ -88,3 +88,65 @@ def test_the_documents_tab_counts_the_results_of_each_document(
     assert shown == expected
     note = window.findChild(QLabel, "documentsNote").text()
     assert note.startswith(f"{len(ids)} results from {len(expected)} documents (documents by source,")
+
+
+def test_the_user_corrects_the_document_column_and_the_tab_and_the_entry_follow(
+    tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    import lancedb
+    from PySide6.QtWidgets import QComboBox
+
+    texts = [text for text, _, _ in CHUNKS.values()]
+    documents = ["guide", "guide", "guide", "sea"]  # the real documents; "source" names the export file
+    write_lance_table(
+        tmp_path / "db",
+        "notes",
+        list(CHUNKS),
+        texts,
+        [embedder.embed_sync(text) for text in texts],
+        extra={
+            "source": ["export.csv"] * len(CHUNKS),
+            "doc_id": documents,
+            "chunk_index": [n for _, _, n in CHUNKS.values()],
+        },
+    )
+    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
+    question = "Where do I choose Account to change the password?"
+    query = window.findChild(QLineEdit, "queryEdit")
+    qtbot.keyClicks(query, question)
+    with waiting_for(loop, window.knowledge.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)
+    loop.run_until_complete(window.tasks.wait_idle())
+    box = window.findChild(QComboBox, "documentColumn")
+    assert box.currentText() == "source (detected)"
+    assert [box.itemText(row) for row in range(box.count())] == [
+        "the id's prefix",
+        "source (detected)",
+        "doc_id",
+        "chunk_index",
+    ]
+    box.setCurrentIndex(box.findData("doc_id"))
+    box.activated.emit(box.currentIndex())  # as a click on the item does
+    loop.run_until_complete(window.tasks.wait_idle())
+
+    # The oracle: LanceDB's own answer to the same search, grouped here by the column chosen.
+    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
+    found = table.search(embedder.embed_sync(question)).distance_type("l2").limit(5).to_list()
+    expected: list[list[str]] = []
+    for rank, row in enumerate(found, start=1):
+        if row["doc_id"] not in [item[0] for item in expected]:
+            count = sum(other["doc_id"] == row["doc_id"] for other in found)
+            expected.append([row["doc_id"], str(rank), f"{count} ({count / len(found):.0%})"])
+    shown_table = window.findChild(QTableWidget, "documentsTable")
+    shown = [[shown_table.item(r, c).text() for c in range(3)] for r in range(shown_table.rowCount())]
+    assert shown == expected
+    note = window.findChild(QLabel, "documentsNote").text()
+    assert note.endswith("(documents by doc_id, chunks ordered by chunk_index, as you chose).")
+
+    results = window.findChild(QTableView, "resultsTable")
+    ids = [results.model().index(row, 1).data() for row in range(results.model().rowCount())]
+    results.selectRow(ids.index("tides-0"))
+    loop.run_until_complete(window.tasks.wait_idle())
+    label = window.findChild(QLabel, "detailContext")
+    assert label.text().splitlines()[0] == "sea · chunk 1 of 1"
+    assert label.toolTip() == "documents by doc_id, chunks ordered by chunk_index"

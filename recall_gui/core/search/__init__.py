@@ -16,8 +16,10 @@ if TYPE_CHECKING:
         Document,
         DocumentLayout,
         DocumentShare,
+        checked_layout,
         detect_layout,
         document_of,
+        layout_columns,
         results_by_document,
     )
     from recall_gui.core.search.harness import (
@@ -53,6 +55,7 @@ __all__ = [
     "Visibility",
     "agent_scope_of",
     "check_health",
+    "checked_layout",
     "compare_lists",
     "detect_layout",
     "differences",
@@ -60,6 +63,7 @@ __all__ = [
     "find_entry",
     "health_report",
     "in_result",
+    "layout_columns",
     "more_like",
     "parse_arguments",
     "parse_limit",
@@ -86,8 +90,10 @@ if not TYPE_CHECKING:
                 "Document",
                 "DocumentLayout",
                 "DocumentShare",
+                "checked_layout",
                 "detect_layout",
                 "document_of",
+                "layout_columns",
                 "results_by_document",
             ),
             "harness": (

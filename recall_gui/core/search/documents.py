@@ -79,9 +79,27 @@ def _pick(names: Sequence[str], wanted: Sequence[str]) -> str | None:
     return next((by_leaf[w] for w in wanted if w in by_leaf), None)
 
 
+def layout_columns(schema: Any, taken: Sequence[str | None]) -> tuple[str, ...]:
+    """The columns (a struct's fields as ``struct.field``) that may name a chunk's document or order its
+    chunks: every one but the id, content and vector columns (``taken``)."""
+    return tuple(name for name in _leaf_names(schema) if name not in taken)
+
+
 def detect_layout(schema: Any, taken: Sequence[str | None]) -> DocumentLayout:
-    names = [name for name in _leaf_names(schema) if name not in taken]
+    names = layout_columns(schema, taken)
     return DocumentLayout(_pick(names, DOCUMENT_NAMES), _pick(names, POSITION_NAMES))
+
+
+def checked_layout(schema: Any, layout: DocumentLayout) -> DocumentLayout:
+    """``layout`` as the user chose it, if the table has its columns; else an :class:`InvalidInputError`
+    naming the missing one and the columns there are."""
+    names = _leaf_names(schema)
+    for given in (layout.document_column, layout.position_column):
+        if given is not None and given not in names:
+            raise InvalidInputError(
+                f'the table has no column "{given}"', hint=f"Its columns: {', '.join(names)}."
+            )
+    return layout
 
 
 def document_from_id(entry_id: str) -> str | None:
@@ -132,20 +150,19 @@ async def document_of(
     *,
     document_column: str | None = None,
     position_column: str | None = None,
+    layout: DocumentLayout | None = None,
 ) -> Document:
-    """The document of the chunk ``entry_id``, every chunk in order (the chunk itself included)."""
+    """The document of the chunk ``entry_id``, every chunk in order (the chunk itself included): by
+    ``layout`` when the user chose one whole (the window), else by the columns named, each detected when
+    not named (the command line)."""
     opened = await session.tables.open(entry.target)
     columns = opened.columns
-    detected = detect_layout(opened.schema, (columns.id, columns.content, columns.vector))
-    names = _leaf_names(opened.schema)
-    for given in (document_column, position_column):
-        if given is not None and given not in names:
-            raise InvalidInputError(
-                f'the table has no column "{given}"', hint=f"Its columns: {', '.join(names)}."
-            )
-    layout = DocumentLayout(
-        document_column or detected.document_column, position_column or detected.position_column
-    )
+    if layout is None:
+        detected = detect_layout(opened.schema, (columns.id, columns.content, columns.vector))
+        layout = DocumentLayout(
+            document_column or detected.document_column, position_column or detected.position_column
+        )
+    layout = checked_layout(opened.schema, layout)
     found = await find_entry(session, entry.target, entry_id)
     row = {**found.hit.extra, "id": found.hit.id}
     if layout.document_column is not None:

@@ -1,13 +1,24 @@
 """The *Documents* tab: the last search's results by document — each document's best rank and its share
-of the results — so a user sees when one document fills the agent's places."""
+of the results — so a user sees when one document fills the agent's places. Two boxes show how chunks were
+found to make documents (the column naming a chunk's document, the one ordering its chunks) and let the
+user choose others when the detection is wrong."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 if TYPE_CHECKING:
     from recall_gui.core.search import DocumentLayout, DocumentShare
@@ -15,11 +26,27 @@ if TYPE_CHECKING:
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
+#: The boxes' entries for "no column": what the document or the order is then taken from.
+BY_ID_PREFIX = "the id's prefix"
+BY_ID_NUMBER = "the number in the id"
+
+
 class DocumentsPanel(QWidget):
-    """``documentsNote`` and ``documentsTable`` (document, best rank, results and their share)."""
+    """``documentColumn`` and ``positionColumn`` (how chunks make documents), ``documentsNote`` and
+    ``documentsTable`` (document, best rank, results and their share)."""
+
+    #: The user chose another document or position column: ``(document_column, position_column)``, each
+    #: ``None`` for the id's part.
+    columnsChosen = Signal(object, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.document_box = self._column_box("documentColumn", "The column that names a chunk's document")
+        self.position_box = self._column_box("positionColumn", "The column that orders a document's chunks")
+        columns = QFormLayout()  # a row each: a narrow tab still shows whole column names
+        columns.setContentsMargins(0, 0, 0, 0)
+        columns.addRow("Document:", self.document_box)
+        columns.addRow("Order by:", self.position_box)
         self.note = QLabel("Search to see the results by document.")
         self.note.setObjectName("documentsNote")
         self.note.setWordWrap(True)
@@ -34,13 +61,44 @@ class DocumentsPanel(QWidget):
         )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 6, 4, 4)
+        layout.addLayout(columns)
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
 
-    def show_documents(self, shares: Sequence[DocumentShare], layout: DocumentLayout, results: int) -> None:
+    def _column_box(self, name: str, tip: str) -> QComboBox:
+        box = QComboBox()
+        box.setObjectName(name)
+        box.setToolTip(tip)
+        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        box.setMinimumContentsLength(10)
+        box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        box.activated.connect(self._on_chosen)
+        return box
+
+    def show_columns(self, columns: Sequence[str], detected: DocumentLayout, shown: DocumentLayout) -> None:
+        """Offer ``columns`` (and the id's part) in both boxes, ``detected`` marked, ``shown`` chosen."""
+        for box, none_text, found, chosen in (
+            (self.document_box, BY_ID_PREFIX, detected.document_column, shown.document_column),
+            (self.position_box, BY_ID_NUMBER, detected.position_column, shown.position_column),
+        ):
+            box.blockSignals(True)
+            box.clear()
+            for value in (None, *columns):
+                text = none_text if value is None else value
+                box.addItem(f"{text} (detected)" if value == found else text, value)
+            box.setCurrentIndex(max(box.findData(chosen), 0) if chosen is not None else 0)
+            box.blockSignals(False)
+
+    def _on_chosen(self, _index: int) -> None:
+        self.columnsChosen.emit(self.document_box.currentData(), self.position_box.currentData())
+
+    def show_documents(
+        self, shares: Sequence[DocumentShare], layout: DocumentLayout, results: int, chosen: bool = False
+    ) -> None:
+        how = "as you chose" if chosen else "detected"
         self.note.setText(
             f"{results} results from {len(shares)} document{'s' if len(shares) != 1 else ''} "
-            f"({layout.describe()})."
+            f"({layout.describe()}, {how})."
         )
         self.table.setRowCount(len(shares))
         for row, share in enumerate(shares):

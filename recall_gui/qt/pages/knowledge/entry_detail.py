@@ -131,7 +131,9 @@ class EntryDetail:
         from recall_gui.core.search import document_of
 
         try:
-            document = await document_of(await self.services.session(), entry, str(entry_id))
+            document = await document_of(
+                await self.services.session(), entry, str(entry_id), layout=self.looking_at.document_layout
+            )
         except RecallError as error:
             if self.item is item:
                 self.detail.set_context("none detected", error.message)

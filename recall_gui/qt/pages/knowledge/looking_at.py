@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from recall_gui.core.registry import DatabaseEntry
+    from recall_gui.core.search import DocumentLayout
     from recall_gui.core.storage import TableTarget
     from recall_gui.core.tables import TableInfo, TableVersion
     from recall_gui.qt.pages.inputs import Inputs
@@ -35,11 +36,14 @@ class LookingAt:
         self.selection: tuple[npt.NDArray[np.uint64], str] | None = None
         #: The metadata filter of the rows shown (searched or browsed), ``None`` for none.
         self.where: str | None = None
+        #: How chunks make documents, as the user chose it for this table (``None``: as detected).
+        self.document_layout: DocumentLayout | None = None
 
     def forget_table(self) -> None:
         """Another database: nothing of the previous table's facts, version or rows applies."""
         self.info = None
         self.version, self.versions, self.selection, self.where = None, (), None, None
+        self.document_layout = None
 
     def view(self, limit: int) -> ViewScope | None:
         """What the user looks at, searched with ``limit``, as the core compares it with the agent's

@@ -223,6 +223,7 @@ class KnowledgePage(QWidget):
         self.searchFinished.connect(self._request_words)
         self.searchFinished.connect(self._request_documents)
         self.searchFinished.connect(self._follow_writes)
+        self.documents.columnsChosen.connect(self._on_document_columns)
 
     def _request_words(self) -> None:
         """After a search by text: the same query by words and hybrid, beside the agent's results."""
@@ -270,8 +271,9 @@ class KnowledgePage(QWidget):
             self.services.tasks.start(self.show_documents(report), key="documents")
 
     async def show_documents(self, report: SearchReport) -> None:
-        """Fill the *Documents* tab: the results shown, by the document each chunk belongs to."""
-        from recall_gui.core.search import detect_layout, results_by_document
+        """Fill the *Documents* tab: the results shown, by the document each chunk belongs to (by the columns
+        the user chose for this table, else the ones detected)."""
+        from recall_gui.core.search import detect_layout, layout_columns, results_by_document
 
         session = await self.services.session()
         try:
@@ -279,13 +281,27 @@ class KnowledgePage(QWidget):
         except RecallError as error:
             self.documents.note.setText(error.full_text())
             return
-        columns = opened.columns
-        layout = detect_layout(opened.schema, (columns.id, columns.content, columns.vector))
         if self.searching.last_report is not report:
             return
+        taken = (opened.columns.id, opened.columns.content, opened.columns.vector)
+        detected = detect_layout(opened.schema, taken)
+        chosen = self.looking_at.document_layout
+        layout = chosen or detected
+        self.documents.show_columns(layout_columns(opened.schema, taken), detected, layout)
         hits = report.result.hits
         shares = results_by_document([(hit.id, hit.extra) for hit in hits], layout)
-        self.documents.show_documents(shares, layout, len(hits))
+        self.documents.show_documents(shares, layout, len(hits), chosen=chosen is not None)
+
+    def _on_document_columns(self, document_column: str | None, position_column: str | None) -> None:
+        """The user corrected how chunks make documents: the tab and the entry's document follow it, for
+        this table."""
+        from recall_gui.core.search import DocumentLayout
+
+        self.looking_at.document_layout = DocumentLayout(document_column, position_column)
+        self._request_documents()
+        item = self.entry_detail.item
+        if item is not None:
+            self.services.tasks.start(self.entry_detail.load_context(item), key="context")
 
     def _publish_search(self) -> None:
         inputs, looking_at = self.read_inputs(), self.looking_at
