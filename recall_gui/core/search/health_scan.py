@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import legacy_fts_folder
+from recall_gui.core.storage.table_cache import bounded, legacy_fts_folder
 
 if TYPE_CHECKING:
     import numpy as np
@@ -113,7 +113,8 @@ async def health_report(
     # batch it hands over (docs/PERFORMANCE.md#health).
     pinned: Any = (await session.tables.open(entry.target.at(opened.version))).table
     while read < report.rows:
-        batch = await pinned.query().select(wanted).offset(read).limit(SCAN_BATCH_ROWS).to_arrow()
+        page = pinned.query().select(wanted).offset(read).limit(SCAN_BATCH_ROWS).to_arrow()
+        batch = await bounded(page, f'reading "{entry.name}" for its health')
         if batch.num_rows == 0:
             break
         ids = (
@@ -207,7 +208,8 @@ async def _same_content(
     wanted = [name for name in (id_column, content_column) if name is not None]
     for page in np.unique(candidates // SCAN_BATCH_ROWS):
         start = int(page) * SCAN_BATCH_ROWS
-        batch = await table.query().select(wanted).offset(start).limit(SCAN_BATCH_ROWS).to_arrow()
+        read = table.query().select(wanted).offset(start).limit(SCAN_BATCH_ROWS).to_arrow()
+        batch = await bounded(read, "reading the rows whose contents look the same")
         texts = batch.column(content_column)
         ids = batch.column(id_column) if id_column is not None else None
         for position in candidates[(candidates >= start) & (candidates < start + SCAN_BATCH_ROWS)]:
