@@ -97,3 +97,19 @@ def test_columns_the_user_names_win_and_an_unknown_one_is_refused(tmp_path: Path
     done = cli("context", "--path", str(folder), "--table", "kb", "--id", "a", "--document-column", "nope")
     assert done.returncode == 1
     assert 'the table has no column "nope"' in done.stderr
+
+
+def test_a_text_position_column_the_user_names_orders_the_chunks_by_its_text(tmp_path: Path) -> None:
+    folder = tmp_path / "db"
+    table(
+        folder,
+        {
+            "id": ["n#0", "n#1", "n#2", "n#3"],
+            "content": ["w", "x", "y", "z"],
+            "source": ["n.md"] * 4,
+            "written": ["2024-03-01", "2024-01-15", None, "2024-02-10"],
+        },
+    )
+    found = context(folder, "n#1", "--position-column", "written")
+    # By the date's text, the chunk without one last.
+    assert [c["id"] for c in found["chunks"]] == ["n#1", "n#3", "n#0", "n#2"]

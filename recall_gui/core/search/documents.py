@@ -5,7 +5,7 @@ Detection, in order: a column named like a document (``source``, ``doc_id``, ``d
 ``path``, ``url``…), also inside a ``metadata`` struct as LangChain and LlamaIndex write it; else the id's
 prefix before ``#``, ``:`` or ``_chunk``. Chunks are ordered by a position column (``chunk``,
 ``chunk_index``, ``position``, ``page``…) or else by the number at the end of the id. The user may name the
-columns instead.
+columns instead; a position column of text (a section, a date) orders by its text.
 """
 
 from __future__ import annotations
@@ -119,6 +119,16 @@ def _id_number(entry_id: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+def _order(place: Any, chunk_id: str) -> tuple[int, float, str]:
+    """Where a chunk goes: by its position value — numbers by size, any other value (a section, a date) by
+    its text — and a chunk without one after them, by the number in its id."""
+    if isinstance(place, (int, float)) and not isinstance(place, bool):
+        return (0, place, "")
+    if place is not None:
+        return (1, 0, str(place))
+    return (2, _id_number(chunk_id), "")
+
+
 @dataclass(frozen=True)
 class Document:
     key: str
@@ -191,8 +201,7 @@ async def document_of(
         if layout.document_column is None and document_from_id(chunk_id) != key:
             continue  # starts_with also matched a longer document name
         place = _value(item, layout.position_column) if layout.position_column else None
-        order = (0, place) if isinstance(place, (int, float)) else (1, _id_number(chunk_id))
-        chunks.append((order, chunk_id, str(item[columns.content])))
+        chunks.append((_order(place, chunk_id), chunk_id, str(item[columns.content])))
     chunks.sort(key=lambda chunk: (chunk[0], chunk[1]))
     return Document(str(key), layout, tuple((i, c) for _o, i, c in chunks))
 
