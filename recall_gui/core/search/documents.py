@@ -102,6 +102,42 @@ def checked_layout(schema: Any, layout: DocumentLayout) -> DocumentLayout:
     return layout
 
 
+@dataclass(frozen=True)
+class LayoutChoices:
+    """What a table offers for telling its documents (the window's boxes): its ``columns``, the layout
+    ``detected``, the one ``used`` — the user's choice when it applies — and, when the user's choice does not
+    apply to the table (a version without its column), why it was ``refused``."""
+
+    columns: tuple[str, ...]
+    detected: DocumentLayout
+    used: DocumentLayout
+    chosen: bool
+    refused: str | None = None
+
+    def describe(self) -> str:
+        how = "as you chose" if self.chosen else "detected"
+        return f"{self.used.describe()}, {how}"
+
+
+def layout_choices(schema: Any, taken: Sequence[str | None], chosen: DocumentLayout | None) -> LayoutChoices:
+    """The layout of a table whose id, content and vector columns are ``taken``: ``chosen`` by the user
+    when the table has its columns, else the one detected (saying why the choice was refused)."""
+    columns = layout_columns(schema, taken)
+    detected = detect_layout(schema, taken)
+    if chosen is None:
+        return LayoutChoices(columns, detected, detected, chosen=False)
+    try:
+        return LayoutChoices(columns, detected, checked_layout(schema, chosen), chosen=True)
+    except InvalidInputError as error:
+        return LayoutChoices(
+            columns,
+            detected,
+            detected,
+            chosen=False,
+            refused=f"{error.message}, so the detected columns are used",
+        )
+
+
 def document_from_id(entry_id: str) -> str | None:
     found = ID_SEPARATORS.match(entry_id)
     return None if found is None else found.group("doc")

@@ -20,8 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.messages import sentence
+
 if TYPE_CHECKING:
-    from recall_gui.core.search import DocumentLayout, DocumentShare
+    from recall_gui.core.search import DocumentShare, LayoutChoices
 
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
@@ -75,30 +77,37 @@ class DocumentsPanel(QWidget):
         box.activated.connect(self._on_chosen)
         return box
 
-    def show_columns(self, columns: Sequence[str], detected: DocumentLayout, shown: DocumentLayout) -> None:
-        """Offer ``columns`` (and the id's part) in both boxes, ``detected`` marked, ``shown`` chosen."""
-        for box, none_text, found, chosen in (
-            (self.document_box, BY_ID_PREFIX, detected.document_column, shown.document_column),
-            (self.position_box, BY_ID_NUMBER, detected.position_column, shown.position_column),
+    def show_columns(self, choices: LayoutChoices) -> None:
+        """Offer the table's columns (and the id's part) in both boxes, the detected ones marked, the ones
+        used chosen."""
+        detected, used = choices.detected, choices.used
+        for box, none_text, found, shown in (
+            (self.document_box, BY_ID_PREFIX, detected.document_column, used.document_column),
+            (self.position_box, BY_ID_NUMBER, detected.position_column, used.position_column),
         ):
             box.blockSignals(True)
             box.clear()
-            for value in (None, *columns):
+            for value in (None, *choices.columns):
                 text = none_text if value is None else value
                 box.addItem(f"{text} (detected)" if value == found else text, value)
-            box.setCurrentIndex(max(box.findData(chosen), 0) if chosen is not None else 0)
+            box.setCurrentIndex(max(box.findData(shown), 0) if shown is not None else 0)
             box.blockSignals(False)
+
+    def clear(self, note: str = "Search to see the results by document.") -> None:
+        """No table's columns (another one is being opened) and no results."""
+        for box in (self.document_box, self.position_box):
+            box.clear()
+        self.note.setText(note)
+        self.table.setRowCount(0)
 
     def _on_chosen(self, _index: int) -> None:
         self.columnsChosen.emit(self.document_box.currentData(), self.position_box.currentData())
 
-    def show_documents(
-        self, shares: Sequence[DocumentShare], layout: DocumentLayout, results: int, chosen: bool = False
-    ) -> None:
-        how = "as you chose" if chosen else "detected"
+    def show_documents(self, shares: Sequence[DocumentShare], choices: LayoutChoices, results: int) -> None:
+        refused = f"{sentence(choices.refused)}. " if choices.refused else ""
         self.note.setText(
-            f"{results} results from {len(shares)} document{'s' if len(shares) != 1 else ''} "
-            f"({layout.describe()}, {how})."
+            f"{refused}{results} results from {len(shares)} document{'s' if len(shares) != 1 else ''} "
+            f"({choices.describe()})."
         )
         self.table.setRowCount(len(shares))
         for row, share in enumerate(shares):

@@ -26,6 +26,7 @@ from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.pages.knowledge.browsing import Browser
 from recall_gui.qt.pages.knowledge.choosing import Chooser
+from recall_gui.qt.pages.knowledge.documents_tab import DocumentsTab
 from recall_gui.qt.pages.knowledge.entry_detail import EntryDetail
 from recall_gui.qt.pages.knowledge.exporting import Exporter, ExportFormat
 from recall_gui.qt.pages.knowledge.looking_at import LookingAt
@@ -148,6 +149,9 @@ class KnowledgePage(QWidget):
             read_inputs=self.read_inputs,
             publish_search=self._publish_search,
         )
+        self.documents_tab = DocumentsTab(
+            services, looking_at, searching=searching, entry_detail=self.entry_detail, panel=self.documents
+        )
         #: Tables opened from a folder (the database bar's "Opened" group), their dialogs and recents.
         self.opened = OpenedTables(services, self, self)
         self._connect()
@@ -221,9 +225,9 @@ class KnowledgePage(QWidget):
         for shown in (self.scopeChanged, self.searchFinished, self.browseReady):
             shown.connect(self._publish_search)  # the view the Agent view compares the agent's search with
         self.searchFinished.connect(self._request_words)
-        self.searchFinished.connect(self._request_documents)
+        self.searchFinished.connect(self.documents_tab.request)
+        self.scopeChanged.connect(self.documents_tab.scope_changed)
         self.searchFinished.connect(self._follow_writes)
-        self.documents.columnsChosen.connect(self._on_document_columns)
 
     def _request_words(self) -> None:
         """After a search by text: the same query by words and hybrid, beside the agent's results."""
@@ -264,44 +268,6 @@ class KnowledgePage(QWidget):
             self.services.tasks.start(
                 self.chooser.follow_writes(report.database, version), key="table-writes"
             )
-
-    def _request_documents(self) -> None:
-        report = self.searching.last_report
-        if report is not None:
-            self.services.tasks.start(self.show_documents(report), key="documents")
-
-    async def show_documents(self, report: SearchReport) -> None:
-        """Fill the *Documents* tab: the results shown, by the document each chunk belongs to (by the columns
-        the user chose for this table, else the ones detected)."""
-        from recall_gui.core.search import detect_layout, layout_columns, results_by_document
-
-        session = await self.services.session()
-        try:
-            opened = await session.tables.open(self.looking_at.target())
-        except RecallError as error:
-            self.documents.note.setText(error.full_text())
-            return
-        if self.searching.last_report is not report:
-            return
-        taken = (opened.columns.id, opened.columns.content, opened.columns.vector)
-        detected = detect_layout(opened.schema, taken)
-        chosen = self.looking_at.document_layout
-        layout = chosen or detected
-        self.documents.show_columns(layout_columns(opened.schema, taken), detected, layout)
-        hits = report.result.hits
-        shares = results_by_document([(hit.id, hit.extra) for hit in hits], layout)
-        self.documents.show_documents(shares, layout, len(hits), chosen=chosen is not None)
-
-    def _on_document_columns(self, document_column: str | None, position_column: str | None) -> None:
-        """The user corrected how chunks make documents: the tab and the entry's document follow it, for
-        this table."""
-        from recall_gui.core.search import DocumentLayout
-
-        self.looking_at.document_layout = DocumentLayout(document_column, position_column)
-        self._request_documents()
-        item = self.entry_detail.item
-        if item is not None:
-            self.services.tasks.start(self.entry_detail.load_context(item), key="context")
 
     def _publish_search(self) -> None:
         inputs, looking_at = self.read_inputs(), self.looking_at

@@ -1,0 +1,102 @@
+"""The *Documents* tab kept in step with the page: the columns of the table shown in its boxes (as soon as
+the table is open), the last search's results by document, and the user's correction of the columns, which
+the tab and the entry's *Document* line follow for that table (until another database is chosen)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from recall_gui.core.base import RecallError
+from recall_gui.qt.panels.documents_panel import DocumentsPanel
+from recall_gui.qt.services import WindowServices
+
+if TYPE_CHECKING:
+    from recall_gui.core.search import LayoutChoices, SearchReport
+    from recall_gui.qt.pages.knowledge.entry_detail import EntryDetail
+    from recall_gui.qt.pages.knowledge.looking_at import LookingAt
+    from recall_gui.qt.pages.knowledge.searching import Searching
+
+
+class DocumentsTab:
+    """Fills ``panel`` for the table ``looking_at`` shows, by the layout the user chose for it or else the
+    one detected."""
+
+    def __init__(
+        self,
+        services: WindowServices,
+        looking_at: LookingAt,
+        *,
+        searching: Searching,
+        entry_detail: EntryDetail,
+        panel: DocumentsPanel,
+    ) -> None:
+        self.services = services
+        self.looking_at = looking_at
+        self.searching = searching
+        self.entry_detail = entry_detail
+        self.panel = panel
+        panel.columnsChosen.connect(self.choose_columns)
+
+    async def _choices(self) -> LayoutChoices:
+        """The table's layout choices; a choice that does not apply to it (an older version without its
+        column) is forgotten, the choices say why."""
+        from recall_gui.core.search import layout_choices
+
+        looking_at = self.looking_at
+        entry = looking_at.current
+        opened = await (await self.services.session()).tables.open(looking_at.target())
+        columns = opened.columns
+        taken = (columns.id, columns.content, columns.vector)
+        choices = layout_choices(opened.schema, taken, looking_at.document_layout)
+        if choices.refused is not None and looking_at.current is entry:
+            looking_at.document_layout = None
+        return choices
+
+    def scope_changed(self) -> None:
+        """Another database or version: the previous table's columns and results go; the boxes show the new
+        table's columns when it is open."""
+        self.panel.clear()
+        if self.looking_at.current is not None:
+            self.services.tasks.start(self.show_columns(), key="document-columns")
+
+    async def show_columns(self) -> None:
+        entry = self.looking_at.current
+        try:
+            choices = await self._choices()
+        except RecallError:
+            return  # the table cannot be read: the banner and the results say why
+        if self.looking_at.current is entry:
+            self.panel.show_columns(choices)
+
+    def request(self) -> None:
+        """After a search: its results by document."""
+        report = self.searching.last_report
+        if report is not None:
+            self.services.tasks.start(self.show_documents(report), key="documents")
+
+    async def show_documents(self, report: SearchReport) -> None:
+        """Fill the tab: the results shown, by the document each chunk belongs to."""
+        from recall_gui.core.search import results_by_document
+
+        try:
+            choices = await self._choices()
+        except RecallError as error:
+            self.panel.note.setText(error.full_text())
+            return
+        if self.searching.last_report is not report:
+            return
+        self.panel.show_columns(choices)
+        hits = report.result.hits
+        shares = results_by_document([(hit.id, hit.extra) for hit in hits], choices.used)
+        self.panel.show_documents(shares, choices, len(hits))
+
+    def choose_columns(self, document_column: str | None, position_column: str | None) -> None:
+        """The user corrected how chunks make documents: the tab and the entry's document follow it, for
+        this table."""
+        from recall_gui.core.search import DocumentLayout
+
+        self.looking_at.document_layout = DocumentLayout(document_column, position_column)
+        self.request()
+        item = self.entry_detail.item
+        if item is not None:
+            self.services.tasks.start(self.entry_detail.load_context(item), key="context")
