@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QTableView, QTableWidget
 from pytestqt.qtbot import QtBot
 
 from tests.kbtools import cosh_entry, write_lance_table, write_registry
-from tests.qt.conftest import WindowFactory, waiting_for
+from tests.qt.conftest import WindowFactory, run, waiting_for
 
 CHUNKS = {
     "guide-0": ("To reset your password, first open the Settings window.", "guide.md", 0),
@@ -150,3 +150,118 @@ def test_the_user_corrects_the_document_column_and_the_tab_and_the_entry_follow(
     label = window.findChild(QLabel, "detailContext")
     assert label.text().splitlines()[0] == "sea · chunk 1 of 1"
     assert label.toolTip() == "documents by doc_id, chunks ordered by chunk_index"
+
+
+def _choose(qtbot: QtBot, box: Any, typed: str) -> None:
+    """Choose an item of a closed box by typing its first letters, as a user does with the keyboard."""
+    box.setFocus()
+    qtbot.keyClicks(box, typed)
+
+
+def _neighbour_lines(rows: list[dict[str, Any]], entry_id: str, document: str) -> list[str]:
+    ids = [row["id"] for row in rows]
+    at = ids.index(entry_id)
+    lines = [f"{document} · chunk {at + 1} of {len(rows)}"]
+    if at > 0:
+        lines.append(f"previous: {rows[at - 1]['id']} “{rows[at - 1]['content']}”")
+    if at + 1 < len(rows):
+        lines.append(f"next: {rows[at + 1]['id']} “{rows[at + 1]['content']}”")
+    return lines
+
+
+def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_chooses_for_that_table(
+    tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    import lancedb
+    from PySide6.QtWidgets import QComboBox
+
+    texts = [text for text, _, _ in CHUNKS.values()]
+    write_lance_table(
+        tmp_path / "db",
+        "notes",
+        list(CHUNKS),
+        texts,
+        [embedder.embed_sync(text) for text in texts],
+        extra={
+            "source": ["export.csv"] * len(CHUNKS),  # detected, but names the export, not the documents
+            "doc_id": ["guide", "guide", "guide", "sea"],
+            "chunk_index": [n for _, _, n in CHUNKS.values()],  # detected
+            "written": [2, 1, 0, 0],  # the order the guide was written in: never detected
+        },
+    )
+    registry = write_registry(
+        tmp_path / "registry",
+        [cosh_entry("notes", tmp_path / "db"), {**cosh_entry("copy", tmp_path / "db"), "table": "notes"}],
+    )
+    window = open_window(registry)
+    loop.run_until_complete(window.tasks.wait_idle())
+    document_box = window.findChild(QComboBox, "documentColumn")
+    position_box = window.findChild(QComboBox, "positionColumn")
+    # The boxes offer the table's columns as soon as it is open, before any search.
+    assert [position_box.itemText(row) for row in range(position_box.count())] == [
+        "the number in the id",
+        "source",
+        "doc_id",
+        "chunk_index (detected)",
+        "written",
+    ]
+    assert (document_box.currentText(), position_box.currentText()) == (
+        "source (detected)",
+        "chunk_index (detected)",
+    )
+
+    query = window.findChild(QLineEdit, "queryEdit")
+    question = "Where do I choose Account to change the password?"
+    qtbot.keyClicks(query, question)
+    with waiting_for(loop, window.knowledge.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)
+    results = window.findChild(QTableView, "resultsTable")
+    ids = [results.model().index(row, 1).data() for row in range(results.model().rowCount())]
+    results.selectRow(ids.index("guide-1"))
+    loop.run_until_complete(window.tasks.wait_idle())
+    label = window.findChild(QLabel, "detailContext")
+
+    # The oracle: the table as LanceDB reads it, grouped and ordered here by plain Python.
+    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
+    rows = table.to_arrow().select(["id", "content", "doc_id", "chunk_index", "written"]).to_pylist()
+    by_detection = sorted(rows, key=lambda row: (row["chunk_index"], row["id"]))
+    assert label.text().splitlines() == _neighbour_lines(by_detection, "guide-1", "export.csv")
+
+    _choose(qtbot, document_box, "do")
+    _choose(qtbot, position_box, "w")
+    loop.run_until_complete(window.tasks.wait_idle())
+    assert (document_box.currentText(), position_box.currentText()) == ("doc_id", "written")
+    guide = sorted((row for row in rows if row["doc_id"] == "guide"), key=lambda row: row["written"])
+    assert label.text().splitlines() == _neighbour_lines(guide, "guide-1", "guide")
+    assert label.toolTip() == "documents by doc_id, chunks ordered by written"
+
+    found = table.search(embedder.embed_sync(question)).distance_type("l2").limit(5).to_list()
+    expected: list[list[str]] = []
+    for rank, row in enumerate(found, start=1):
+        if row["doc_id"] not in [item[0] for item in expected]:
+            count = sum(other["doc_id"] == row["doc_id"] for other in found)
+            expected.append([row["doc_id"], str(rank), f"{count} ({count / len(found):.0%})"])
+    documents = window.findChild(QTableWidget, "documentsTable")
+    shown = [[documents.item(r, c).text() for c in range(3)] for r in range(documents.rowCount())]
+    assert shown == expected
+    note = window.findChild(QLabel, "documentsNote")
+    assert note.text().endswith("(documents by doc_id, chunks ordered by written, as you chose).")
+
+    # Another search of the same table keeps the choice.
+    query.clear()
+    qtbot.keyClicks(query, "What pulls the ocean tides?")
+    with waiting_for(loop, window.knowledge.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)
+    loop.run_until_complete(window.tasks.wait_idle())
+    assert (document_box.currentText(), position_box.currentText()) == ("doc_id", "written")
+    assert note.text().endswith("(documents by doc_id, chunks ordered by written, as you chose).")
+
+    # Another database starts from what is detected again, without the previous table's results.
+    run(loop, window.knowledge.choose_database("copy"))
+    loop.run_until_complete(window.tasks.wait_idle())
+    assert (document_box.currentText(), position_box.currentText()) == (
+        "source (detected)",
+        "chunk_index (detected)",
+    )
+    assert documents.rowCount() == 0
+    assert note.text() == "Search to see the results by document."
