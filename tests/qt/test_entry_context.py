@@ -265,3 +265,51 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
     )
     assert documents.rowCount() == 0
     assert note.text() == "Search to see the results by document."
+
+
+def test_a_choice_an_older_version_lacks_the_column_of_is_refused_in_the_note(
+    tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    import lancedb
+    from PySide6.QtWidgets import QComboBox
+
+    texts = [text for text, _, _ in CHUNKS.values()]
+    write_lance_table(
+        tmp_path / "db",
+        "notes",
+        list(CHUNKS),
+        texts,
+        [embedder.embed_sync(text) for text in texts],
+        extra={"source": ["export.csv"] * len(CHUNKS), "chunk_index": [n for _, _, n in CHUNKS.values()]},
+    )
+    # Later versions add the column that names the documents; version 1 has none.
+    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
+    table.add_columns({"doc_id": "'guide'"})
+    table.update(where="id = 'tides-0'", values={"doc_id": "sea"})
+    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
+    query = window.findChild(QLineEdit, "queryEdit")
+    qtbot.keyClicks(query, "Where do I choose Account to change the password?")
+    with waiting_for(loop, window.knowledge.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)
+    loop.run_until_complete(window.tasks.wait_idle())
+    document_box = window.findChild(QComboBox, "documentColumn")
+    _choose(qtbot, document_box, "do")
+    loop.run_until_complete(window.tasks.wait_idle())
+    note = window.findChild(QLabel, "documentsNote")
+    assert note.text().endswith("(documents by doc_id, chunks ordered by chunk_index, as you chose).")
+
+    page = window.knowledge
+    run(loop, page.open_version(1, page.read_inputs()))
+    loop.run_until_complete(window.tasks.wait_idle())
+    assert note.text().startswith('The table has no column "doc_id", so the detected columns are used. ')
+    assert note.text().endswith("(documents by source, chunks ordered by chunk_index, detected).")
+    assert document_box.currentText() == "source (detected)"
+    assert "doc_id" not in [document_box.itemText(row) for row in range(document_box.count())]
+    documents = window.findChild(QTableWidget, "documentsTable")
+    assert [documents.item(r, 0).text() for r in range(documents.rowCount())] == ["export.csv"]
+
+    # The choice holds again for the latest version, which has the column.
+    run(loop, page.open_version(None, page.read_inputs()))
+    loop.run_until_complete(window.tasks.wait_idle())
+    assert note.text().endswith("(documents by doc_id, chunks ordered by chunk_index, as you chose).")
+    assert document_box.currentText() == "doc_id"

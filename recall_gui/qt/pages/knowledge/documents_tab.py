@@ -38,19 +38,14 @@ class DocumentsTab:
         panel.columnsChosen.connect(self.choose_columns)
 
     async def _choices(self) -> LayoutChoices:
-        """The table's layout choices; a choice that does not apply to it (an older version without its
-        column) is forgotten, the choices say why."""
+        """The table's layout choices. A choice the version shown cannot honour (an older one without its
+        column) is kept for the versions that can; the choices say why the detected columns are used."""
         from recall_gui.core.search import layout_choices
 
-        looking_at = self.looking_at
-        entry = looking_at.current
-        opened = await (await self.services.session()).tables.open(looking_at.target())
+        opened = await (await self.services.session()).tables.open(self.looking_at.target())
         columns = opened.columns
         taken = (columns.id, columns.content, columns.vector)
-        choices = layout_choices(opened.schema, taken, looking_at.document_layout)
-        if choices.refused is not None and looking_at.current is entry:
-            looking_at.document_layout = None
-        return choices
+        return layout_choices(opened.schema, taken, self.looking_at.document_layout)
 
     def scope_changed(self) -> None:
         """Another database or version: the previous table's columns and results go; the boxes show the new
