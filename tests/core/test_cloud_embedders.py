@@ -395,5 +395,5 @@ def test_a_timeout_that_is_no_usable_number_is_named_not_replaced(
     cloud_registry(kb, "openai")
     with pytest.raises(ProviderError) as caught:
         search(kb, "x")
-    assert caught.value.message == "openai: RECALL_GUI_HTTP_TIMEOUT is not a number of seconds above 0"
+    assert caught.value.message == f"openai: RECALL_GUI_HTTP_TIMEOUT is '{value}', not a number of seconds above 0"
     assert fake_provider.requests == []

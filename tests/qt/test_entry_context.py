@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 from tests.kbtools import cosh_entry, write_lance_table, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
+QUESTION = "Where do I choose Account to change the password?"
 CHUNKS = {
     "guide-0": ("To reset your password, first open the Settings window.", "guide.md", 0),
     "guide-1": ("In Settings, choose Account and then Change password.", "guide.md", 1),
@@ -22,26 +23,33 @@ CHUNKS = {
 }
 
 
+def write_notes(tmp_path: Path, embedder: Any, extra: dict[str, list[Any]]) -> None:
+    """The chunks, embedded with the packaged model, as the table "notes" with the ``extra`` columns."""
+    texts = [text for text, _, _ in CHUNKS.values()]
+    embedded = [embedder.embed_sync(text) for text in texts]
+    write_lance_table(tmp_path / "db", "notes", list(CHUNKS), texts, embedded, extra=extra)
+
+
+def notes_registry(tmp_path: Path) -> Path:
+    return write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")])
+
+
+def ask(window: Any, qtbot: QtBot, loop: asyncio.AbstractEventLoop, question: str) -> None:
+    """Type ``question`` into the query box and press Enter, as a user does; return once it is answered."""
+    query = window.findChild(QLineEdit, "queryEdit")
+    query.clear()
+    qtbot.keyClicks(query, question)
+    with waiting_for(loop, window.knowledge.searchFinished):
+        qtbot.keyClick(query, Qt.Key.Key_Return)
+
+
 def test_selecting_a_result_shows_its_document_and_neighbours(
     tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
-    texts = [text for text, _, _ in CHUNKS.values()]
-    write_lance_table(
-        tmp_path / "db",
-        "notes",
-        list(CHUNKS),
-        texts,
-        [embedder.embed_sync(text) for text in texts],
-        extra={
-            "source": [s for _, s, _ in CHUNKS.values()],
-            "chunk_index": [n for _, _, n in CHUNKS.values()],
-        },
-    )
-    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
-    query = window.findChild(QLineEdit, "queryEdit")
-    qtbot.keyClicks(query, "Where do I choose Account to change the password?")
-    with waiting_for(loop, window.knowledge.searchFinished):
-        qtbot.keyClick(query, Qt.Key.Key_Return)
+    sources, positions = [s for _, s, _ in CHUNKS.values()], [n for _, _, n in CHUNKS.values()]
+    write_notes(tmp_path, embedder, {"source": sources, "chunk_index": positions})
+    window = open_window(notes_registry(tmp_path))
+    ask(window, qtbot, loop, QUESTION)
     table = window.findChild(QTableView, "resultsTable")
     ids = [table.model().index(row, 1).data() for row in range(table.model().rowCount())]
     table.selectRow(ids.index("guide-1"))
@@ -58,21 +66,10 @@ def test_selecting_a_result_shows_its_document_and_neighbours(
 def test_the_documents_tab_counts_the_results_of_each_document(
     tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
-    texts = [text for text, _, _ in CHUNKS.values()]
     sources = [s for _, s, _ in CHUNKS.values()]
-    write_lance_table(
-        tmp_path / "db",
-        "notes",
-        list(CHUNKS),
-        texts,
-        [embedder.embed_sync(text) for text in texts],
-        extra={"source": sources, "chunk_index": [n for _, _, n in CHUNKS.values()]},
-    )
-    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
-    query = window.findChild(QLineEdit, "queryEdit")
-    qtbot.keyClicks(query, "Where do I choose Account to change the password?")
-    with waiting_for(loop, window.knowledge.searchFinished):
-        qtbot.keyClick(query, Qt.Key.Key_Return)
+    write_notes(tmp_path, embedder, {"source": sources, "chunk_index": [n for _, _, n in CHUNKS.values()]})
+    window = open_window(notes_registry(tmp_path))
+    ask(window, qtbot, loop, QUESTION)
     loop.run_until_complete(window.tasks.wait_idle())
     results = window.findChild(QTableView, "resultsTable").model()
     ids = [results.index(row, 1).data() for row in range(results.rowCount())]
@@ -88,68 +85,6 @@ def test_the_documents_tab_counts_the_results_of_each_document(
     assert shown == expected
     note = window.findChild(QLabel, "documentsNote").text()
     assert note.startswith(f"{len(ids)} results from {len(expected)} documents (documents by source,")
-
-
-def test_the_user_corrects_the_document_column_and_the_tab_and_the_entry_follow(
-    tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
-) -> None:
-    import lancedb
-    from PySide6.QtWidgets import QComboBox
-
-    texts = [text for text, _, _ in CHUNKS.values()]
-    documents = ["guide", "guide", "guide", "sea"]  # the real documents; "source" names the export file
-    write_lance_table(
-        tmp_path / "db",
-        "notes",
-        list(CHUNKS),
-        texts,
-        [embedder.embed_sync(text) for text in texts],
-        extra={
-            "source": ["export.csv"] * len(CHUNKS),
-            "doc_id": documents,
-            "chunk_index": [n for _, _, n in CHUNKS.values()],
-        },
-    )
-    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
-    question = "Where do I choose Account to change the password?"
-    query = window.findChild(QLineEdit, "queryEdit")
-    qtbot.keyClicks(query, question)
-    with waiting_for(loop, window.knowledge.searchFinished):
-        qtbot.keyClick(query, Qt.Key.Key_Return)
-    loop.run_until_complete(window.tasks.wait_idle())
-    box = window.findChild(QComboBox, "documentColumn")
-    assert box.currentText() == "source (detected)"
-    assert [box.itemText(row) for row in range(box.count())] == [
-        "the id's prefix",
-        "source (detected)",
-        "doc_id",
-        "chunk_index",
-    ]
-    box.setCurrentIndex(box.findData("doc_id"))
-    box.activated.emit(box.currentIndex())  # as a click on the item does
-    loop.run_until_complete(window.tasks.wait_idle())
-
-    # The oracle: LanceDB's own answer to the same search, grouped here by the column chosen.
-    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
-    found = table.search(embedder.embed_sync(question)).distance_type("l2").limit(5).to_list()
-    expected: list[list[str]] = []
-    for rank, row in enumerate(found, start=1):
-        if row["doc_id"] not in [item[0] for item in expected]:
-            count = sum(other["doc_id"] == row["doc_id"] for other in found)
-            expected.append([row["doc_id"], str(rank), f"{count} ({count / len(found):.0%})"])
-    shown_table = window.findChild(QTableWidget, "documentsTable")
-    shown = [[shown_table.item(r, c).text() for c in range(3)] for r in range(shown_table.rowCount())]
-    assert shown == expected
-    note = window.findChild(QLabel, "documentsNote").text()
-    assert note.endswith("(documents by doc_id, chunks ordered by chunk_index, as you chose).")
-
-    results = window.findChild(QTableView, "resultsTable")
-    ids = [results.model().index(row, 1).data() for row in range(results.model().rowCount())]
-    results.selectRow(ids.index("tides-0"))
-    loop.run_until_complete(window.tasks.wait_idle())
-    label = window.findChild(QLabel, "detailContext")
-    assert label.text().splitlines()[0] == "sea · chunk 1 of 1"
-    assert label.toolTip() == "documents by doc_id, chunks ordered by chunk_index"
 
 
 def _choose(qtbot: QtBot, box: Any, typed: str) -> None:
@@ -175,20 +110,13 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
     import lancedb
     from PySide6.QtWidgets import QComboBox
 
-    texts = [text for text, _, _ in CHUNKS.values()]
-    write_lance_table(
-        tmp_path / "db",
-        "notes",
-        list(CHUNKS),
-        texts,
-        [embedder.embed_sync(text) for text in texts],
-        extra={
-            "source": ["export.csv"] * len(CHUNKS),  # detected, but names the export, not the documents
-            "doc_id": ["guide", "guide", "guide", "sea"],
-            "chunk_index": [n for _, _, n in CHUNKS.values()],  # detected
-            "written": [2, 1, 0, 0],  # the order the guide was written in: never detected
-        },
-    )
+    extra = {
+        "source": ["export.csv"] * len(CHUNKS),  # detected, but names the export, not the documents
+        "doc_id": ["guide", "guide", "guide", "sea"],
+        "chunk_index": [n for _, _, n in CHUNKS.values()],  # detected
+        "written": [2, 1, 0, 0],  # the order the guide was written in: never detected
+    }
+    write_notes(tmp_path, embedder, extra)
     registry = write_registry(
         tmp_path / "registry",
         [cosh_entry("notes", tmp_path / "db"), {**cosh_entry("copy", tmp_path / "db"), "table": "notes"}],
@@ -210,11 +138,7 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
         "chunk_index (detected)",
     )
 
-    query = window.findChild(QLineEdit, "queryEdit")
-    question = "Where do I choose Account to change the password?"
-    qtbot.keyClicks(query, question)
-    with waiting_for(loop, window.knowledge.searchFinished):
-        qtbot.keyClick(query, Qt.Key.Key_Return)
+    ask(window, qtbot, loop, QUESTION)
     results = window.findChild(QTableView, "resultsTable")
     ids = [results.model().index(row, 1).data() for row in range(results.model().rowCount())]
     results.selectRow(ids.index("guide-1"))
@@ -235,7 +159,7 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
     assert label.text().splitlines() == _neighbour_lines(guide, "guide-1", "guide")
     assert label.toolTip() == "documents by doc_id, chunks ordered by written"
 
-    found = table.search(embedder.embed_sync(question)).distance_type("l2").limit(5).to_list()
+    found = table.search(embedder.embed_sync(QUESTION)).distance_type("l2").limit(5).to_list()
     expected: list[list[str]] = []
     for rank, row in enumerate(found, start=1):
         if row["doc_id"] not in [item[0] for item in expected]:
@@ -248,10 +172,7 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
     assert note.text().endswith("(documents by doc_id, chunks ordered by written, as you chose).")
 
     # Another search of the same table keeps the choice.
-    query.clear()
-    qtbot.keyClicks(query, "What pulls the ocean tides?")
-    with waiting_for(loop, window.knowledge.searchFinished):
-        qtbot.keyClick(query, Qt.Key.Key_Return)
+    ask(window, qtbot, loop, "What pulls the ocean tides?")
     loop.run_until_complete(window.tasks.wait_idle())
     assert (document_box.currentText(), position_box.currentText()) == ("doc_id", "written")
     assert note.text().endswith("(documents by doc_id, chunks ordered by written, as you chose).")
@@ -273,24 +194,17 @@ def test_a_choice_an_older_version_lacks_the_column_of_is_refused_in_the_note(
     import lancedb
     from PySide6.QtWidgets import QComboBox
 
-    texts = [text for text, _, _ in CHUNKS.values()]
-    write_lance_table(
-        tmp_path / "db",
-        "notes",
-        list(CHUNKS),
-        texts,
-        [embedder.embed_sync(text) for text in texts],
-        extra={"source": ["export.csv"] * len(CHUNKS), "chunk_index": [n for _, _, n in CHUNKS.values()]},
+    write_notes(
+        tmp_path,
+        embedder,
+        {"source": ["export.csv"] * len(CHUNKS), "chunk_index": [n for _, _, n in CHUNKS.values()]},
     )
     # Later versions add the column that names the documents; version 1 has none.
     table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
     table.add_columns({"doc_id": "'guide'"})
     table.update(where="id = 'tides-0'", values={"doc_id": "sea"})
-    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
-    query = window.findChild(QLineEdit, "queryEdit")
-    qtbot.keyClicks(query, "Where do I choose Account to change the password?")
-    with waiting_for(loop, window.knowledge.searchFinished):
-        qtbot.keyClick(query, Qt.Key.Key_Return)
+    window = open_window(notes_registry(tmp_path))
+    ask(window, qtbot, loop, QUESTION)
     loop.run_until_complete(window.tasks.wait_idle())
     document_box = window.findChild(QComboBox, "documentColumn")
     _choose(qtbot, document_box, "do")

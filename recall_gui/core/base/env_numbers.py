@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 
 from recall_gui.core.base.errors import InvalidInputError
 
 
-def positive_number(name: str, default: float, unit: str) -> float:
+def positive_number(
+    name: str, default: float, unit: str, environment: Mapping[str, str] | None = None
+) -> float:
     """``$name`` as a finite number above 0 (``unit``: what it counts, e.g. "seconds"); ``default`` when
-    unset or blank; an :class:`InvalidInputError` naming the variable for anything else."""
-    text = os.environ.get(name, "").strip()
+    unset or blank; an :class:`InvalidInputError` naming the variable for anything else.
+    ``environment``: where to read it (the process's own by default)."""
+    text = (os.environ if environment is None else environment).get(name, "").strip()
     if not text:
         return default
     try:

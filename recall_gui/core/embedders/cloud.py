@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -25,7 +24,8 @@ import numpy as np
 
 from recall_gui.core.base.credentials import masked, url_secrets
 from recall_gui.core.base.endpoints import address_problem, header_value_problem
-from recall_gui.core.base.errors import ProviderError
+from recall_gui.core.base.env_numbers import positive_number
+from recall_gui.core.base.errors import InvalidInputError, ProviderError
 from recall_gui.core.embedders.base import Vector
 
 TIMEOUT_ENV = "RECALL_GUI_HTTP_TIMEOUT"
@@ -340,19 +340,10 @@ def scrub_secrets(text: str, secrets: Iterable[str]) -> str:
 def _timeout_from_env(env: Mapping[str, str], provider: str) -> float:
     """``$RECALL_GUI_HTTP_TIMEOUT`` in seconds (default 30); a value that is no finite number above 0 is
     refused, naming the variable, rather than replaced unseen (``inf`` crashed the HTTP stack)."""
-    text = env.get(TIMEOUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_TIMEOUT_S
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ProviderError(
-            f"{provider}: {TIMEOUT_ENV} is not a number of seconds above 0",
-            hint=f"Set {TIMEOUT_ENV} to the seconds a provider may take (e.g. 30), or unset it.",
-        )
-    return value
+        return positive_number(TIMEOUT_ENV, DEFAULT_TIMEOUT_S, "seconds", env)
+    except InvalidInputError as error:
+        raise ProviderError(f"{provider}: {error.message}", hint=error.hint) from None
 
 
 def _error_detail(response: httpx.Response) -> str:

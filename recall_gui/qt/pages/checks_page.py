@@ -273,42 +273,22 @@ class ChecksPage(QWidget):
         return row
 
     def _views(self) -> QTabWidget:
-        """Below the checks: the selected check, the metrics across versions, and A/B."""
+        """Below the checks: the selected check, the metrics across versions, A/B, and hubs."""
         below = QTabWidget()
         below.setObjectName("checksViews")
         below.setDocumentMode(True)
         below.addTab(group_box("Selected check", [(self.detail, 1)]), "Selected check")
-        versions = QWidget()
-        versions_layout = QVBoxLayout(versions)
-        versions_layout.setContentsMargins(0, 4, 0, 0)
-        versions_row = QHBoxLayout()
-        versions_row.addWidget(self.versions_button, 0)
-        versions_row.addStretch(1)
-        versions_layout.addLayout(versions_row)
-        versions_layout.addWidget(self.versions_view, 1)
-        below.addTab(versions, "Versions")
-        compare = QWidget()
-        compare_layout = QVBoxLayout(compare)
-        compare_layout.setContentsMargins(0, 4, 0, 0)
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel("Version:"))
-        controls.addWidget(self.compare_version)
-        controls.addWidget(self.compare_version_button)
-        controls.addSpacing(16)
-        controls.addWidget(self.compare_database, 1)
-        controls.addWidget(self.compare_database_button)
-        compare_layout.addLayout(controls)
-        compare_layout.addWidget(self.compare_view, 1)
-        below.addTab(compare, "Compare")
-        hubs = QWidget()
-        hubs_layout = QVBoxLayout(hubs)
-        hubs_layout.setContentsMargins(0, 4, 0, 0)
-        hubs_row = QHBoxLayout()
-        hubs_row.addWidget(self.hubs_button, 0)
-        hubs_row.addStretch(1)
-        hubs_layout.addLayout(hubs_row)
-        hubs_layout.addWidget(self.hubs_view, 1)
-        below.addTab(hubs, "Hubs")
+        below.addTab(_view_tab([self.versions_button], self.versions_view), "Versions")
+        compare_controls: list[QWidget | int] = [
+            QLabel("Version:"),
+            self.compare_version,
+            self.compare_version_button,
+            16,
+            self.compare_database,
+            self.compare_database_button,
+        ]
+        below.addTab(_view_tab(compare_controls, self.compare_view, stretch=self.compare_database), "Compare")
+        below.addTab(_view_tab([self.hubs_button], self.hubs_view), "Hubs")
         return below
 
     def _lay_out(self) -> None:
@@ -695,3 +675,22 @@ class ChecksPage(QWidget):
         path, _ = QFileDialog.getSaveFileName(self, "Save the checks as", self._folder(), FILE_FILTER)
         if path:
             self.save_as(Path(path))
+
+
+def _view_tab(controls: list[QWidget | int], view: QWidget, stretch: QWidget | None = None) -> QWidget:
+    """A tab of the views below the checks: a row of ``controls`` (an int is a space that many pixels
+    wide; ``stretch`` takes the row's spare width, else the row's end does) above ``view``."""
+    tab = QWidget()
+    layout = QVBoxLayout(tab)
+    layout.setContentsMargins(0, 4, 0, 0)
+    row = QHBoxLayout()
+    for control in controls:
+        if isinstance(control, int):
+            row.addSpacing(control)
+        else:
+            row.addWidget(control, 1 if control is stretch else 0)
+    if stretch is None:
+        row.addStretch(1)
+    layout.addLayout(row)
+    layout.addWidget(view, 1)
+    return tab
