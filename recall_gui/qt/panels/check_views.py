@@ -104,19 +104,13 @@ class CompareView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.note = QLabel("Compare the checks on a version or another database (A) with the latest (B).")
-        self.note.setObjectName("checksCompareNote")
-        self.note.setWordWrap(True)
-        self.table = QTableWidget(0, 5)
-        self.table.setObjectName("checksCompareTable")
-        self.table.setHorizontalHeaderLabels(["Check", "A", "B", "Lost in B", "Gained in B"])
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addWidget(self.table, 1)
+        self.note, self.table = _note_above_table(
+            self,
+            "checksCompare",
+            "Compare the checks on a version or another database (A) with the latest (B).",
+            ["Check", "A", "B", "Lost in B", "Gained in B"],
+            stretched=0,
+        )
 
     def show_comparison(self, comparison: Comparison, a_label: str, b_label: str) -> None:
         data = comparison.to_dict()
@@ -156,22 +150,14 @@ class HubsView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.note = QLabel(
+        self.note, self.table = _note_above_table(
+            self,
+            "checksHubs",
             "Search every check's query as the agent does and count the entries returned for many of them: "
-            "hubs, such as boilerplate, crowd out the answers."
+            "hubs, such as boilerplate, crowd out the answers.",
+            ["Database", "Entry id", "Returned for"],
+            stretched=1,
         )
-        self.note.setObjectName("checksHubsNote")
-        self.note.setWordWrap(True)
-        self.table = QTableWidget(0, 3)
-        self.table.setObjectName("checksHubsTable")
-        self.table.setHorizontalHeaderLabels(["Database", "Entry id", "Returned for"])
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.note)
-        layout.addWidget(self.table, 1)
 
     def show_hubs(self, found: Sequence[CheckHubs], share: float) -> None:
         rows: list[tuple[str, str, str, bool]] = []
@@ -204,3 +190,24 @@ class HubsView(QWidget):
                 if hub:
                     item.setBackground(QBrush(HUB))
                 self.table.setItem(row, column, item)
+
+
+def _note_above_table(
+    view: QWidget, name: str, note: str, headers: list[str], *, stretched: int
+) -> tuple[QLabel, QTableWidget]:
+    """``view``'s note (``<name>Note``) above its read-only table (``<name>Table``) of ``headers``, the
+    column ``stretched`` taking the spare width."""
+    label = QLabel(note)
+    label.setObjectName(f"{name}Note")
+    label.setWordWrap(True)
+    table = QTableWidget(0, len(headers))
+    table.setObjectName(f"{name}Table")
+    table.setHorizontalHeaderLabels(headers)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+    table.horizontalHeader().setSectionResizeMode(stretched, QHeaderView.ResizeMode.Stretch)
+    layout = QVBoxLayout(view)
+    layout.setContentsMargins(4, 4, 4, 4)
+    layout.addWidget(label)
+    layout.addWidget(table, 1)
+    return label, table
