@@ -395,5 +395,6 @@ def test_a_timeout_that_is_no_usable_number_is_named_not_replaced(
     cloud_registry(kb, "openai")
     with pytest.raises(ProviderError) as caught:
         search(kb, "x")
-    assert caught.value.message == f"openai: RECALL_GUI_HTTP_TIMEOUT is '{value}', not a number of seconds above 0"
+    said = f"openai: RECALL_GUI_HTTP_TIMEOUT is '{value}', not a number of seconds above 0"
+    assert caught.value.message == said
     assert fake_provider.requests == []
