@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from recall_gui.core.tables.schema_view import SchemaFacts, describe_schema
     from recall_gui.core.tables.selection import fetch_selected_page
     from recall_gui.core.tables.table_export import export_table
-    from recall_gui.core.tables.versions import TableVersion, list_versions
+    from recall_gui.core.tables.versions import TableVersion, latest_version, list_versions
 
 __all__ = [
     "DEFAULT_MAX_PAGES",
@@ -74,6 +74,7 @@ __all__ = [
     "fetch_page",
     "fetch_row",
     "fetch_selected_page",
+    "latest_version",
     "list_versions",
     "model_choices",
     "open_table",
@@ -145,6 +146,7 @@ if not TYPE_CHECKING:
             "table_export": ("export_table",),
             "versions": (
                 "TableVersion",
+                "latest_version",
                 "list_versions",
             ),
         },

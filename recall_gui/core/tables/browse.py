@@ -71,6 +71,8 @@ class Page:
     row_ids: tuple[int | None, ...] = ()
     #: The metadata columns by name, each as long as ``ids``.
     extra: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: The version of the table the page was read from (``None``: not read from a table).
+    version: int | None = None
 
     @staticmethod
     def of_rows(offset: int, rows: Sequence[BrowseRow], total: int) -> Page:
@@ -159,7 +161,7 @@ async def fetch_page(
     if where is None:
         wanted = list(range(offset, min(offset + limit, total)))
         if not wanted:
-            return Page(offset, total)
+            return Page(offset, total, version=opened.version)
         rows = await read_query(opened.table.take_offsets(wanted).select(columns).with_row_id(), what)
     else:
         query = opened.table.query().where(where).select(columns).with_row_id().offset(offset).limit(limit)
@@ -171,7 +173,7 @@ def page_from_arrow(rows: pa.Table, opened: OpenTable, offset: int, total: int) 
     """LanceDB's rows (with ``_rowid``, without vectors) as a page, column by column: no per-row objects."""
     found = columns_from_arrow(rows, opened.columns)
     extra = {name: tuple(values) for name, values in found.extra.items()}
-    return Page(offset, total, found.ids, found.contents, tuple(found.row_ids), extra)
+    return Page(offset, total, found.ids, found.contents, tuple(found.row_ids), extra, opened.version)
 
 
 async def fetch_row(session: Session, target: TableTarget, row_id: int) -> SearchHit | None:

@@ -36,7 +36,7 @@ async def fetch_selected_page(
     offset, limit = max(0, offset), max(0, min(limit, MAX_PAGE))
     wanted = [int(row_id) for row_id in chosen[offset : offset + limit]]
     if not wanted:
-        return Page(offset, len(chosen))
+        return Page(offset, len(chosen), version=opened.version)
     taking = opened.table.take_row_ids(wanted).select(opened.row_columns).with_row_id()
     rows = await read_query(taking, f'reading table "{target.table_name}"')
     return page_from_arrow(rows, opened, offset, len(chosen))

@@ -170,3 +170,10 @@ def describe_numbers(versions: tuple[TableVersion, ...]) -> str:
         else:
             runs.append((number, number))
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
+async def latest_version(session: Session, target: TableTarget) -> int:
+    """The number of the table's latest version now (another program may have written it since it was
+    opened), whatever version ``target`` names."""
+    opened = await session.tables.open(target.at(None))
+    return opened.version

@@ -73,6 +73,8 @@ class BrowseModel(QAbstractTableModel):
         self._failed = False
         #: Milliseconds the latest page took to arrive.
         self.last_fetch_ms: float | None = None
+        #: The table version the latest page was read from (``None`` until a page arrived).
+        self.table_version: int | None = None
         #: Longest text a cell shows; the view sets it to what its widest column can show (see
         #: :func:`~recall_gui.qt.models.roles.chars_that_fit`), since laying out text nobody sees is most
         #: of what painting a page of rows costs.
@@ -93,6 +95,7 @@ class BrowseModel(QAbstractTableModel):
         self._exposed = 0
         self._growing = False
         self._failed = False
+        self.table_version = None
         self.endResetModel()
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, max(0, self.columnCount() - 1))
 
@@ -180,6 +183,7 @@ class BrowseModel(QAbstractTableModel):
             return
         self._pending.pop(page_number, None)
         self.last_fetch_ms = (time.perf_counter() - started) * 1000
+        self.table_version = page.version
         self._show(page, grow)
         self.pageLoaded.emit()
 

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from recall_gui.core.search import DatabaseHealth
 
 
-def info_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
-    """One line of facts: rows, dimension, model, index, version (what is known so far)."""
+def info_text(entry: DatabaseEntry, health: DatabaseHealth | None, newer: int | None = None) -> str:
+    """One line of facts: rows, dimension, model, index, version (what is known so far); ``newer``: a
+    later version the table has than the one the facts (and the rows shown) are of."""
     parts: list[str] = []
     info = health.info if health else None
     if info is not None:
@@ -50,7 +51,10 @@ def info_text(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
         else:
             metric = METRIC_NAMES.get(info.default_metric, info.default_metric)
             parts.append(f"no index (searched exactly, {metric})")
-        parts.append(f"version {info.version}")
+        version = f"version {info.version}"
+        if newer is not None and newer > info.version:
+            version += f" (version {newer} is newer: search or browse again to see it)"
+        parts.append(version)
     elif health is None:
         parts.append("checking…")
     if entry.origin == "opened":
@@ -134,6 +138,9 @@ class DatabaseBar(QWidget):
         layout.addSpacing(6)
         layout.addWidget(self.info, 1)
         self.choices = self.combo.choices
+        #: A later version of the chosen table than the one its facts are of (another program wrote it),
+        #: with the choice it was found for: (name, opened key, version).
+        self._newer: tuple[str | None, str | None, int] | None = None
         self.combo.activated.connect(self._on_activated)
 
     def current_name(self) -> str | None:
@@ -201,6 +208,13 @@ class DatabaseBar(QWidget):
         self._show_info()
         return True
 
+    def show_newer(self, version: int | None) -> None:
+        """Say that the chosen table has ``version``, later than the one its facts are of (``None``: it
+        has none)."""
+        chosen = (self.current_name(), self.current_opened())
+        self._newer = (*chosen, version) if version is not None else None
+        self._show_info()
+
     def _show_info(self) -> None:
         name, key = self.current_name(), self.current_opened()
         if key is not None:
@@ -212,7 +226,8 @@ class DatabaseBar(QWidget):
             self.info.setText("")
             self.info.setToolTip("")
             return
-        self.info.setText(info_text(entry, health))
+        newer = self._newer[2] if self._newer is not None and self._newer[:2] == (name, key) else None
+        self.info.setText(info_text(entry, health, newer))
         self.info.setToolTip(f"{masked(entry.uri)}\n{entry.description}")
 
     def _on_activated(self, index: int) -> None:

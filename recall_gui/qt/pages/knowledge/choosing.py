@@ -111,6 +111,7 @@ class Chooser:
         else:
             looking_at.opened_key = None
             self.database_bar.select(name)
+        self.database_bar.show_newer(None)
         self.opened_bar.show_entry(entry, None)
         self.entry_detail.select(None)
         if entry is None:
@@ -162,29 +163,6 @@ class Chooser:
             await searching.search(inputs)
         else:
             await self.browser.browse(inputs)
-
-    async def follow_writes(self, entry: DatabaseEntry, searched_version: int | None) -> None:
-        """After a search of ``entry`` that read ``searched_version``: when another program wrote the table
-        since its facts were read, read them again, so that the header's rows and version and the version
-        list's "latest" are the table's as the search found it."""
-        looking_at = self.looking_at
-        info = looking_at.info
-        if searched_version is None or info is None or not looking_at.is_current(entry):
-            return
-        session = await self.services.session()
-        latest = searched_version
-        if looking_at.version is not None:  # an older version is shown: its searches read that one
-            latest = (await session.tables.open(entry.target)).version
-        if latest == info.version:
-            return
-        from recall_gui.core.search import check_health
-
-        health = await check_health(session, entry)
-        if not looking_at.is_current(entry):
-            return
-        self._show_entry_health(entry, health)
-        looking_at.info = health.info
-        await self.scope_controls.load_table_facts(entry)
 
     def _no_database_hint(self) -> str:
         registry, location = self.services.registry, self.services.location

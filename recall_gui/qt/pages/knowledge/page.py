@@ -29,6 +29,7 @@ from recall_gui.qt.pages.knowledge.choosing import Chooser
 from recall_gui.qt.pages.knowledge.documents_tab import DocumentsTab
 from recall_gui.qt.pages.knowledge.entry_detail import EntryDetail
 from recall_gui.qt.pages.knowledge.exporting import Exporter, ExportFormat
+from recall_gui.qt.pages.knowledge.following import WriteFollower
 from recall_gui.qt.pages.knowledge.looking_at import LookingAt
 from recall_gui.qt.pages.knowledge.scope_controls import ScopeControls
 from recall_gui.qt.pages.knowledge.searching import Searching
@@ -141,6 +142,9 @@ class KnowledgePage(QWidget):
             bars=(self.filter_bar, self.version_bar, self.schema_panel),
             changed=self.scopeChanged,
         )
+        self.follower = WriteFollower(
+            services, looking_at, database_bar=self.database_bar, scope_controls=self.scope_controls
+        )
         self.chooser = Chooser(
             services,
             looking_at,
@@ -227,7 +231,8 @@ class KnowledgePage(QWidget):
         self.searchFinished.connect(self._request_words)
         self.searchFinished.connect(self.documents_tab.request)
         self.scopeChanged.connect(self.documents_tab.scope_changed)
-        self.searchFinished.connect(self._follow_writes)
+        self.searchFinished.connect(self._follow_search)
+        self.browseReady.connect(self._follow_browse)
 
     def _request_words(self) -> None:
         """After a search by text: the same query by words and hybrid, beside the agent's results."""
@@ -259,15 +264,17 @@ class KnowledgePage(QWidget):
         lists.update({method: [e.id for e in result.output.results] for method, result in found.items()})
         self.words.show_lists(query, lists)
 
-    def _follow_writes(self) -> None:
-        """The header and the version list follow a table another program wrote (the search says which
-        version it read)."""
+    def _follow_search(self) -> None:
+        """The header and the version list follow the version the search read (another program may
+        have written the table)."""
         report = self.searching.last_report
         if report is not None:
-            version = report.result.table_version
-            self.services.tasks.start(
-                self.chooser.follow_writes(report.database, version), key="table-writes"
-            )
+            self.follower.shown(report.database, report.result.table_version)
+
+    def _follow_browse(self) -> None:
+        browsing = self.browser.browsing
+        if browsing is not None:
+            self.follower.shown(browsing.entry, self.browse_model.table_version)
 
     def _publish_search(self) -> None:
         inputs, looking_at = self.read_inputs(), self.looking_at
@@ -323,7 +330,8 @@ class KnowledgePage(QWidget):
         self.chooser.set_registry(registry)
 
     def show_health(self, healths: Mapping[str, DatabaseHealth]) -> None:
-        self.chooser.show_health(healths)
+        """The databases re-checked; the current one's header keeps the facts of the rows shown."""
+        self.chooser.show_health({name: self.follower.health_checked(h) for name, h in healths.items()})
 
     def empty_hint(self, text: str) -> None:
         """What the results table says while there is nothing to show (e.g. while the demo is built)."""

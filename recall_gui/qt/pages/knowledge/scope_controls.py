@@ -78,6 +78,21 @@ class ScopeControls:
         self._show_version_bar()
         self.schema_panel.show_facts(facts)
 
+    async def reload_versions(self, entry: DatabaseEntry) -> None:
+        """List the table's versions again (another program wrote a new one), keeping the version shown."""
+        from recall_gui.core.tables import list_versions
+
+        looking_at = self.looking_at
+        try:
+            versions = await list_versions(await self.services.session(), entry.target)
+        except RecallError:
+            return  # the list keeps what it showed; the next search or browse says what is wrong
+        if not looking_at.is_current(entry):
+            return
+        looking_at.versions = versions
+        self.filter_bar.set_versions(versions, looking_at.version)
+        self._show_version_bar()
+
     def _show_version_bar(self) -> None:
         looking_at = self.looking_at
         if looking_at.current is None or looking_at.version is None:
