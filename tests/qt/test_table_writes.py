@@ -81,7 +81,10 @@ def browse(window: MainWindow, loop: asyncio.AbstractEventLoop) -> None:
 
 
 def caught_up(window: MainWindow, loop: asyncio.AbstractEventLoop, version: int, rows: int) -> None:
-    """Wait until the header and the list show LanceDB's latest ``version`` (with ``rows``)."""
+    """Wait until the header and the list show LanceDB's latest ``version`` (with ``rows``); from the
+    moment the results are shown, the header names no earlier version."""
+    assert not says(window, version - 1, rows - 1), header(window)
+    assert f"version {version}" in header(window), header(window)
     run(loop, until(lambda: says(window, version, rows), f"the header saying version {version}"))
     run(loop, until(lambda: marked_latest(window) == [f"{version} · latest · {rows} rows"], "the list"))
     run(loop, window.tasks.wait_idle())

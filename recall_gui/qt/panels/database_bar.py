@@ -34,11 +34,16 @@ if TYPE_CHECKING:
     from recall_gui.core.search import DatabaseHealth
 
 
-def info_text(entry: DatabaseEntry, health: DatabaseHealth | None, newer: int | None = None) -> str:
+def info_text(
+    entry: DatabaseEntry, health: DatabaseHealth | None, newer: int | None = None, reading: int | None = None
+) -> str:
     """One line of facts: rows, dimension, model, index, version (what is known so far); ``newer``: a
-    later version the table has than the one the facts (and the rows shown) are of."""
+    later version the table has than the one the facts (and the rows shown) are of; ``reading``: the
+    version the rows shown come from, while its facts are read (the facts known are of another)."""
     parts: list[str] = []
     info = health.info if health else None
+    if info is not None and reading is not None and reading != info.version:
+        return " · ".join((entry.embedder.label, f"version {reading}", "reading its facts…"))
     if info is not None:
         parts.append(f"{info.row_count:,} rows")
         parts.append(f"{info.columns.vector_dim}-d vectors")
@@ -141,6 +146,8 @@ class DatabaseBar(QWidget):
         #: A later version of the chosen table than the one its facts are of (another program wrote it),
         #: with the choice it was found for: (name, opened key, version).
         self._newer: tuple[str | None, str | None, int] | None = None
+        #: The version the rows shown come from while its facts are read, with the choice it is of.
+        self._reading: tuple[str | None, str | None, int] | None = None
         self.combo.activated.connect(self._on_activated)
 
     def current_name(self) -> str | None:
@@ -211,9 +218,17 @@ class DatabaseBar(QWidget):
     def show_newer(self, version: int | None) -> None:
         """Say that the chosen table has ``version``, later than the one its facts are of (``None``: it
         has none)."""
-        chosen = (self.current_name(), self.current_opened())
-        self._newer = (*chosen, version) if version is not None else None
+        self._newer = self._for_choice(version)
         self._show_info()
+
+    def show_reading(self, version: int | None) -> None:
+        """Say that the rows shown come from ``version``, whose facts are being read (``None``: the facts
+        shown are theirs)."""
+        self._reading = self._for_choice(version)
+        self._show_info()
+
+    def _for_choice(self, version: int | None) -> tuple[str | None, str | None, int] | None:
+        return (self.current_name(), self.current_opened(), version) if version is not None else None
 
     def _show_info(self) -> None:
         name, key = self.current_name(), self.current_opened()
@@ -226,8 +241,11 @@ class DatabaseBar(QWidget):
             self.info.setText("")
             self.info.setToolTip("")
             return
-        newer = self._newer[2] if self._newer is not None and self._newer[:2] == (name, key) else None
-        self.info.setText(info_text(entry, health, newer))
+        newer, reading = (
+            found[2] if found is not None and found[:2] == (name, key) else None
+            for found in (self._newer, self._reading)
+        )
+        self.info.setText(info_text(entry, health, newer, reading))
         self.info.setToolTip(f"{masked(entry.uri)}\n{entry.description}")
 
     def _on_activated(self, index: int) -> None:

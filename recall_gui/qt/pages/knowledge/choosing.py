@@ -112,6 +112,7 @@ class Chooser:
             looking_at.opened_key = None
             self.database_bar.select(name)
         self.database_bar.show_newer(None)
+        self.database_bar.show_reading(None)
         self.opened_bar.show_entry(entry, None)
         self.entry_detail.select(None)
         if entry is None:

@@ -46,8 +46,13 @@ class WriteFollower:
 
     def shown(self, entry: DatabaseEntry, version: int | None) -> None:
         """Rows of ``entry`` read at ``version`` are now shown: follow them in a kept task."""
-        if version is not None:
-            self.services.tasks.start(self.follow(entry, version), key=FOLLOW_KEY)
+        if version is None:
+            return
+        info = self.looking_at.info
+        if info is not None and self.looking_at.is_current(entry):
+            # Never the facts of another version meanwhile.
+            self.database_bar.show_reading(version if info.version != version else None)
+        self.services.tasks.start(self.follow(entry, version), key=FOLLOW_KEY)
 
     async def follow(self, entry: DatabaseEntry, version: int) -> None:
         """Make the header state the facts of ``version`` (the rows shown come from it) and the list mark
@@ -65,10 +70,15 @@ class WriteFollower:
                 if not looking_at.is_current(entry):
                     return
                 looking_at.info = info
+                self.database_bar.show_reading(None)
                 self._show_facts(entry, info)
             latest = version if looking_at.version is None else await latest_version(session, entry.target)
-        except RecallError:
-            return  # the next search or browse says what is wrong with the table
+        except RecallError as error:  # the header keeps naming the version shown, not another one's facts
+            if looking_at.is_current(entry):
+                self.services.set_activity(
+                    f"The facts of version {version} could not be read: {error.message}"
+                )
+            return
         await self.latest_seen(entry, latest)
 
     async def latest_seen(self, entry: DatabaseEntry, latest: int) -> None:
