@@ -324,3 +324,38 @@ def test_rows_are_counted_once_per_table_version_and_filter(tmp_path: Path, embe
     assert found["totals"] == [5, 5, 5] and found["filtered"] == [5, 5]
     assert len(found["calls"]) == 2 and found["calls"][0] is None  # once in all, once for the filter
     assert found["grown"] == (6, 2)
+
+
+def test_a_page_says_which_version_it_was_read_from(tmp_path: Path, embedder: Any) -> None:
+    """After another program adds a row, the next page is of the new version (the window's header follows
+    it); a page of a chosen older version, or of chosen rows, says that version; the latest is known
+    whatever version is open."""
+    import lancedb
+
+    from recall_gui.core.tables import fetch_selected_page, latest_version
+
+    texts = [f"passage number {n}" for n in range(3)]
+    write_lance_table(tmp_path, "t", ["p0", "p1", "p2"], texts, np.vstack(embedder.embed_many(texts)))
+    where = TableTarget(str(tmp_path), "t")
+    other_program = lancedb.connect(str(tmp_path)).open_table("t")
+    first = other_program.version
+
+    async def browse(session: Session) -> dict[str, Any]:
+        before = await fetch_page(session, where, offset=0, limit=10)
+        vector = embedder.embed_many(["one more"])[0]
+        other_program.add([{"id": "p3", "content": "one more", "vector": vector.tolist()}])
+        after = await fetch_page(session, where, offset=0, limit=10)
+        older = await fetch_page(session, where.at(first), offset=0, limit=10)
+        chosen = await fetch_selected_page(
+            session, where.at(first), np.array([0], np.uint64), offset=0, limit=10
+        )
+        empty = await fetch_page(session, where.at(first), offset=10, limit=10)
+        return {
+            "pages": [(page.version, page.total) for page in (before, after, older, chosen, empty)],
+            "latest": await latest_version(session, where.at(first)),
+        }
+
+    found = in_session(browse)
+    latest = lancedb.connect(str(tmp_path)).open_table("t")
+    assert found["pages"] == [(first, 3), (latest.version, 4), (first, 3), (first, 1), (first, 3)]
+    assert found["latest"] == latest.version != first
