@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.qt.main_window import MainWindow
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
-from tests.qt.conftest import WindowFactory, run
+from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import column, core_ids
 
 #: Ids in the second database carry this prefix, so a row from the wrong database is told apart.
@@ -232,8 +232,8 @@ def test_a_search_entered_while_the_switch_checks_the_database_is_the_one_shown(
     query.setFocus()
     query.selectAll()
     qtbot.keyClicks(query, "ocean tides")
-    qtbot.keyClick(query, Qt.Key.Key_Return)
-    run(loop, asyncio.sleep(0.2))  # fixed on purpose: the newer search gets time to run ahead of the switch
+    with waiting_for(loop, window.knowledge.searchFinished):  # the newer search ends before the switch
+        qtbot.keyClick(query, Qt.Key.Key_Return)
     held.release.set()
     run(loop, window.tasks.wait_idle())
     assert column(window.knowledge.results.results_table, 1) == core_ids(
