@@ -1,7 +1,7 @@
-"""Shared fixtures: isolated app directories, the real packaged model, real LanceDB knowledge bases.
+"""Shared fixtures: isolated app directories, the real embedding model, real LanceDB knowledge bases.
 
-Nothing here fakes an embedding: knowledge bases are embedded with the packaged all-MiniLM-L6-v2 model,
-exactly as the app embeds queries.
+Nothing here fakes an embedding: knowledge bases are embedded with all-MiniLM-L6-v2 as the app serves it
+(float32, from the published weights), exactly as the app embeds queries.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ def isolated_app_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     monkeypatch.setenv("XDG_DATA_HOME", str(root / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "xdg-config"))
     monkeypatch.delenv("RECALL_REGISTRY_DIR", raising=False)
+    # Model caches a developer's machine may have stay unseen: a test sees only the ones it makes.
+    monkeypatch.setenv("HF_HUB_CACHE", str(root / "hf-hub"))
+    for key in ("FASTEMBED_CACHE_DIR", "HF_HOME"):
+        monkeypatch.delenv(key, raising=False)
     for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY", "OLLAMA_HOST"):
         monkeypatch.delenv(key, raising=False)
     return root
@@ -64,10 +68,11 @@ def session() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def embedder() -> Any:
-    """The real packaged model, loaded once per run."""
-    from recall_gui.core.embedders.pool import load_offline_model
+    """cosh's default model as the app serves it on a fresh install (float32, from its published
+    weights), loaded once per run: knowledge bases are embedded as cosh builds them."""
+    from recall_gui.core.embedders.pool import load_local_model
 
-    return load_offline_model()
+    return load_local_model("AllMiniLML6V2")
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +108,7 @@ def kb(make_kb: Callable[..., KnowledgeBase]) -> KnowledgeBase:
 
 @pytest.fixture
 def fake_provider(embedder: Any) -> Iterator[Any]:
-    """A local OpenAI/Gemini/Ollama stand-in on 127.0.0.1 that embeds with the real packaged model."""
+    """A local OpenAI/Gemini/Ollama stand-in on 127.0.0.1 that embeds with the real model."""
     from tests.providers import FakeProvider
 
     server = FakeProvider(embed=embedder.embed_sync)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
+from recall_gui.cli.model_notes import note_stand_ins
 from recall_gui.core.base import RecallError, ScaleUnavailableError
 
 if TYPE_CHECKING:
@@ -170,6 +171,7 @@ def run_versions(args: argparse.Namespace) -> int:
     except RecallError as error:
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE
+    note_stand_ins(o.model for run in report.runs for o in run.outcomes)
     if args.json:
         write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -197,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
     except RecallError as error:  # the file (or the registry) cannot be used: one line, status 2
         report_error(error.message)
         return EXIT_UNUSABLE
+    note_stand_ins(o.model for o in outcome.outcomes)
     if args.json:
         write_stdout(json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:

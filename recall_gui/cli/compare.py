@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.cli.model_notes import note_stand_ins
 from recall_gui.core.base import InvalidInputError, RecallError
 
 if TYPE_CHECKING:
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     except RecallError as error:
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE
+    note_stand_ins(o.model for o in (*comparison.a, *comparison.b))
     if comparison.a and not comparison.shares_ids:
         print("warning: A's and B's results share no id: are they the same entries?", file=sys.stderr)
     write_stdout(

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
+from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
 from recall_gui.core.base import InvalidInputError
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, HubReport
+    from recall_gui.core.embedders import ModelInfo
 
 NAME = "hubs"
 
@@ -96,14 +98,15 @@ def _queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
     return queries
 
 
-async def _hubs(args: argparse.Namespace, queries: list[HubQuery]) -> HubReport:
+async def _hubs(args: argparse.Namespace, queries: list[HubQuery]) -> tuple[HubReport, ModelInfo | None]:
     from recall_gui.core.agents import find_hubs
     from recall_gui.core.search import Harness
 
     harness = Harness(location(args).directory)
     try:
         entry = await chosen_database(harness.session, args, harness.registry)
-        return await find_hubs(harness, entry, queries)
+        report = await find_hubs(harness, entry, queries)
+        return report, model_of(harness, entry)
     finally:
         await harness.aclose()
 
@@ -129,9 +132,10 @@ def run(args: argparse.Namespace) -> int:
         queries = _queries_from_file(Path(args.queries), args.db, args.limit)
     if not queries:
         raise InvalidInputError("there are no queries to search", hint="Give a file with at least one query.")
-    report = asyncio.run(_hubs(args, queries))
+    report, model = asyncio.run(_hubs(args, queries))
+    note_stand_ins([model])
     if args.json:
-        write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json.dumps(with_model(report.to_dict(), model), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(format_report(report, DEFAULT_HUB_SHARE if args.share is None else args.share) + "\n")
     return 0

@@ -9,6 +9,7 @@ from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
+from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
 
 NAME = "rank"
@@ -56,7 +57,9 @@ async def _rank(args: argparse.Namespace) -> dict[str, Any]:
         view = ViewScope(entry, args.version, where, limit=limit)
         row_id = found.hit.row_id if found.hit.row_id is not None else 0
         verdict = await would_agent_see(harness, view, args.query, row_id, entry_id=found.hit.id)
-        return {"active": verdict.scope.entry.active, **verdict.to_dict()}
+        model = model_of(harness, verdict.scope.entry)
+        note_stand_ins([model])
+        return with_model({"active": verdict.scope.entry.active, **verdict.to_dict()}, model)
     finally:
         await harness.aclose()
 

@@ -8,7 +8,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from recall_gui.cli.common import chosen_registry, location, registry_option, write_stdout
+from recall_gui.cli.common import chosen_registry, location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError
 from recall_gui.core.registry import location_problem
@@ -138,6 +138,9 @@ async def _search(args: argparse.Namespace) -> str:
     finally:
         await harness.aclose()
         await session.aclose()
+    note = report.model.note() if report.model is not None else None
+    if note is not None:  # said even without --verbose: the results may not be the agent's
+        report_error(note, level="note")
     if args.verbose:
         result = report.result
         print(

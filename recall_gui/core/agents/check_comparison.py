@@ -32,6 +32,8 @@ def _side(outcome: CheckOutcome) -> dict[str, Any]:
     }
     if outcome.error is not None:
         data["error"] = outcome.error
+    if outcome.model is not None:
+        data["model"] = outcome.model.to_json()
     return data
 
 
@@ -50,6 +52,7 @@ class VersionRun:
     searched: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        model = next((o.model for o in self.outcomes if o.model is not None), None)
         return {
             "db_name": self.db_name,
             "searched": self.searched or self.db_name,
@@ -57,6 +60,7 @@ class VersionRun:
             "passed": sum(o.passed for o in self.outcomes),
             "failed": sum(not o.passed for o in self.outcomes),
             "metrics": _means(self.outcomes),
+            **({"model": model.to_json()} if model is not None else {}),
         }
 
 

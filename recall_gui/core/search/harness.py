@@ -23,7 +23,7 @@ from recall_gui.core.base.types import (
     SearchResult,
     query_too_long,
 )
-from recall_gui.core.embedders.base import QueryVector, Vector
+from recall_gui.core.embedders.base import ModelInfo, QueryVector, Vector
 from recall_gui.core.registry.registry import DatabaseEntry, Registry, load_registry
 from recall_gui.core.registry.registry_advice import not_found_hint
 from recall_gui.core.search.nearest import open_for_search, rank, require_width
@@ -74,6 +74,8 @@ class SearchReport:
     total_ms: float
     #: The query's vector as the ranking used it (the map places the query with it).
     vector: Vector | None = field(default=None, compare=False)
+    #: What embedded the query: exact (the agent's model) or a stand-in; ``None`` for a vector at hand.
+    model: ModelInfo | None = None
 
     def to_output(self) -> RecallOutput:
         return self.result.to_output()
@@ -241,7 +243,13 @@ class Harness:
         total_ms = (ended - started) * 1000
         result = ranked.result(query, search_ms, opened.version)
         return SearchReport(
-            entry, result, ranked.query.used, total_ms - search_ms, total_ms, ranked.query.vector
+            entry,
+            result,
+            ranked.query.used,
+            total_ms - search_ms,
+            total_ms,
+            ranked.query.vector,
+            ranked.query.model,
         )
 
     async def aclose(self) -> None:

