@@ -47,6 +47,7 @@ from recall_gui.core.base import (
     printable,
     recordable,
 )
+from recall_gui.core.embedders import ModelInfo
 from recall_gui.core.registry import (
     FileStamp,
     Registry,
@@ -194,6 +195,8 @@ class CallFacts:
     embed_ms: float | None = None
     search_ms: float | None = None
     table_version: int | None = None
+    #: What embedded the query (not recorded in the agent log; the server's log names a stand-in).
+    model: ModelInfo | None = None
 
 
 async def answer_call(
@@ -220,7 +223,12 @@ async def answer_call(
         return failed, CallFacts(error=message)
     result = report.result
     facts = CallFacts(
-        tuple(hit.id for hit in result.hits), None, report.embed_ms, result.search_ms, result.table_version
+        tuple(hit.id for hit in result.hits),
+        None,
+        report.embed_ms,
+        result.search_ms,
+        result.table_version,
+        report.model,
     )
     return types.CallToolResult(content=[types.TextContent(text=report.to_json())]), facts
 
@@ -290,6 +298,7 @@ class RecallMcpServer:
             on_subscriptions_listen=ListenHandler(self.announcer.bus),
         )
         self.server.middleware.append(self.announcer)
+        self._stand_ins_said: set[str] = set()
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -313,7 +322,16 @@ class RecallMcpServer:
             raise MCPError(types.INVALID_PARAMS, message)
         result, facts = await answer_call(self.harness, params.arguments or {})
         self._record(call_record(ctx, received, params, facts))
+        if facts.model is not None:
+            self._say_stand_in(facts.model)
         return result
+
+    def _say_stand_in(self, model: ModelInfo) -> None:
+        """A stand-in model goes to the log once per model: its answers may differ from cosh's own."""
+        note = model.note()
+        if note is not None and model.name not in self._stand_ins_said:
+            self._stand_ins_said.add(model.name)
+            logger.warning("%s", note)
 
     def _record(self, record: CallRecord) -> None:
         """Hand the call to the agent log, whose thread writes it: the reply does not wait for the disk,
