@@ -18,6 +18,7 @@ import json
 import re
 import shutil
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,12 +124,12 @@ def real_passages(limit: int = BASE_PASSAGES) -> list[str]:
             module = importlib.import_module(name)
         except ImportError:
             continue
-        for attribute in [
-            module,
-            *(getattr(module, n) for n in sorted(dir(module)) if not n.startswith("_")),
-        ]:
-            if inspect.ismodule(attribute) or inspect.isclass(attribute) or inspect.isroutine(attribute):
-                found.extend(_paragraphs(inspect.getdoc(attribute) or ""))
+        with warnings.catch_warnings():  # reading deprecated names (typing.io) warns
+            warnings.simplefilter("ignore", DeprecationWarning)
+            attributes = [module, *(getattr(module, n) for n in sorted(dir(module)) if not n.startswith("_"))]
+            for attribute in attributes:
+                if inspect.ismodule(attribute) or inspect.isclass(attribute) or inspect.isroutine(attribute):
+                    found.extend(_paragraphs(inspect.getdoc(attribute) or ""))
     unique = list(dict.fromkeys(found))
     step = max(1, len(unique) // limit)
     return unique[::step][:limit]

@@ -85,6 +85,12 @@ class ReferenceMiniLM:
     def embed(self, texts: list[str], batch_size: int = 32) -> Matrix:
         """Unit vectors of ``texts`` (batched by length; padding is masked out, so batching changes
         nothing but rounding)."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):  # many BLAS threads on a busy machine are far slower than one
+            return self._embed(texts, batch_size)
+
+    def _embed(self, texts: list[str], batch_size: int) -> Matrix:
         encoded = [self.tokenizer.encode(text) for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
         out = np.empty((len(texts), 384), np.float32)
