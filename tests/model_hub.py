@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -48,7 +49,8 @@ class ModelHub:
 
             def do_GET(self) -> None:
                 hub.requests.append(f"GET {self.path}")
-                hub.answer(self, body=True)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a cancelled client
+                    hub.answer(self, body=True)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -4,12 +4,19 @@ all); ``recall-gui models get NAME [--from PATH]`` brings the exact one."""
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import os
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import write_stdout
+
+if TYPE_CHECKING:
+    from recall_gui.core.embedders import ModelInfo
 
 NAME = "models"
 
@@ -74,13 +81,27 @@ def run_get(args: argparse.Namespace) -> int:
     def report(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    try:
+    def bring() -> ModelInfo:
         if args.source is not None:
-            info = import_copy(args.name, Path(args.source).expanduser(), report)
-        else:
-            info = download(args.name, report)
+            return import_copy(args.name, Path(args.source).expanduser(), report)
+        return download(args.name, report)
+
+    # The download runs on a thread of its own, so Ctrl+C reaches this one at once: the hub client waits
+    # for its own download threads to end before it lets an interrupt through.
+    outcome: concurrent.futures.Future[ModelInfo] = concurrent.futures.Future()
+    threading.Thread(target=_settle, args=(outcome, bring), name="recall-models-get", daemon=True).start()
+    try:
+        info = outcome.result()
     except KeyboardInterrupt:
         report("cancelled: the part downloaded so far is kept, and the next `models get` resumes it")
-        return 130
+        sys.stdout.flush()
+        os._exit(130)  # the download threads are not told to stop: leave them, as a killed download does
     write_stdout(f"{info.name} is exact now: {info.source}\n")
     return 0
+
+
+def _settle(outcome: concurrent.futures.Future[ModelInfo], work: Callable[[], ModelInfo]) -> None:
+    try:
+        outcome.set_result(work())
+    except BaseException as error:  # handed to the waiting thread, which reports it
+        outcome.set_exception(error)
