@@ -24,6 +24,8 @@ from recall_gui.qt.settings import WindowMemory
 from recall_gui.qt.tasks import TaskKeeper
 
 if TYPE_CHECKING:
+    from recall_gui.core.embedders import ModelInfo
+    from recall_gui.core.registry import DatabaseEntry
     from recall_gui.core.search import Harness
     from recall_gui.core.session import Session
 
@@ -73,6 +75,8 @@ class WindowServices:
         self.golden = GoldenChecks()
         self._session: Session | None = None
         self._harness: Harness | None = None
+        #: The stand-in models the banner has spoken of in this window (it offers the exact one once).
+        self.stand_ins_told: set[str] = set()
 
     def show_message(
         self, message: UserMessage, action: tuple[str, Callable[[], None]] | None = None
@@ -100,6 +104,16 @@ class WindowServices:
 
             self._session = Session()
         return self._session
+
+    def model_of(self, entry: DatabaseEntry) -> ModelInfo | None:
+        """What embeds ``entry``'s queries in this window (``None`` until its model is loaded)."""
+        return self._session.models.model_info(entry.embedder) if self._session is not None else None
+
+    def forget_model(self, name: str) -> None:
+        """Let the next search load model ``name`` afresh (another copy of it was just brought here)."""
+        if self._session is not None:
+            self._session.models.forget(name)
+        self.stand_ins_told.discard(name)
 
     async def harness(self) -> Harness:
         """The one harness (search pipeline) of this window, on the window's session; it resolves names

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from enum import Enum
 
+from recall_gui.core.embedders.base import ModelInfo
+
 
 class DescriptionVerdict(Enum):
     """How the served description relates to the one the editor shows."""
@@ -58,6 +60,8 @@ class WindowAnswer:
     ids: tuple[str, ...] | None = None
     error: str | None = None
     view_differences: tuple[str, ...] = ()
+    #: What embedded the window's query (the server embeds with the same): a stand-in is said.
+    model: ModelInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -82,12 +86,29 @@ def compare_payload(payload_text: str, is_error: bool, window: WindowAnswer) -> 
     order, or why not. When the knowledge page shows another view (a filter, an older version), the
     verdict names the scope it compared in and says how the page's view differs."""
     if not window.view_differences:
-        return _compare(payload_text, is_error, window, "the window", "the window's search")
+        return _with_model(
+            _compare(payload_text, is_error, window, "the window", "the window's search"), window
+        )
     scoped = "the window's search as the agent runs it"
     comparison = _compare(payload_text, is_error, window, scoped, scoped)
     texts = "; ".join(window.view_differences)
+    return _with_model(
+        PayloadComparison(
+            comparison.matches, f"{comparison.summary} The knowledge page shows another view: {texts}."
+        ),
+        window,
+    )
+
+
+def _with_model(comparison: PayloadComparison, window: WindowAnswer) -> PayloadComparison:
+    """A stand-in said: the server here embeds as the window does, cosh's agent with its own model."""
+    model = window.model
+    if model is None or model.exact:
+        return comparison
     return PayloadComparison(
-        comparison.matches, f"{comparison.summary} The knowledge page shows another view: {texts}."
+        comparison.matches,
+        f"{comparison.summary} Both embed with a stand-in for {model.name} here ({model.source}): cosh's "
+        f"agent, with its own model ({model.stands_in_for}), may get other results.",
     )
 
 

@@ -433,7 +433,7 @@ class AgentPage(QWidget):
         except RecallError as error:
             return WindowAnswer(error=error.message, view_differences=view_differences)
         ids = tuple(hit.id for hit in report.result.hits)
-        return WindowAnswer(ids=ids, view_differences=view_differences)
+        return WindowAnswer(ids=ids, view_differences=view_differences, model=report.model)
 
     def _show_payload(self, payload: AgentPayload, answer: WindowAnswer, entry: DatabaseEntry) -> None:
         text = payload.text

@@ -8,7 +8,7 @@ and, when a check failed, what failed — no dialog needed. The dropdown shows o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Signal
@@ -31,23 +31,36 @@ from recall_gui.qt.widgets import ElidedLabel
 __all__ = ["NAME_ROLE", "OPENED_HEADER", "OPENED_ROLE", "DatabaseBar", "item_text", "short_place"]
 
 if TYPE_CHECKING:
+    from recall_gui.core.embedders import ModelInfo
     from recall_gui.core.search import DatabaseHealth
 
 
+def model_text(entry: DatabaseEntry, model: ModelInfo | None) -> str:
+    """The database's model, and whether the one embedding here is the agent's own."""
+    if model is None:
+        return entry.embedder.label
+    return f"{entry.embedder.label}, {'exact' if model.exact else 'STAND-IN here'}"
+
+
 def info_text(
-    entry: DatabaseEntry, health: DatabaseHealth | None, newer: int | None = None, reading: int | None = None
+    entry: DatabaseEntry,
+    health: DatabaseHealth | None,
+    newer: int | None = None,
+    reading: int | None = None,
+    model: ModelInfo | None = None,
 ) -> str:
-    """One line of facts: rows, dimension, model, index, version (what is known so far); ``newer``: a
-    later version the table has than the one the facts (and the rows shown) are of; ``reading``: the
-    version the rows shown come from, while its facts are read (the facts known are of another)."""
+    """One line of facts: rows, dimension, model (exact or a stand-in, once loaded), index, version (what
+    is known so far); ``newer``: a later version the table has than the one the facts (and the rows
+    shown) are of; ``reading``: the version the rows shown come from, while its facts are read (the facts
+    known are of another)."""
     parts: list[str] = []
     info = health.info if health else None
     if info is not None and reading is not None and reading != info.version:
-        return " · ".join((entry.embedder.label, f"version {reading}", "reading its facts…"))
+        return " · ".join((model_text(entry, model), f"version {reading}", "reading its facts…"))
     if info is not None:
         parts.append(f"{info.row_count:,} rows")
         parts.append(f"{info.columns.vector_dim}-d vectors")
-    parts.append(entry.embedder.label)
+    parts.append(model_text(entry, model))
     if info is not None:
         vector_indexes = [ix for ix in info.indexes if info.columns.vector in ix.columns]
         if vector_indexes:
@@ -148,6 +161,8 @@ class DatabaseBar(QWidget):
         self._newer: tuple[str | None, str | None, int] | None = None
         #: The version the rows shown come from while its facts are read, with the choice it is of.
         self._reading: tuple[str | None, str | None, int] | None = None
+        #: What serves a database's queries here, once known (the page hands in its session's answer).
+        self.model_of: Callable[[DatabaseEntry], ModelInfo | None] = lambda _entry: None
         self.combo.activated.connect(self._on_activated)
 
     def current_name(self) -> str | None:
@@ -245,8 +260,14 @@ class DatabaseBar(QWidget):
             found[2] if found is not None and found[:2] == (name, key) else None
             for found in (self._newer, self._reading)
         )
-        self.info.setText(info_text(entry, health, newer, reading))
-        self.info.setToolTip(f"{masked(entry.uri)}\n{entry.description}")
+        model = self.model_of(entry)
+        self.info.setText(info_text(entry, health, newer, reading, model))
+        note = model.note() if model is not None else None
+        self.info.setToolTip(f"{masked(entry.uri)}\n{entry.description}" + (f"\n\n{note}" if note else ""))
+
+    def show_model(self) -> None:
+        """Say again which model serves the database shown (it has just been loaded)."""
+        self._show_info()
 
     def _on_activated(self, index: int) -> None:
         name, key = self.combo.itemData(index, NAME_ROLE), self.combo.itemData(index, OPENED_ROLE)

@@ -13,6 +13,7 @@ from recall_gui.qt.panels.status_note import StatusNote, Tone
 from recall_gui.qt.widgets import push_button
 
 if TYPE_CHECKING:
+    from recall_gui.core.embedders import ModelInfo
     from recall_gui.core.search import AgentVerdict, Visibility
 
 MORE_LIKE_TIP = "Search this database with the selected entry's stored vector (Ctrl+M)"
@@ -81,9 +82,10 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def describe(verdict: AgentVerdict) -> tuple[str, Tone]:
+def describe(verdict: AgentVerdict, model: ModelInfo | None = None) -> tuple[str, Tone]:
     """The answer to "would the agent see this?" in words, computed in the agent's scope, with how the
-    user's view differs and the view's own answer beside it; and how good the news is."""
+    user's view differs and the view's own answer beside it; and how good the news is. ``model``: what
+    embedded the query here (a stand-in is said: the agent's own model may rank otherwise)."""
     scope, agent = verdict.scope, verdict.agent
     others = verdict.differences if scope.searched else verdict.differences[1:]
     if agent is None:
@@ -101,6 +103,11 @@ def describe(verdict: AgentVerdict) -> tuple[str, Tone]:
         text += f"\n{_capital('; '.join(others))}: {_in_short(agent, scope.limit)}."
     if verdict.view is not None:
         text += f" In your view: {_view_short(verdict.view)}."
+    if model is not None and not model.exact:
+        text += (
+            f"\nRanked with a stand-in for {model.name} here: the agent's own model "
+            f"({model.stands_in_for}) may rank it otherwise."
+        )
     return text, tone
 
 
@@ -152,8 +159,8 @@ class EntryTools(QWidget):
         self.note.show_note(text, tone)
         self.note.setVisible(True)
 
-    def show_visibility(self, verdict: AgentVerdict) -> None:
-        self.show_verdict(*describe(verdict))
+    def show_visibility(self, verdict: AgentVerdict, model: ModelInfo | None = None) -> None:
+        self.show_verdict(*describe(verdict, model))
 
     def clear(self) -> None:
         self.note.setVisible(False)

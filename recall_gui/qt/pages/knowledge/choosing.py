@@ -24,6 +24,7 @@ from recall_gui.qt.settings import WindowMemory
 
 if TYPE_CHECKING:
     from recall_gui.core.search import DatabaseHealth
+    from recall_gui.qt.model_dialog import ExactModelDialog
     from recall_gui.qt.pages.knowledge.browsing import Browser
     from recall_gui.qt.pages.knowledge.entry_detail import EntryDetail
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
@@ -188,6 +189,9 @@ class Chooser:
         session = await self.services.session()
         try:
             await session.models.get(entry.embedder, health.info.columns.vector_dim)
+            if self.looking_at.is_current(entry):
+                self.database_bar.show_model()
+                self._offer_exact_model(entry)
         except RecallError as error:
             if not self.looking_at.is_current(entry):
                 return  # another database was chosen meanwhile; a search in this one will say it
@@ -198,6 +202,46 @@ class Chooser:
             self.services.show_message(
                 UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning", "database")
             )
+
+    def _offer_exact_model(self, entry: DatabaseEntry) -> None:
+        """Say once per model and window that a stand-in embeds here, and offer to bring the exact one."""
+        model = self.services.model_of(entry)
+        if model is None or model.exact or model.name in self.services.stand_ins_told:
+            return
+        self.services.stand_ins_told.add(model.name)
+        message = UserMessage(
+            f"{entry.name} is searched with a stand-in for {model.name} here ({model.source}): results may "
+            "differ from the agent's.",
+            f"Get the exact model ({model.stands_in_for}) to see what the agent sees.",
+            "warning",
+            "database",
+        )
+        self.services.show_message(
+            message, ("Get the Exact Model…", lambda: self.get_exact_model(model.name))
+        )
+
+    def get_exact_model(self, name: str) -> None:
+        """Open the dialog that brings cosh's exact model ``name`` here."""
+        from recall_gui.qt.model_dialog import ExactModelDialog
+
+        dialog = ExactModelDialog(name, self.results.window())
+        dialog.finished.connect(lambda _code: self._after_model_dialog(dialog))
+        dialog.open()
+
+    def _after_model_dialog(self, dialog: ExactModelDialog) -> None:
+        if not dialog.brought:
+            return
+        entry = self.looking_at.current
+        self.services.forget_model(dialog.model_name)
+        self.services.set_activity(f"{dialog.model_name} is exact now: searches use it")
+        if entry is not None and entry.embedder.model == dialog.model_name:
+            self.services.tasks.start(self._load_model_again(entry))
+
+    async def _load_model_again(self, entry: DatabaseEntry) -> None:
+        session = await self.services.session()
+        await session.models.get(entry.embedder)
+        if self.looking_at.is_current(entry):
+            self.database_bar.show_model()
 
     async def _prepare_table(self, entry: DatabaseEntry) -> None:
         """Read the table's vectors into memory now, so the first search is already the fast one."""

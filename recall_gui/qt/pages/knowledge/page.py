@@ -76,6 +76,7 @@ class KnowledgePage(QWidget):
         self.setObjectName("knowledgePage")
         self.services = services
         self.database_bar = DatabaseBar()
+        self.database_bar.model_of = services.model_of
         self.opened_bar = OpenedBar()
         self.query_bar = QueryBar()
         self.browse_model = BrowseModel(services.tasks.start)

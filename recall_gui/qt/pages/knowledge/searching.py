@@ -87,8 +87,16 @@ class Searching:
             f"Search {result.search_ms:.1f} ms ({result.method_label}, {result.metric_label})"
         )
         self.status_search.setToolTip(result.note or "")
-        self.status_model.setText(f"Model: {report.model_used}")
-        self.status_model.setToolTip(f"{report.database.embedder.label} — total {report.total_ms:.1f} ms")
+        model = report.model
+        if model is None:  # a stored vector, not a model's
+            self.status_model.setText(f"Model: none ({report.model_used})")
+            self.status_model.setToolTip(f"total {report.total_ms:.1f} ms")
+            return
+        self.status_model.setText(f"Model: {model.name}, {'exact' if model.exact else 'STAND-IN'}")
+        about = model.note() or f"The agent's own model: {model.source}."
+        self.status_model.setToolTip(
+            f"{about}\n{report.database.embedder.label} — total {report.total_ms:.1f} ms"
+        )
 
     # --- searching --------------------------------------------------------------------------------------
 

@@ -98,7 +98,8 @@ class WouldSee:
         if not same_search(view, scope):
             return False
         place = in_result(result, hit, view.limit)
-        self.entry_tools.show_visibility(AgentVerdict(scope, place, differences(view, scope)))
+        verdict = AgentVerdict(scope, place, differences(view, scope))
+        self.entry_tools.show_visibility(verdict, self.services.model_of(view.entry))
         return True
 
     async def show_visibility(self, item: object, query: str, limit: int) -> None:
@@ -120,7 +121,7 @@ class WouldSee:
                 self._shown.emit()
             return
         if self._selected() is item and self.looking_at.current is entry:
-            self.entry_tools.show_visibility(verdict)
+            self.entry_tools.show_visibility(verdict, self.services.model_of(verdict.scope.entry))
             self._shown.emit()
 
     def add_golden_check(self) -> GoldenCheck | None:
