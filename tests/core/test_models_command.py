@@ -61,7 +61,7 @@ def test_a_fresh_install_lists_cosh_default_model_as_exact_from_its_weights(tmp_
     assert entry["path"] == str(weights) and entry["size_bytes"] == weights.stat().st_size
     assert entry["cosh_file"] == "Qdrant/all-MiniLM-L6-v2-onnx model.onnx"
     quantized = listed(env_for(tmp_path), "AllMiniLML6V2Q")
-    assert quantized["status"] == "stand-in" and "afdb6f1a" in str(quantized["stands_in_for"])
+    assert quantized["status"] == "stand-in" and "afdb6f1a" in str(quantized["source"])
     assert listed(env_for(tmp_path), "BGESmallENV15")["status"] == "unavailable"
     text = models(env_for(tmp_path)).stdout
     assert "AllMiniLML6V2Q" in text and "STAND-IN" in text

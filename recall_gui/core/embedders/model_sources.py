@@ -121,18 +121,11 @@ def _packaged_candidate(name: str, wanted: CoshFile) -> Iterator[Candidate]:
     if name == "AllMiniLML6V2Q" and digest == XENOVA_QUANTIZED_SHA256:
         yield Candidate(name, "packaged-int8", ModelInfo(name, True, f"{source}, cosh's very file"), path)
         return
-    why = (
-        "float32"
-        if name == WEIGHTS_MODEL
-        else f"int8 quantized otherwise: sha256 {XENOVA_QUANTIZED_SHA256[:8]}…"
-    )
-    info = ModelInfo(
-        name,
-        False,
-        f"{source}, sha256 {digest[:8]}…",
-        f"{wanted.describe()}, {why}",
-        INT8_AGREEMENT.get(name, ""),
-    )
+    if name == WEIGHTS_MODEL:
+        info = ModelInfo(name, False, source, f"{wanted.describe()} (float32)", INT8_AGREEMENT[name])
+    else:  # another quantization of the same model: told apart by the files' hashes
+        source += f", sha256 {digest[:8]}… where cosh's file has {XENOVA_QUANTIZED_SHA256[:8]}…"
+        info = ModelInfo(name, False, source, wanted.describe(), INT8_AGREEMENT.get(name, ""))
     yield Candidate(name, "packaged-int8", info, path)
 
 

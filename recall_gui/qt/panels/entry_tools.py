@@ -105,8 +105,7 @@ def describe(verdict: AgentVerdict, model: ModelInfo | None = None) -> tuple[str
         text += f" In your view: {_view_short(verdict.view)}."
     if model is not None and not model.exact:
         text += (
-            f"\nRanked with a stand-in for {model.name} here: the agent's own model "
-            f"({model.stands_in_for}) may rank it otherwise."
+            f"\nRanked with a stand-in for {model.name} here: the agent's own model may rank it otherwise."
         )
     return text, tone
 

@@ -210,9 +210,9 @@ class Chooser:
             return
         self.services.stand_ins_told.add(model.name)
         message = UserMessage(
-            f"{entry.name} is searched with a stand-in for {model.name} here ({model.source}): results may "
-            "differ from the agent's.",
-            f"Get the exact model ({model.stands_in_for}) to see what the agent sees.",
+            f"{entry.name} is searched with a stand-in for {model.name} here: results may differ from the "
+            "agent's.",
+            f"The stand-in is {model.source}; the agent runs {model.stands_in_for}.",
             "warning",
             "database",
         )

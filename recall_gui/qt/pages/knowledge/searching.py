@@ -92,7 +92,7 @@ class Searching:
             self.status_model.setText(f"Model: none ({report.model_used})")
             self.status_model.setToolTip(f"total {report.total_ms:.1f} ms")
             return
-        self.status_model.setText(f"Model: {model.name}, {'exact' if model.exact else 'STAND-IN'}")
+        self.status_model.setText(f"Model: {'exact' if model.exact else 'STAND-IN'}")
         about = model.note() or f"The agent's own model: {model.source}."
         self.status_model.setToolTip(
             f"{about}\n{report.database.embedder.label} — total {report.total_ms:.1f} ms"
