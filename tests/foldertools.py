@@ -1,7 +1,7 @@
 """LanceDB folders written the way other tools write them, for the tests of opening folders by hand.
 
 Every table holds the real passages of :data:`tests.kbtools.PASSAGES` with their vectors from the real
-packaged model (all-MiniLM-L6-v2), except the one whose width no local model has: that one is only
+default model (all-MiniLM-L6-v2), except the one whose width no local model has: that one is only
 browsed, never searched.
 """
 

@@ -1,6 +1,6 @@
 """A real knowledge base with a history: a table written in six versions (an append, a delete, an update
 of a text, an update of a text and its vector, a tag, an overwrite), with string, number and nested
-metadata. Every vector is the packaged model's embedding of its text."""
+metadata. Every vector is the real model's embedding of its text."""
 
 from __future__ import annotations
 

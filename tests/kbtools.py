@@ -158,7 +158,7 @@ AGENT_DESCRIPTION = (
 
 
 def cosh_listing(*databases: tuple[str, str, str | Path]) -> str:
-    """cosh's list of active databases (name, description, URI; each with the packaged model), spelled
+    """cosh's list of active databases (name, description, URI; each with the real model), spelled
     out here from cosh's format: the oracle of the generated list, not the app's function that makes it."""
     if not databases:
         return "Available databases:\n\n(none active)\n"

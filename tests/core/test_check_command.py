@@ -1,5 +1,5 @@
 """`recall-gui check`: golden checks judged on the agent's own results, with their exit statuses, against a
-real knowledge base embedded with the packaged model."""
+real knowledge base embedded with the real model."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def golden(tmp_path: Path, checks: list[dict[str, Any]]) -> Path:
 def lance_ids(
     embedder: Any, db_dir: Path, table: str, query: str, limit: int, version: int | None = None
 ) -> list[str]:
-    """The oracle: LanceDB's flat search (l2, as the registry's entries use) with the packaged model."""
+    """The oracle: LanceDB's flat search (l2, as the registry's entries use) with the real model."""
     opened = lancedb.connect(str(db_dir)).open_table(table)
     if version is not None:
         opened.checkout(version)

@@ -1,5 +1,5 @@
 """The prebuilt demo shipped with the package (``make demo-data``): its own passages, and exactly the
-vectors the packaged model makes of them, so a first start has the demo a `recall-gui demo` rebuild makes,
+vectors cosh's default model (float32, from its published weights) makes of them, so a first start has the demo a `recall-gui demo` rebuild makes,
 without a minute of embedding."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from recall_gui.core.demo import (
     read_prebuilt_demo,
     reembed_prebuilt,
 )
-from recall_gui.core.embedders.pool import load_offline_model
+from recall_gui.core.embedders.pool import load_local_model
+from recall_gui.core.embedders.published_weights import WEIGHTS_SHA256
 from tests.conftest import DemoBuild
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_prebuilt_demo_carries_its_own_passages_and_says_what_made_it() -> None:
     prebuilt = read_prebuilt_demo()
     assert prebuilt.about["model"] == "AllMiniLML6V2"
-    assert prebuilt.about["embedded_with"] == "all-MiniLM-L6-v2 int8 (packaged offline copy)"
+    assert prebuilt.about["embedded_with"].startswith("the published float32 weights of sentence-transformers")
+    assert prebuilt.about["model_sha256"] == WEIGHTS_SHA256
     assert prebuilt.about["source"].startswith("pydoc_data.topics of Python ")
     ids = prebuilt.table.column("id").to_pylist()
     assert len(ids) == len(set(ids)) == prebuilt.table.num_rows > 500
@@ -41,11 +43,11 @@ def test_the_prebuilt_demo_carries_its_own_passages_and_says_what_made_it() -> N
 
 
 @pytest.mark.slow
-def test_the_prebuilt_vectors_are_exactly_what_the_packaged_model_makes_of_its_passages() -> None:
-    """Bitwise: the int8 model gives identical vectors across batch sizes and thread counts here
+def test_the_prebuilt_vectors_are_exactly_what_the_exact_model_makes_of_its_passages() -> None:
+    """Bitwise: the model gives identical vectors across thread counts here, batched as the demo is
     (docs/PERFORMANCE.md#demo-prebuilt)."""
     prebuilt = read_prebuilt_demo()
-    stored, fresh = prebuilt.vectors(), reembed_prebuilt(prebuilt, load_offline_model())
+    stored, fresh = prebuilt.vectors(), reembed_prebuilt(prebuilt, load_local_model("AllMiniLML6V2"))
     assert stored.shape == fresh.shape == (prebuilt.table.num_rows, 384)
     assert (stored == fresh).all()
 

@@ -1,5 +1,5 @@
 """The exact search in memory: LanceDB's flat-search answer, from a cache that follows the table's version
-and stays within the memory the user allows. Tables are embedded with the real packaged model."""
+and stays within the memory the user allows. Tables are embedded with the real model."""
 
 from __future__ import annotations
 

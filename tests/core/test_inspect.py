@@ -1,6 +1,6 @@
 """Looking inside a knowledge base: its versions, what changed between two of them, its schema, browsing
 an older version with a filter, and the map of its vectors. Real tables with a real history (appends,
-deletes, updates, an overwrite), embedded with the packaged model; nothing in the knowledge base's
+deletes, updates, an overwrite), embedded with the real model; nothing in the knowledge base's
 folder may change, and no version or tag may be added."""
 
 from __future__ import annotations

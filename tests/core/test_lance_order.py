@@ -187,7 +187,7 @@ def test_random_near_tie_sets_come_out_in_lancedbs_order(
     assert ranked_row_ids(in_memory(matrix, rng), query, metric, k)[0] == expected
 
 
-# --- the front ends, on a table of the packaged model's vectors ---------------------------------------
+# --- the front ends, on a table of the real model's vectors ---------------------------------------
 
 QUERY = "How do I change my password?"
 

@@ -76,7 +76,7 @@ def test_metadata_for_another_vector_column_or_garbage_is_ignored() -> None:
 
 
 def test_without_metadata_the_width_decides_among_the_models_available_here() -> None:
-    assert [m.cosh_name for m in available_local_models()] == ["AllMiniLML6V2"]  # the packaged model
+    assert [m.cosh_name for m in available_local_models()] == ["AllMiniLML6V2"]  # its published weights
     alone = detect_model(schema(384), "vector", 384)
     assert alone.spec == EmbedderSpec("local", "AllMiniLML6V2")
     assert alone.reason == "by width: the only local model of 384 dimensions available"

@@ -1,5 +1,5 @@
 """The search pipeline's pre-filter (a LanceDB SQL predicate) and version pin, and a search by a stored
-vector: each through the harness, against real tables embedded with the packaged model."""
+vector: each through the harness, against real tables embedded with the real model."""
 
 from __future__ import annotations
 

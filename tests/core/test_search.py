@@ -1,4 +1,4 @@
-"""The low-level search against real LanceDB tables embedded with the real packaged model."""
+"""The low-level search against real LanceDB tables embedded with the real model."""
 
 from __future__ import annotations
 

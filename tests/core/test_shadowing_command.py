@@ -1,5 +1,5 @@
 """`recall-gui shadowing`: near-copies among the agent's results, on a table where two passages were stored
-three times with small edits (embedded with the packaged model); LanceDB's search is the oracle of the
+three times with small edits (embedded with the real model); LanceDB's search is the oracle of the
 results, the copies are known by construction."""
 
 from __future__ import annotations

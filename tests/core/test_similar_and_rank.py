@@ -1,4 +1,4 @@
-""" "More like this" and "would the agent see this?" against real tables embedded with the packaged model:
+""" "More like this" and "would the agent see this?" against real tables embedded with the real model:
 the row comes first and the order is LanceDB's flat search; an entry's rank is its place in the agent's
 full ranking, inside or outside the limit."""
 

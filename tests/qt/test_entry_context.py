@@ -24,7 +24,7 @@ CHUNKS = {
 
 
 def write_notes(tmp_path: Path, embedder: Any, extra: dict[str, list[Any]]) -> None:
-    """The chunks, embedded with the packaged model, as the table "notes" with the ``extra`` columns."""
+    """The chunks, embedded with the real model, as the table "notes" with the ``extra`` columns."""
     texts = [text for text, _, _ in CHUNKS.values()]
     embedded = [embedder.embed_sync(text) for text in texts]
     write_lance_table(tmp_path / "db", "notes", list(CHUNKS), texts, embedded, extra=extra)

@@ -147,7 +147,7 @@ def test_a_model_fault_is_reported_within_seconds_and_other_databases_still_sear
     assert column(window.knowledge.results.results_table, 1) == core_ids(loop, registry_dir, kb.name, QUERY)
     search_and_time(window, loop, qtbot)
     assert column(window.knowledge.results.results_table, 1)[0] == "paris"
-    assert window.knowledge.status_model.text() == "Model: all-MiniLM-L6-v2 int8 (packaged offline copy)"
+    assert window.knowledge.status_model.text() == "Model: exact"
 
 
 def test_the_dropdown_names_what_it_knows_is_wrong_before_any_search(
