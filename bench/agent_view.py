@@ -7,7 +7,7 @@ own duration.
 
     python -m bench.agent_view [--runs 3]
 
-Builds a 12-passage knowledge base with the packaged model in a temporary directory. Needs a display
+Builds a 12-passage knowledge base with cosh's default model in a temporary directory. Needs a display
 (or QT_QPA_PLATFORM=offscreen).
 """
 
@@ -30,10 +30,10 @@ def build_kb(root: Path) -> Path:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
-    from recall_gui.core.embedders.pool import load_offline_model
+    from recall_gui.core.embedders.pool import load_local_model
     from tests.kbtools import PASSAGES, cosh_entry, write_lance_table, write_registry
 
-    vectors = np.vstack(load_offline_model().embed_many(list(PASSAGES.values())))
+    vectors = np.vstack(load_local_model("AllMiniLML6V2").embed_many(list(PASSAGES.values())))
     write_lance_table(root / "lancedb", "notes", tuple(PASSAGES), tuple(PASSAGES.values()), vectors)
     return write_registry(root / "registry", [cosh_entry("notes", root / "lancedb", "Team notes")])
 

@@ -56,7 +56,7 @@ class BenchContext:
 
     @cached_property
     def questions(self) -> np.ndarray[Any, np.dtype[np.float32]]:
-        """The real questions, embedded with the packaged model."""
+        """The real questions, embedded with cosh's default model as the app serves it."""
         return data.question_vectors(self.embedder)
 
     def queries(self, count: int) -> list[np.ndarray[Any, np.dtype[np.float32]]]:

@@ -1,7 +1,7 @@
 """The benchmark's own data, built once and cached under ``bench/data/`` (git-ignored).
 
 Real text, real model: the base passages are paragraphs of Python's own documentation (the help topics
-of ``pydoc_data`` and the docstrings of standard modules), embedded with the packaged all-MiniLM-L6-v2
+of ``pydoc_data`` and the docstrings of standard modules), embedded with cosh's default all-MiniLM-L6-v2
 model, and the queries are questions written for them. Embedding a million passages would take about six
 hours on this machine, so the big tables are *derived* from the real embeddings: each row blends two real
 passage vectors (plus a little noise, re-normalised like the model's output) and carries the text of its
@@ -143,13 +143,14 @@ def use(data_dir: Path, base_passages: int) -> None:
 
 
 def load_embedder() -> Any:
-    from recall_gui.core.embedders.pool import load_offline_model
+    """cosh's default model as the app serves it on a fresh install: float32, from its published weights."""
+    from recall_gui.core.embedders.pool import load_local_model
 
-    return load_offline_model()
+    return load_local_model("AllMiniLML6V2")
 
 
 def base_embeddings(embedder: Any) -> tuple[list[str], np.ndarray[Any, np.dtype[np.float32]]]:
-    """The real passages and their vectors from the packaged model (cached: ~40 s to build here)."""
+    """The real passages and their vectors from the model (cached: ~40 s to build here)."""
     texts_path, vectors_path = DATA_DIR / "base_texts.json", DATA_DIR / "base_vectors.npy"
     stamp = {"version": DATA_VERSION, "passages": BASE_PASSAGES, "model": embedder.used}
     if texts_path.exists() and vectors_path.exists():
@@ -157,7 +158,7 @@ def base_embeddings(embedder: Any) -> tuple[list[str], np.ndarray[Any, np.dtype[
         if cached.get("stamp") == stamp:
             return list(cached["texts"]), np.load(vectors_path)
     texts = real_passages(BASE_PASSAGES)
-    print(f"  embedding {len(texts)} real passages with the packaged model ...", flush=True)
+    print(f"  embedding {len(texts)} real passages with {embedder.used} ...", flush=True)
     started = time.perf_counter()
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad least
     vectors = np.empty((len(texts), DIM), np.float32)

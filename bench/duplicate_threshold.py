@@ -84,11 +84,11 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=120, help="passages edited per kind of edit")
     args = parser.parse_args()
     from recall_gui.core.demo import demo_passages
-    from recall_gui.core.embedders.pool import load_offline_model
+    from recall_gui.core.embedders.pool import load_local_model
 
     passages = demo_passages()
     texts = [passage.content for passage in passages]
-    model = load_offline_model()
+    model = load_local_model("AllMiniLML6V2")
     print(f"embedding {len(texts)} demo passages ...", flush=True)
     vectors = np.vstack(model.embed_many(texts)).astype(np.float64)
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
