@@ -6,7 +6,9 @@ Nothing here fakes an embedding: knowledge bases are embedded with all-MiniLM-L6
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,22 @@ import pytest
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def _few_malloc_arenas() -> None:
+    """A test run makes hundreds of sessions, each with worker threads of its own; glibc gives each new
+    thread a malloc arena and keeps what a model's threads freed there, so the run's resident memory grew
+    by gigabytes with nothing alive. Two arenas, as glibc's MALLOC_ARENA_MAX=2 would set, keep it flat."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name and sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(name).mallopt(-8, 2)  # M_ARENA_MAX
+
+
+_few_malloc_arenas()
 # Never reach for the network: a model that is not cached must fail fast (and here it does).
 os.environ["RECALL_GUI_DOWNLOAD_MODELS"] = "0"
 os.environ["HF_HUB_OFFLINE"] = "1"
