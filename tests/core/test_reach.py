@@ -202,3 +202,80 @@ def test_gini_and_lorenz_of_known_counts() -> None:
     x, y = lorenz([0, 0, 0, 4])
     assert x.tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
     assert y.tolist() == [0.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def test_without_the_vectors_in_memory_lancedbs_flat_scan_answers_the_same(
+    planted: Planted, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECALL_GUI_EXACT_CACHE_MB", "0")
+    report = reach(planted, 1, depth=6)
+    oracle = lancedb_oracle(planted, embedder, 1, depth=6)
+    assert report.method == "flat" and report.note
+    unreachable = {item.id: item for item in report.unreachable}
+    for key, found in oracle.results.items():
+        assert (key not in unreachable) == (key in found), key
+        if key in unreachable:
+            assert list(unreachable[key].taken_by) == found and unreachable[key].rank == oracle.places[key]
+    assert unreachable["tides-copy"].cause == "near-copy" and unreachable["zero"].cause == "zero-vector"
+
+
+def test_an_indexed_table_is_searched_through_its_index_as_the_agent_searches(
+    tmp_path: Path, embedder: Any
+) -> None:
+    import lancedb
+    from lancedb.index import IvfFlat
+
+    planted = write_planted(tmp_path, embedder)
+    table = lancedb.connect(str(planted.db_dir)).open_table(NAME)
+    table.create_index("vector", config=IvfFlat(distance_type="l2", num_partitions=4))
+    report = reach(planted, 2, depth=6)
+    assert report.method.startswith("index:") and report.exact_places
+    flat = lancedb_oracle(planted, embedder, 2, depth=6)  # the places: LanceDB's exact order
+    unreachable = {item.id: item for item in report.unreachable}
+    for number, key in enumerate(planted.ids):
+        if not planted.queries[number]:
+            continue
+        vector = embedder.embed_sync(planted.queries[number])
+        found = [row["id"] for row in table.search(vector).distance_type("l2").limit(2).to_list()]
+        assert (key not in unreachable) == (key in found), key
+        if key in unreachable:
+            assert list(unreachable[key].taken_by) == found and unreachable[key].rank == flat.places[key]
+
+
+def test_causes_in_their_order() -> None:
+    from recall_gui.core.agents.reach_causes import Facts, cause_of
+
+    unit = np.eye(4, dtype=np.float32)
+
+    def facts(**changed: Any) -> Facts:
+        base: dict[str, Any] = {
+            "query": "q",
+            "query_from": "first sentence",
+            "vector": unit[0],
+            "sharing_query": 1,
+            "rank": 4,
+            "depth": 10,
+            "limit": 2,
+            "metric": "l2",
+            "method": "exact",
+            "taken_by": [("a", unit[1], 1), ("b", unit[2], 1)],
+            "hub_min": 10,
+        }
+        return Facts(**{**base, **changed})
+
+    assert cause_of(facts())[0] == "outranked" and "it ranks 4" in cause_of(facts())[1]
+    assert "not in the first 10" in cause_of(facts(rank=None))[1]
+    assert cause_of(facts(method="index:IVF_PQ", rank=2)) == (
+        "index",
+        "the agent's index (IVF_PQ) misses it: an exact search ranks it 2",
+    )
+    assert cause_of(facts(taken_by=[("z", np.zeros(4, np.float32), 1)]))[0] == "taken-by-zero"
+    assert cause_of(facts(taken_by=[("h", unit[1], 10)]))[0] == "hub"
+    assert cause_of(facts(sharing_query=3, taken_by=[("h", unit[1], 10)]))[0] == "boilerplate"
+    near = unit[0] + np.float32(0.01) * unit[1]
+    assert cause_of(facts(sharing_query=3, taken_by=[("c", near, 10)]))[0] == "near-copy"
+    assert cause_of(facts(query="", taken_by=[("c", near, 10)]))[0] == "empty"
+    zero = facts(vector=np.zeros(4, np.float32), query="")
+    assert cause_of(zero)[0] == "zero-vector" and "no nearer" in cause_of(zero)[1]
+    assert "never returned" in cause_of(facts(vector=np.zeros(4, np.float32), metric="cosine"))[1]
+    assert cause_of(facts(vector=None, query=""))[0] == "no-vector"

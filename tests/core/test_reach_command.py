@@ -98,3 +98,28 @@ def test_reach_that_cannot_run_exits_2_with_the_reason(
     done = cli("reach", "--registry", str(planted.registry_dir), *options)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert message in done.stderr and done.stdout == ""
+
+
+def test_reach_counts_what_the_agents_logged_queries_return(kb: KnowledgeBase) -> None:
+    import asyncio
+
+    from recall_gui.core.agents.agent_log import LogFiles
+    from recall_gui.core.search.harness import Harness
+    from tests.logtools import logged_call, write_records
+
+    harness = Harness(kb.registry_dir)
+    asked = [("How do I change my password?", 2), ("What is the capital of France?", 1)]
+    try:
+        records = [logged_call(harness, {"db_name": kb.name, "query": q, "limit": n}) for q, n in asked]
+    finally:
+        asyncio.run(harness.aclose())
+    write_records(LogFiles(), records)
+    done = cli("reach", "--registry", str(kb.registry_dir), "--db", kb.name, "--log", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    returned = {item["id"]: item["returned_for_queries"] for item in data["retrievability"]}
+    expected = {entry_id: 0 for entry_id in kb.ids}
+    for record in records:
+        for entry_id in set(record.result_ids):
+            expected[entry_id] += 1
+    assert data["queries"] == 2 and returned == expected and sum(expected.values()) == 3

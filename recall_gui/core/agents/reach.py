@@ -117,12 +117,12 @@ class _Run:
 def _counts(
     results: Sequence[RowIds], entries: Entries, by_row: npt.NDArray[np.intp]
 ) -> npt.NDArray[np.int64]:
-    """How many of ``results`` return each entry (``by_row``: the entries in row-id order); a query that
-    returns a row twice counts once."""
+    """How many of ``results`` return each entry (``by_row``: the entries in row-id order; a search
+    returns a row at most once)."""
     counts = np.zeros(len(entries), np.int64)
     if not results or not len(entries):
         return counts
-    returned = np.concatenate([np.unique(rows) for rows in results])
+    returned = np.concatenate(results)
     ordered = entries.row_ids[by_row]
     spots = np.clip(np.searchsorted(ordered, returned), 0, len(ordered) - 1)
     known = ordered[spots] == returned  # a row added after the entries were read is not counted
