@@ -25,7 +25,7 @@ from recall_gui.core.agents.reach_report import ReachReport
 from recall_gui.core.agents.reach_search import Ranking, RowIds, places
 from recall_gui.core.base.errors import OperationCancelled, RecallError
 from recall_gui.core.base.ray_runtime import ray_running
-from recall_gui.core.inspect.ray_duplicates import RayJobError, lance_uri
+from recall_gui.core.inspect.ray_duplicates import RayJobError, lance_uri, read_vectors, usable_rows
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import index_for, metric_for
@@ -112,18 +112,10 @@ def _ranked_on_ray(
     cancel: threading.Event,
 ) -> list[RowIds]:
     """The Ray job (blocking): each block's first ``depth`` rows per query, merged."""
-    import lance_ray
     import ray
 
     try:
-        table = lance_ray.read_lance(
-            uri=uri,
-            columns=[vector],
-            filter=f"`{vector}` IS NOT NULL",
-            storage_options=storage_options or None,
-            dataset_options={"version": version},
-            scanner_options={"with_row_id": True},
-        )
+        table = read_vectors(uri, storage_options, version, vector)
         ranking = functools.partial(
             _block_best, vector=vector, queries=ray.put(queries), metric=metric, depth=depth
         )
@@ -151,19 +143,10 @@ def _block_best(batch: pa.Table, *, vector: str, queries: Any, metric: str, dept
     import ray
 
     asked = ray.get(queries) if isinstance(queries, ray.ObjectRef) else queries
-    column = batch.column(vector)
-    if hasattr(column, "combine_chunks"):
-        column = column.combine_chunks()
-    dim = int(column.type.list_size)
-    values = column.values.slice(column.offset * dim, len(column) * dim)
-    matrix = values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(len(column), dim)
+    matrix, usable, zero = usable_rows(batch, vector, metric)
+    kept = usable | zero  # rows of zero length stay: the exact ranking leaves them out of a cosine search
     row_ids = batch.column("_rowid").to_numpy().astype(np.uint64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        squares = np.einsum("ij,ij->i", matrix, matrix)
-    usable = ~column.is_null().to_numpy(zero_copy_only=False) & ~np.isnan(matrix).any(axis=1)
-    if np.isinf(squares[usable]).any():
-        raise RecallError("some vectors hold infinite (or huge) values: their distances are not defined")
-    held = VectorMatrix.build(np.ascontiguousarray(matrix[usable]), row_ids[usable])
+    held = VectorMatrix.build(np.ascontiguousarray(matrix[kept]), row_ids[kept])
     answers = nearest_rows_many(held, asked, metric, [depth] * len(asked))
     numbers = np.concatenate(
         [np.full(len(p), n, np.int32) for n, (p, _d) in enumerate(answers)] or [np.empty(0, np.int32)]
