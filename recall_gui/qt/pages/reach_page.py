@@ -349,9 +349,11 @@ class ReachPage(QWidget):
                 )
             )
             return check
+        where = place_text(check, services.registry)
         services.set_activity(
             f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects {item.id}, "
-            f"limit {report.limit}) in {services.golden.path.name}, on {place_text(check, services.registry)}"
+            f"limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
+            "reaches the entry"
         )
         return check
 
