@@ -46,3 +46,23 @@ def test_no_queries_give_an_empty_matrix_of_the_tables_width(session: Any) -> No
     spec = EmbedderSpec("local", "AllMiniLML6V2")
     empty = asyncio.run(session.models.embed_queries(spec, [], 384))
     assert empty.vectors.shape == (0, 384)
+
+
+def test_a_cloud_models_bulk_queries_are_its_single_answers(
+    session: Any, fake_provider: Any, monkeypatch: Any
+) -> None:
+    """One request per query (four in flight), each vector the one a single query gets."""
+    for key, value in fake_provider.environment("openai").items():
+        monkeypatch.setenv(key, value)
+    spec = EmbedderSpec("cloud", "text-embedding-local", "openai")
+    texts = TEXTS[:7]
+
+    async def go() -> tuple[Any, list[Any]]:
+        bulk = await session.models.embed_queries(spec, texts, 384)
+        alone = [await session.models.start_query(spec, text, 384).wait() for text in texts]
+        return bulk, alone
+
+    bulk, alone = asyncio.run(go())
+    assert [row.tobytes() for row in bulk.vectors] == [one.vector.tobytes() for one in alone]
+    assert bulk.used == alone[0].used == "openai / text-embedding-local"
+    assert len(fake_provider.requests) == 2 * len(texts)
