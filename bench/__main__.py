@@ -42,6 +42,7 @@ GROUPS: dict[str, str] = {
     "map": "bench.map",
     "health": "bench.health_scan",
     "models": "bench.models",
+    "reach_100k": "bench.reach",
 }
 
 

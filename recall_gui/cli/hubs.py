@@ -60,7 +60,7 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
         raise InvalidInputError(f"--share must be at least 0 and below 1, not {args.share}")
 
 
-def _queries_from_file(path: Path, db_name: str | None, limit: int | None) -> list[HubQuery]:
+def queries_from_file(path: Path, db_name: str | None, limit: int | None) -> list[HubQuery]:
     from recall_gui.core.agents import HubQuery, read_golden
     from recall_gui.core.base import DEFAULT_LIMIT
 
@@ -77,7 +77,7 @@ def _queries_from_file(path: Path, db_name: str | None, limit: int | None) -> li
     return [HubQuery(line.strip(), limit or DEFAULT_LIMIT) for line in text.splitlines() if line.strip()]
 
 
-def _queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
+def queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
     from recall_gui.core.agents import HubQuery, LogFiles, select
     from recall_gui.core.base import DEFAULT_LIMIT
 
@@ -127,9 +127,9 @@ def run(args: argparse.Namespace) -> int:
 
     _refuse_bad_options(args)
     if args.log:
-        queries = _queries_from_log(args.db, args.limit)
+        queries = queries_from_log(args.db, args.limit)
     else:
-        queries = _queries_from_file(Path(args.queries), args.db, args.limit)
+        queries = queries_from_file(Path(args.queries), args.db, args.limit)
     if not queries:
         raise InvalidInputError("there are no queries to search", hint="Give a file with at least one query.")
     report, model = asyncio.run(_hubs(args, queries))

@@ -51,6 +51,7 @@ from recall_gui.qt.pages.knowledge.page import KnowledgePage
 from recall_gui.qt.pages.log_page import LogPage
 from recall_gui.qt.pages.map_page import MapPage
 from recall_gui.qt.pages.opened_tables import folder_of
+from recall_gui.qt.pages.reach_page import ReachPage
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
@@ -85,6 +86,7 @@ SHORTCUTS = (
     ("Ctrl+1 … Ctrl+4", "knowledge base / tool description / agent view / agent log"),
     ("Ctrl+5 … Ctrl+8", "checks / duplicates / the table's history (versions, what changed) / its map"),
     ("Ctrl+9", "a database's health (fragments, indexes, bad vectors, empty and repeated contents)"),
+    ("Ctrl+0", "reach: the entries the agent never returns, even asked about exactly what they say"),
     ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
     ("Ctrl+G", "add the last query with the selected rows as a golden check"),
     ("Ctrl+Z", "on the Checks page: put back the checks just removed"),
@@ -140,6 +142,7 @@ class MainWindow(QMainWindow):
         self.history = HistoryPage(self.services, self.knowledge)
         self.map = MapPage(self.services, self.knowledge)
         self.health = HealthPage(self.services)
+        self.reach = ReachPage(self.services)
         self.opened = self.knowledge.opened
         #: A folder or URI (and its storage options) to open instead of the remembered database.
         self.open_at_start = open_at_start
@@ -180,6 +183,7 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.history, "History")
         self.pages.addTab(self.map, "Map")
         self.pages.addTab(self.health, "Health")
+        self.pages.addTab(self.reach, "Reach")
         for page in (self.history, self.map):
             page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
         self.pages.currentChanged.connect(self._on_page_changed)
@@ -208,6 +212,7 @@ class MainWindow(QMainWindow):
         self.registryReloaded.connect(self.log.follow_registry)
         self.registryReloaded.connect(self.duplicates.follow_registry)
         self.registryReloaded.connect(self.health.follow_registry)
+        self.registryReloaded.connect(self.reach.follow_registry)
         self.registryReloaded.connect(self.checks.follow_registry)
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
@@ -298,6 +303,7 @@ class MainWindow(QMainWindow):
             self._action("&History", "Ctrl+7", lambda: self.pages.setCurrentWidget(self.history)),
             self._action("&Map", "Ctrl+8", lambda: self.pages.setCurrentWidget(self.map)),
             self._action("H&ealth", "Ctrl+9", lambda: self.pages.setCurrentWidget(self.health)),
+            self._action("&Reach", "Ctrl+0", lambda: self.pages.setCurrentWidget(self.reach)),
         ]
         self._build_database_actions()
         about = self._action("&About recall-gui", None, self._show_about)
@@ -396,7 +402,9 @@ class MainWindow(QMainWindow):
         self.knowledge.focus_query()
 
     def _on_escape(self) -> None:
-        if not (self.knowledge.cancel() or self.checks.cancel() or self.duplicates.cancel()):
+        if not (
+            self.knowledge.cancel() or self.checks.cancel() or self.duplicates.cancel() or self.reach.cancel()
+        ):
             self.banner.dismiss()
 
     def _show_about(self) -> None:

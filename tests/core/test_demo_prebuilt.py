@@ -1,6 +1,6 @@
 """The prebuilt demo shipped with the package (``make demo-data``): its own passages, and exactly the
-vectors cosh's default model (float32, from its published weights) makes of them, so a first start has the demo a `recall-gui demo` rebuild makes,
-without a minute of embedding."""
+vectors cosh's default model (float32, from its published weights) makes of them, so a first start has the
+demo a `recall-gui demo` rebuild makes, without a minute of embedding."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_prebuilt_demo_carries_its_own_passages_and_says_what_made_it() -> None:
     prebuilt = read_prebuilt_demo()
     assert prebuilt.about["model"] == "AllMiniLML6V2"
-    assert prebuilt.about["embedded_with"].startswith("the published float32 weights of sentence-transformers")
+    assert prebuilt.about["embedded_with"].startswith(
+        "the published float32 weights of sentence-transformers"
+    )
     assert prebuilt.about["model_sha256"] == WEIGHTS_SHA256
     assert prebuilt.about["source"].startswith("pydoc_data.topics of Python ")
     ids = prebuilt.table.column("id").to_pylist()

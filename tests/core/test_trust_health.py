@@ -106,10 +106,10 @@ def test_a_local_model_neither_cached_nor_downloadable_is_not_ok(
     assert found[kb.name].ok  # its published weights serve cosh's default without any cache
     bge = found["bge"]
     assert bge.status("model") == "failed" and not bge.ok
-    assert (
+    assert bge.problems[0].message == (
         "model unavailable: model BGESmallENV15 (BGE-Small-EN-v1.5 (384d)) is not on this machine (cosh's "
         "file Xenova/bge-small-en-v1.5 onnx/model.onnx was not found in any model cache)"
-    ) == bge.problems[0].message
+    )
     assert bge.problems[0].hint and "recall-gui models get BGESmallENV15" in bge.problems[0].hint
     with pytest.raises(RecallError, match="is not on this machine"):
         asyncio.run(_search(kb.registry_dir, "bge"))

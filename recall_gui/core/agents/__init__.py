@@ -69,8 +69,12 @@ if TYPE_CHECKING:
         hubs_of_checks,
     )
     from recall_gui.core.agents.junit_report import write_junit
+    from recall_gui.core.agents.pseudo_queries import RULES, QueryRule, parse_rule
     from recall_gui.core.agents.rank_changes import RankChange, ReplayDiff
     from recall_gui.core.agents.ray_checks import run_checks_in_ray, run_checks_on_ray
+    from recall_gui.core.agents.ray_reach import find_reach_in_ray, rank_queries_on_ray
+    from recall_gui.core.agents.reach import DEFAULT_DEPTH, find_reach
+    from recall_gui.core.agents.reach_report import ReachReport, Unreachable, lorenz
     from recall_gui.core.agents.shadowing import (
         Shadowing,
         copies_of_earlier,
@@ -80,7 +84,9 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "DEFAULT_DEPTH",
     "DEFAULT_HUB_SHARE",
+    "RULES",
     "SHOWN_LOG_BYTES",
     "SWITCH_ENV",
     "WINDOW_CLIENT",
@@ -102,10 +108,13 @@ __all__ = [
     "LogContents",
     "LogFiles",
     "LogSwitch",
+    "QueryRule",
     "RankChange",
+    "ReachReport",
     "ReplayDiff",
     "Shadowing",
     "Stamp",
+    "Unreachable",
     "VersionsReport",
     "WindowAnswer",
     "change_since",
@@ -119,6 +128,8 @@ __all__ = [
     "edit_golden",
     "edited",
     "find_hubs",
+    "find_reach",
+    "find_reach_in_ray",
     "find_shadowing",
     "folder_text",
     "hubs_from_log",
@@ -126,9 +137,12 @@ __all__ = [
     "judge_description",
     "load_last_run",
     "lookup_contents",
+    "lorenz",
     "now_iso",
+    "parse_rule",
     "parse_since",
     "place_text",
+    "rank_queries_on_ray",
     "read_golden",
     "records_json",
     "replay",
@@ -170,7 +184,9 @@ if not TYPE_CHECKING:
                 "Stamp",
                 "WINDOW_CLIENT",
                 "now_iso",
+                "parse_rule",
                 "parse_since",
+                "rank_queries_on_ray",
                 "records_json",
                 "select",
                 "switch_from_env",
@@ -179,6 +195,7 @@ if not TYPE_CHECKING:
                 "Coverage",
                 "coverage",
                 "lookup_contents",
+                "lorenz",
                 "replay",
                 "rows_by_row_id",
             ),
@@ -221,10 +238,16 @@ if not TYPE_CHECKING:
                 "HubQuery",
                 "HubReport",
                 "find_hubs",
+                "find_reach",
+                "find_reach_in_ray",
                 "hubs_from_log",
                 "hubs_of_checks",
             ),
             "junit_report": ("write_junit",),
+            "pseudo_queries": ("QueryRule", "RULES", "parse_rule"),
+            "ray_reach": ("find_reach_in_ray", "rank_queries_on_ray"),
+            "reach": ("DEFAULT_DEPTH", "find_reach"),
+            "reach_report": ("ReachReport", "Unreachable", "lorenz"),
             "rank_changes": (
                 "RankChange",
                 "ReplayDiff",

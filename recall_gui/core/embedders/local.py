@@ -37,6 +37,9 @@ from recall_gui.core.registry.models import LOCAL_MODELS, local_model
 QUERY_THREADS = 1
 #: onnxruntime's own choice of threads, for passages in bulk.
 BULK_THREADS = 0
+#: Queries embedded together by :meth:`LocalEmbedder.embed_queries`: on one thread, larger batches of
+#: short queries cost more per query, not less (docs/PERFORMANCE.md#local-query_batch).
+QUERY_BATCH = 4
 
 
 class LocalEmbedder:
@@ -81,6 +84,26 @@ class LocalEmbedder:
             if self._bulk_model is None:
                 self._bulk_model = self._load_bulk()
             return self._bulk_model
+
+    def embed_queries(self, texts: list[str]) -> list[Vector]:
+        """Many queries' vectors, :data:`QUERY_BATCH` at a time through the query model (texts of like
+        length together, so padding costs little): each the vector :meth:`embed_checked` gives it alone
+        (padding is masked out of the model and the pooling; ``tests/core/test_bulk_queries.py``). Raises
+        :class:`EmbedderError`; blocking."""
+        order = sorted(range(len(texts)), key=lambda number: len(texts[number]))
+        found: list[Vector | None] = [None] * len(texts)
+        try:
+            for start in range(0, len(order), QUERY_BATCH):
+                numbers = order[start : start + QUERY_BATCH]
+                vectors = self._model.embed([texts[number] for number in numbers])
+                for number, vector in zip(numbers, vectors, strict=True):
+                    found[number] = np.asarray(vector, dtype=np.float32)
+        except (ValueError, TypeError, RuntimeError, OSError) as error:  # tokenizer or onnxruntime
+            raise EmbedderError(
+                f"{self.model_info.name}: the queries could not be embedded: {short(error)}",
+                hint="If every query fails, the model files may be damaged.",
+            ) from error
+        return [vector for vector in found if vector is not None]
 
     def embed_checked(self, text: str) -> Vector:
         """One query's vector; raises :class:`EmbedderError` (blocking: call it on the embedding thread)."""

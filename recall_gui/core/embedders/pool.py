@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from dataclasses import dataclass
 
 from recall_gui.core.base.collector import collection_paused
-from recall_gui.core.base.errors import ModelUnavailableError
+from recall_gui.core.base.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.embedders.base import EmbeddedQuery, ModelInfo, QueryVector, Vector
 from recall_gui.core.embedders.cloud import CloudEmbedder, cloud_model_info, configuration_problem
 from recall_gui.core.embedders.local import (
@@ -26,6 +28,7 @@ from recall_gui.core.registry.registry import EmbedderSpec
 
 __all__ = [
     "CloudEmbedder",
+    "EmbeddedQueries",
     "EmbeddedQuery",
     "Embedder",
     "EmbedderPool",
@@ -54,6 +57,21 @@ def model_problem(spec: EmbedderSpec) -> str | None:
 
 
 Embedder = LocalEmbedder | CloudEmbedder
+
+#: Queries per job of :meth:`EmbedderPool.embed_queries` on the embedding thread (about half a second).
+BULK_JOB = 128
+#: Requests to a cloud provider in flight at once while embedding many queries.
+CLOUD_REQUESTS = 4
+
+
+@dataclass(frozen=True)
+class EmbeddedQueries:
+    """Many queries' vectors (one float32 row each, in the order asked) and what embedded them."""
+
+    vectors: Vector
+    used: str
+    #: What embedded them (exact, or a stand-in), as :class:`EmbeddedQuery` says it of one query.
+    model: ModelInfo | None = None
 
 
 class EmbedderPool:
@@ -150,6 +168,47 @@ class EmbedderPool:
             loop = asyncio.get_running_loop()
             return QueryVector(asyncio.run_coroutine_threadsafe(_embed_cloud(embedder, text), loop))
         raise _unknown(spec)
+
+    async def embed_queries(
+        self,
+        spec: EmbedderSpec,
+        texts: Sequence[str],
+        table_dim: int | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> EmbeddedQueries:
+        """Many queries' vectors, each the one :meth:`start_query` gives it alone: a local model's in
+        jobs of :data:`BULK_JOB` queries on the embedding thread (a search started meanwhile waits for one
+        job, not all), a cloud model's one request per query, :data:`CLOUD_REQUESTS` at a time.
+        ``on_progress(done, total)`` after each job; cancelling stops between jobs."""
+        import numpy as np
+
+        vectors: list[Vector] = []
+        used, model = "", None
+        if spec.kind == "local":
+            embedder = await self.get(spec)
+            assert isinstance(embedder, LocalEmbedder)
+            used, model = embedder.used, embedder.model_info
+            for start in range(0, len(texts), BULK_JOB):
+                job = self.executor.submit(embedder.embed_queries, list(texts[start : start + BULK_JOB]))
+                embedded: list[Vector] = await asyncio.wrap_future(job)
+                vectors.extend(embedded)
+                if on_progress is not None:
+                    on_progress(len(vectors), len(texts))
+        elif spec.kind == "cloud":
+            cloud = self._cloud_embedder(spec, table_dim)
+            used, model = cloud.used, cloud.model_info
+            for start in range(0, len(texts), CLOUD_REQUESTS):
+                requests = (cloud.embed_query(text) for text in texts[start : start + CLOUD_REQUESTS])
+                vectors.extend(await asyncio.gather(*requests))
+                if on_progress is not None:
+                    on_progress(len(vectors), len(texts))
+        else:
+            raise _unknown(spec)
+        if not vectors:
+            return EmbeddedQueries(np.zeros((0, table_dim or spec.dim or 0), np.float32), used, model)
+        if len({np.shape(vector) for vector in vectors}) > 1:
+            raise EmbedderError(f"{used} returned vectors of different widths for different queries")
+        return EmbeddedQueries(np.vstack(vectors).astype(np.float32, copy=False), used, model)
 
     def _embed_local(self, cosh_name: str, text: str) -> EmbeddedQuery:
         embedder = self._load_local(cosh_name)

@@ -215,17 +215,8 @@ def _pairs_on_ray(
     cancel: threading.Event,
 ) -> _Pairs:
     """The Ray job (blocking): sample, centroids, assignment, exact pairs per partition."""
-    import lance_ray
-
     try:
-        table = lance_ray.read_lance(
-            uri=uri,
-            columns=[vector],
-            filter=f"`{vector}` IS NOT NULL",
-            storage_options=storage_options or None,
-            dataset_options={"version": version},
-            scanner_options={"with_row_id": True},
-        )
+        table = read_vectors(uri, storage_options, version, vector)
         progress(0.0)
         sample = _sample(table, vector, metric, rows)
         if cancel.is_set():
@@ -250,6 +241,21 @@ def _pairs_on_ray(
             f"the Ray job on {uri} failed: {_cause(error)}",
             hint="Check that every Ray node can read the database and has recall-gui[scale] installed.",
         ) from error
+
+
+def read_vectors(uri: str, storage_options: dict[str, str], version: int, vector: str) -> Any:
+    """The table's vector column and row ids at ``version`` as a Ray Dataset (rows without a vector left
+    out by the reader)."""
+    import lance_ray
+
+    return lance_ray.read_lance(
+        uri=uri,
+        columns=[vector],
+        filter=f"`{vector}` IS NOT NULL",
+        storage_options=storage_options or None,
+        dataset_options={"version": version},
+        scanner_options={"with_row_id": True},
+    )
 
 
 def _scan_order(
@@ -284,7 +290,7 @@ def _sample(table: Any, vector: str, metric: str, rows: int) -> npt.NDArray[np.f
     part = table if rows <= SAMPLE_ROWS else table.random_sample(SAMPLE_ROWS / rows, seed=SEED)
     chunks = []
     for batch in part.iter_batches(batch_format="pyarrow"):
-        matrix, usable, _zero = _usable_rows(batch, vector, metric)
+        matrix, usable, _zero = usable_rows(batch, vector, metric)
         chunks.append(matrix[usable])
     if not chunks:
         return np.zeros((0, 0))
@@ -292,7 +298,7 @@ def _sample(table: Any, vector: str, metric: str, rows: int) -> npt.NDArray[np.f
     return unit_rows(sample) if metric == "cosine" else sample
 
 
-def _usable_rows(
+def usable_rows(
     batch: pa.Table | pa.RecordBatch, vector: str, metric: str
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """The batch's vectors as a float32 matrix, which rows join the comparison as the local engine's do
@@ -320,7 +326,7 @@ def _assign_batch(
     """One row per (partition, vector held there): the row's home and every partition it is a guest in."""
     import pyarrow as pa
 
-    matrix, usable, zero = _usable_rows(batch, vector, metric)
+    matrix, usable, zero = usable_rows(batch, vector, metric)
     all_ids = batch.column("_rowid").to_numpy()
     left_out = matrix[zero]
     matrix = matrix[usable]

@@ -1,0 +1,371 @@
+"""The Reach page: which entries of a database the agent can never return, even asked about exactly what
+they say (:mod:`recall_gui.core.agents.reach`), what takes their place and why; and how evenly the agent's
+results spread over the entries (a Lorenz curve or a histogram of retrievability).
+
+The report runs as a kept task with progress; Cancel stops it between jobs. Each listed entry opens
+like any entry (double-click), and its query can be kept as a golden check (it fails until the entry is
+reached). Nothing is written to the knowledge base.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from recall_gui.core.base import DEFAULT_LIMIT, GoldenFileError, RecallError, quoted
+from recall_gui.core.messages import UserMessage
+from recall_gui.qt.models.reach_model import QUERY, RANK, ReachModel
+from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE
+from recall_gui.qt.panels.database_picker import DatabasePicker
+from recall_gui.qt.panels.status_note import StatusNote
+from recall_gui.qt.services import WindowServices
+from recall_gui.qt.widgets import PlaceholderTableView, engine_combo, push_button
+
+if TYPE_CHECKING:
+    from recall_gui.core.agents import GoldenCheck, ReachReport, Unreachable
+    from recall_gui.qt.panels.reach_chart import ReachChart
+
+#: The ways to make each entry's query, as the page offers them (a column is typed: ``column:NAME``).
+RULE_ITEMS = (
+    ("first sentence", "first-sentence"),
+    ("first line", "first-line"),
+    ("whole text", "whole-text"),
+)
+CHART_MODULE = "recall_gui.qt.panels.reach_chart"
+
+
+def summary(report: ReachReport) -> str:
+    """The note above the table, in words."""
+    asked_by = report.query_from.replace("-", " ")
+    model = report.model.used if report.model is not None else "no model"
+    text = (
+        f"{report.db_name}: {len(report.unreachable):,} of {report.entries:,} entries are out of the agent's "
+        f"reach (limit {report.limit}); {report.reachable:,} of {report.searched:,} asked for by their "
+        f"{asked_by} are found. {report.antihubs:,} are returned for no query; {len(report.hubs):,} for "
+        f"{report.hub_min:,} or more (hubs). {report.method.capitalize()} search, {model}."
+    )
+    if not report.agent_searches:
+        text += f" No agent searches {report.db_name} now: {report.why_not}."
+    if report.note:
+        text += f" {report.note[:1].upper()}{report.note[1:]}."
+    return text
+
+
+class ReachPage(QWidget):
+    """``reachDatabase``, ``reachLimit``, ``reachQueryFrom``, ``reachEngine``, ``reachRunButton``,
+    ``reachCancelButton``, ``reachProgress``, ``reachNote``, ``reachTable`` (the unreachable entries,
+    sortable), ``reachOpenButton``, ``reachGoldenButton`` and the chart (``reachChart``)."""
+
+    #: A report finished (or was cancelled, or failed): the note says how.
+    reportFinished = Signal()
+
+    def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("reachPage")
+        self.services = services
+        self.report: ReachReport | None = None
+        self.chart: ReachChart | None = None
+        self._build_widgets()
+        self._lay_out()
+        self.run_button.clicked.connect(self.request_report)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.open_button.clicked.connect(self.open_selected)
+        self.golden_button.clicked.connect(self.add_golden_check)
+        self.table.doubleClicked.connect(self._on_activated)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self._set_running(False)
+        self.follow_registry()
+        self.note.show_note(
+            "Ask for every entry by its own first sentence, as the agent searches: the entries it never "
+            "returns are listed with what takes their place and why. Double-click one to open it.",
+            "neutral",
+        )
+
+    def _build_widgets(self) -> None:
+        self.database_combo = DatabasePicker()
+        self.database_combo.setObjectName("reachDatabase")
+        self.database_combo.setMinimumWidth(120)
+        self.limit_spin = QSpinBox()
+        self.limit_spin.setObjectName("reachLimit")
+        self.limit_spin.setRange(1, 100)
+        self.limit_spin.setValue(DEFAULT_LIMIT)
+        self.limit_spin.setToolTip("The agent's limit: how many results each query gets")
+        self.rule_combo = QComboBox()
+        self.rule_combo.setObjectName("reachQueryFrom")
+        self.rule_combo.setEditable(True)
+        self.rule_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        for label, rule in RULE_ITEMS:
+            self.rule_combo.addItem(label, rule)
+        self.rule_combo.setToolTip(
+            "What each entry is asked for by: its first sentence (a chunk's heading when it starts with "
+            "one), its first line, its whole text, or a column typed as column:NAME (e.g. column:title)"
+        )
+        self.engine_combo = engine_combo("reachEngine")
+        self.run_button = push_button(
+            "Check reach", "reachRunButton", "Ask for every entry by its own text, as the agent searches"
+        )
+        self.run_button.setDefault(True)
+        self.cancel_button = push_button("Cancel", "reachCancelButton", "Stop the report")
+        self.progress = QProgressBar()
+        self.progress.setObjectName("reachProgress")
+        self.note = StatusNote("reachNote")
+        self.model = ReachModel()
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(VALUE_ROLE)
+        self.table = PlaceholderTableView()
+        self.table.setObjectName("reachTable")
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionMode(PlaceholderTableView.SelectionMode.SingleSelection)
+        self.table.setPlaceholder("Unreachable entries are listed here.")
+        self.table.setMinimumSize(200, 80)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, width in ((0, 110), (RANK, 50), (2, 90), (QUERY, 200), (4, 110)):
+            self.table.setColumnWidth(column, width)
+        self.open_button = push_button("Open entry", "reachOpenButton", "Open the selected entry")
+        self.golden_button = push_button(
+            "Add as golden check",
+            "reachGoldenButton",
+            "Keep its query as a golden check that expects it: the check fails until the agent reaches it",
+        )
+        self.chart_placeholder = QLabel("The spread of the agent's results over the entries shows here.")
+        self.chart_placeholder.setWordWrap(True)
+        self.chart_placeholder.setEnabled(False)
+        self.chart_placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+    def _lay_out(self) -> None:
+        controls = QHBoxLayout()
+        controls.setContentsMargins(0, 0, 0, 0)
+        for label, widget in (
+            ("Database:", self.database_combo),
+            ("Limit:", self.limit_spin),
+            ("Ask by:", self.rule_combo),
+            ("Engine:", self.engine_combo),
+        ):
+            controls.addWidget(QLabel(label))
+            controls.addWidget(widget, 1 if widget is self.database_combo else 0)
+        controls.addStretch(0)
+        controls.addWidget(self.run_button)
+        controls.addWidget(self.cancel_button)
+        actions = QHBoxLayout()
+        actions.setContentsMargins(0, 0, 0, 0)
+        actions.addWidget(self.open_button)
+        actions.addWidget(self.golden_button)
+        actions.addStretch(1)
+        listing = QWidget()
+        listing_layout = QVBoxLayout(listing)
+        listing_layout.setContentsMargins(0, 0, 0, 0)
+        listing_layout.addWidget(self.table, 1)
+        listing_layout.addLayout(actions)
+        self.chart_area = QWidget()
+        self.chart_layout = QVBoxLayout(self.chart_area)
+        self.chart_layout.setContentsMargins(0, 0, 0, 0)
+        self.chart_layout.addWidget(self.chart_placeholder, 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("reachSplitter")
+        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(listing)
+        splitter.addWidget(self.chart_area)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([750, 450])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 10, 10, 6)
+        layout.setSpacing(8)
+        layout.addLayout(controls)
+        layout.addWidget(self.note)
+        layout.addWidget(self.progress)
+        layout.addWidget(splitter, 1)
+
+    # --- the registry and the controls ----------------------------------------------------------------
+
+    def follow_registry(self) -> None:
+        """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
+        self.database_combo.show_registry(self.services.registry)
+        listed = self.database_combo.count() > 0
+        self.run_button.setEnabled(listed and not self.services.tasks.running("reach"))
+
+    def choose_database(self, name: str) -> None:
+        self.database_combo.choose(name)
+
+    def chosen_rule(self) -> str:
+        """The rule chosen from the list, else the text typed (``column:NAME``)."""
+        text = self.rule_combo.currentText().strip()
+        for label, rule in RULE_ITEMS:
+            if text == label:
+                return rule
+        return text
+
+    def _set_running(self, running: bool) -> None:
+        self.progress.setVisible(running)
+        self.cancel_button.setVisible(running)
+        self.cancel_button.setEnabled(running)
+        self.run_button.setEnabled(not running and self.database_combo.count() > 0)
+        for widget in (self.database_combo, self.limit_spin, self.rule_combo, self.engine_combo):
+            widget.setEnabled(not running)
+        self._on_selection()
+
+    def _on_progress(self, stage: str, done: int, total: int) -> None:
+        self.progress.setRange(0, total)  # 0 and 0: busy, no count yet
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{stage}: %v of %m" if total else stage)
+
+    # --- operations -----------------------------------------------------------------------------------
+
+    async def check(self, name: str, limit: int, rule: str, engine: str = "local") -> ReachReport | None:
+        """The reach report of the database ``name``, shown."""
+        from recall_gui.core.agents import find_reach, parse_rule
+
+        entry = self.services.registry.get(name)
+        if entry is None:
+            return None
+        self._set_running(True)
+        self._on_progress("reading entries", 0, 0)
+        self.note.show_note(f"Asking for every entry of {name} as the agent searches…", "neutral")
+        self.services.set_activity(f"Checking which entries of {name} the agent reaches…")
+        try:
+            asked_by = parse_rule(rule)
+            harness = await self.services.harness()
+            if engine == "ray":
+                from recall_gui.core.agents import find_reach_in_ray
+                from recall_gui.core.base import window_address
+
+                report = await find_reach_in_ray(
+                    harness,
+                    entry,
+                    address=window_address(),
+                    limit=limit,
+                    rule=asked_by,
+                    on_progress=self._on_progress,
+                )
+            else:
+                report = await find_reach(
+                    harness, entry, limit=limit, rule=asked_by, on_progress=self._on_progress
+                )
+            await self._ensure_chart()
+        except asyncio.CancelledError:
+            self.note.show_note("Cancelled: the report was not finished.", "warning")
+            self.services.set_activity("Reach report cancelled")
+            self.reportFinished.emit()
+            raise
+        except RecallError as error:
+            self.note.show_note(error.full_text(), "bad")
+            self.services.set_activity("Ready")
+            self.reportFinished.emit()
+            return None
+        finally:
+            self._set_running(False)
+        self.show_report(report)
+        self.services.set_activity(
+            f"Reach of {report.db_name}: {len(report.unreachable):,} entries unreached"
+        )
+        self.reportFinished.emit()
+        return report
+
+    async def _ensure_chart(self) -> ReachChart:
+        """The chart, made on first use; pyqtgraph is imported on a worker thread first (importing it on
+        the GUI thread would hold the window)."""
+        if self.chart is None:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self.services.chores, importlib.import_module, CHART_MODULE)
+        if self.chart is None:
+            from recall_gui.qt.panels.reach_chart import ReachChart
+
+            self.chart = ReachChart()
+            self.chart_layout.removeWidget(self.chart_placeholder)
+            self.chart_placeholder.deleteLater()
+            self.chart_layout.addWidget(self.chart, 1)
+        return self.chart
+
+    def show_report(self, report: ReachReport) -> None:
+        import numpy as np
+
+        self.report = report
+        self.note.show_note(summary(report), "good" if report.all_reachable else "warning")
+        self.model.show(report.unreachable, report.depth)
+        self.table.setPlaceholder("Every entry is reached by its own query." if report.all_reachable else "")
+        self.table.sortByColumn(RANK, Qt.SortOrder.AscendingOrder)
+        if self.chart is not None:
+            counts = np.array([entry.returned_for for entry in report.retrievability], dtype=np.int64)
+            self.chart.show_counts(counts, report.gini)
+
+    # --- the selected row -----------------------------------------------------------------------------
+
+    def selected(self) -> Unreachable | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        item = self.proxy.data(rows[0], ITEM_ROLE)
+        return item if item is not None else None
+
+    def _on_selection(self, *_args: object) -> None:
+        item = self.selected()
+        running = self.services.tasks.running("reach")
+        self.open_button.setEnabled(item is not None and not running)
+        self.golden_button.setEnabled(item is not None and bool(item.query) and not running)
+
+    def _on_activated(self, index: QModelIndex) -> None:
+        self.table.selectRow(index.row())
+        self.open_selected()
+
+    def open_selected(self) -> None:
+        item = self.selected()
+        if item is not None and self.report is not None:
+            self.services.navigation.open_entry(self.report.db_name, item.id)
+
+    def add_golden_check(self) -> GoldenCheck | None:
+        """Keep the selected entry's query as a golden check that expects it, at the report's limit."""
+        from recall_gui.core.agents import check_for, place_text
+
+        item, report, services = self.selected(), self.report, self.services
+        entry = services.registry.get(report.db_name) if report is not None else None
+        if item is None or report is None or entry is None or not item.query:
+            return None
+        check = check_for(entry, services.registry, item.query, (item.id,), report.limit)
+        try:
+            replaced = services.golden.add(check)
+        except GoldenFileError as error:
+            services.show_message(
+                UserMessage(
+                    f"The golden check is kept, but not saved: {error.message}",
+                    "Save the checks to another file on the Checks page (Save As…).",
+                    "warning",
+                )
+            )
+            return check
+        where = place_text(check, services.registry)
+        services.set_activity(
+            f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects {item.id}, "
+            f"limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
+            "reaches the entry"
+        )
+        return check
+
+    # --- slots (thin) ---------------------------------------------------------------------------------
+
+    def request_report(self) -> None:
+        name = self.database_combo.chosen()
+        if name:
+            engine = str(self.engine_combo.currentData() or "local")
+            report = self.check(name, self.limit_spin.value(), self.chosen_rule(), engine)
+            self.services.tasks.start(report, key="reach")
+
+    def cancel(self) -> bool:
+        return self.services.tasks.cancel("reach")

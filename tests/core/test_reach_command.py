@@ -1,0 +1,125 @@
+"""`recall-gui reach`: the JSON's fields against LanceDB's own flat search (tests/reachtools.py), exit codes
+like `check` (0 all reachable, 1 some not, 2 could not run), the text output, and nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.core.test_cli import cli
+from tests.kbtools import KnowledgeBase, snapshot_tree
+from tests.reachtools import CAUSES, NAME, Planted, lancedb_oracle, write_planted
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Planted:
+    return write_planted(tmp_path_factory.mktemp("planted-cli"), embedder)
+
+
+def test_reach_json_is_lancedbs_answer_and_writes_nothing(planted: Planted, embedder: Any) -> None:
+    before = snapshot_tree(planted.db_dir)
+    registry_before = snapshot_tree(planted.registry_dir)
+    done = cli("reach", "--registry", str(planted.registry_dir), "--db", NAME, "--limit", "1", "--json")
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    oracle = lancedb_oracle(planted, embedder, 1, depth=100)
+    unreachable = {item["id"]: item for item in data["unreachable"]}
+    expected = [key for key, found in oracle.results.items() if key not in found]
+    expected += [key for key, query in zip(planted.ids, planted.queries, strict=True) if not query]
+    assert sorted(unreachable) == sorted(expected)
+    for key, item in unreachable.items():
+        assert set(item) >= {"id", "query", "rank", "taken_by", "why", "cause"}
+        if key in oracle.results:
+            assert item["taken_by"] == oracle.results[key] and item["rank"] == oracle.places[key]
+        else:
+            assert item["rank"] is None and item["taken_by"] == [] and item["query"] == ""
+    for key, cause in CAUSES.items():
+        assert unreachable[key]["cause"] == cause
+    assert data["limit"] == 1 and data["entries"] == len(planted.ids)
+    assert data["reachable"] == len(oracle.results) - sum(1 for k, f in oracle.results.items() if k not in f)
+    assert [item["id"] for item in data["retrievability"]] == list(planted.ids)
+    assert {"returned_for"} <= set(data["retrievability"][0])
+    assert 0 <= data["gini"] < 1 and data["hubs"][0]["id"] == "hub"
+    assert snapshot_tree(planted.db_dir) == before and snapshot_tree(planted.registry_dir) == registry_before
+
+
+def test_reach_exits_0_when_every_entry_is_reachable(kb: KnowledgeBase) -> None:
+    done = cli("reach", "--registry", str(kb.registry_dir), "--db", kb.name, "--limit", "3")
+    assert done.returncode == 0, done.stderr
+    assert f"{len(kb.ids)} of {len(kb.ids)} entries asked for reach the results (100.0%)" in done.stdout
+    assert "UNREACHABLE" not in done.stdout
+
+
+def test_reach_text_lists_the_unreachable_with_why(planted: Planted) -> None:
+    done = cli("reach", "--registry", str(planted.registry_dir), "--db", NAME, "--limit", "1")
+    assert done.returncode == 1, done.stderr
+    assert 'UNREACHABLE  tides-copy  (rank 2) "Ocean tides' in done.stdout
+    assert "taken by: tides" in done.stdout and "hub  hub: returned for" in done.stdout
+
+
+def test_reach_of_a_folder_path_counts_a_golden_files_queries(planted: Planted, tmp_path: Path) -> None:
+    golden = tmp_path / "golden.json"
+    check = {"db_name": NAME, "query": "Why are there tides?", "expect": ["tides"], "limit": 2}
+    golden.write_text(json.dumps({"checks": [check]}), encoding="utf-8")
+    done = cli(
+        "reach",
+        "--registry",
+        str(planted.registry_dir),
+        "--path",
+        str(planted.db_dir),
+        "--queries",
+        str(golden),
+        "--json",
+    )
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    assert data["db_name"] == NAME and data["agent_searches"] and data["queries"] == 1
+    assert sum(item["returned_for_queries"] for item in data["retrievability"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--db", "nope"], "Database 'nope' not found"),
+        (["--db", NAME, "--limit", "0"], "--limit must be between 1 and 100"),
+        (["--db", NAME, "--depth", "0"], "--depth must be between"),
+        (["--db", NAME, "--query-from", "third-word"], "no way to make a query"),
+        (["--db", NAME, "--query-from", "column:nope"], "no column 'nope'"),
+        (["--db", NAME, "--ray-address", "ray://x:1"], "--ray-address is for --engine ray"),
+        (["--path", "/nowhere/at/all"], "/nowhere/at/all"),
+    ],
+)
+def test_reach_that_cannot_run_exits_2_with_the_reason(
+    planted: Planted, options: list[str], message: str
+) -> None:
+    done = cli("reach", "--registry", str(planted.registry_dir), *options)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert message in done.stderr and done.stdout == ""
+
+
+def test_reach_counts_what_the_agents_logged_queries_return(kb: KnowledgeBase) -> None:
+    import asyncio
+
+    from recall_gui.core.agents.agent_log import LogFiles
+    from recall_gui.core.search.harness import Harness
+    from tests.logtools import logged_call, write_records
+
+    harness = Harness(kb.registry_dir)
+    asked = [("How do I change my password?", 2), ("What is the capital of France?", 1)]
+    try:
+        records = [logged_call(harness, {"db_name": kb.name, "query": q, "limit": n}) for q, n in asked]
+    finally:
+        asyncio.run(harness.aclose())
+    write_records(LogFiles(), records)
+    done = cli("reach", "--registry", str(kb.registry_dir), "--db", kb.name, "--log", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    returned = {item["id"]: item["returned_for_queries"] for item in data["retrievability"]}
+    expected = {entry_id: 0 for entry_id in kb.ids}
+    for record in records:
+        for entry_id in set(record.result_ids):
+            expected[entry_id] += 1
+    assert data["queries"] == 2 and returned == expected and sum(expected.values()) == 3
