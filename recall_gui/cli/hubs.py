@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
-from recall_gui.core.base import InvalidInputError
+from recall_gui.core.base import InvalidInputError, json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, HubReport
@@ -131,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("there are no queries to search", hint="Give a file with at least one query.")
     report = asyncio.run(_hubs(args, queries))
     if args.json:
-        write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(format_report(report, DEFAULT_HUB_SHARE if args.share is None else args.share) + "\n")
     return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
@@ -13,7 +12,7 @@ from recall_gui.cli.databases import chosen_database, refuse_unclear
 from recall_gui.cli.duplicates import threshold_from_text
 from recall_gui.cli.folder_options import add_path_options
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.base import DEFAULT_LIMIT
+from recall_gui.core.base import DEFAULT_LIMIT, json_text
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
@@ -73,5 +72,5 @@ def format_shadowing(found: Shadowing) -> str:
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
     found = asyncio.run(_shadowing(args))
-    write_stdout((json.dumps(found.to_dict(), indent=2) if args.json else format_shadowing(found)) + "\n")
+    write_stdout((json_text(found.to_dict(), indent=2) if args.json else format_shadowing(found)) + "\n")
     return 0

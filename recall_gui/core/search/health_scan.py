@@ -55,6 +55,9 @@ class HealthReport:
     zero_norm: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     not_finite: list[str] = field(default_factory=list)
+    #: Vectors whose squared length underflows float32 (below its smallest normal number) or overflows it.
+    too_short: list[str] = field(default_factory=list)
+    too_long: list[str] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
     duplicate_groups: list[list[str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -65,6 +68,8 @@ class HealthReport:
             self.zero_norm,
             self.missing,
             self.not_finite,
+            self.too_short,
+            self.too_long,
             self.empty,
             self.duplicate_groups,
             self.warnings,
@@ -82,6 +87,8 @@ class HealthReport:
                 "zero_norm": self.zero_norm,
                 "missing": self.missing,
                 "not_finite": self.not_finite,
+                "too_short": self.too_short,
+                "too_long": self.too_long,
             },
             "content": {"empty": self.empty, "duplicate_groups": self.duplicate_groups},
             "warnings": self.warnings,
@@ -154,7 +161,7 @@ async def _statistics(table: Any, report: HealthReport) -> None:
 
 
 def _check_vectors(report: HealthReport, ids: list[str], vectors: Any, width: int) -> None:
-    """List the page's missing, not finite and zero vectors."""
+    """List the page's missing, not finite and zero vectors, and those too short or too long for float32."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -167,6 +174,11 @@ def _check_vectors(report: HealthReport, ids: list[str], vectors: Any, width: in
     zero = finite & ~np.any(matrix != 0, axis=1)
     report.not_finite.extend(ids[positions[n]] for n in np.flatnonzero(~finite))
     report.zero_norm.extend(ids[positions[n]] for n in np.flatnonzero(zero))
+    squares = np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)  # exact enough: float32 rows
+    limits = np.finfo(np.float32)
+    short = finite & ~zero & (squares < limits.tiny)
+    report.too_short.extend(ids[positions[n]] for n in np.flatnonzero(short))
+    report.too_long.extend(ids[positions[n]] for n in np.flatnonzero(finite & (squares > limits.max)))
 
 
 def _digest_contents(
@@ -220,6 +232,20 @@ async def _same_content(
 
 
 def _warn(report: HealthReport, entry: DatabaseEntry, searching: list[str]) -> None:
+    if report.too_short:
+        report.warnings.append(
+            f"{len(report.too_short):,} vectors are too short for float32 (the sum of their squared "
+            "components is below 1.2e-38): LanceDB's cosine distances to them are infinite or far off, so "
+            "they come first or last in every search, whatever the query; embed their contents again, or "
+            "delete those rows"
+        )
+    if report.too_long:
+        report.warnings.append(
+            f"{len(report.too_long):,} vectors are too long for float32 (the sum of their squared "
+            "components is above 3.4e38): LanceDB's distances to them are infinite or all alike, so they "
+            "come last (or first) in every search, whatever the query; embed their contents again, or "
+            "delete those rows"
+        )
     for index in report.indices:
         if index.unindexed_rows:
             report.warnings.append(
