@@ -187,7 +187,7 @@ def test_the_mcp_server_more_like_this_and_hubs_give_lancedbs_order(extreme_kb: 
 def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_vectors(
     extreme_kb: Any, tmp_path: Path
 ) -> None:
-    db_dir, registry, query, _ = extreme_kb
+    db_dir, registry, query, matrices = extreme_kb
     first, distances = lance_search(db_dir, "tiny", query, "cosine", 10)
     faint_first, _ = lance_search(db_dir, "faint", query, "cosine", 1)
     golden = tmp_path / "golden.json"
@@ -204,6 +204,7 @@ def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_ve
         "shadowing": ("shadowing", *where, "--db", "tiny", "--limit", "10", "--json", QUERY),
         "health tiny": ("health", *where, "--db", "tiny", "--json"),
         "health huge": ("health", *where, "--db", "huge", "--json"),
+        "similar": ("similar", *where, "--db", "tiny", "--id", "r0", "--limit", "12"),
     }
     with ThreadPoolExecutor(3) as pool:
         done = dict(zip(commands, pool.map(lambda args: cli(*args), commands.values()), strict=True))
@@ -237,3 +238,10 @@ def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_ve
     vectors = printed["health huge"]["vectors"]
     assert (vectors["too_short"], set(vectors["too_long"])) == ([], huge_ids)
     assert any("too long for float32" in warning for warning in printed["health huge"]["warnings"])
+
+    assert done["similar"].returncode == 0, done["similar"].stderr
+    expected, distances = lance_search(db_dir, "tiny", matrices["tiny"][0], "cosine", 12)
+    results = printed["similar"]["results"]
+    assert [result["id"] for result in results] == [f"r{row_id}" for row_id in expected]
+    shown = {-np.inf: "-Infinity", np.inf: "Infinity"}
+    assert [result["distance"] for result in results] == [shown.get(d, float(d)) for d in distances]
