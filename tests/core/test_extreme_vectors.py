@@ -245,3 +245,27 @@ def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_ve
     assert [result["id"] for result in results] == [f"r{row_id}" for row_id in expected]
     shown = {-np.inf: "-Infinity", np.inf: "Infinity"}
     assert [result["distance"] for result in results] == [shown.get(d, float(d)) for d in distances]
+
+
+@pytest.mark.parametrize("scale", [1e-23, 3e-23, 1e-22, 1e-21, 1e-20, 1e-19])
+def test_rows_whose_squared_components_are_subnormal_keep_their_nearest_through_the_int8_codes(
+    tmp_path: Path, scale: float
+) -> None:
+    """Cosine rows whose squares fall below float32's normal range: LanceDB's distances to them are off by
+    far more than rounding, and the nearest row by LanceDB's arithmetic must still come first."""
+    from recall_gui.core.session.exact import VectorMatrix, nearest_rows
+
+    rng = np.random.default_rng(23)
+    dim = 384
+    center = rng.standard_normal(dim)
+    faint = (center + rng.standard_normal((60, dim))) * scale
+    matrix = np.vstack([faint, rng.standard_normal((4, dim))]).astype(np.float32)
+    write_table(tmp_path, "faint", matrix)
+    vectors = VectorMatrix.build(matrix, np.arange(len(matrix), dtype=np.uint64)).with_codes(
+        tmp_path / "codes"
+    )
+    for query in (center, center + rng.standard_normal(dim)):
+        expected, _ = lance_search(tmp_path, "faint", query.astype(np.float32), "cosine", 5)
+        for k in (1, 2, 3, 5):
+            positions, _ = nearest_rows(vectors, query, "cosine", k)
+            assert positions.tolist() == expected[:k], k
