@@ -41,6 +41,7 @@ GROUPS: dict[str, str] = {
     "mcp": "bench.agent_first_call",
     "map": "bench.map",
     "health": "bench.health_scan",
+    "lance_arithmetic": "bench.lance_arithmetic",
 }
 
 

@@ -184,9 +184,11 @@ async def rank_in(
         allowed = np.isin(vectors.row_ids, await opened.matching_row_ids(where), assume_unique=True)
     query_vector = np.asarray(report.vector, dtype=np.float32)
 
+    measure = session.arithmetic.measure()
+
     def ranking() -> tuple[tuple[int, float] | None, int]:
-        ranked = rank_of(vectors, query_vector, result.metric, position, allowed)
-        return ranked, ranked_rows(vectors, query_vector, result.metric, allowed)
+        ranked = rank_of(vectors, query_vector, result.metric, position, allowed, measure=measure)
+        return ranked, ranked_rows(vectors, query_vector, result.metric, allowed, measure=measure)
 
     if vectors.matrix.nbytes <= INLINE_RANK_BYTES:
         ranked, rows = ranking()

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.session import certified
+from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.lance_distance import distances as lance_distances
 from recall_gui.core.session.magnitudes import query_in_range, split_rows
 
@@ -173,14 +174,17 @@ def nearest_rows(
     metric: str,
     k: int,
     allowed: npt.NDArray[np.bool_] | None = None,
+    *,
+    measure: Measure = lance_distances,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
     """Positions in ``vectors`` and distances of the ``k`` rows nearest to ``query``, nearest first;
-    only rows where ``allowed`` is true, when it is given (a filter).
+    only rows where ``allowed`` is true, when it is given (a filter). ``measure`` gives the candidates'
+    LanceDB distances (the emulation, or LanceDB itself: :mod:`~recall_gui.core.session.lance_arithmetic`).
 
     Equal distances are ordered by row id, as LanceDB orders them.
     """
     q = np.ascontiguousarray(query, dtype=np.float32)
-    return _best_of(vectors, q, None, metric, k, allowed=allowed)
+    return _best_of(vectors, q, None, metric, k, allowed=allowed, measure=measure)
 
 
 def nearest_rows_many(
@@ -188,7 +192,9 @@ def nearest_rows_many(
     queries: npt.NDArray[Any],
     metric: str,
     ks: Sequence[int],
+    *,
     chunk: int = 64,
+    measure: Measure = lance_distances,
 ) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]:
     """:func:`nearest_rows` for many queries with one pass over the matrix per ``chunk`` of queries (one
     matrix product instead of a scan each); each answer is the one :func:`nearest_rows` gives, since the
@@ -200,7 +206,8 @@ def nearest_rows_many(
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             scores = block @ vectors.matrix.T  # one row of dot products per query, each contiguous
         for number, q in enumerate(block):
-            answers.append(_best_of(vectors, q, scores[number], metric, ks[start + number], allowed=None))
+            k = ks[start + number]
+            answers.append(_best_of(vectors, q, scores[number], metric, k, allowed=None, measure=measure))
     if vectors.codes is not None:  # the products read every page of the mapped float32 copy: unmap them
         vectors.codes.release_rows()
     return answers
@@ -214,6 +221,7 @@ def _best_of(
     k: int,
     *,
     allowed: npt.NDArray[np.bool_] | None,
+    measure: Measure,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
     """The ranking of :func:`nearest_rows`, from the dot products when they were computed already
     (``products``, overwritten) or from one scan."""
@@ -231,7 +239,7 @@ def _best_of(
     if vectors.codes is not None and products is None and in_range:
         # The int8 scan selects the candidates: a proved superset of the k nearest (core/certified.py).
         candidates = certified.candidates(vectors.codes, q, k, metric, allowed)
-        return _ranked(vectors, q, metric, k, candidates)
+        return _ranked(vectors, q, metric, k, candidates, measure=measure)
     scores = vectors.dot_products(q) if products is None else products
     with np.errstate(over="ignore", invalid="ignore"):  # extreme rows' scores: replaced below
         if metric == "l2":  # |x|^2 - 2 x.q: the squared distance minus the constant |q|^2
@@ -263,11 +271,17 @@ def _best_of(
         candidates = np.flatnonzero(scores != np.inf)
     # Within the bounds, LanceDB's k nearest are within the threshold, whatever rows LanceDB has no
     # distance for (NaN) or puts at +-inf: those are extreme rows, ranked in every search.
-    return _ranked(vectors, q, metric, k, np.union1d(candidates, extreme))
+    return _ranked(vectors, q, metric, k, np.union1d(candidates, extreme), measure=measure)
 
 
 def _ranked(
-    vectors: VectorMatrix, q: Matrix, metric: str, k: int, candidates: npt.NDArray[np.intp]
+    vectors: VectorMatrix,
+    q: Matrix,
+    metric: str,
+    k: int,
+    candidates: npt.NDArray[np.intp],
+    *,
+    measure: Measure,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
     """The k nearest of ``candidates`` by LanceDB's distance and then row id (rows whose LanceDB distance
     is NaN are left out)."""
@@ -275,7 +289,7 @@ def _ranked(
     # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.
     for start in range(0, len(candidates), RESCORE_CHUNK):
         chunk = candidates[start : start + RESCORE_CHUNK]
-        distances = lance_distances(vectors.matrix[chunk], q, metric)
+        distances = measure(vectors.matrix[chunk], q, metric)
         kept = ~np.isnan(distances)
         positions = np.concatenate([best, chunk[kept]])
         distances = np.concatenate([best_distances, distances[kept]])

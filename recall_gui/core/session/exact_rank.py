@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.session.exact import RESCORE_CHUNK, VectorMatrix, rounding_slack
+from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.lance_distance import distances as lance_distances
 from recall_gui.core.session.magnitudes import query_in_range
 
@@ -27,12 +28,14 @@ def rank_of(
     metric: str,
     position: int,
     allowed: npt.NDArray[np.bool_] | None = None,
+    *,
+    measure: Measure = lance_distances,
 ) -> tuple[int, float] | None:
     """The rank (1 is nearest) and LanceDB's float32 distance of row ``position`` for ``query``, among
     the rows ``allowed`` keeps; ``None`` when the row has no place in that order (a row of zero length
     has no cosine distance; a row the filter drops)."""
     q = np.ascontiguousarray(query, dtype=np.float32)
-    own = float(lance_distances(vectors.matrix[position : position + 1], q, metric)[0])
+    own = float(measure(vectors.matrix[position : position + 1], q, metric)[0])
     if np.isnan(own) or (allowed is not None and not allowed[position]):
         return None
     q_norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
@@ -68,7 +71,7 @@ def rank_of(
     row_id = vectors.row_ids[position]
     for start in range(0, len(near), RESCORE_CHUNK):  # a chunk at a time bounds the memory used
         chunk = near[start : start + RESCORE_CHUNK]
-        distances = lance_distances(vectors.matrix[chunk], q, metric)
+        distances = measure(vectors.matrix[chunk], q, metric)
         before = (distances < own) | ((distances == own) & (vectors.row_ids[chunk] < row_id))
         ahead += int(np.count_nonzero(before))
     return ahead + 1, own
@@ -79,6 +82,8 @@ def ranked_rows(
     query: npt.NDArray[Any],
     metric: str,
     allowed: npt.NDArray[np.bool_] | None = None,
+    *,
+    measure: Measure = lance_distances,
 ) -> int:
     """How many rows (among those ``allowed`` keeps) have a place in LanceDB's order for ``query``: all
     but rows of zeros (cosine) and extreme rows whose float32 distance is NaN."""
@@ -93,5 +98,5 @@ def ranked_rows(
     undefined = 0
     for start in range(0, len(extreme), RESCORE_CHUNK):
         chunk = extreme[start : start + RESCORE_CHUNK]
-        undefined += int(np.count_nonzero(np.isnan(lance_distances(vectors.matrix[chunk], q, metric))))
+        undefined += int(np.count_nonzero(np.isnan(measure(vectors.matrix[chunk], q, metric))))
     return rows - undefined
