@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recall_gui.core.base.captions import plural
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session
@@ -231,21 +232,23 @@ async def _same_content(
     return [group for group in groups.values() if len(group) > 1]
 
 
+#: What vectors too short or too long for float32 do to searches, and what to do about them.
+_TOO = {
+    "short": "too short for float32: they come first or last in every search, whatever the query; embed "
+    "their contents again, or delete those rows (the sum of their squared components is below 1.2e-38, so "
+    "LanceDB's cosine distances to them are infinite or far off)",
+    "long": "too long for float32: they come last (or first) in every search, whatever the query; embed "
+    "their contents again, or delete those rows (the sum of their squared components is above 3.4e38, so "
+    "LanceDB's distances to them are infinite or all alike)",
+}
+
+
 def _warn(report: HealthReport, entry: DatabaseEntry, searching: list[str]) -> None:
-    if report.too_short:
-        report.warnings.append(
-            f"{len(report.too_short):,} vectors are too short for float32 (the sum of their squared "
-            "components is below 1.2e-38): LanceDB's cosine distances to them are infinite or far off, so "
-            "they come first or last in every search, whatever the query; embed their contents again, or "
-            "delete those rows"
-        )
-    if report.too_long:
-        report.warnings.append(
-            f"{len(report.too_long):,} vectors are too long for float32 (the sum of their squared "
-            "components is above 3.4e38): LanceDB's distances to them are infinite or all alike, so they "
-            "come last (or first) in every search, whatever the query; embed their contents again, or "
-            "delete those rows"
-        )
+    for ids, extreme in ((report.too_short, "short"), (report.too_long, "long")):
+        if ids:
+            report.warnings.append(
+                f"{plural(len(ids), 'vector')} {'is' if len(ids) == 1 else 'are'} {_TOO[extreme]}"
+            )
     for index in report.indices:
         if index.unindexed_rows:
             report.warnings.append(

@@ -181,6 +181,8 @@ class HealthPage(QWidget):
                 if line in listed_ids and not title.startswith(("Counts", "Indexes", "Warnings")):
                     child.setData(0, ENTRY_ID_ROLE, line)
                     child.setToolTip(0, "Double-click to open this entry")
+                else:
+                    child.setToolTip(0, line)  # a warning wider than the page, in full
                 section.addChild(child)
             self.tree.addTopLevelItem(section)
             section.setExpanded(True)
