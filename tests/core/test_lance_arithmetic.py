@@ -174,12 +174,11 @@ def test_the_verdict_here_is_remembered_per_machine_and_checked_again_where_it_c
     assert first.measure() is first.emulation
     assert json.loads((folder / VERDICTS_FILE).read_text(encoding="utf-8")) == {machine_key(): True}
     again = LanceArithmetic(folder)
-    again.start()
-    assert again.verdict is True  # read, not tested again
+    assert again.wait(60) is True and not again.tested  # read, not tested again
 
     unwritable = tmp_path / "a file"
     unwritable.write_text("not a folder", encoding="utf-8")
     for _ in range(2):
         blocked = LanceArithmetic(unwritable / "cache")
-        assert blocked.wait(60) is True  # each time tested anew, and searches go on
+        assert blocked.wait(60) is True and blocked.tested  # each time tested anew, and searches go on
     assert unwritable.read_text(encoding="utf-8") == "not a folder"

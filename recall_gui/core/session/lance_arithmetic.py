@@ -134,6 +134,8 @@ class LanceArithmetic:
         self.emulation = emulation
         self._lock = threading.Lock()
         self._verdict: Future[bool] | None = None
+        #: Whether this object ran the self-test (rather than reading a remembered verdict).
+        self.tested = False
 
     @property
     def verdict(self) -> bool | None:
@@ -144,15 +146,12 @@ class LanceArithmetic:
         return verdict.result()
 
     def start(self) -> None:
-        """Know the verdict: read it from the cache folder, or run the self-test on a thread of its own."""
+        """Know the verdict: read it from the cache folder, or run the self-test, on a thread of its own
+        (reading the processor's features and the libraries' versions takes a few milliseconds too)."""
         with self._lock:
             if self._verdict is not None:
                 return
             self._verdict = Future()
-        remembered = self._remembered()
-        if remembered is not None:
-            self._verdict.set_result(remembered)
-            return
         threading.Thread(target=self._check, name="recall-lance-arithmetic", daemon=True).start()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -170,24 +169,32 @@ class LanceArithmetic:
     def _check(self) -> None:
         assert self._verdict is not None
         try:
-            holds = emulation_holds(self.emulation)
-        except Exception as error:  # LanceDB cannot search in memory here: trust LanceDB's own distances
+            holds = self._find()
+        except Exception as error:  # e.g. LanceDB cannot search in memory here: trust LanceDB's distances
             logger.warning("LanceDB's arithmetic could not be checked: %s", error)
-            self._verdict.set_result(False)
-            return
+            holds = False
+        self._verdict.set_result(holds)
+
+    def _find(self) -> bool:
+        remembered = self._remembered()
+        if remembered is not None:
+            return remembered
+        self.tested = True
+        holds = emulation_holds(self.emulation)
         if not holds:
             logger.info("LanceDB sums distances in another order here: candidates are measured by LanceDB")
         self._remember(holds)
-        self._verdict.set_result(holds)
+        return holds
 
     def _remembered(self) -> bool | None:
+        if self.emulation is not lance_distance.distances:
+            return None  # only the verdict of this very emulation is remembered
         try:
             data = json.loads((self.folder / VERDICTS_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         found = data.get(machine_key()) if isinstance(data, dict) else None
-        # Only the verdict of this very emulation is remembered (another one is tested again).
-        return found if isinstance(found, bool) and self.emulation is lance_distance.distances else None
+        return found if isinstance(found, bool) else None
 
     def _remember(self, holds: bool) -> None:
         if self.emulation is not lance_distance.distances:
