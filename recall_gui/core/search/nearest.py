@@ -83,7 +83,10 @@ async def prepare(session: Session, target: TableTarget) -> str | None:
         return None
     session.arithmetic.start()  # the check of LanceDB's arithmetic here runs beside the read
     cached = await session.vectors.get(opened, wait=True)
-    return cached.reason if isinstance(cached, NotCached) else None
+    if isinstance(cached, NotCached):
+        return cached.reason
+    await session.arithmetic.ready()  # searches then measure their candidates the fastest way
+    return None
 
 
 @dataclass(frozen=True)

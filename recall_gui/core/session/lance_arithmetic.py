@@ -17,6 +17,7 @@ summation order (:func:`recall_gui.core.session.exact.rounding_slack`).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -159,6 +160,12 @@ class LanceArithmetic:
         self.start()
         assert self._verdict is not None
         return self._verdict.result(timeout)
+
+    async def ready(self) -> bool:
+        """:meth:`wait` for an event loop: the verdict, once known."""
+        self.start()
+        assert self._verdict is not None
+        return await asyncio.wrap_future(self._verdict)
 
     def measure(self) -> Measure:
         """How exact search measures its candidates: the emulation where it holds, LanceDB itself
