@@ -5,8 +5,11 @@ the packaged model; LanceDB's own flat search is the oracle of every answer:
 
 - "tiny": 30 rows of components about 1e-39 (their float32 squared length is 0) and 3 passages. LanceDB's
   cosine distance is -inf for the tiny rows pointing the query's way, +inf for the others;
-- "huge": 10 rows of components about 1e19 (their float32 squared length overflows) and 3 passages:
-  LanceDB's l2 distance to them is +inf, and it keeps them, last;
+- "huge": 10 rows of components about 7e17 (their float32 squared length is near float32's largest) and
+  3 passages: LanceDB's l2 distance between two of them overflows to +inf, and it keeps them, last;
+- "overflow": 10 rows of components about 1e19 (their float32 squared length overflows) and 3 passages:
+  LanceDB's l2 distance to them is +inf. Exact search in memory refuses such a table (its searches are
+  LanceDB's flat scan), but its kernel ranks them as LanceDB does;
 - "faint": 30 rows near the query's direction, components about 1e-23 (their squared components are
   float32 subnormals), and 3 passages: LanceDB's cosine distances are finite but far from the exact ones
   (negative even), and the int8 scan's bound, which covered rounding only, lost the nearest row.
@@ -31,6 +34,7 @@ import pytest
 from recall_gui.core import RecallSearchInput
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
+from recall_gui.core.session.exact import nearest_rows
 from recall_gui.core.session.exact_rank import rank_of, ranked_rows
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV
@@ -49,6 +53,8 @@ DATABASES = (
     ("huge", "huge", "l2"),
     ("huge-cosine", "huge", "cosine"),
     ("huge-dot", "huge", "dot"),
+    ("overflow", "overflow", "l2"),
+    ("overflow-cosine", "overflow", "cosine"),
     ("faint", "faint", "cosine"),
 )
 
@@ -67,8 +73,9 @@ def tables(query: np.ndarray[Any, Any], passages: np.ndarray[Any, Any]) -> dict[
     dim = len(query)
     faint = (query + rng.standard_normal((30, dim)) * 0.05) * 2e-22
     tiny = rng.standard_normal((30, dim)) * 1e-39
-    huge = rng.standard_normal((10, dim)) * 1e19
-    matrices = {"tiny": tiny, "huge": huge, "faint": faint}
+    huge = rng.standard_normal((10, dim)) * 7e17
+    overflow = rng.standard_normal((10, dim)) * 1e19
+    matrices = {"tiny": tiny, "huge": huge, "overflow": overflow, "faint": faint}
     # the passages among the others, so that positions and row ids tell nothing by themselves
     return {
         name: np.insert(m, [4, 5, 9], passages, axis=0).astype(np.float32) for name, m in matrices.items()
@@ -97,7 +104,11 @@ def test_the_tables_are_as_extreme_as_they_should_be(extreme_kb: Any) -> None:
     assert np.einsum("ij,ij->i", tiny[:4], tiny[:4]).tolist() == [0.0] * 4  # float32 squares underflow
     _, distances = lance_search(db_dir, "tiny", query, "cosine", 10)
     assert np.isneginf(distances).all()
-    _, distances = lance_search(db_dir, "huge", query, "l2", 13)
+    huge = matrices["huge"]
+    assert np.isfinite(np.einsum("ij,ij->i", huge, huge)).all()
+    _, distances = lance_search(db_dir, "huge", huge[0], "l2", 13)
+    assert np.isposinf(distances).any() and np.isfinite(distances[:4]).all()
+    _, distances = lance_search(db_dir, "overflow", query, "l2", 13)
     assert np.isposinf(distances[3:]).all() and np.isfinite(distances[:3]).all()
     _, distances = lance_search(db_dir, "faint", query, "cosine", 3)
     assert np.isfinite(distances).all() and distances[0] < 0  # no cosine distance is below 0 but in float32
@@ -122,13 +133,13 @@ def test_the_core_search_gives_lancedbs_rows_and_distances(
         return found
 
     for (table, metric, limit), result in asyncio.run(search_all()).items():
-        assert result.method == ("flat" if path == "flat scan" else "exact")
+        assert result.method == ("flat" if path == "flat scan" or table == "overflow" else "exact")
         expected, distances = lance_search(db_dir, table, query, metric, limit)
         assert [hit.row_id for hit in result.hits] == expected, (table, metric, limit)
         assert np.array([hit.distance for hit in result.hits], np.float32).tobytes() == distances.tobytes()
 
 
-def test_every_rows_rank_is_its_place_in_lancedbs_order(extreme_kb: Any) -> None:
+def test_the_kernel_and_every_rows_rank_give_lancedbs_order(extreme_kb: Any) -> None:
     db_dir, _, query, matrices = extreme_kb
     rng = np.random.default_rng(1)
     for _, table, metric in DATABASES:
@@ -137,6 +148,8 @@ def test_every_rows_rank_is_its_place_in_lancedbs_order(extreme_kb: Any) -> None
         position_of = {int(row_id): i for i, row_id in enumerate(vectors.row_ids)}
         expected, _ = lance_search(db_dir, table, query, metric, len(matrix))
         assert ranked_rows(vectors, query, metric) == len(expected)
+        positions, _ = nearest_rows(vectors, query, metric, len(matrix))  # the kernel, any table
+        assert vectors.row_ids[positions].tolist() == expected, (table, metric)
         for place, row_id in enumerate(expected, start=1):
             ranked = rank_of(vectors, query, metric, position_of[row_id])
             assert ranked is not None and ranked[0] == place, (table, metric, place)
@@ -160,7 +173,7 @@ def test_the_mcp_server_more_like_this_and_hubs_give_lancedbs_order(extreme_kb: 
                     answers[f"{name} {limit}"] = await call_recall_search(harness, arguments)
                 entry = harness.resolve_active(name)
                 found = await find_entry(harness.session, entry.target, "r0")
-                answers[f"{name} like"] = (found.hit.vector, await more_like(harness, entry, found.hit, 12))
+                answers[f"{name} like"] = (found.hit.vector, await more_like(harness, entry, found.hit, 13))
                 answers[f"{name} hubs"] = await find_hubs(harness, entry, [HubQuery(QUERY, 10)])
         finally:
             await harness.aclose()
@@ -175,7 +188,7 @@ def test_the_mcp_server_more_like_this_and_hubs_give_lancedbs_order(extreme_kb: 
             ids = [result["id"] for result in strict_json(called.content[0].text)["results"]]
             assert ids == [f"r{row_id}" for row_id in expected], (name, limit)
         vector, like = answers[f"{name} like"]
-        expected, distances = lance_search(db_dir, table, np.asarray(vector), metric, 12)
+        expected, distances = lance_search(db_dir, table, np.asarray(vector), metric, 13)
         assert [hit.row_id for hit in like.result.hits] == expected, name
         found = np.array([hit.distance for hit in like.result.hits], np.float32)
         assert found.tobytes() == distances.tobytes()
@@ -203,7 +216,7 @@ def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_ve
         "check": ("check", *where, "--json", str(golden)),
         "shadowing": ("shadowing", *where, "--db", "tiny", "--limit", "10", "--json", QUERY),
         "health tiny": ("health", *where, "--db", "tiny", "--json"),
-        "health huge": ("health", *where, "--db", "huge", "--json"),
+        "health overflow": ("health", *where, "--db", "overflow", "--json"),
         "similar": ("similar", *where, "--db", "tiny", "--id", "r0", "--limit", "12"),
     }
     with ThreadPoolExecutor(3) as pool:
@@ -230,14 +243,14 @@ def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_ve
     assert [result["distance"] for result in results] == ["-Infinity"] * len(distances)
 
     tiny_ids = {f"r{i}" for i in range(33)} - {"r4", "r6", "r11"}  # the passages' places after insertion
-    huge_ids = {f"r{i}" for i in range(13)} - {"r4", "r6", "r11"}
+    overflow_ids = {f"r{i}" for i in range(13)} - {"r4", "r6", "r11"}
     assert done["health tiny"].returncode == 1
     vectors = printed["health tiny"]["vectors"]
     assert (set(vectors["too_short"]), vectors["too_long"], vectors["zero_norm"]) == (tiny_ids, [], [])
     assert any("too short for float32" in warning for warning in printed["health tiny"]["warnings"])
-    vectors = printed["health huge"]["vectors"]
-    assert (vectors["too_short"], set(vectors["too_long"])) == ([], huge_ids)
-    assert any("too long for float32" in warning for warning in printed["health huge"]["warnings"])
+    vectors = printed["health overflow"]["vectors"]
+    assert (vectors["too_short"], set(vectors["too_long"])) == ([], overflow_ids)
+    assert any("too long for float32" in warning for warning in printed["health overflow"]["warnings"])
 
     assert done["similar"].returncode == 0, done["similar"].stderr
     expected, distances = lance_search(db_dir, "tiny", matrices["tiny"][0], "cosine", 12)
@@ -253,7 +266,7 @@ def test_rows_whose_squared_components_are_subnormal_keep_their_nearest_through_
 ) -> None:
     """Cosine rows whose squares fall below float32's normal range: LanceDB's distances to them are off by
     far more than rounding, and the nearest row by LanceDB's arithmetic must still come first."""
-    from recall_gui.core.session.exact import VectorMatrix, nearest_rows
+    from recall_gui.core.session.exact import VectorMatrix
 
     rng = np.random.default_rng(23)
     dim = 384

@@ -214,8 +214,7 @@ class _MatrixBuilder:
         self.filled += rows
 
     def finish(self) -> CachedTable:
-        """Drop what LanceDB never returns (null or NaN vectors); refuse infinite components (no exact
-        order). Huge finite ones are kept: exact search ranks them as LanceDB does."""
+        """Drop what LanceDB never returns (null or NaN vectors); refuse infinities (no exact order)."""
         import pyarrow as pa
 
         matrix, row_ids, valid = (
@@ -223,14 +222,13 @@ class _MatrixBuilder:
             self.row_ids[: self.filled],
             self.valid[: self.filled],
         )
-        with np.errstate(over="ignore", invalid="ignore"):
-            sq_norms = np.einsum("ij,ij->i", matrix, matrix)
+        sq_norms = np.einsum("ij,ij->i", matrix, matrix)
         bad = np.flatnonzero(~np.isfinite(sq_norms) & valid)
         if len(bad):
             has_nan = np.isnan(matrix[bad]).any(axis=1)
-            if np.isinf(matrix[bad[~has_nan]]).any():
-                raise _Unsupported("some vectors hold infinite values")
-            valid[bad[has_nan]] = False
+            if not has_nan.all():
+                raise _Unsupported("some vectors hold infinite (or huge) values")
+            valid[bad] = False
         payload = None
         if self.payload:
             payload = pa.Table.from_batches(self.payload).combine_chunks()
