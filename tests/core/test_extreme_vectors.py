@@ -34,7 +34,7 @@ import pytest
 from recall_gui.core import RecallSearchInput
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
-from recall_gui.core.session.exact import nearest_rows
+from recall_gui.core.session.exact import nearest_rows, nearest_rows_many
 from recall_gui.core.session.exact_rank import rank_of, ranked_rows
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV
@@ -150,6 +150,8 @@ def test_the_kernel_and_every_rows_rank_give_lancedbs_order(extreme_kb: Any) -> 
         assert ranked_rows(vectors, query, metric) == len(expected)
         positions, _ = nearest_rows(vectors, query, metric, len(matrix))  # the kernel, any table
         assert vectors.row_ids[positions].tolist() == expected, (table, metric)
+        ((together, _),) = nearest_rows_many(vectors, query[None, :], metric, [len(matrix)])  # golden checks
+        assert vectors.row_ids[together].tolist() == expected, (table, metric)
         for place, row_id in enumerate(expected, start=1):
             ranked = rank_of(vectors, query, metric, position_of[row_id])
             assert ranked is not None and ranked[0] == place, (table, metric, place)
@@ -204,9 +206,11 @@ def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_ve
     first, distances = lance_search(db_dir, "tiny", query, "cosine", 10)
     faint_first, _ = lance_search(db_dir, "faint", query, "cosine", 1)
     golden = tmp_path / "golden.json"
-    checks = [
+    checks = [  # two a database: each database's checks are ranked in one pass
         {"db_name": "tiny", "query": QUERY, "expect": [f"r{first[0]}"], "limit": 10},
+        {"db_name": "tiny", "query": QUERY, "expect": [f"r{first[9]}"], "limit": 11},
         {"db_name": "faint", "query": QUERY, "expect": [f"r{faint_first[0]}"], "limit": 1},
+        {"db_name": "faint", "query": QUERY, "expect": [f"r{faint_first[0]}"], "limit": 2},
     ]
     golden.write_text(json.dumps({"checks": checks}), encoding="utf-8")
     where = ("--registry", str(registry))
@@ -235,7 +239,7 @@ def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_ve
     assert verdict["cutoff_distance"] == "-Infinity"
 
     assert done["check"].returncode == 0, done["check"].stdout
-    assert [check["passed"] for check in printed["check"]["checks"]] == [True, True]
+    assert [check["passed"] for check in printed["check"]["checks"]] == [True] * 4
 
     assert done["shadowing"].returncode == 0, done["shadowing"].stderr
     results = printed["shadowing"]["results"]
