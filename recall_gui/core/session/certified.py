@@ -10,10 +10,9 @@ smaller than its float32 vector, plus three numbers: ``|x|``, the residual's len
 above; the rows whose lower bound is not above the k-th smallest upper bound (plus a slack for float32
 rounding) surely contain the k nearest rows, ties and float32 rounding of the distances included. Rows
 too short or too long for float32's bounds (:mod:`recall_gui.core.session.magnitudes`) are always
-candidates. Only
-those few are then ranked exactly (:func:`recall_gui.core.session.exact.nearest_rows`), from a float32 copy of
-the
-vectors memory-mapped from the app's cache folder: what stays in memory is about a quarter of the matrix.
+candidates. Only those few are then ranked exactly (:func:`recall_gui.core.session.exact.nearest_rows`),
+from a float32 copy of the vectors memory-mapped from the app's cache folder: what stays in memory is
+about a quarter of the matrix.
 The proof and the measurements: docs/PERFORMANCE.md#certified-exact-search.
 """
 

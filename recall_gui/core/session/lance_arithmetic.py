@@ -153,7 +153,8 @@ class LanceArithmetic:
             if self._verdict is not None:
                 return
             self._verdict = Future()
-        threading.Thread(target=self._check, name="recall-lance-arithmetic", daemon=True).start()
+        # Not a daemon: a process ending while LanceDB runs on a thread of its own aborts.
+        threading.Thread(target=self._check, name="recall-lance-arithmetic", daemon=False).start()
 
     def wait(self, timeout: float | None = None) -> bool:
         """The verdict, waiting for the self-test if it runs (started if need be)."""
