@@ -43,6 +43,7 @@ GROUPS: dict[str, str] = {
     "health": "bench.health_scan",
     "models": "bench.models",
     "reach_100k": "bench.reach",
+    "lance_arithmetic": "bench.lance_arithmetic",
 }
 
 

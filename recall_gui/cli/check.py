@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.model_notes import note_stand_ins
-from recall_gui.core.base import RecallError, ScaleUnavailableError
+from recall_gui.core.base import RecallError, ScaleUnavailableError, json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import CheckOutcome, CheckRun, VersionsReport
@@ -173,7 +173,7 @@ def run_versions(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     note_stand_ins(o.model for run in report.runs for o in run.outcomes)
     if args.json:
-        write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(format_versions(report) + "\n")
     return _versions_status(report)
@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     note_stand_ins(o.model for o in outcome.outcomes)
     if args.json:
-        write_stdout(json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(outcome.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(format_run(outcome) + "\n")
     if args.junit is not None and not _write_junit(outcome, args):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.cli.model_notes import note_stand_ins
-from recall_gui.core.base import InvalidInputError, RecallError
+from recall_gui.core.base import InvalidInputError, RecallError, json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import Comparison
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if comparison.a and not comparison.shares_ids:
         print("warning: A's and B's results share no id: are they the same entries?", file=sys.stderr)
     write_stdout(
-        json.dumps(comparison.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        json_text(comparison.to_dict(), indent=2, ensure_ascii=False) + "\n"
         if args.json
         else format_comparison(comparison) + "\n"
     )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
+from recall_gui.core.base import json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.search import Document
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     document = asyncio.run(_document(args))
     print(document.layout.describe(), file=sys.stderr)
     if args.json:
-        write_stdout(json.dumps(document.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(document.to_dict(), indent=2, ensure_ascii=False) + "\n")
         return 0
     lines = [f"document {document.key} ({len(document.chunks)} chunks)"]
     for chunk_id, content in document.chunks:

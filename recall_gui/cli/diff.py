@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
+from recall_gui.core.base import json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect import VersionDiff
@@ -79,6 +79,6 @@ def run(args: argparse.Namespace) -> int:
     if diff.duplicate_ids:
         shown = ", ".join(diff.duplicate_ids[:5]) + (" …" if len(diff.duplicate_ids) > 5 else "")
         print(f"note: ids held by more than one row were compared as groups: {shown}", file=sys.stderr)
-    text = json.dumps(diff.to_json(), ensure_ascii=False) if args.json else format_text(name, diff)
+    text = json_text(diff.to_json(), ensure_ascii=False) if args.json else format_text(name, diff)
     write_stdout(text + "\n")
     return 0

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, report_error, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
-from recall_gui.core.base import InvalidInputError, ScaleUnavailableError
+from recall_gui.core.base import InvalidInputError, ScaleUnavailableError, json_text
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
@@ -142,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE
     if args.json:
-        write_stdout(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        write_stdout(json_text(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
         write_stdout(format_report(report) + "\n")
     return 0

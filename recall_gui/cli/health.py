@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
+from recall_gui.core.base import json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.search import HealthReport
@@ -24,8 +24,9 @@ def add_to(commands: Any) -> None:
         NAME,
         help="a knowledge base's health: fragments, indexes, bad vectors, empty and duplicated contents",
         description="Report what LanceDB's statistics say (rows, versions, fragments, indexes and the rows "
-        "they do not cover) and what one streamed scan finds (vectors missing, of zero length or not finite; "
-        "empty contents; contents that are exactly the same). Exit status 0 when nothing is listed, 1 "
+        "they do not cover) and what one streamed scan finds (vectors missing, of zero length, not finite, "
+        "too short or too long for float32's arithmetic; empty contents; contents that are exactly the "
+        "same). Exit status 0 when nothing is listed, 1 "
         "otherwise. Nothing is written: an optimize or a re-index is only advised.",
     )
     registry_option(parser)
@@ -70,6 +71,8 @@ def format_report(report: HealthReport) -> str:
         ("vectors missing", report.missing),
         ("vectors of zero length", report.zero_norm),
         ("vectors not finite", report.not_finite),
+        ("vectors too short for float32", report.too_short),
+        ("vectors too long for float32", report.too_long),
         ("empty contents", report.empty),
     ):
         if ids:
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
-        write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(format_report(report) + "\n")
     return 0 if report.healthy else 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
-from recall_gui.core.base import InvalidInputError
+from recall_gui.core.base import InvalidInputError, json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, HubReport
@@ -135,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     report, model = asyncio.run(_hubs(args, queries))
     note_stand_ins([model])
     if args.json:
-        write_stdout(json.dumps(with_model(report.to_dict(), model), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(with_model(report.to_dict(), model), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(format_report(report, DEFAULT_HUB_SHARE if args.share is None else args.share) + "\n")
     return 0

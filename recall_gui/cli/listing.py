@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,7 @@ from recall_gui.cli.common import (
     write_stdout,
 )
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.base import InvalidInputError, masked, printable
+from recall_gui.core.base import InvalidInputError, json_text, masked, printable
 from recall_gui.core.registry import Registry, empty_registry_hint, load_registry, location_problem
 
 if TYPE_CHECKING:
@@ -160,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
             )
         rows, notes = asyncio.run(folder_rows(args.path, path_storage(args)))
         listing = format_table(rows, f"(no tables in {args.path})")
-        text = json.dumps(rows, indent=2, ensure_ascii=False) if args.json else listing
+        text = json_text(rows, indent=2, ensure_ascii=False) if args.json else listing
         if not args.json and notes:
             text += "\n" + "\n".join(printable(note) for note in notes)
         write_stdout(text + "\n")
@@ -177,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     warn_suffix(where)
     rows = asyncio.run(list_rows(registry))
     listing = format_table(rows, f"(no databases registered in {registry.directory})")
-    write_stdout((json.dumps(rows, indent=2, ensure_ascii=False) if args.json else listing) + "\n")
+    write_stdout((json_text(rows, indent=2, ensure_ascii=False) if args.json else listing) + "\n")
     if not rows and not registry_broken:
         print(f"hint: {empty_registry_hint(registry.directory)}", file=sys.stderr)
     broken = unusable_active(rows)

@@ -20,7 +20,7 @@ from recall_gui.core.agents import (
     records_json,
     select,
 )
-from recall_gui.core.base import DatabaseNotFoundError, InvalidInputError, SettingsStore, printable
+from recall_gui.core.base import DatabaseNotFoundError, InvalidInputError, SettingsStore, json_text, printable
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import Coverage
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         found = asyncio.run(_coverage(args, records))
         _print_notes(notes)
         if args.json:
-            write_stdout(json.dumps(found.to_dict(), ensure_ascii=False) + "\n")
+            write_stdout(json_text(found.to_dict(), ensure_ascii=False) + "\n")
         else:
             calls = f"{found.calls} call{'' if found.calls == 1 else 's'}"
             lines = [

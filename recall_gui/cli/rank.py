@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
 from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
+from recall_gui.core.base import json_text
 
 NAME = "rank"
 
@@ -66,5 +66,5 @@ async def _rank(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME, registry_used=True)
-    write_stdout(json.dumps(asyncio.run(_rank(args)), ensure_ascii=False, indent=2) + "\n")
+    write_stdout(json_text(asyncio.run(_rank(args)), ensure_ascii=False, indent=2) + "\n")
     return 0

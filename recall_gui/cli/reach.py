@@ -15,7 +15,7 @@ from recall_gui.cli.databases import chosen_database, database_options, refuse_u
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.hubs import queries_from_file, queries_from_log
 from recall_gui.cli.model_notes import note_stand_ins
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, ReachReport
@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
     note_stand_ins([report.model])
     if args.json:
-        write_stdout(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        write_stdout(json_text(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(format_report(report) + "\n")
     return EXIT_REACHABLE if report.all_reachable else EXIT_UNREACHABLE

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
@@ -14,7 +13,7 @@ from recall_gui.cli.duplicates import threshold_from_text
 from recall_gui.cli.folder_options import add_path_options
 from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.base import DEFAULT_LIMIT
+from recall_gui.core.base import DEFAULT_LIMIT, json_text
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
@@ -77,6 +76,6 @@ def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
     found, model = asyncio.run(_shadowing(args))
     note_stand_ins([model])
-    text = json.dumps(with_model(found.to_dict(), model), indent=2) if args.json else format_shadowing(found)
+    text = json_text(with_model(found.to_dict(), model), indent=2) if args.json else format_shadowing(found)
     write_stdout(text + "\n")
     return 0

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import registry_option, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
+from recall_gui.core.base import json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.tables import TableVersion
@@ -93,6 +93,6 @@ def format_table(versions: tuple[TableVersion, ...]) -> str:
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
     versions = asyncio.run(_versions(args))
-    text = json.dumps([v.to_json() for v in versions], indent=2) if args.json else format_table(versions)
+    text = json_text([v.to_json() for v in versions], indent=2) if args.json else format_table(versions)
     write_stdout(text + "\n")
     return 0

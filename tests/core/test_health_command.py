@@ -59,6 +59,8 @@ def independent_scan(table: Any) -> dict[str, Any]:
     data = table.to_arrow()
     ids = data["id"].to_pylist()
     found: dict[str, Any] = {"zero_norm": [], "missing": [], "not_finite": [], "empty": []}
+    found |= {"too_short": [], "too_long": []}
+    limits = np.finfo(np.float32)
     for name, vector in zip(ids, data["vector"].to_pylist(), strict=True):
         if vector is None:
             found["missing"].append(name)
@@ -66,6 +68,10 @@ def independent_scan(table: Any) -> dict[str, Any]:
             found["not_finite"].append(name)
         elif not np.any(vector):
             found["zero_norm"].append(name)
+        elif sum(x * x for x in vector) < limits.tiny:
+            found["too_short"].append(name)
+        elif sum(x * x for x in vector) > limits.max:
+            found["too_long"].append(name)
     by_content: dict[str, list[str]] = {}
     for name, content in zip(ids, data["content"].to_pylist(), strict=True):
         if not content.strip():
@@ -101,6 +107,8 @@ def test_health_reports_what_lancedb_and_an_independent_scan_find(tmp_path: Path
         "zero_norm": scan["zero_norm"],
         "missing": scan["missing"],
         "not_finite": scan["not_finite"],
+        "too_short": scan["too_short"],
+        "too_long": scan["too_long"],
     }
     assert report["content"] == {"empty": scan["empty"], "duplicate_groups": scan["duplicate_groups"]}
     assert scan["duplicate_groups"] == [["twin-a", "twin-b"]]

@@ -277,6 +277,27 @@ def test_a_call_refused_before_the_tool_is_in_the_agent_log(
     assert "number too long to read (5000 digits)" in str(too_long.error)
 
 
+def test_a_number_that_reads_as_infinite_is_logged_as_json_can_hold_it(
+    server: RawServer, shared_kb: SharedKnowledgeBase
+) -> None:
+    """``1e999`` is JSON (RFC 8259 sets no range), and Python reads it as infinity: the agent log's line
+    must still be JSON, not ``Infinity``."""
+    server.send(tool_call('"infinite"', '{"db_name": "notes", "query": "infinite limit", "limit": 1e999}'))
+    server.wait_for(lambda: bool(server.replies_to("infinite")))
+    log = LogFiles(Path(shared_kb.env["RECALL_GUI_DATA_DIR"]))
+
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} is not JSON")
+
+    def logged() -> list[Any]:
+        lines = log.current.read_text(encoding="utf-8").splitlines() if log.current.exists() else []
+        records = [json.loads(line, parse_constant=refuse) for line in lines]
+        return [r for r in records if (r.get("arguments") or {}).get("query") == "infinite limit"]
+
+    wait_until(lambda: len(logged()) == 1, "the log's own thread wrote the call", WAIT_S)
+    assert logged()[0]["arguments"]["limit"] == "Infinity"
+
+
 def test_after_all_that_the_server_still_searches_and_lists(server: RawServer) -> None:
     reply = server.request(
         "tools/call", {"name": "recall_search", "arguments": {"db_name": "notes", "query": "Paris"}}

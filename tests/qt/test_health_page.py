@@ -67,3 +67,41 @@ def test_the_report_lists_bad_entries_and_opens_one_on_double_click(
     page.tree.itemActivated.emit(section.child(0), 0)
     assert requested == [("notes", "zero")]
     assert snapshot_tree(tmp_path / "db") == before
+
+
+def test_vectors_too_short_or_too_long_for_float32_are_listed_with_what_to_do(
+    tmp_path: Path, passage_vectors: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    import lancedb
+
+    width = passage_vectors.shape[1]
+    rng = np.random.default_rng(7)
+    matrix = np.vstack(
+        [
+            np.asarray(passage_vectors[:3], np.float32),
+            rng.standard_normal((1, width)) * 1e-39,  # its float32 squared length is 0
+            rng.standard_normal((1, width)) * 1e19,  # its float32 squared length overflows
+        ]
+    ).astype(np.float32)
+    ids = [*list(PASSAGES)[:3], "faint", "huge"]
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), width)
+    lancedb.connect(str(tmp_path / "db")).create_table(
+        "notes", pa.table({"id": ids, "content": [f"text {n}" for n in range(5)], "vector": vectors})
+    )
+    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
+    page = window.health
+    window.pages.setCurrentWidget(page)
+    with waiting_for(loop, page.reportFinished):
+        page.findChild(QPushButton, "healthCheckButton").click()
+    sections = tree_texts(page.findChild(QTreeWidget, "healthReport"))
+    assert sections["Vectors too short for float32 (1)"] == ["faint"]
+    assert sections["Vectors too long for float32 (1)"] == ["huge"]
+    short, long = sections["Warnings"]
+    assert short.startswith("1 vector is too short for float32") and "embed their contents again" in short
+    assert long.startswith("1 vector is too long for float32") and "delete those rows" in long
+    warnings = next(
+        page.tree.topLevelItem(n)
+        for n in range(page.tree.topLevelItemCount())
+        if page.tree.topLevelItem(n).text(0) == "Warnings"
+    )
+    assert warnings.child(0).toolTip(0) == short  # in full, where the page is too narrow for it

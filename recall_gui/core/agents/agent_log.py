@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 from recall_gui.core.base.app_settings import AppSettings, AppSettingsError, SettingsStore
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.json_bounds import MAX_NESTING, too_deep
+from recall_gui.core.base.json_output import json_text
 from recall_gui.core.base.paths import agent_log_dir
 
 LOG_FILE = "agent-log.jsonl"
@@ -133,10 +134,10 @@ class CallRecord:
         """The record as one line of UTF-8 JSON, newline included."""
         data = self.to_dict()
         try:
-            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            text = json_text(data, ensure_ascii=False, separators=(",", ":"))
             return text.encode("utf-8") + b"\n"
         except UnicodeEncodeError:  # a lone surrogate in a query the harness refused: keep it escaped
-            return json.dumps(data, separators=(",", ":")).encode("ascii") + b"\n"
+            return json_text(data, separators=(",", ":")).encode("ascii") + b"\n"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CallRecord:

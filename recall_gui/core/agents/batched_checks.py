@@ -50,8 +50,9 @@ async def run_batch(
         return None  # each check's own search reports it, as the agent would get it
     import numpy as np
 
+    measure = session.arithmetic.measure()
     job = session.compute_executor.submit(
-        nearest_rows_many, cached.vectors, np.stack(vectors), metric, limits
+        nearest_rows_many, cached.vectors, np.stack(vectors), metric, limits, measure=measure
     )
     rankings = await asyncio.wrap_future(job)
     found: list[tuple[str, ...] | None] = []

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         recordable,
         too_deep,
     )
+    from recall_gui.core.base.json_output import json_text
     from recall_gui.core.base.paths import (
         ACTIVE_FILE,
         CONFIG_ENV,
@@ -93,6 +94,7 @@ __all__ = [
     "has_credentials",
     "is_unicode",
     "json_path",
+    "json_text",
     "masked",
     "one_line",
     "plural",
@@ -148,6 +150,7 @@ if not TYPE_CHECKING:
                 "RecallError",
                 "SettingsError",
             ),
+            "json_output": ("json_text",),
             "json_bounds": (
                 "LongNumber",
                 "MAX_NESTING",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recall_gui.core.base.captions import plural
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session
@@ -55,6 +56,9 @@ class HealthReport:
     zero_norm: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     not_finite: list[str] = field(default_factory=list)
+    #: Vectors whose squared length underflows float32 (below its smallest normal number) or overflows it.
+    too_short: list[str] = field(default_factory=list)
+    too_long: list[str] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
     duplicate_groups: list[list[str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -65,6 +69,8 @@ class HealthReport:
             self.zero_norm,
             self.missing,
             self.not_finite,
+            self.too_short,
+            self.too_long,
             self.empty,
             self.duplicate_groups,
             self.warnings,
@@ -82,6 +88,8 @@ class HealthReport:
                 "zero_norm": self.zero_norm,
                 "missing": self.missing,
                 "not_finite": self.not_finite,
+                "too_short": self.too_short,
+                "too_long": self.too_long,
             },
             "content": {"empty": self.empty, "duplicate_groups": self.duplicate_groups},
             "warnings": self.warnings,
@@ -154,7 +162,7 @@ async def _statistics(table: Any, report: HealthReport) -> None:
 
 
 def _check_vectors(report: HealthReport, ids: list[str], vectors: Any, width: int) -> None:
-    """List the page's missing, not finite and zero vectors."""
+    """List the page's missing, not finite and zero vectors, and those too short or too long for float32."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -167,6 +175,11 @@ def _check_vectors(report: HealthReport, ids: list[str], vectors: Any, width: in
     zero = finite & ~np.any(matrix != 0, axis=1)
     report.not_finite.extend(ids[positions[n]] for n in np.flatnonzero(~finite))
     report.zero_norm.extend(ids[positions[n]] for n in np.flatnonzero(zero))
+    squares = np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)  # exact enough: float32 rows
+    limits = np.finfo(np.float32)
+    short = finite & ~zero & (squares < limits.tiny)
+    report.too_short.extend(ids[positions[n]] for n in np.flatnonzero(short))
+    report.too_long.extend(ids[positions[n]] for n in np.flatnonzero(finite & (squares > limits.max)))
 
 
 def _digest_contents(
@@ -219,7 +232,23 @@ async def _same_content(
     return [group for group in groups.values() if len(group) > 1]
 
 
+#: What vectors too short or too long for float32 do to searches, and what to do about them.
+_TOO = {
+    "short": "too short for float32: they come first or last in every search, whatever the query; embed "
+    "their contents again, or delete those rows (the sum of their squared components is below 1.2e-38, so "
+    "LanceDB's cosine distances to them are infinite or far off)",
+    "long": "too long for float32: they come last (or first) in every search, whatever the query; embed "
+    "their contents again, or delete those rows (the sum of their squared components is above 3.4e38, so "
+    "LanceDB's distances to them are infinite or all alike)",
+}
+
+
 def _warn(report: HealthReport, entry: DatabaseEntry, searching: list[str]) -> None:
+    for ids, extreme in ((report.too_short, "short"), (report.too_long, "long")):
+        if ids:
+            report.warnings.append(
+                f"{plural(len(ids), 'vector')} {'is' if len(ids) == 1 else 'are'} {_TOO[extreme]}"
+            )
     for index in report.indices:
         if index.unindexed_rows:
             report.warnings.append(

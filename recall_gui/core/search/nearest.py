@@ -38,6 +38,7 @@ from recall_gui.core.base.types import (
 )
 from recall_gui.core.embedders.base import EmbeddedQuery, QueryVector
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows
+from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CachedTable, NotCached, rows_at
 from recall_gui.core.storage.rows import hits_from_arrow
@@ -80,8 +81,12 @@ async def prepare(session: Session, target: TableTarget) -> str | None:
     opened = await session.tables.open(target)
     if index_for(opened, metric_for(opened, target.options)) is not None:
         return None
+    session.arithmetic.start()  # the check of LanceDB's arithmetic here runs beside the read
     cached = await session.vectors.get(opened, wait=True)
-    return cached.reason if isinstance(cached, NotCached) else None
+    if isinstance(cached, NotCached):
+        return cached.reason
+    await session.arithmetic.ready()  # searches then measure their candidates the fastest way
+    return None
 
 
 @dataclass(frozen=True)
@@ -194,6 +199,7 @@ async def rank(
             else ()
         )
         return Ranked(hits, metric, f"index:{index.index_type}" if index else "exact", embedded)
+    session.arithmetic.start()  # the check of LanceDB's arithmetic here runs beside the first read
     cached = await session.vectors.get(opened)
     if isinstance(cached, NotCached):
         embedded = await _ready(query, table_dim)
@@ -206,11 +212,12 @@ async def rank(
     if matrix.matrix.nbytes <= INLINE_RANK_BYTES:
         embedded = await _ready(query, table_dim)
         vector = checked_vector(embedded, table_dim)
-        positions, distances = nearest_rows(matrix, vector, metric, limit, allowed)
+        measure = session.arithmetic.measure()
+        positions, distances = nearest_rows(matrix, vector, metric, limit, allowed, measure=measure)
     else:
         if not query.on_worker:  # the event loop computes it: wait here, not on the compute thread
             await _ready(query, table_dim)
-        ranking = functools.partial(_rank_when_ready, allowed=allowed)
+        ranking = functools.partial(_rank_when_ready, allowed=allowed, measure=session.arithmetic.measure())
         job = session.compute_executor.submit(ranking, query, matrix, metric, limit, table_dim)
         embedded, (positions, distances) = await asyncio.wrap_future(job)
     hits_in_memory = await _exact_hits(opened, cached, positions, distances, columns)
@@ -235,11 +242,13 @@ def _rank_when_ready(
     table_dim: int,
     *,
     allowed: npt.NDArray[np.bool_] | None = None,
+    measure: Measure,
 ) -> tuple[EmbeddedQuery, Ranking]:
     """On the compute thread: the vector (waited for, if it is still being embedded), and its ranking.
     What is wrong with the vector, or the embedding's own error, is raised here and so reaches the caller."""
     embedded = query.future.result()
-    return embedded, nearest_rows(vectors, checked_vector(embedded, table_dim), metric, limit, allowed)
+    vector = checked_vector(embedded, table_dim)
+    return embedded, nearest_rows(vectors, vector, metric, limit, allowed, measure=measure)
 
 
 #: Positions in the vector matrix and distances of the nearest rows, nearest first.

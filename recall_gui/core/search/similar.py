@@ -3,11 +3,11 @@ pipeline an agent's query takes (the row itself comes first, at distance ~0)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.base.json_output import json_text
 from recall_gui.core.base.types import SearchHit
 from recall_gui.core.registry.registry import DatabaseEntry
 from recall_gui.core.search.harness import Harness, SearchReport
@@ -77,10 +77,10 @@ async def more_like(harness: Harness, entry: DatabaseEntry, hit: SearchHit, limi
 
 def similar_json(report: SearchReport) -> str:
     """``recall-gui search``'s JSON with each result's distance: ``{"query", "results": [{"id", "content",
-    "distance"}]}``."""
+    "distance"}]}`` (a distance that is not finite as a string: :mod:`recall_gui.core.base.json_output`)."""
     result = report.result
     data: dict[str, Any] = {
         "query": result.query,
         "results": [{"id": hit.id, "content": hit.content, "distance": hit.distance} for hit in result.hits],
     }
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return json_text(data, ensure_ascii=False, separators=(",", ":"))

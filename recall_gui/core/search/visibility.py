@@ -15,7 +15,6 @@ the vectors in memory, ordered exactly as exact search orders them
 from __future__ import annotations
 
 import asyncio
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +32,7 @@ from recall_gui.core.search.agent_scope import (
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import INLINE_RANK_BYTES
 from recall_gui.core.search.similar import find_entry
-from recall_gui.core.session.exact_rank import rank_of
+from recall_gui.core.session.exact_rank import rank_of, ranked_rows
 from recall_gui.core.session.vector_cache import NotCached
 
 
@@ -181,19 +180,27 @@ async def rank_in(
         )
     position = int(found[0])
     allowed = None
-    rows = vectors.rows - (len(vectors.zero_rows) if result.metric == "cosine" else 0)
     if where is not None:
         allowed = np.isin(vectors.row_ids, await opened.matching_row_ids(where), assume_unique=True)
-        rows = int(np.count_nonzero(allowed))
     query_vector = np.asarray(report.vector, dtype=np.float32)
-    ranking = functools.partial(rank_of, vectors, query_vector, result.metric, position, allowed)
+
+    measure = session.arithmetic.measure()
+
+    def ranking() -> tuple[tuple[int, float] | None, int]:
+        ranked = rank_of(vectors, query_vector, result.metric, position, allowed, measure=measure)
+        return ranked, ranked_rows(vectors, query_vector, result.metric, allowed, measure=measure)
+
     if vectors.matrix.nbytes <= INLINE_RANK_BYTES:
-        ranked = ranking()
+        ranked, rows = ranking()
     else:
-        ranked = await asyncio.get_running_loop().run_in_executor(session.compute_executor, ranking)
+        ranked, rows = await asyncio.get_running_loop().run_in_executor(session.compute_executor, ranking)
     if ranked is None:
-        left_out = allowed is not None and not allowed[position]
-        why = "the filter leaves it out" if left_out else "its vector has zero length (no cosine distance)"
+        if allowed is not None and not allowed[position]:
+            why = "the filter leaves it out"
+        elif position in vectors.zero_rows:
+            why = "its vector has zero length (no cosine distance)"
+        else:
+            why = "its vector is too short or too long for float32, and LanceDB's distance to it is undefined"
         return place(None, None, f"it has no place in this search: {why}", rows)
     rank, distance = ranked
     return place(rank, distance, _approximate_note(result.method), rows)

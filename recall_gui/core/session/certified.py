@@ -8,10 +8,11 @@ smaller than its float32 vector, plus three numbers: ``|x|``, the residual's len
 
 (Cauchy-Schwarz), and ``c.cq`` is an exact integer. That bounds every row's distance from below and
 above; the rows whose lower bound is not above the k-th smallest upper bound (plus a slack for float32
-rounding) surely contain the k nearest rows, ties and float32 rounding of the distances included. Only
-those few are then ranked exactly (:func:`recall_gui.core.session.exact.nearest_rows`), from a float32 copy of
-the
-vectors memory-mapped from the app's cache folder: what stays in memory is about a quarter of the matrix.
+rounding) surely contain the k nearest rows, ties and float32 rounding of the distances included. Rows
+too short or too long for float32's bounds (:mod:`recall_gui.core.session.magnitudes`) are always
+candidates. Only those few are then ranked exactly (:func:`recall_gui.core.session.exact.nearest_rows`),
+from a float32 copy of the vectors memory-mapped from the app's cache folder: what stays in memory is
+about a quarter of the matrix.
 The proof and the measurements: docs/PERFORMANCE.md#certified-exact-search.
 """
 
@@ -29,6 +30,8 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from recall_gui.core.session.magnitudes import split_rows
 
 #: Unit roundoff of float32.
 _U = float(np.finfo(np.float32).eps) / 2
@@ -69,10 +72,13 @@ class Int8Codes:
     #: |x|^2 per row (float32, rounded to nearest from float64) and 1/|x| (0 for rows of zero length).
     sq_norms: npt.NDArray[np.float32]
     inv_norms: npt.NDArray[np.float32]
-    #: Positions of the rows of zero length, ascending (they have no cosine distance).
+    #: Positions of the rows of zeros, ascending (they have no cosine distance).
     zero_rows: npt.NDArray[np.intp]
     max_norm: float
     mapped: _MappedRows
+    #: Positions of the rows too short or too long for the bound, ascending: candidates of every search
+    #: (their codes and numbers above are zeros).
+    extreme_rows: npt.NDArray[np.intp]
     #: Threads that scan parts of the codes side by side (the session's; ``None``: the calling thread).
     workers: Executor | None = None
 
@@ -98,21 +104,34 @@ class Int8Codes:
         scales, residuals, code_norms, sq_norms = (np.empty(n, np.float32) for _ in range(4))
         for start in range(0, n, CHUNK_ROWS // 8):
             span = slice(start, min(n, start + CHUNK_ROWS // 8))
-            codes[span], scales[span], residuals[span], code_norms[span], sq_norms[span] = _code_rows(
-                matrix[span]
-            )
+            with np.errstate(over="ignore"):  # the numbers of extreme rows: not kept
+                codes[span], scales[span], residuals[span], code_norms[span], sq_norms[span] = _code_rows(
+                    matrix[span]
+                )
+        zero_rows, extreme_rows = split_rows(matrix, sq_norms)
+        for numbers in (codes, scales, residuals, code_norms, sq_norms):
+            numbers[extreme_rows] = 0  # no bound is computed for them
         if not (
             np.isfinite(sq_norms).all() and np.isfinite(residuals).all() and np.isfinite(code_norms).all()
         ):
             raise NotCodable("some vectors are too large to bound their int8 codes' error in float32")
-        zero_rows = np.flatnonzero(sq_norms == 0)
         with np.errstate(divide="ignore"):
             inv_norms = (1.0 / np.sqrt(sq_norms.astype(np.float64))).astype(np.float32)
-        inv_norms[zero_rows] = 0
+        inv_norms[sq_norms == 0] = 0
         max_norm = float(np.sqrt(sq_norms.max(initial=0.0), dtype=np.float64)) * (1 + 4 * _U)
         mapped = _map_copy(matrix, folder)
         return cls(
-            codes, scales, residuals, code_norms, sq_norms, inv_norms, zero_rows, max_norm, mapped, workers
+            codes,
+            scales,
+            residuals,
+            code_norms,
+            sq_norms,
+            inv_norms,
+            zero_rows,
+            max_norm,
+            mapped,
+            extreme_rows,
+            workers,
         )
 
     @property
@@ -217,7 +236,7 @@ def candidates(
     bound = _Bound(
         metric, q_scale, q_norm * (1 + 4 * _U), float(np.sqrt(q_residual @ q_residual)) * (1 + 4 * _U)
     )
-    slack = bound.slack(codes.max_norm)
+    slack = bound.slack(codes.max_norm, len(q))
     if not np.isfinite(slack) or slack * 1e6 > _FLOAT32_MAX:  # would overflow float32: rank all
         keep = np.ones(n, bool) if allowed is None else allowed.copy()
         if metric == "cosine":
@@ -255,10 +274,12 @@ class _Bound:
     q_norm: float
     residual_norm: float
 
-    def slack(self, max_norm: float) -> float:
+    def slack(self, max_norm: float, dim: int) -> float:
         """A bound on the float32 rounding of the scan's few operations per row and of the distances
         the exact ranking orders by, in the units of :meth:`_Scan.chunk`'s bounds (proof in
-        docs/PERFORMANCE.md#certified-exact-search): 64 roundoffs of the largest magnitude involved."""
+        docs/PERFORMANCE.md#certified-exact-search), with B the largest magnitude involved: LanceDB's
+        float32 distances err by at most ``(2 gamma_d + 10 u) B`` (underflow included, rows and query
+        within magnitudes' range), twice, and the scan's own operations by ``64 u B`` and ``_TINY``."""
         q, x = self.q_norm, max_norm
         if self.metric == "l2":
             largest = (x + q) ** 2 + 8 * x * q
@@ -268,7 +289,8 @@ class _Bound:
             largest = 1 + 8 * x * q
         else:
             raise ValueError(f"unknown metric {self.metric!r}")
-        return 64 * _U * largest + _TINY
+        gamma = dim * _U / (1 - dim * _U)
+        return (4 * gamma + 84 * _U) * largest + _TINY
 
 
 class _Scan:
@@ -330,10 +352,12 @@ class _Scan:
             upper = radius - estimate
             estimate += radius
             lower = np.negative(estimate, out=estimate)
-            zero = codes.zero_rows
-            inside = zero[np.searchsorted(zero, span.start) : np.searchsorted(zero, span.stop)] - span.start
+            inside = _within(codes.zero_rows, span)
             upper[inside] = np.inf
             lower[inside] = np.inf
+        extreme = _within(codes.extreme_rows, span)  # ranked in every search, never setting the threshold
+        upper[extreme] = np.inf
+        lower[extreme] = -np.inf
         if self.allowed is not None:
             dropped = ~self.allowed[span]
             upper[dropped] = np.inf
@@ -346,3 +370,10 @@ class _Scan:
             self.threshold = min(self.threshold, float(np.partition(minima, self.k - 1)[self.k - 1]))
         keep = np.flatnonzero(lower <= _limit(self.threshold, self.slack))
         return keep + start, lower[keep], minima
+
+
+def _within(positions: npt.NDArray[np.intp], span: slice) -> npt.NDArray[np.intp]:
+    """The ascending ``positions`` inside ``span``, counted from its start."""
+    first, last = np.searchsorted(positions, [span.start, span.stop])
+    inside: npt.NDArray[np.intp] = positions[first:last] - span.start
+    return inside

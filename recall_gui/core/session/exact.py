@@ -13,6 +13,8 @@ that surely contain the true top k; only those are re-scored with LanceDB's own 
 Candidates are ordered by that distance, then by row id, which is how LanceDB orders equal distances
 (duplicate vectors); rows whose distance is NaN are left out, as LanceDB leaves them out. So near-ties
 closer than float32 resolution come out in LanceDB's order too, and the distances reported are LanceDB's.
+Rows too short or too long for the bounds (:mod:`recall_gui.core.session.magnitudes`) are candidates in
+every search: LanceDB's float32 arithmetic puts them where it does (at -inf, +inf, or far off).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.session import certified
+from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.lance_distance import distances as lance_distances
+from recall_gui.core.session.magnitudes import query_in_range, split_rows
 
 Matrix = npt.NDArray[np.float32]
 RowIds = npt.NDArray[np.uint64]
@@ -44,11 +48,12 @@ def rounding_slack(dim: int, scale: float) -> float:
 
     Any float32 dot product of length d is within gamma_d * |x| |q| of the true value, whatever the
     summation order (BLAS blocking, LanceDB's lanes, FMA); the norms and the few float32 operations after
-    it add a few roundoffs. Both the approximate score and LanceDB's distance are that close to the exact
-    distance; the slack covers their sum, twice.
+    it add a few roundoffs, and underflow one more for vectors within the bounded range
+    (:mod:`~recall_gui.core.session.magnitudes`). Both the approximate score and LanceDB's distance are
+    within ``(2 gamma + 10 u) scale`` of the exact distance; the slack covers their sum, twice.
     """
     gamma = dim * _U / (1 - dim * _U)
-    return 8 * (gamma + 4 * _U) * scale
+    return 8 * (gamma + 5 * _U) * scale
 
 
 #: Rows per block when bounding the k-th smallest score by block minima.
@@ -68,11 +73,15 @@ class VectorMatrix:
     row_ids: RowIds
     #: |x|^2 per row (float32), for L2 scores from the dot products.
     sq_norms: Matrix
-    #: 1/|x| per row (float32), 0 for rows of zero length (they have no cosine distance).
+    #: 1/|x| per row (float32), 0 where the float32 |x|^2 is 0 (rows of zeros, or too short for float32).
     inv_norms: Matrix
-    #: Positions of the rows of zero length (excluded from cosine search).
+    #: Positions of the rows of zeros (they have no cosine distance: excluded from cosine search).
     zero_rows: npt.NDArray[np.intp]
     max_norm: float
+    #: Positions of the rows too short or too long for the rounding bounds, ranked in every search.
+    extreme_rows: npt.NDArray[np.intp] = dataclasses.field(default_factory=lambda: np.empty(0, np.intp))
+    #: The largest |x| of the other rows (the scale of their bounds).
+    bounded_norm: float = 0.0
     #: How to compute all dot products at once: "matmul" (BLAS) or "einsum" (NumPy's own loop), whichever
     #: was faster on this matrix here (:func:`fastest_kernel`).
     kernel: str = "matmul"
@@ -97,13 +106,19 @@ class VectorMatrix:
     @classmethod
     def build(cls, matrix: Matrix, row_ids: RowIds) -> VectorMatrix:
         """Derive the per-row norms (one pass). ``matrix`` must hold only finite values."""
-        sq_norms = np.einsum("ij,ij->i", matrix, matrix)
-        zero_rows = np.flatnonzero(sq_norms == 0)
+        with np.errstate(over="ignore", under="ignore"):
+            sq_norms = np.einsum("ij,ij->i", matrix, matrix)
+        zero_rows, extreme_rows = split_rows(matrix, sq_norms)
         with np.errstate(divide="ignore"):
             inv_norms = (1.0 / np.sqrt(sq_norms.astype(np.float64))).astype(np.float32)
-        inv_norms[zero_rows] = 0
+        inv_norms[sq_norms == 0] = 0
         max_norm = float(np.sqrt(sq_norms.max(initial=0.0)))
-        return cls(matrix, row_ids, sq_norms, inv_norms, zero_rows, max_norm, fastest_kernel(matrix))
+        bounded = np.delete(sq_norms, extreme_rows) if len(extreme_rows) else sq_norms
+        bounded_norm = float(np.sqrt(bounded.max(initial=0.0)))
+        kernel = fastest_kernel(matrix)
+        return cls(
+            matrix, row_ids, sq_norms, inv_norms, zero_rows, max_norm, extreme_rows, bounded_norm, kernel
+        )
 
     def with_codes(self, folder: Path, workers: Executor | None = None) -> VectorMatrix:
         """The same rows searched through int8 codes (:mod:`recall_gui.core.session.certified`), the float32
@@ -113,11 +128,13 @@ class VectorMatrix:
         return dataclasses.replace(self, matrix=codes.rows, codes=codes)
 
     def dot_products(self, query: Matrix) -> Matrix:
-        """``matrix @ query`` in float32: the one pass over memory a search costs."""
-        if self.kernel == "einsum":
-            products: Matrix = np.einsum("ij,j->i", self.matrix, query)
-            return products
-        return self.matrix @ query
+        """``matrix @ query`` in float32: the one pass over memory a search costs (extreme rows'
+        products may overflow: they are ranked apart)."""
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            if self.kernel == "einsum":
+                products: Matrix = np.einsum("ij,j->i", self.matrix, query)
+                return products
+            return self.matrix @ query
 
 
 #: Below this size a matrix is scanned with BLAS without measuring (it is fast either way).
@@ -157,14 +174,17 @@ def nearest_rows(
     metric: str,
     k: int,
     allowed: npt.NDArray[np.bool_] | None = None,
+    *,
+    measure: Measure = lance_distances,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
     """Positions in ``vectors`` and distances of the ``k`` rows nearest to ``query``, nearest first;
-    only rows where ``allowed`` is true, when it is given (a filter).
+    only rows where ``allowed`` is true, when it is given (a filter). ``measure`` gives the candidates'
+    LanceDB distances (the emulation, or LanceDB itself: :mod:`~recall_gui.core.session.lance_arithmetic`).
 
     Equal distances are ordered by row id, as LanceDB orders them.
     """
     q = np.ascontiguousarray(query, dtype=np.float32)
-    return _best_of(vectors, q, None, metric, k, allowed=allowed)
+    return _best_of(vectors, q, None, metric, k, allowed=allowed, measure=measure)
 
 
 def nearest_rows_many(
@@ -172,7 +192,9 @@ def nearest_rows_many(
     queries: npt.NDArray[Any],
     metric: str,
     ks: Sequence[int],
+    *,
     chunk: int = 64,
+    measure: Measure = lance_distances,
 ) -> list[tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]:
     """:func:`nearest_rows` for many queries with one pass over the matrix per ``chunk`` of queries (one
     matrix product instead of a scan each); each answer is the one :func:`nearest_rows` gives, since the
@@ -181,9 +203,11 @@ def nearest_rows_many(
     answers = []
     for start in range(0, len(block_queries), chunk):
         block = block_queries[start : start + chunk]
-        scores = block @ vectors.matrix.T  # one row of dot products per query, each contiguous
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            scores = block @ vectors.matrix.T  # one row of dot products per query, each contiguous
         for number, q in enumerate(block):
-            answers.append(_best_of(vectors, q, scores[number], metric, ks[start + number], allowed=None))
+            k = ks[start + number]
+            answers.append(_best_of(vectors, q, scores[number], metric, k, allowed=None, measure=measure))
     if vectors.codes is not None:  # the products read every page of the mapped float32 copy: unmap them
         vectors.codes.release_rows()
     return answers
@@ -197,6 +221,7 @@ def _best_of(
     k: int,
     *,
     allowed: npt.NDArray[np.bool_] | None,
+    measure: Measure,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
     """The ranking of :func:`nearest_rows`, from the dot products when they were computed already
     (``products``, overwritten) or from one scan."""
@@ -210,88 +235,67 @@ def _best_of(
     k = min(k, searchable)
     if k <= 0 or (metric == "cosine" and q_norm == 0):
         return np.empty(0, np.intp), np.empty(0, np.float32)
-    if vectors.codes is not None and products is None and (metric != "cosine" or has_float32_norm(q)):
+    in_range = query_in_range(q, metric)
+    if vectors.codes is not None and products is None and in_range:
         # The int8 scan selects the candidates: a proved superset of the k nearest (core/certified.py).
         candidates = certified.candidates(vectors.codes, q, k, metric, allowed)
-        best, best_distances, dropped = _ranked(vectors, q, metric, k, candidates)
-        if not len(dropped) and not (len(best) and best_distances[-1] == np.inf):
-            return best, best_distances
-        # LanceDB has no distance for some (NaN), or the k-th overflowed: the float32 path settles them
+        return _ranked(vectors, q, metric, k, candidates, measure=measure)
     scores = vectors.dot_products(q) if products is None else products
-    if metric == "l2":  # |x|^2 - 2 x.q: the squared distance minus the constant |q|^2
-        scores *= -2
-        scores += vectors.sq_norms
-        scale = (vectors.max_norm + q_norm) ** 2
-    elif metric == "cosine":  # -x.q / |x|: the cosine distance minus 1, times |q|
-        scores *= vectors.inv_norms
-        np.negative(scores, out=scores)
-        scores[vectors.zero_rows] = np.inf
-        scale = 2 * q_norm
-    elif metric == "dot":  # -x.q: the dot distance minus 1
-        np.negative(scores, out=scores)
-        scale = 1 + vectors.max_norm * q_norm
-    else:
-        raise ValueError(f"unknown metric {metric!r}")
+    with np.errstate(over="ignore", invalid="ignore"):  # extreme rows' scores: replaced below
+        if metric == "l2":  # |x|^2 - 2 x.q: the squared distance minus the constant |q|^2
+            scores *= -2
+            scores += vectors.sq_norms
+            scale = (vectors.bounded_norm + q_norm) ** 2
+        elif metric == "cosine":  # -x.q / |x|: the cosine distance minus 1, times |q|
+            scores *= vectors.inv_norms
+            np.negative(scores, out=scores)
+            scores[vectors.zero_rows] = np.inf
+            scale = 2 * q_norm
+        elif metric == "dot":  # -x.q: the dot distance minus 1
+            np.negative(scores, out=scores)
+            scale = 1 + vectors.bounded_norm * q_norm
+        else:
+            raise ValueError(f"unknown metric {metric!r}")
+    extreme = vectors.extreme_rows
+    scores[extreme] = np.inf
     if allowed is not None:
         scores[~allowed] = np.inf
-    slack = rounding_slack(int(q.shape[0]), scale)
-    if metric == "cosine" and not has_float32_norm(q):
+        extreme = extreme[allowed[extreme]]
+    if not in_range:
         scores[scores != np.inf] = 0  # LanceDB's distances degenerate (all 1, or infinite): rescore every row
-    while True:
-        best, best_distances, dropped = _rescored(vectors, q, metric, k, scores, slack=slack)
-        if len(dropped):  # LanceDB has no distance for them (NaN): look further
-            scores[dropped] = np.inf
-        elif len(best) and best_distances[-1] == np.inf and np.any(scores[scores != np.inf] != 0):
-            scores[scores != np.inf] = 0  # the k-th distance overflowed: infinities tie, rescore every row
-        else:
-            return best, best_distances
+    threshold = _kth_smallest_bound(scores, k) + rounding_slack(int(q.shape[0]), scale)
+    if np.isfinite(threshold):
+        with np.errstate(over="ignore"):  # a threshold beyond float32: every row passes
+            candidates = np.flatnonzero(~(scores > threshold))
+    else:  # fewer than k rows within the bounds: every row still in the running is a candidate
+        candidates = np.flatnonzero(scores != np.inf)
+    # Within the bounds, LanceDB's k nearest are within the threshold, whatever rows LanceDB has no
+    # distance for (NaN) or puts at +-inf: those are extreme rows, ranked in every search.
+    return _ranked(vectors, q, metric, k, np.union1d(candidates, extreme), measure=measure)
 
 
-def has_float32_norm(query: Matrix) -> bool:
-    """Whether ``|query|^2`` is a normal finite float32; else LanceDB's cosine distances degenerate (all
-    1, infinite, none, or rounded far coarser than the rounding slack allows) and every row is
-    re-scored."""
-    with np.errstate(over="ignore", under="ignore"):
-        return bool(np.finfo(np.float32).tiny <= np.dot(query, query) < np.inf)
-
-
-def _rescored(
+def _ranked(
     vectors: VectorMatrix,
     q: Matrix,
     metric: str,
     k: int,
-    scores: Matrix,
+    candidates: npt.NDArray[np.intp],
     *,
-    slack: float,
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32], npt.NDArray[np.intp]]:
-    """The k nearest among the candidates ``scores`` and ``slack`` select, by LanceDB's distance and
-    then row id, and the candidates whose LanceDB distance is NaN."""
-    threshold = _kth_smallest_bound(scores, k) + slack
-    if np.isfinite(threshold):
-        candidates = np.flatnonzero(~(scores > threshold))  # NaN scores (overflow) too
-    else:  # fewer than k finite scores: every row still in the running is a candidate
-        candidates = np.flatnonzero(scores != np.inf)
-    return _ranked(vectors, q, metric, k, candidates)
-
-
-def _ranked(
-    vectors: VectorMatrix, q: Matrix, metric: str, k: int, candidates: npt.NDArray[np.intp]
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32], npt.NDArray[np.intp]]:
-    """The k nearest of ``candidates`` by LanceDB's distance and then row id, and the candidates whose
-    LanceDB distance is NaN."""
+    measure: Measure,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """The k nearest of ``candidates`` by LanceDB's distance and then row id (rows whose LanceDB distance
+    is NaN are left out)."""
     best, best_distances = np.empty(0, np.intp), np.empty(0, np.float32)
-    dropped: list[npt.NDArray[np.intp]] = [np.empty(0, np.intp)]
     # Usually one small chunk; many equal vectors make many candidates, re-scored a chunk at a time.
     for start in range(0, len(candidates), RESCORE_CHUNK):
         chunk = candidates[start : start + RESCORE_CHUNK]
-        distances = lance_distances(vectors.matrix[chunk], q, metric)
-        missing = np.isnan(distances)
-        dropped.append(chunk[missing])
-        positions = np.concatenate([best, chunk[~missing]])
-        distances = np.concatenate([best_distances, distances[~missing]])
+        distances = measure(vectors.matrix[chunk], q, metric)
+        kept = ~np.isnan(distances)
+        positions = np.concatenate([best, chunk[kept]])
+        distances = np.concatenate([best_distances, distances[kept]])
         order = np.lexsort((vectors.row_ids[positions], distances))[:k]
         best, best_distances = positions[order], distances[order]
-    return best, best_distances, np.concatenate(dropped)
+    return best, best_distances
 
 
 def _kth_smallest_bound(scores: npt.NDArray[np.float32], k: int) -> float:

@@ -4,8 +4,9 @@ LanceDB (lancedb 0.40, lance-linalg 13, on x86-64 with AVX2 and FMA, no AVX-512)
 distance in float32 with its own summation order; rows whose distances differ below float32 resolution
 are ordered by that arithmetic, not by the exact values. These functions repeat it step by step, so
 that exact search in memory orders near-ties exactly as LanceDB does. Each step was measured against
-LanceDB itself (tests/core/test_lance_order.py); on CPUs with AVX-512, and on ARM, LanceDB sums in
-another order, and only such near-ties may then come out differently:
+LanceDB itself (tests/core/test_lance_order.py). On CPUs with AVX-512, on ARM, or with another build of
+LanceDB, it may sum in another order: :mod:`recall_gui.core.session.lance_arithmetic` checks where the app
+runs whether these functions hold, and where they do not, LanceDB measures the candidates itself:
 
 - the query is cast to float32;
 - ``l2`` and ``dot`` (the sum of ``(x - q)^2`` or of ``x q``): up to 16 dimensions, chunks of 8 are
@@ -22,12 +23,16 @@ another order, and only such near-ties may then come out differently:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 Vectors = npt.NDArray[np.float32]
+#: A function of (rows, query, metric) giving each row's LanceDB float32 distance (NaN: none), as
+#: :func:`distances` does; :mod:`recall_gui.core.session.lance_arithmetic` says which one to trust here.
+Measure = Callable[[npt.NDArray[Any], npt.NDArray[Any], str], Vectors]
 
 _F32 = np.float32
 

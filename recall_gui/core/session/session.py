@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from recall_gui.core.base.paths import app_cache_dir
 from recall_gui.core.embedders.pool import EmbedderPool
+from recall_gui.core.session.lance_arithmetic import LanceArithmetic
 from recall_gui.core.session.map_cache import MapCache
 from recall_gui.core.session.vector_cache import VectorCache
 from recall_gui.core.storage.filter_guard import FilterGuard
@@ -51,6 +52,9 @@ class Session:
             scan_workers=self.scan_executor,
         )
         self.models = EmbedderPool(self.embed_executor)
+        #: Whether LanceDB's float32 arithmetic here is the one exact search repeats (checked once per
+        #: machine and LanceDB version, on a thread of its own, when exact search is first used).
+        self.arithmetic = LanceArithmetic(app_cache_dir())
         #: Finished maps of tables' vectors, per table version (t-SNE's also in the app's cache folder).
         self.maps = MapCache(app_cache_dir() / "maps")
         #: Stop signals of the inspections running on ``inspect_executor`` (set on close: a t-SNE run

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TextIO
+
+from recall_gui.core.base.json_output import json_text
 
 ExportFormat = Literal["csv", "json"]
 
@@ -41,7 +42,7 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return json_text(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
 
@@ -81,7 +82,8 @@ class CsvRows:
 
 class JsonRows:
     """A JSON array with one object per row, keyed by the column titles, in column order (the text
-    ``json.dumps(records, indent=2)`` gives, written one record at a time)."""
+    ``json.dumps(records, indent=2)`` gives, written one record at a time; a number that is not finite as
+    a string: :mod:`recall_gui.core.base.json_output`)."""
 
     def __init__(self, stream: TextIO, headers: Sequence[str]) -> None:
         self._stream = stream
@@ -91,7 +93,7 @@ class JsonRows:
 
     def write(self, rows: Iterable[Sequence[Any]]) -> None:
         for row in rows:
-            record = json.dumps(dict(zip(self._headers, row, strict=True)), ensure_ascii=False, indent=2)
+            record = json_text(dict(zip(self._headers, row, strict=True)), ensure_ascii=False, indent=2)
             self._stream.write(("\n" if self._written == 0 else ",\n") + textwrap.indent(record, "  "))
             self._written += 1
 

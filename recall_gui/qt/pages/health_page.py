@@ -51,6 +51,8 @@ def report_sections(report: HealthReport) -> list[tuple[str, list[str]]]:
         ("Vectors missing", report.missing),
         ("Vectors of zero length", report.zero_norm),
         ("Vectors not finite", report.not_finite),
+        ("Vectors too short for float32", report.too_short),
+        ("Vectors too long for float32", report.too_long),
         ("Empty contents", report.empty),
     ):
         if ids:
@@ -170,6 +172,7 @@ class HealthPage(QWidget):
             self.note.show_note(f"{name}: some entries or settings need a look (below).", "warning")
         self.tree.clear()
         listed_ids = {*report.missing, *report.zero_norm, *report.not_finite, *report.empty}
+        listed_ids.update(report.too_short, report.too_long)
         listed_ids.update(i for group in report.duplicate_groups for i in group)
         for title, lines in report_sections(report):
             section = QTreeWidgetItem([title])
@@ -178,6 +181,8 @@ class HealthPage(QWidget):
                 if line in listed_ids and not title.startswith(("Counts", "Indexes", "Warnings")):
                     child.setData(0, ENTRY_ID_ROLE, line)
                     child.setToolTip(0, "Double-click to open this entry")
+                else:
+                    child.setToolTip(0, line)  # a warning wider than the page, in full
                 section.addChild(child)
             self.tree.addTopLevelItem(section)
             section.setExpanded(True)

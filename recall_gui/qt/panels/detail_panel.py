@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui.core.base import json_text
 from recall_gui.qt.models.roles import plain_value
 from recall_gui.qt.widgets import group_box, monospace_font_family, push_button, selectable_label, text_view
 
@@ -239,7 +240,7 @@ class DetailPanel(QWidget):
         self.context_label.setToolTip(tip)
 
     def metadata_json(self) -> str:
-        return json.dumps(self._metadata, ensure_ascii=False, indent=2)
+        return json_text(self._metadata, ensure_ascii=False, indent=2)
 
     def vector_json(self) -> str:
-        return json.dumps([] if self._vector is None else [float(x) for x in self._vector])
+        return json_text([] if self._vector is None else [float(x) for x in self._vector])

@@ -1,0 +1,221 @@
+"""Whether LanceDB, on this processor, computes distances exactly as :mod:`lance_distance` repeats them.
+
+:mod:`recall_gui.core.session.lance_distance` repeats LanceDB's float32 summation order as measured on
+x86-64 with AVX2 and FMA. Another processor (AVX-512, ARM) or another build of LanceDB may sum in another
+order, and then rows closer than float32 resolution could come out in another order than LanceDB's. So
+the emulation is checked where the app runs: a near-tie self-test compares it, bit for bit, with LanceDB's
+own flat search over small tables held in memory (``memory://``: nothing is written anywhere), for every
+metric and for widths that take each of its code paths. The verdict is remembered in the app's cache
+folder per machine, processor and LanceDB version; when that folder cannot be written, the test simply
+runs again in the next process. It runs on a thread of its own, beside the first table's load.
+
+Until the verdict is known, and wherever the emulation does not hold, the distances of the few candidate
+rows exact search ranks come from LanceDB itself (:func:`lancedb_distances`: a flat search over those
+rows alone), which orders them as LanceDB does on any processor. The candidates' bounds hold for any
+summation order (:func:`recall_gui.core.session.exact.rounding_slack`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import platform
+import threading
+import uuid
+from concurrent.futures import Future
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from recall_gui.core.base.atomic import write_text_atomic
+from recall_gui.core.session import lance_distance
+from recall_gui.core.session.lance_distance import Measure
+
+#: Widths that take each path of the emulation: 8-lane and 16-lane sums, with and without leftovers.
+CHECKED_WIDTHS = (3, 8, 13, 16, 17, 33, 384, 1000)
+METRICS = ("l2", "cosine", "dot")
+#: The file of verdicts in the cache folder (one per machine, processor and LanceDB version).
+VERDICTS_FILE = "lance-arithmetic.json"
+
+logger = logging.getLogger(__name__)
+
+
+def lancedb_distances(
+    rows: npt.NDArray[Any], query: npt.NDArray[Any], metric: str
+) -> npt.NDArray[np.float32]:
+    """Each row's distance to ``query`` as LanceDB's flat search computes it here (NaN where it returns
+    none): the rows in a table held in memory, searched with ``query`` and ``metric``."""
+    import lancedb
+    import pyarrow as pa
+
+    matrix = np.ascontiguousarray(rows, np.float32)
+    found = np.full(len(matrix), np.nan, np.float32)
+    if not len(matrix):
+        return found
+    data = pa.table(
+        {
+            "position": pa.array(np.arange(len(matrix), dtype=np.int64)),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1]),
+        }
+    )
+    db = lancedb.connect("memory://")
+    name = f"candidates_{uuid.uuid4().hex}"
+    table: Any = db.create_table(name, data)
+    try:
+        search = table.search(np.ascontiguousarray(query, np.float32)).distance_type(metric)
+        result = search.bypass_vector_index().select(["position", "_distance"]).limit(len(matrix)).to_arrow()
+    finally:
+        db.drop_table(name)
+    found[result.column("position").to_numpy()] = result.column("_distance").to_numpy()
+    return found
+
+
+def near_ties(width: int, rng: np.random.Generator) -> npt.NDArray[np.float32]:
+    """Rows that test the summation order: random ones at several scales, copies a float32 step apart,
+    duplicates, and rows whose products fall below float32's normal range."""
+    base = rng.standard_normal((6, width)).astype(np.float32)
+    nudged = np.repeat(base, 4, axis=0)
+    flip = rng.random(nudged.shape) < 0.25
+    nudged[flip] = np.nextafter(nudged[flip], np.float32(np.inf))
+    scaled = base * np.float32(1e3)
+    tiny = np.array([[1e-20], [1e-22], [1e-39], [1e-42]])
+    faint = (rng.standard_normal((4, width)) * tiny).astype(np.float32)
+    spread = rng.uniform(-1, 1, (16, width)).astype(np.float32)
+    return np.vstack([base, nudged, base[:2], scaled, faint, spread])
+
+
+def emulation_holds(emulation: Measure = lance_distance.distances, seed: int = 35) -> bool:
+    """Whether ``emulation`` gives LanceDB's distances bit for bit on the near-tie tables."""
+    rng = np.random.default_rng(seed)
+    for width in CHECKED_WIDTHS:
+        rows = near_ties(width, rng)
+        queries = (rows[0] + np.float32(1e-4) * rng.standard_normal(width), rng.standard_normal(width))
+        for query in (np.asarray(q, np.float32) for q in queries):
+            for metric in METRICS:
+                expected = lancedb_distances(rows, query, metric)
+                got = emulation(rows, query, metric)
+                same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+                if not same.all():
+                    return False
+    return True
+
+
+def machine_key() -> str:
+    """What the verdict depends on: the processor (its model and features), LanceDB's and Lance's
+    versions."""
+    processor = platform.processor()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            lines = cpuinfo.read(65536).splitlines()
+        wanted = ("model name", "flags", "Features", "CPU implementer", "CPU part")
+        processor += "|".join(sorted({line for line in lines if line.startswith(wanted)}))
+    except OSError:
+        pass  # not Linux: the platform's own name
+    versions = []
+    for package in ("lancedb", "pylance"):
+        try:
+            versions.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{package} ?")
+    digest = hashlib.sha256(processor.encode("utf-8")).hexdigest()[:16]
+    return f"{platform.system()} {platform.machine()} {digest} {' '.join(versions)}"
+
+
+class LanceArithmetic:
+    """The session's knowledge of LanceDB's arithmetic here: the verdict of the self-test (remembered in
+    ``folder``), and the distances exact search ranks candidates by (:meth:`measure`)."""
+
+    def __init__(self, folder: Path, *, emulation: Measure = lance_distance.distances) -> None:
+        self.folder = folder
+        self.emulation = emulation
+        self._lock = threading.Lock()
+        self._verdict: Future[bool] | None = None
+        #: Whether this object ran the self-test (rather than reading a remembered verdict).
+        self.tested = False
+
+    @property
+    def verdict(self) -> bool | None:
+        """Whether the emulation holds here; ``None`` while it is not known yet."""
+        verdict = self._verdict
+        if verdict is None or not verdict.done():
+            return None
+        return verdict.result()
+
+    def start(self) -> None:
+        """Know the verdict: read it from the cache folder, or run the self-test, on a thread of its own
+        (reading the processor's features and the libraries' versions takes a few milliseconds too)."""
+        with self._lock:
+            if self._verdict is not None:
+                return
+            self._verdict = Future()
+        # Not a daemon: a process ending while LanceDB runs on a thread of its own aborts.
+        threading.Thread(target=self._check, name="recall-lance-arithmetic", daemon=False).start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """The verdict, waiting for the self-test if it runs (started if need be)."""
+        self.start()
+        assert self._verdict is not None
+        return self._verdict.result(timeout)
+
+    async def ready(self) -> bool:
+        """:meth:`wait` for an event loop: the verdict, once known."""
+        self.start()
+        assert self._verdict is not None
+        return await asyncio.wrap_future(self._verdict)
+
+    def measure(self) -> Measure:
+        """How exact search measures its candidates: the emulation where it holds, LanceDB itself
+        where it does not or while that is not known yet (the self-test is started then)."""
+        self.start()
+        return self.emulation if self.verdict else lancedb_distances
+
+    def _check(self) -> None:
+        assert self._verdict is not None
+        try:
+            holds = self._find()
+        except Exception as error:  # e.g. LanceDB cannot search in memory here: trust LanceDB's distances
+            logger.warning("LanceDB's arithmetic could not be checked: %s", error)
+            holds = False
+        self._verdict.set_result(holds)
+
+    def _find(self) -> bool:
+        remembered = self._remembered()
+        if remembered is not None:
+            return remembered
+        self.tested = True
+        holds = emulation_holds(self.emulation)
+        if not holds:
+            logger.info("LanceDB sums distances in another order here: candidates are measured by LanceDB")
+        self._remember(holds)
+        return holds
+
+    def _remembered(self) -> bool | None:
+        if self.emulation is not lance_distance.distances:
+            return None  # only the verdict of this very emulation is remembered
+        try:
+            data = json.loads((self.folder / VERDICTS_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        found = data.get(machine_key()) if isinstance(data, dict) else None
+        return found if isinstance(found, bool) else None
+
+    def _remember(self, holds: bool) -> None:
+        if self.emulation is not lance_distance.distances:
+            return
+        path = self.folder / VERDICTS_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        data[machine_key()] = holds
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, json.dumps(data, indent=1) + "\n")
+        except OSError as error:  # a cache folder that cannot be written: checked again next time
+            logger.info("the verdict on LanceDB's arithmetic could not be remembered: %s", error)

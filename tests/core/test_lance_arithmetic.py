@@ -1,0 +1,184 @@
+"""LanceDB's order holds on a processor that sums otherwise: the self-test finds out, and LanceDB itself then
+measures the candidates of exact search.
+
+A processor that sums in another order is simulated by substituting the emulation of LanceDB's arithmetic
+with one that adds the same float32 terms in reverse order: on near-ties it orders rows otherwise than
+LanceDB does here. The session's self-test must notice it, and every exact path (the core's search with
+int8 codes and in float32, a rank, golden checks in one pass, the MCP server) must still give LanceDB's
+flat-search order, which stays the oracle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from recall_gui.core import RecallSearchInput
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.search.nearest import search_hits
+from recall_gui.core.session.exact import nearest_rows, nearest_rows_many
+from recall_gui.core.session.exact_rank import rank_of
+from recall_gui.core.session.lance_arithmetic import VERDICTS_FILE, LanceArithmetic, machine_key
+from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableOptions
+from recall_gui.mcp.server import call_recall_search
+from tests.core.test_lance_order import (  # tie_kb: a fixture
+    METRICS,
+    in_memory,
+    lance_search,
+    near_ties,
+    tie_kb,  # noqa: F401
+    write_table,
+)
+
+
+def summed_backwards(rows: npt.NDArray[Any], query: npt.NDArray[Any], metric: str) -> npt.NDArray[np.float32]:
+    """LanceDB's distances as a processor adding the float32 terms last to first would compute them."""
+    x = np.ascontiguousarray(rows, np.float32)
+    q = np.ascontiguousarray(query, np.float32)
+
+    def backwards(terms: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        summed: npt.NDArray[np.float32] = np.add.accumulate(terms[:, ::-1], axis=1, dtype=np.float32)[:, -1]
+        return summed
+
+    with np.errstate(all="ignore"):
+        if metric == "l2":
+            return backwards((x - q) * (x - q))
+        if metric == "dot":
+            return np.float32(1) - backwards(x * q)
+        qq = backwards((q * q)[None, :])[0]
+        return np.float32(1) - (backwards(x * q) / np.sqrt(qq)) / np.sqrt(backwards(x * x))
+
+
+@pytest.fixture(scope="module")
+def tie_table(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, npt.NDArray[np.float32], list[Any]]:
+    root = tmp_path_factory.mktemp("arithmetic")
+    rng = np.random.default_rng(16)
+    bases = rng.standard_normal((3, 384)).astype(np.float32)
+    matrix = near_ties(bases, rng, nudged=12)
+    write_table(root / "db", "ties", matrix)
+    queries = [bases[0], bases[1] + np.float32(1e-3) * rng.standard_normal(384).astype(np.float32)]
+    return root / "db", matrix, queries
+
+
+def test_the_simulated_processor_orders_near_ties_otherwise(tie_table: Any) -> None:
+    """The premise: with the other summation order, the emulation alone leaves LanceDB's order."""
+    db_dir, matrix, queries = tie_table
+    vectors = in_memory(matrix, np.random.default_rng(0))
+    differs = []
+    for query in queries:
+        for metric in METRICS:
+            expected, _ = lance_search(db_dir, "ties", query, metric, 40)
+            positions, _ = nearest_rows(vectors, query, metric, 40, measure=summed_backwards)
+            differs.append(vectors.row_ids[positions].tolist() != expected)
+    assert any(differs)
+    assert LanceArithmetic(db_dir.parent / "cache", emulation=summed_backwards).wait(60) is False
+
+
+def test_on_a_processor_that_sums_otherwise_every_exact_path_gives_lancedbs_order(
+    tie_table: Any, tmp_path: Path
+) -> None:
+    db_dir, matrix, queries = tie_table
+    rng = np.random.default_rng(1)
+    vectors = in_memory(matrix, rng)
+    arithmetic = LanceArithmetic(tmp_path / "cache", emulation=summed_backwards)
+    assert arithmetic.wait(60) is False
+    measure = arithmetic.measure()
+    position_of = {int(row_id): i for i, row_id in enumerate(vectors.row_ids)}
+    for metric in METRICS:
+        together = nearest_rows_many(vectors, np.stack(queries), metric, [40, 40], measure=measure)
+        for query, (positions, _) in zip(queries, together, strict=True):
+            expected, distances = lance_search(db_dir, "ties", query, metric, 40)
+            assert vectors.row_ids[positions].tolist() == expected
+            alone, found = nearest_rows(vectors, query, metric, 40, measure=measure)
+            assert vectors.row_ids[alone].tolist() == expected
+            assert found.tobytes() == distances.tobytes()
+            for place, row_id in enumerate(expected[:12], start=1):
+                ranked = rank_of(vectors, query, metric, position_of[row_id], measure=measure)
+                assert ranked == (place, float(distances[place - 1]))
+
+
+@pytest.mark.parametrize("int8_codes", [True, False], ids=["int8 codes", "float32"])
+def test_a_session_on_such_a_processor_searches_in_lancedbs_order(tie_table: Any, int8_codes: bool) -> None:
+    db_dir, _, queries = tie_table
+
+    async def search_all() -> list[tuple[str, Any, Any]]:
+        found = []
+        async with Session(int8_codes=int8_codes) as session:
+            session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulation=summed_backwards)
+            for metric in METRICS:
+                for query in queries:
+                    request = RecallSearchInput(str(db_dir), "ties", 384, "q", query, 30)
+                    result = await search_hits(session, request, TableOptions(metric=metric))
+                    found.append((metric, query, result))
+            assert session.arithmetic.verdict is False  # it ran beside the first read
+        return found
+
+    for metric, query, result in asyncio.run(search_all()):
+        assert result.method == "exact"
+        expected, distances = lance_search(db_dir, "ties", query, metric, 30)
+        assert [hit.row_id for hit in result.hits] == expected
+        assert [hit.distance for hit in result.hits] == [float(d) for d in distances]
+
+
+def test_the_mcp_server_and_a_rank_on_such_a_processor_give_lancedbs_order(
+    tie_kb: tuple[Path, Path],  # noqa: F811
+    embedder: Any,
+) -> None:
+    from tests.core.test_lance_order import QUERY, query_vector
+
+    db_dir, registry = tie_kb
+    vector = query_vector(embedder)
+
+    async def go() -> dict[str, Any]:
+        from recall_gui.core.search import ViewScope, would_agent_see
+
+        harness = Harness(registry)
+        harness.session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulation=summed_backwards)
+        answers: dict[str, Any] = {}
+        try:
+            for metric in METRICS:
+                called = await call_recall_search(harness, {"db_name": metric, "query": QUERY, "limit": 25})
+                answers[metric] = json.loads(called.content[0].text)["results"]
+                expected, _ = lance_search(db_dir, "ties", vector, metric, 25)
+                entry = harness.resolve_active(metric)
+                view = ViewScope(entry, None, None, limit=25)
+                row = expected[17]
+                verdict = await would_agent_see(harness, view, QUERY, row, entry_id=f"r{row}")
+                answers[f"{metric} rank"] = verdict.agent
+        finally:
+            await harness.aclose()
+        return answers
+
+    answers = asyncio.run(go())
+    for metric in METRICS:
+        expected, distances = lance_search(db_dir, "ties", vector, metric, 25)
+        assert [result["id"] for result in answers[metric]] == [f"r{row_id}" for row_id in expected]
+        rank = answers[f"{metric} rank"]
+        assert (rank.rank, rank.distance) == (18, float(distances[17]))
+
+
+def test_the_verdict_here_is_remembered_per_machine_and_checked_again_where_it_cannot_be(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "cache"
+    first = LanceArithmetic(folder)
+    assert first.measure() is not first.emulation  # LanceDB measures while the verdict is not known
+    assert first.wait(60) is True  # tests/core/test_lance_order.py: the emulation holds on this machine
+    assert first.measure() is first.emulation
+    assert json.loads((folder / VERDICTS_FILE).read_text(encoding="utf-8")) == {machine_key(): True}
+    again = LanceArithmetic(folder)
+    assert again.wait(60) is True and not again.tested  # read, not tested again
+
+    unwritable = tmp_path / "a file"
+    unwritable.write_text("not a folder", encoding="utf-8")
+    for _ in range(2):
+        blocked = LanceArithmetic(unwritable / "cache")
+        assert blocked.wait(60) is True and blocked.tested  # each time tested anew, and searches go on
+    assert unwritable.read_text(encoding="utf-8") == "not a folder"
