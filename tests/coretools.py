@@ -75,9 +75,13 @@ def search_hits(input: RecallSearchInput, options: TableOptions | None = None) -
 
 
 def query_session(embedder: Any) -> Any:
-    """The onnxruntime session a local model embeds queries with: the direct model's own (the packaged
-    model), or fastembed's (``TextEmbedding`` -> its ONNX model -> the session)."""
+    """The onnxruntime session a local model embeds queries with: the direct model's own (the published
+    weights, the packaged stand-in), or fastembed's (``TextEmbedding`` -> its ONNX model -> the session)."""
+    return onnx_session(embedder._model)
+
+
+def onnx_session(model: Any) -> Any:
+    """The onnxruntime session of a loaded model (see :func:`query_session`)."""
     from recall_gui.core.embedders.direct import DirectQueryModel
 
-    model = embedder._model
     return model.session if isinstance(model, DirectQueryModel) else model.model.model

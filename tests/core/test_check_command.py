@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.core.test_cli import cli
-from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
+from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, cosh_entry, snapshot_tree, write_registry
 
 
 def golden(tmp_path: Path, checks: list[dict[str, Any]], name: str = "golden.json") -> Path:
@@ -79,6 +79,7 @@ def test_an_expected_id_that_is_not_retrieved_fails_with_status_1(kb: KnowledgeB
                 ],
                 "results": agent_ids,
                 "metrics": metrics,
+                "model": EXACT_MODEL_JSON,
             }
         ],
     }

@@ -11,7 +11,7 @@ from typing import Any
 import lancedb
 
 from tests.core.test_cli import cli
-from tests.kbtools import KnowledgeBase, snapshot_tree
+from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, snapshot_tree
 
 FRANCE = "What is the capital of France?"
 PASSWORD = "How do I change my password?"
@@ -100,8 +100,13 @@ def test_compare_a_version_with_the_latest_lists_what_was_lost(
     }
     assert report["b"]["metrics"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
     (check,) = report["checks"]
-    assert check["a"] == {"passed": True, "expected": [{"id": "paris", "rank": a_ids.index("paris") + 1}]}
-    assert check["b"] == {"passed": False, "expected": [{"id": "paris", "rank": None}]}
+    a_expected = [{"id": "paris", "rank": a_ids.index("paris") + 1}]
+    assert check["a"] == {"passed": True, "expected": a_expected, "model": EXACT_MODEL_JSON}
+    assert check["b"] == {
+        "passed": False,
+        "expected": [{"id": "paris", "rank": None}],
+        "model": EXACT_MODEL_JSON,
+    }
     assert check["lost"] == [i for i in a_ids if i not in b_ids]
     assert check["gained"] == [i for i in b_ids if i not in a_ids]
 

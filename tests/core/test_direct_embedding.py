@@ -72,18 +72,16 @@ def same_bits(first: Any, second: Any) -> bool:
 
 
 @pytest.mark.slow
-def test_the_demo_passages_embed_to_the_prebuilt_vectors_fastembed_made(
-    models: tuple[LocalEmbedder, LocalEmbedder],
-) -> None:
-    """The prebuilt vectors are fastembed's, bit for bit (tests/core/test_demo_prebuilt.py): the direct
-    path must give them for their passages (every fourth passage, short and long alike: a passage takes
-    ~50 ms to embed on one thread)."""
-    direct, _fastembed = models
-    prebuilt = read_prebuilt_demo()
-    texts, stored = prebuilt.texts(), prebuilt.vectors()
+def test_the_demo_passages_embed_to_fastembeds_vectors(models: tuple[LocalEmbedder, LocalEmbedder]) -> None:
+    """Real passages, short and long alike (every fourth of the demo's: a passage takes ~50 ms to embed on
+    one thread): the direct path gives fastembed's vectors bit for bit."""
+    direct, fastembed = models
+    texts = read_prebuilt_demo().texts()
     assert len(texts) > 600
     sample = range(0, len(texts), 4)
-    differing = [i for i in sample if not same_bits(direct.embed_sync(texts[i]), stored[i])]
+    differing = [
+        i for i in sample if not same_bits(direct.embed_sync(texts[i]), fastembed.embed_sync(texts[i]))
+    ]
     assert differing == []
 
 
@@ -177,43 +175,15 @@ def test_an_untested_library_version_loads_fastembed_as_before(monkeypatch: pyte
     assert same_bits(direct.embed_sync(text), untested.embed_sync(text))
 
 
-def test_fastembed_loads_when_the_staged_folder_holds_files_only_fastembed_reads(
+def test_the_exact_model_and_the_stand_in_are_served_without_fastembed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from recall_gui.core.embedders.offline import stage_offline_model
-
-    monkeypatch.setenv("RECALL_GUI_CACHE_DIR", str(tmp_path))
-    folder = stage_offline_model()
-    (folder / "special_tokens_map.json").write_text(json.dumps({"additional_special_tokens": ["hello"]}))
-    model = load_offline_model()
-    assert type(model._model).__name__ == "TextEmbedding"
-
-
-def test_cosh_default_model_is_served_directly_unless_the_fastembed_cache_may_hold_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import shutil
-
-    from recall_gui.core.embedders.offline import OFFLINE_MODEL_USED, TOKENIZER_FILES, packaged_model_file
-
-    cache = tmp_path / "fastembed"
-    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(cache))
-    served = load_local_model("AllMiniLML6V2")  # no cache at all
-    assert isinstance(served._model, DirectQueryModel) and served.used == OFFLINE_MODEL_USED
-    (cache / "models--Qdrant--bge-small-en-v1.5-onnx-Q").mkdir(parents=True)
-    assert isinstance(load_local_model("AllMiniLML6V2Q")._model, DirectQueryModel)  # another model's
-    # A copy of the model in fastembed's cache (in other casing) is fastembed's to load, and comes first.
-    repo = cache / "models--qdrant--ALL-MINILM-L6-V2-onnx"
-    snapshot = repo / "snapshots" / "0123abcd"
-    snapshot.mkdir(parents=True)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text("0123abcd")
-    shutil.copyfile(packaged_model_file(), snapshot / "model.onnx")
-    for name in TOKENIZER_FILES:
-        shutil.copyfile(ROOT / "recall_gui" / "core" / "embedders" / "offline_model" / name, snapshot / name)
-    cached = load_local_model("AllMiniLML6V2")
-    assert cached.used == "sentence-transformers/all-MiniLM-L6-v2 (fastembed cache)"
-    assert type(cached._model).__name__ == "TextEmbedding"
+    """cosh's default model runs from its weights and the stand-in from the packaged file, both through
+    the direct path; the tokenizer is the app's own copy, never a staged folder that may hold more."""
+    monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path / "fastembed"))
+    exact, stand_in = load_local_model("AllMiniLML6V2"), load_local_model("AllMiniLML6V2Q")
+    assert isinstance(exact._model, DirectQueryModel) and exact.model_info.exact
+    assert isinstance(stand_in._model, DirectQueryModel) and not stand_in.model_info.exact
 
 
 # --- what a fresh process prints, and what it imports -----------------------------------------------------
@@ -255,12 +225,13 @@ def cli_output(kb: KnowledgeBase, mode: str) -> tuple[bytes, str]:
 
 @pytest.fixture
 def knowledge_bases(make_kb: Callable[..., KnowledgeBase]) -> list[KnowledgeBase]:
-    """The test knowledge bases of cosh's default model, under its plain and its quantised name."""
-    plain, quantised = make_kb(), make_kb("quantised")
+    """A test knowledge base under the quantised name, which the packaged stand-in serves (the direct
+    path's model; cosh's default is served from its weights, never through fastembed)."""
+    quantised = make_kb("quantised")
     write_registry(
         quantised.registry_dir, [cosh_entry(quantised.name, quantised.db_dir, model="AllMiniLML6V2Q")]
     )
-    return [plain, quantised]
+    return [quantised]
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ from pathlib import Path
 from recall_gui.core.agents.agent_log import LogFiles
 from recall_gui.core.search.harness import Harness
 from tests.core.test_cli import cli
-from tests.kbtools import KnowledgeBase, snapshot_tree
+from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, snapshot_tree
 from tests.logtools import logged_call, write_records
 
 QUESTIONS = [
@@ -56,6 +56,7 @@ def test_hubs_of_a_text_file_of_queries_count_each_entry_once_per_query(
         "queries": 4,
         "limit": 3,
         "hubs": counted_by_hand(kb, [(q, 3) for q in QUESTIONS]),
+        "model": EXACT_MODEL_JSON,
     }
     assert snapshot_tree(kb.db_dir) == before
 
@@ -74,7 +75,12 @@ def test_a_golden_file_searches_each_check_at_its_own_limit_and_names_hubs_in_pl
         "hubs", "--registry", str(kb.registry_dir), "--db", kb.name, "--queries", str(golden), "--json"
     )
     expected = counted_by_hand(kb, [(QUESTIONS[0], 2), (QUESTIONS[1], 4)])
-    assert json.loads(done.stdout) == {"queries": 2, "limit": None, "hubs": expected}
+    assert json.loads(done.stdout) == {
+        "queries": 2,
+        "limit": None,
+        "hubs": expected,
+        "model": EXACT_MODEL_JSON,
+    }
     plain = cli(
         "hubs",
         "--registry",
@@ -105,6 +111,7 @@ def test_hubs_of_the_queries_agents_sent(kb: KnowledgeBase) -> None:
         "queries": 3,
         "limit": 2,
         "hubs": counted_by_hand(kb, [(q, 2) for q in QUESTIONS[:3]]),
+        "model": EXACT_MODEL_JSON,
     }
 
 

@@ -170,7 +170,7 @@ def load_candidate(candidate: Candidate, dim: int) -> LocalEmbedder:
     try:
         query_model, bulk = loader(candidate)
         embedder = LocalEmbedder(query_model, candidate.info, dim, load_bulk=bulk)
-        width = embedder.embed_sync("width check").size
+        width = np.asarray(next(iter(query_model.embed(["width check"])))).size
     except ModelUnavailableError:
         raise
     except Exception as error:  # onnxruntime, tokenizers and fastembed raise their own types
