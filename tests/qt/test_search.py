@@ -87,7 +87,7 @@ def test_enter_shows_the_rows_the_core_returns_for_the_same_query(
         "Embedding "
     ) and window.knowledge.status_embed.text().endswith(" ms")
     assert window.knowledge.status_search.text().startswith("Search ")
-    assert "all-MiniLM-L6-v2" in window.knowledge.status_model.text()
+    assert window.knowledge.status_model.text() == "Model: exact"
     assert query.text() == QUERY
 
 

@@ -94,15 +94,16 @@ def search_and_time(window: MainWindow, loop: asyncio.AbstractEventLoop, qtbot: 
     [
         (
             "absent",
-            "Model ParaphraseMLMiniLML12V2 (sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2) is "
-            "not in the fastembed cache at {cache} and could not be downloaded",
-            "copy its fastembed cache folder to {cache}",
+            "Model ParaphraseMLMiniLML12V2 (paraphrase-MiniLM-L12-v2 (384d)) is not on this machine (cosh's "
+            "file Xenova/paraphrase-multilingual-MiniLM-L12-v2 onnx/model.onnx was not found in any model "
+            "cache)",
+            "recall-gui models get ParaphraseMLMiniLML12V2",
         ),
         (
             "damaged",
-            "Model BGESmallENV15 (BAAI/bge-small-en-v1.5) in the fastembed cache at {cache} could not be "
-            "loaded",
-            "The cached copy looks damaged: delete {repo}",
+            "Model BGESmallENV15 (BGE-Small-EN-v1.5 (384d)): no copy on this machine could be used "
+            "({repo}/snapshots/",
+            "A copy looks damaged: delete {repo}/snapshots/",
         ),
         (
             "wider",
@@ -111,8 +112,9 @@ def search_and_time(window: MainWindow, loop: asyncio.AbstractEventLoop, qtbot: 
         ),
         (
             "unported",
-            "Model AllMiniLML12V2 (All-MiniLM-L12-v2 (384d)) is not available in Python fastembed",
-            "search it from cosh, or rebuild it",
+            "Model AllMiniLML12V2 (All-MiniLM-L12-v2 (384d)) is not on this machine (cosh's file "
+            "Xenova/all-MiniLM-L12-v2 onnx/model.onnx was not found in any model cache)",
+            "recall-gui models get AllMiniLML12V2",
         ),
     ],
     ids=["absent", "damaged", "wider", "unported"],
@@ -133,7 +135,7 @@ def test_a_model_fault_is_reported_within_seconds_and_other_databases_still_sear
     choose_with_keyboard(window, loop, qtbot, name)
     seconds, stall = search_and_time(window, loop, qtbot)
     message, what_to_do = banner(window)
-    assert message.startswith(text.format(cache=cache)), message
+    assert message.startswith(text.format(cache=cache, repo=faults.repo)), message
     assert hint.format(cache=cache, repo=faults.repo) in what_to_do, what_to_do
     assert window.banner.message is not None and window.banner.message.level == "error"
     assert seconds < FAIL_FAST_S and stall < STALL_BOUND_S, (seconds, stall)
@@ -176,9 +178,11 @@ def test_choosing_a_database_whose_model_fails_to_load_says_so_at_once_and_still
         choose_with_keyboard(window, loop, qtbot, "damaged")
     assert time.monotonic() - started < FAIL_FAST_S and meter.longest < STALL_BOUND_S
     message, what_to_do = banner(window)
-    expected = "damaged: model BGESmallENV15 (BAAI/bge-small-en-v1.5) in the fastembed cache at "
-    assert message.startswith(f"{expected}{faults.cache} could not be loaded")
-    assert f"delete {faults.repo}" in what_to_do
+    expected = (
+        "damaged: model BGESmallENV15 (BGE-Small-EN-v1.5 (384d)): no copy on this machine could be used"
+    )
+    assert message.startswith(f"{expected} ({faults.repo}/snapshots/")
+    assert f"delete {faults.repo}/snapshots/" in what_to_do
     assert window.banner.message is not None and window.banner.message.level == "warning"
     combo = window.findChild(QComboBox, "dbCombo")
     assert combo.currentText() == "damaged — model unavailable"

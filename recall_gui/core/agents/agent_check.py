@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
-from recall_gui.core.embedders.base import ModelInfo
+if TYPE_CHECKING:
+    from recall_gui.core.embedders.base import ModelInfo
 
 
 class DescriptionVerdict(Enum):

@@ -128,17 +128,20 @@ def load_local_model(cosh_name: str) -> LocalEmbedder:
             f'unknown local embedding model "{cosh_name}"',
             hint=f"cosh's local models are: {', '.join(sorted(LOCAL_MODELS))}.",
         )
-    failures: list[str] = []
+    failures: list[tuple[Candidate, str]] = []
     for candidate in candidates(cosh_name):
         try:
             return load_candidate(candidate, info.dim)
         except ModelUnavailableError as error:
-            failures.append(f"{candidate.path}: {error.message}")
+            failures.append((candidate, error.message))
     raise model_missing(cosh_name, failures)
 
 
-def model_missing(cosh_name: str, failures: list[str]) -> ModelUnavailableError:
-    """Why ``cosh_name`` cannot be served, and what brings it."""
+def model_missing(cosh_name: str, failed: list[tuple[Candidate, str]]) -> ModelUnavailableError:
+    """Why ``cosh_name`` cannot be served (``failed``: the copies that did not load, and why), and what
+    brings it."""
+    failures = [f"{candidate.path}: {reason}" for candidate, reason in failed]
+    damaged = [str(c.folder) for c, _ in failed if c.folder is not None and c.kind != "packaged-int8"]
     info = local_model(cosh_name)
     label = f"{cosh_name} ({info.label})" if info is not None else cosh_name
     wanted = cosh_file(cosh_name)
@@ -148,10 +151,12 @@ def model_missing(cosh_name: str, failures: list[str]) -> ModelUnavailableError:
         message = f"model {label}: no copy on this machine could be used ({found})"
     else:
         message = f"model {label} is not on this machine ({what} was not found in any model cache)"
-    return ModelUnavailableError(
-        message,
-        hint=f"Run `recall-gui models get {cosh_name}` (it asks before downloading); see docs/MODELS.md.",
-    )
+    get = f"`recall-gui models get {cosh_name}` (it asks before downloading); see docs/MODELS.md."
+    if damaged:
+        return ModelUnavailableError(
+            message, hint=f"A copy looks damaged: delete {damaged[0]}, then run {get}"
+        )
+    return ModelUnavailableError(message, hint=f"Run {get}")
 
 
 def local_model_problem(cosh_name: str) -> ModelUnavailableError | None:
