@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.registry.registry import EmbedderSpec
+from recall_gui.core.registry.registry_types import EmbedderSpec
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.preloading import preload
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, 
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.base.paths import CONFIG_ENV, RegistryLocation
-from recall_gui.core.registry.registry import set_active
+from recall_gui.core.registry.registry_changes import set_active
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.mcp.probe import ServerLaunch
 from recall_gui.qt.agent_server import ServerState, launch_for

@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.cli import main
 from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
-from recall_gui.core.registry.registry import set_active
+from recall_gui.core.registry.registry_changes import set_active
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.panels.status_note import StatusNote

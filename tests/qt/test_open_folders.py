@@ -15,7 +15,8 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.registry.registry import EmbedderSpec, load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_types import EmbedderSpec
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.tables.folders import open_table
 from recall_gui.qt.panels.database_bar import OPENED_HEADER

@@ -11,19 +11,16 @@ from typing import TYPE_CHECKING
 from recall_gui.core.base.face import lazy_face
 
 if TYPE_CHECKING:
-    from recall_gui.core.registry.registry import (
-        DatabaseEntry,
-        EmbedderSpec,
-        FileStamp,
-        Registry,
+    from recall_gui.core.registry.registry import load_registry
+    from recall_gui.core.registry.registry_advice import empty_registry_hint, location_problem
+    from recall_gui.core.registry.registry_changes import (
         RemovedEntry,
         change_active,
-        load_registry,
         restore_database,
         set_active,
         unregister_database,
     )
-    from recall_gui.core.registry.registry_advice import empty_registry_hint, location_problem
+    from recall_gui.core.registry.registry_types import DatabaseEntry, EmbedderSpec, FileStamp, Registry
     from recall_gui.core.registry.suffix import SuffixWarning, build_tool_suffix, served_tool
     from recall_gui.core.registry.suffix_drift import SuffixDrift
     from recall_gui.core.registry.suffix_store import (
@@ -62,17 +59,19 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_face(
         __name__,
         {
-            "registry": (
+            "registry": ("load_registry",),
+            "registry_changes": (
+                "RemovedEntry",
+                "change_active",
+                "restore_database",
+                "set_active",
+                "unregister_database",
+            ),
+            "registry_types": (
                 "DatabaseEntry",
                 "EmbedderSpec",
                 "FileStamp",
                 "Registry",
-                "RemovedEntry",
-                "change_active",
-                "load_registry",
-                "restore_database",
-                "set_active",
-                "unregister_database",
             ),
             "registry_advice": (
                 "empty_registry_hint",

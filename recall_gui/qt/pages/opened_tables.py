@@ -2,7 +2,7 @@
 folder, a URI, a recent place), choosing a table among several, choosing a model, and adding a table to
 the agents' databases.
 
-An opened table is a :class:`~recall_gui.core.registry.registry.DatabaseEntry` of origin "opened": the
+An opened table is a :class:`~recall_gui.core.registry.registry_types.DatabaseEntry` of origin "opened": the
 knowledge
 page browses and searches it exactly as a registered database (the same harness), and nothing writes it
 to the registry until the user adds it. Operations are plain ``async def`` methods that tests await; the
