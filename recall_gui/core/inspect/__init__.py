@@ -11,20 +11,27 @@ from recall_gui.core.base.face import lazy_face
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
-    from recall_gui.core.inspect.duplicates import DuplicateGroup, DuplicateReport, find_duplicates
+    from recall_gui.core.inspect.duplicates import (
+        GROUPING_RULE,
+        DuplicateGroup,
+        DuplicateReport,
+        find_duplicates,
+    )
     from recall_gui.core.inspect.projection import within
-    from recall_gui.core.inspect.ray_duplicates import find_duplicates_in_ray, find_duplicates_on_ray
+    from recall_gui.core.inspect.ray_duplicates import RayEngine, find_duplicates_in_ray
     from recall_gui.core.inspect.table_map import Colouring, TableMap, build_map, colour_by, point_labels
     from recall_gui.core.inspect.text_diff import DiffLine, changed_ranges, diff_lines, unified_text
     from recall_gui.core.inspect.version_diff import RowChange, VersionDiff, diff_versions, fetch_sides
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "GROUPING_RULE",
     "METRICS",
     "Colouring",
     "DiffLine",
     "DuplicateGroup",
     "DuplicateReport",
+    "RayEngine",
     "RowChange",
     "TableMap",
     "VersionDiff",
@@ -36,7 +43,6 @@ __all__ = [
     "fetch_sides",
     "find_duplicates",
     "find_duplicates_in_ray",
-    "find_duplicates_on_ray",
     "point_labels",
     "unified_text",
     "within",
@@ -47,7 +53,7 @@ if not TYPE_CHECKING:
         __name__,
         {
             "ray_duplicates": (
-                "find_duplicates_on_ray",
+                "RayEngine",
                 "find_duplicates_in_ray",
             ),
             "duplicate_threshold": (
@@ -55,6 +61,7 @@ if not TYPE_CHECKING:
                 "METRICS",
             ),
             "duplicates": (
+                "GROUPING_RULE",
                 "DuplicateGroup",
                 "DuplicateReport",
                 "find_duplicates",
