@@ -172,3 +172,10 @@ def cosh_listing(*databases: tuple[str, str, str | Path]) -> str:
 def described(suffix: str) -> str:
     """The description agents get with ``suffix`` after the default one."""
     return f"{AGENT_DESCRIPTION}\n\n{suffix}"
+
+
+def view_entry(
+    kb: KnowledgeBase, name: str, description: str = "", model: str = "AllMiniLML6V2"
+) -> dict[str, Any]:
+    """A registry entry called ``name`` on ``kb``'s table: another database over the same knowledge base."""
+    return {**cosh_entry(name, kb.db_dir, description, model), "table": kb.name}

@@ -257,23 +257,24 @@ def test_among_the_demo_passages_only_copies_and_shared_text_group(
             assert max(text_overlap(entry.content, other.content) for other in others) >= 0.8, group.ids
 
 
+def write_big_table(db_dir: Path, passage_vectors: Any, rows: int) -> TableTarget:
+    """The table "big": ``rows`` noisy copies of the passages, without an index."""
+    texts = list(PASSAGES.values())
+    write_perturbed_table(
+        db_dir, "big", list(PASSAGES), texts, passage_vectors, rows=rows, ivf_partitions=None
+    )
+    return TableTarget(str(db_dir), "big")
+
+
 def test_a_table_above_the_memory_bound_is_refused_saying_so(
     tmp_path: Path, passage_vectors: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write_perturbed_table(
-        tmp_path / "db",
-        "big",
-        list(PASSAGES),
-        list(PASSAGES.values()),
-        passage_vectors,
-        rows=2000,
-        ivf_partitions=None,
-    )
+    target = write_big_table(tmp_path / "db", passage_vectors, 2000)
     monkeypatch.setenv("RECALL_GUI_EXACT_CACHE_MB", "1")
 
     async def go() -> Any:
         async with Session() as session:
-            return await find_duplicates(session, TableTarget(str(tmp_path / "db"), "big"))
+            return await find_duplicates(session, target)
 
     with pytest.raises(NotInMemoryError) as refused:
         asyncio.run(go())
@@ -287,16 +288,7 @@ def test_a_table_above_the_memory_bound_is_refused_saying_so(
 def test_cancelling_stops_the_work_and_leaves_the_compute_thread_free(
     tmp_path: Path, passage_vectors: Any
 ) -> None:
-    write_perturbed_table(
-        tmp_path / "db",
-        "big",
-        list(PASSAGES),
-        list(PASSAGES.values()),
-        passage_vectors,
-        rows=30_000,
-        ivf_partitions=None,
-    )
-    target = TableTarget(str(tmp_path / "db"), "big")
+    target = write_big_table(tmp_path / "db", passage_vectors, 30_000)
     steps: list[tuple[float, float]] = []  # (time, share of the work done)
 
     async def go() -> float:

@@ -25,7 +25,7 @@ from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.registry.registry_changes import register_database, set_active, set_description
 from recall_gui.core.registry.registry_types import FileStamp
 from recall_gui.core.registry.suffix import build_tool_suffix
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = {"dbs": [cosh_entry("a", "/x/a"), cosh_entry("b", "/x/b")]}
@@ -145,7 +145,7 @@ NAMES = ['my "quoted" notes', "name with spaces", "ünïcödé — 日本語 �
 
 
 def test_names_with_quotes_spaces_and_non_ascii_work_everywhere(kb: KnowledgeBase, capsys: Any) -> None:
-    entries = [{**cosh_entry(name, kb.db_dir), "table": kb.name} for name in NAMES]
+    entries = [view_entry(kb, name) for name in NAMES]
     write_registry(kb.registry_dir, [*entries, cosh_entry("untabled name", kb.db_dir)])
     registry = load_registry(kb.registry_dir)
     assert [db.name for db in registry.databases] == [*NAMES, "untabled name"]

@@ -12,14 +12,19 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget
 
-from tests.core.test_duplicates import EDITS, numpy_cosine_distances, planted_rows, write_chained_table
+from tests.core.test_duplicates import (
+    EDITS,
+    numpy_cosine_distances,
+    planted_rows,
+    write_big_table,
+    write_chained_table,
+)
 from tests.kbtools import (
     PASSAGES,
     KnowledgeBase,
     cosh_entry,
     snapshot_tree,
     write_lance_table,
-    write_perturbed_table,
     write_registry,
 )
 from tests.qt.conftest import WindowFactory, run, waiting_for
@@ -106,15 +111,7 @@ def test_a_search_can_be_cancelled_and_a_table_too_big_is_refused(
     loop: asyncio.AbstractEventLoop,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write_perturbed_table(
-        tmp_path / "db",
-        "big",
-        list(PASSAGES),
-        list(PASSAGES.values()),
-        passage_vectors,
-        rows=30_000,
-        ivf_partitions=None,
-    )
+    write_big_table(tmp_path / "db", passage_vectors, 30_000)
     registry = write_registry(tmp_path / "registry", [cosh_entry("big", tmp_path / "db")])
     window = open_window(registry)
     page = window.duplicates
