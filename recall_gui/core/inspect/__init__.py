@@ -10,13 +10,8 @@ from typing import TYPE_CHECKING
 from recall_gui.core.base.face import lazy_face
 
 if TYPE_CHECKING:
-    from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
-    from recall_gui.core.inspect.duplicates import (
-        GROUPING_RULE,
-        DuplicateGroup,
-        DuplicateReport,
-        find_duplicates,
-    )
+    from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, GROUPING_RULE, METRICS
+    from recall_gui.core.inspect.duplicates import DuplicateGroup, DuplicateReport, find_duplicates
     from recall_gui.core.inspect.projection import within
     from recall_gui.core.inspect.ray_duplicates import RayEngine, find_duplicates_in_ray
     from recall_gui.core.inspect.table_map import Colouring, TableMap, build_map, colour_by, point_labels
@@ -58,10 +53,10 @@ if not TYPE_CHECKING:
             ),
             "duplicate_threshold": (
                 "DEFAULT_THRESHOLDS",
+                "GROUPING_RULE",
                 "METRICS",
             ),
             "duplicates": (
-                "GROUPING_RULE",
                 "DuplicateGroup",
                 "DuplicateReport",
                 "find_duplicates",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from recall_gui.core.base.errors import RecallError
-from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
+from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, GROUPING_RULE, check_threshold
 from recall_gui.core.inspect.near_duplicates import GroupFinder, Grouping, measured_grouping
 from recall_gui.core.session.exact import bytes_per_row
 from recall_gui.core.session.session import Session
@@ -34,11 +34,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 DEFAULT_METRIC = "cosine"
-#: How a group is made, in the words the report, the command and the page use.
-GROUPING_RULE = (
-    "a group holds the entries linked by pairs within the threshold, so a chain of close pairs can hold "
-    "two entries farther apart (its widest pair is shown)"
-)
 
 Progress = Callable[[float], None]
 
