@@ -2,3 +2,7 @@
 
 No front end uses its modules directly: the core reaches them.
 """
+
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
