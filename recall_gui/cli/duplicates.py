@@ -8,6 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import registry_option, report_error, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
@@ -75,9 +76,6 @@ def threshold_from_text(text: str | None) -> float | None:
 
 
 async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
-    from recall_gui.core.inspect import find_duplicates
-    from recall_gui.core.session import Session
-
     threshold = threshold_from_text(args.threshold)
     shown = -1
 
@@ -88,15 +86,13 @@ async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
             shown = percent
             print(f"\rcomparing entries: {percent}%", end="", file=sys.stderr, flush=True)
 
-    async with Session() as session:
+    async with core.session.Session() as session:
         entry = await database(session, args)
         engine = None
         if args.engine == "ray":
-            from recall_gui.core.inspect import RayEngine
-
-            engine = RayEngine(args.partitions)
+            engine = core.inspect.RayEngine(args.partitions)
         try:
-            return await find_duplicates(
+            return await core.inspect.find_duplicates(
                 session,
                 entry.target,
                 threshold=threshold,

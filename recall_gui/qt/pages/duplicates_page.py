@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
@@ -34,7 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.base import RecallError
+from recall_gui import core
+from recall_gui.core.base import RecallError, window_address
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS, changed_ranges
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_picker import DatabasePicker
@@ -86,8 +88,6 @@ class EntryCard(QFrame):
 
 
 def _escape(text: str) -> str:
-    import html
-
     return html.escape(text)
 
 
@@ -281,8 +281,6 @@ class DuplicatesPage(QWidget):
 
     async def look_for(self, name: str, threshold: float, metric: str) -> DuplicateReport | None:
         """Look for near-duplicates in the database ``name`` and show them, largest group first."""
-        from recall_gui.core.inspect import find_duplicates
-
         entry = self.services.registry.get(name)
         if entry is None:
             return None
@@ -292,12 +290,9 @@ class DuplicatesPage(QWidget):
         self.services.set_activity(f"Looking for near-duplicates in {name}…")
         try:
             session = await self.services.session()
-            find = find_duplicates
+            find = core.inspect.find_duplicates
             if self.engine_combo.currentData() == "ray":
-                from recall_gui.core.base import window_address
-                from recall_gui.core.inspect import find_duplicates_in_ray
-
-                find = functools.partial(find_duplicates_in_ray, address=window_address())
+                find = functools.partial(core.inspect.find_duplicates_in_ray, address=window_address())
             report = await find(
                 session,
                 entry.target,
