@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from recall_gui import core
+
 
 def configure_process() -> None:
     """Settings that must be in the environment before NumPy loads; a value the user set wins.
@@ -15,6 +17,4 @@ def configure_process() -> None:
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # Before anything imports LanceDB: its REST client loads only if a REST namespace is used.
-    from recall_gui.core.base import defer_lance_rest_client
-
-    defer_lance_rest_client()
+    core.base.defer_lance_rest_client()

@@ -174,6 +174,13 @@ def described(suffix: str) -> str:
     return f"{AGENT_DESCRIPTION}\n\n{suffix}"
 
 
+def view_entry(
+    kb: KnowledgeBase, name: str, description: str = "", model: str = "AllMiniLML6V2"
+) -> dict[str, Any]:
+    """A registry entry called ``name`` on ``kb``'s table: another database over the same knowledge base."""
+    return {**cosh_entry(name, kb.db_dir, description, model), "table": kb.name}
+
+
 #: The `model` object the inspecting commands' JSON carries for the knowledge bases of these tests: cosh's
 #: default model served exactly from its published weights.
 EXACT_MODEL_JSON = {

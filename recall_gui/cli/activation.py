@@ -8,6 +8,7 @@ from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.core.base import ACTIVE_FILE
+from recall_gui.core.registry import change_active
 
 
 class ActivationCommand:
@@ -31,8 +32,6 @@ class ActivationCommand:
         parser.set_defaults(run=self.run)
 
     def run(self, args: argparse.Namespace) -> int:
-        from recall_gui.core.registry import change_active
-
         path = location(args).directory / ACTIVE_FILE
         before = change_active(path.parent, args.name, self.active)
         changed = (before is not None) != self.active

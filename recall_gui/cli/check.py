@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.model_notes import note_stand_ins
+from recall_gui.core.agents import read_golden
 from recall_gui.core.base import RecallError, ScaleUnavailableError, json_text
 
 if TYPE_CHECKING:
@@ -56,19 +58,12 @@ def add_to(commands: Any) -> None:
 
 
 async def _run(args: argparse.Namespace) -> CheckRun:
-    from recall_gui.core.agents import read_golden, run_checks
-    from recall_gui.core.search import Harness
-
     golden = read_golden(Path(args.file))  # before anything is opened: a bad file runs nothing
     if args.engine == "ray":
-        from recall_gui.core.agents import run_checks_on_ray
-
-        return await run_checks_on_ray(location(args).directory, golden.checks)
-    harness = Harness(location(args).directory)
+        return await core.agents.run_checks_on_ray(location(args).directory, golden.checks)
+    harness = core.search.Harness(location(args).directory)
     try:
-        from recall_gui.core.agents import with_crowding
-
-        return await with_crowding(harness, await run_checks(harness, golden.checks))
+        return await core.agents.with_crowding(harness, await core.agents.run_checks(harness, golden.checks))
     finally:
         await harness.aclose()
 
@@ -84,9 +79,8 @@ def format_outcome(outcome: CheckOutcome) -> str:
     for expected in outcome.expected:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
         lines.append(f"       {expected.id}: {where}")
-    from recall_gui.core.agents import crowding_text
 
-    crowding = crowding_text(outcome.near_copies)
+    crowding = core.agents.crowding_text(outcome.near_copies)
     if crowding is not None:
         lines.append(f"       {crowding}")
     return "\n".join(lines)
@@ -104,10 +98,8 @@ def format_run(run: CheckRun) -> str:
 
 
 def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
-    from recall_gui.core.agents import write_junit
-
     try:
-        write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit))
+        core.agents.write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit))
     except OSError as error:
         report_error(
             f"the JUnit report was not written to {args.junit}: {error.strerror or error}",
@@ -118,13 +110,10 @@ def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
 
 
 async def _run_versions(args: argparse.Namespace) -> VersionsReport:
-    from recall_gui.core.agents import read_golden, run_on_versions
-    from recall_gui.core.search import Harness
-
     golden = read_golden(Path(args.file))
-    harness = Harness(location(args).directory)
+    harness = core.search.Harness(location(args).directory)
     try:
-        return await run_on_versions(harness, golden.checks)
+        return await core.agents.run_on_versions(harness, golden.checks)
     finally:
         await harness.aclose()
 
@@ -188,8 +177,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         check_engine_options(args)
         if args.engine == "ray":
-            from recall_gui.core.agents import read_golden
-
             read_golden(Path(args.file))  # a bad file is refused before Ray starts
         with engine_for(args):
             outcome = asyncio.run(_run(args))

@@ -15,7 +15,7 @@ from recall_gui.core.base import (
     printable,
     resolve_registry_dir,
 )
-from recall_gui.core.registry import Registry, load_registry, location_problem
+from recall_gui.core.registry import Registry, SuffixStore, load_registry, location_problem, served_tool
 
 if TYPE_CHECKING:
     from recall_gui.core.registry import SuffixWarning
@@ -77,8 +77,6 @@ def warn_problems(
 
 def warn_suffix(where: RegistryLocation) -> None:
     """What agents are told about the databases, when it is not what the user meant."""
-    from recall_gui.core.registry import SuffixStore, served_tool
-
     warn(served_tool(load_registry(where.directory), SuffixStore()).warnings())
 
 

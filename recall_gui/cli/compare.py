@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.cli.model_notes import note_stand_ins
+from recall_gui.core.agents import read_golden
 from recall_gui.core.base import InvalidInputError, RecallError, json_text
 
 if TYPE_CHECKING:
@@ -58,18 +60,15 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
 
 async def _compare(args: argparse.Namespace) -> Comparison:
     from recall_gui.cli.databases import registered
-    from recall_gui.core.agents import compare_checks, read_golden
-    from recall_gui.core.search import Harness
-    from recall_gui.core.tables import open_table
 
     golden = read_golden(Path(args.file))
-    harness = Harness(location(args).directory)
+    harness = core.search.Harness(location(args).directory)
     try:
         other = None
         if args.db is not None:
             other = registered(harness.registry, args.db)
         elif args.path is not None:
-            opened = await open_table(
+            opened = await core.tables.open_table(
                 harness.session,
                 args.path,
                 table=args.table,
@@ -77,7 +76,7 @@ async def _compare(args: argparse.Namespace) -> Comparison:
                 storage_options=path_storage(args),
             )
             other = opened.entry
-        return await compare_checks(harness, golden.checks, version=args.version, other=other)
+        return await core.agents.compare_checks(harness, golden.checks, version=args.version, other=other)
     finally:
         await harness.aclose()
 

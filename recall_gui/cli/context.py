@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.core.base import json_text
@@ -35,12 +36,10 @@ def add_to(commands: Any) -> None:
 
 
 async def _document(args: argparse.Namespace) -> Document:
-    from recall_gui.core.search import Harness, document_of
-
-    harness = Harness(location(args).directory)
+    harness = core.search.Harness(location(args).directory)
     try:
         entry = await chosen_database(harness.session, args, harness.registry)
-        return await document_of(
+        return await core.search.document_of(
             harness.session,
             entry,
             args.id,

@@ -7,9 +7,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from recall_gui import core
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.core.base import DEFAULT_LIMIT, DatabaseNotFoundError, InvalidInputError
-from recall_gui.core.registry import DatabaseEntry, Registry
+from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
 
 if TYPE_CHECKING:
     from recall_gui.core.search import FoundEntry, Harness
@@ -59,9 +60,8 @@ async def chosen_database(
     if args.path is None:
         assert registry is not None
         return registered(registry, args.db)
-    from recall_gui.core.tables import open_table
 
-    opened = await open_table(
+    opened = await core.tables.open_table(
         session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
     )
     return opened.entry
@@ -73,7 +73,6 @@ async def database(session: Session, args: argparse.Namespace) -> DatabaseEntry:
     if args.path is not None:
         return await chosen_database(session, args, None)
     from recall_gui.cli.common import location, warn_problems
-    from recall_gui.core.registry import load_registry
 
     where = location(args)
     warn_problems(where)
@@ -94,10 +93,8 @@ async def entry_named(
     """The database and the row that ``--db`` (or ``--path``) and ``--id`` name (in ``version`` of its
     table, ``None``: the latest); when several rows share the id, the first is taken and stderr says so
     (``using``: what is done with it, e.g. "ranking")."""
-    from recall_gui.core.search import find_entry
-
     entry = await chosen_database(harness.session, args, harness.registry if args.path is None else None)
-    found = await find_entry(harness.session, entry.target.at(version), args.id)
+    found = await core.search.find_entry(harness.session, entry.target.at(version), args.id)
     if found.sharing_id > 1:
         print(
             f"warning: {found.sharing_id} entries have the id {args.id!r}; {using} the first "

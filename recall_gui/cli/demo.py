@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any, TextIO
 
+from recall_gui import core
 from recall_gui.cli.common import chosen_registry, registry_option, write_stdout
 from recall_gui.core.base import folder_problem, resolve_registry_dir
 from recall_gui.core.registry import location_problem
@@ -27,8 +28,6 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_gui.core.demo import build_demo
-
     where = resolve_registry_dir(chosen_registry(args), for_demo=True)
     registry_dir = where.directory
     wrong_folder = location_problem(where)
@@ -36,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         raise wrong_folder  # before embedding for a minute: a folder that does not exist yet is made
 
     progress = Progress(sys.stderr, "embedding passages")
-    path = build_demo(registry_dir, progress=progress)
+    path = core.demo.build_demo(registry_dir, progress=progress)
     progress.end()
     write_stdout(f"demo knowledge base: {path}\nregistered in: {registry_dir}\n")
     return 0

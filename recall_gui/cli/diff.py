@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import registry_option, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.core.base import json_text
@@ -43,14 +44,12 @@ def add_to(commands: Any) -> None:
 async def _diff(args: argparse.Namespace) -> tuple[str, VersionDiff]:
     """The database's name (a folder's table: its table's) and the diff."""
     from recall_gui.cli.versions import ListingProgress
-    from recall_gui.core.inspect import diff_versions
-    from recall_gui.core.session import Session
 
-    async with Session() as session:
+    async with core.session.Session() as session:
         entry = await database(session, args)
         progress = ListingProgress(entry.table_name)
         try:
-            diff = await diff_versions(
+            diff = await core.inspect.diff_versions(
                 session, entry.target, args.from_version, args.to_version, listing=progress
             )
         finally:

@@ -7,11 +7,12 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import registry_option, report_error, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.core.base import InvalidInputError, ScaleUnavailableError, json_text
-from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
+from recall_gui.core.inspect import DEFAULT_THRESHOLDS, GROUPING_RULE, METRICS
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect import DuplicateReport
@@ -31,9 +32,10 @@ def add_to(commands: Any) -> None:
         NAME,
         help="find groups of near-duplicate entries in a database",
         description="Compare every pair of entries of a database by their stored vectors (exactly, in "
-        "memory) and print the groups whose vectors lie within the threshold of each other; an exact "
-        "copy is a group. Any registered database can be inspected, active or not, and so can a table of "
-        "an unregistered folder (--path). Nothing is written.",
+        "memory) and print the groups of entries linked by pairs within the threshold, each with its "
+        "widest pair (a chain of close pairs can hold two entries farther apart); an exact copy is a "
+        "group. Any registered database can be inspected, active or not, and so can a table of an "
+        "unregistered folder (--path). Nothing is written.",
     )
     registry_option(parser)
     database_options(parser)
@@ -48,7 +50,8 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print JSON: threshold, metric, left_out (zero vectors not compared by cosine) and groups",
+        help="print JSON: threshold, metric, grouping (the rule), left_out (zero vectors not compared by "
+        "cosine) and groups (ids, max_distance, widest_pair, chained)",
     )
     add_engine_options(parser)
     parser.add_argument(
@@ -72,9 +75,6 @@ def threshold_from_text(text: str | None) -> float | None:
 
 
 async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
-    from recall_gui.core.inspect import find_duplicates
-    from recall_gui.core.session import Session
-
     threshold = threshold_from_text(args.threshold)
     shown = -1
 
@@ -85,23 +85,19 @@ async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
             shown = percent
             print(f"\rcomparing entries: {percent}%", end="", file=sys.stderr, flush=True)
 
-    async with Session() as session:
+    async with core.session.Session() as session:
         entry = await database(session, args)
+        engine = None
+        if args.engine == "ray":
+            engine = core.inspect.RayEngine(args.partitions)
         try:
-            if args.engine == "ray":
-                from recall_gui.core.inspect import find_duplicates_on_ray
-
-                found = await find_duplicates_on_ray(
-                    session,
-                    entry.target,
-                    threshold=threshold,
-                    metric=args.metric,
-                    partitions=args.partitions,
-                    on_progress=progress,
-                )
-                return found.report
-            return await find_duplicates(
-                session, entry.target, threshold=threshold, metric=args.metric, on_progress=progress
+            return await core.inspect.find_duplicates(
+                session,
+                entry.target,
+                threshold=threshold,
+                metric=args.metric,
+                engine=engine,
+                on_progress=progress,
             )
         finally:
             if shown >= 0:
@@ -116,15 +112,24 @@ def _preview(text: str) -> str:
 def format_report(report: DuplicateReport) -> str:
     lines = []
     for number, group in enumerate(report.groups, start=1):
-        lines.append(
-            f"group {number}: {len(group.entries)} entries, largest distance {group.max_distance:.6f}"
+        first, second = group.widest_pair
+        line = (
+            f"group {number}: {len(group.entries)} entries, largest distance {group.max_distance:.6f} "
+            f"between {first.id} and {second.id}"
         )
+        if group.chained(report.threshold):
+            line += f", beyond {report.threshold:g}: linked through the others"
+        lines.append(line)
         lines += [f"  {entry.id}: {_preview(entry.content)}" for entry in group.entries]
     grouped = sum(len(group.entries) for group in report.groups)
     lines.append(
-        f"{len(report.groups)} groups ({grouped} of {report.rows} entries) within {report.metric} distance "
-        f"{report.threshold:g} of each other, in {report.elapsed_ms / 1000:.1f} s"
+        f"{len(report.groups)} groups ({grouped} of {report.rows} entries) linked by pairs within "
+        f"{report.metric} distance {report.threshold:g}, in {report.elapsed_ms / 1000:.1f} s"
     )
+    chained = sum(group.chained(report.threshold) for group in report.groups)
+    if chained:
+        holds = "1 group holds" if chained == 1 else f"{chained} groups hold"
+        lines.append(f"note: {holds} entries farther apart than {report.threshold:g}; {GROUPING_RULE}")
     left_out = report.left_out_text("--metric l2")
     if left_out is not None:
         lines.append(f"note: {left_out}")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from recall_gui.core.base import InvalidInputError
+from recall_gui.core.base import InvalidInputError, ray_cluster
 
 ENGINES = ("local", "ray")
 
@@ -48,7 +48,6 @@ def engine_for(args: argparse.Namespace) -> Iterator[Any]:
         with nullcontext() as nothing:
             yield nothing
         return
-    from recall_gui.core.base import ray_cluster
 
     with ray_cluster(args.ray_address) as cluster:
         yield cluster

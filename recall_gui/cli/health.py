@@ -7,9 +7,10 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
-from recall_gui.core.base import json_text
+from recall_gui.core.base import json_text, plural
 
 if TYPE_CHECKING:
     from recall_gui.core.search import HealthReport
@@ -36,9 +37,7 @@ def add_to(commands: Any) -> None:
 
 
 async def _report(args: argparse.Namespace) -> HealthReport:
-    from recall_gui.core.search import Harness, health_report
-
-    harness = Harness(location(args).directory)
+    harness = core.search.Harness(location(args).directory)
     try:
         entry = await chosen_database(harness.session, args, harness.registry)
 
@@ -46,7 +45,7 @@ async def _report(args: argparse.Namespace) -> HealthReport:
             if sys.stderr.isatty():
                 print(f"\rscanned {read} of {rows} rows", end="", file=sys.stderr, flush=True)
 
-        return await health_report(harness.session, entry, progress)
+        return await core.search.health_report(harness.session, entry, progress)
     finally:
         await harness.aclose()
 
@@ -57,8 +56,6 @@ def _ids(ids: list[str]) -> str:
 
 
 def format_report(report: HealthReport) -> str:
-    from recall_gui.core.base import plural
-
     lines = [
         f"{plural(report.rows, 'row')}, {plural(report.versions, 'version')}, "
         f"{plural(report.fragments, 'fragment')} ({report.small_fragments:,} small), "

@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
-from recall_gui.core.base import InvalidInputError, json_text
+from recall_gui.core.agents import LogFiles, read_golden, select
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, HubReport
@@ -60,9 +62,6 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
 
 
 def queries_from_file(path: Path, db_name: str | None, limit: int | None) -> list[HubQuery]:
-    from recall_gui.core.agents import HubQuery, read_golden
-    from recall_gui.core.base import DEFAULT_LIMIT
-
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
@@ -72,14 +71,15 @@ def queries_from_file(path: Path, db_name: str | None, limit: int | None) -> lis
         chosen = [check for check in checks if db_name is None or check.db_name == db_name]
         if checks and not chosen:
             raise InvalidInputError(f"{path} has no check for the database {db_name!r}")
-        return [HubQuery(check.query, limit or check.limit) for check in chosen]
-    return [HubQuery(line.strip(), limit or DEFAULT_LIMIT) for line in text.splitlines() if line.strip()]
+        return [core.agents.HubQuery(check.query, limit or check.limit) for check in chosen]
+    return [
+        core.agents.HubQuery(line.strip(), limit or DEFAULT_LIMIT)
+        for line in text.splitlines()
+        if line.strip()
+    ]
 
 
 def queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
-    from recall_gui.core.agents import HubQuery, LogFiles, select
-    from recall_gui.core.base import DEFAULT_LIMIT
-
     queries = []
     notes: list[str] = []
     for record in select(LogFiles().records(notes), db_name=db_name):
@@ -91,20 +91,17 @@ def queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
                 if isinstance(asked, int) and not isinstance(asked, bool) and 1 <= asked <= 100
                 else None
             )
-            queries.append(HubQuery(query, limit or own or DEFAULT_LIMIT))
+            queries.append(core.agents.HubQuery(query, limit or own or DEFAULT_LIMIT))
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return queries
 
 
 async def _hubs(args: argparse.Namespace, queries: list[HubQuery]) -> tuple[HubReport, ModelInfo | None]:
-    from recall_gui.core.agents import find_hubs
-    from recall_gui.core.search import Harness
-
-    harness = Harness(location(args).directory)
+    harness = core.search.Harness(location(args).directory)
     try:
         entry = await chosen_database(harness.session, args, harness.registry)
-        report = await find_hubs(harness, entry, queries)
+        report = await core.agents.find_hubs(harness, entry, queries)
         return report, model_of(harness, entry)
     finally:
         await harness.aclose()
@@ -122,8 +119,6 @@ def format_report(report: HubReport, share: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_gui.core.agents import DEFAULT_HUB_SHARE
-
     _refuse_bad_options(args)
     if args.log:
         queries = queries_from_log(args.db, args.limit)
@@ -136,5 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_stdout(json_text(with_model(report.to_dict(), model), indent=2, ensure_ascii=False) + "\n")
     else:
-        write_stdout(format_report(report, DEFAULT_HUB_SHARE if args.share is None else args.share) + "\n")
+        write_stdout(
+            format_report(report, core.agents.DEFAULT_HUB_SHARE if args.share is None else args.share) + "\n"
+        )
     return 0

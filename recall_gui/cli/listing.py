@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import (
     chosen_registry,
     location,
@@ -19,7 +20,13 @@ from recall_gui.cli.common import (
 )
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.core.base import InvalidInputError, json_text, masked, printable
-from recall_gui.core.registry import Registry, empty_registry_hint, load_registry, location_problem
+from recall_gui.core.registry import (
+    DatabaseEntry,
+    Registry,
+    empty_registry_hint,
+    load_registry,
+    location_problem,
+)
 
 if TYPE_CHECKING:
     from recall_gui.core.search import DatabaseHealth
@@ -43,17 +50,14 @@ def add_to(commands: Any) -> None:
 
 
 async def list_rows(registry: Registry) -> list[dict[str, Any]]:
-    from recall_gui.core.search import check_health
-    from recall_gui.core.session import Session
-
-    async with Session() as session:
-        healths = await asyncio.gather(*(check_health(session, entry) for entry in registry.databases))
+    async with core.session.Session() as session:
+        healths = await asyncio.gather(
+            *(core.search.check_health(session, entry) for entry in registry.databases)
+        )
     return rows_of(healths)
 
 
 def rows_of(healths: Sequence[DatabaseHealth]) -> list[dict[str, Any]]:
-    from recall_gui.core.search import CHECKS
-
     rows = []
     for health in healths:
         entry, info = health.entry, health.info
@@ -66,7 +70,7 @@ def rows_of(healths: Sequence[DatabaseHealth]) -> list[dict[str, Any]]:
                 "embedder": entry.embedder.label,
                 "dimension": info.columns.vector_dim if info else entry.embedder.dim,
                 "rows": info.row_count if info else None,
-                "health": {check: health.status(check) for check in CHECKS},
+                "health": {check: health.status(check) for check in core.search.CHECKS},
                 "failed": list(dict.fromkeys(p.kind for p in health.problems)),
                 "problems": [masked(p.message) for p in health.problems],
             }
@@ -102,23 +106,20 @@ def format_table(rows: list[dict[str, Any]], empty: str) -> str:
 
 async def folder_rows(path: str, storage: dict[str, str]) -> tuple[list[dict[str, Any]], list[str]]:
     """Every table of an unregistered folder, in the rows' shape, and how each one's model was chosen."""
-    from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.search import DatabaseHealth, HealthProblem, check_health
-    from recall_gui.core.session import Session
-    from recall_gui.core.tables import NO_MODEL, opened_entry, place_of, read_folder
-
-    async with Session() as session:
-        folder = await read_folder(session, place_of(path, storage))
-        healths: list[DatabaseHealth] = []
+    async with core.session.Session() as session:
+        folder = await core.tables.read_folder(session, core.tables.place_of(path, storage))
+        healths: list[core.search.DatabaseHealth] = []
         for table in folder.tables:
             if table.columns is None:  # listed with what is wrong, like a registered table
-                entry = DatabaseEntry(table.name, folder.place.uri, "", NO_MODEL, origin="opened")
-                problem = HealthProblem(
+                entry = DatabaseEntry(table.name, folder.place.uri, "", core.tables.NO_MODEL, origin="opened")
+                problem = core.search.HealthProblem(
                     table.problem_kind, table.problem or "the table cannot be read", table.problem_hint
                 )
-                healths.append(DatabaseHealth(entry, None, (problem,)))
+                healths.append(core.search.DatabaseHealth(entry, None, (problem,)))
             else:
-                healths.append(await check_health(session, opened_entry(folder, table)))
+                healths.append(
+                    await core.search.check_health(session, core.tables.opened_entry(folder, table))
+                )
     notes = [
         f"{h.entry.name}: {h.entry.embedder.label}, {h.entry.model_reason}"
         for h in healths

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import chosen_registry, location, registry_option, write_stdout
 from recall_gui.core.agents import (
     SWITCH_ENV,
@@ -21,6 +22,7 @@ from recall_gui.core.agents import (
     select,
 )
 from recall_gui.core.base import DatabaseNotFoundError, InvalidInputError, SettingsStore, json_text, printable
+from recall_gui.core.registry import load_registry
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import Coverage
@@ -105,10 +107,6 @@ def _say_if_off() -> None:
 
 
 async def _coverage(args: argparse.Namespace, records: Iterable[CallRecord]) -> Coverage:
-    from recall_gui.core.agents import coverage
-    from recall_gui.core.registry import load_registry
-    from recall_gui.core.session import Session
-
     where = location(args)
     registry = load_registry(where.directory)
     entry = registry.get(args.db)
@@ -118,8 +116,8 @@ async def _coverage(args: argparse.Namespace, records: Iterable[CallRecord]) -> 
             f"Database '{args.db}' is not in the registry {where.directory} (databases there: {names})",
             hint="Name a database of that registry, or choose another with --registry.",
         )
-    async with Session() as session:
-        return await coverage(session, entry, records)
+    async with core.session.Session() as session:
+        return await core.agents.coverage(session, entry, records)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import write_stdout
 
 if TYPE_CHECKING:
@@ -48,9 +49,7 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_gui.core.embedders import catalog
-
-    entries = catalog()
+    entries = core.embedders.catalog()
     if args.json:
         write_stdout(json.dumps([entry.to_json() for entry in entries], indent=2, ensure_ascii=False) + "\n")
         return 0
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_catalog(entries: list[Any]) -> str:
+def format_catalog(entries: list[core.embedders.CatalogEntry]) -> str:
     width = max(len(entry.name) for entry in entries)
     lines = []
     for entry in entries:
@@ -76,15 +75,13 @@ def format_catalog(entries: list[Any]) -> str:
 
 
 def run_get(args: argparse.Namespace) -> int:
-    from recall_gui.core.embedders import download, import_copy
-
     def report(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
     def bring() -> ModelInfo:
         if args.source is not None:
-            return import_copy(args.name, Path(args.source).expanduser(), report)
-        return download(args.name, report)
+            return core.embedders.import_copy(args.name, Path(args.source).expanduser(), report)
+        return core.embedders.download(args.name, report)
 
     # The download runs on a thread of its own, so Ctrl+C reaches this one at once: the hub client waits
     # for its own download threads to end before it lets an interrupt through.

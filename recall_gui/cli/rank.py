@@ -6,11 +6,13 @@ import argparse
 import asyncio
 from typing import Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
 from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
 from recall_gui.core.base import json_text
+from recall_gui.core.search import ViewScope
 
 NAME = "rank"
 
@@ -47,16 +49,15 @@ def add_to(commands: Any) -> None:
 
 async def _rank(args: argparse.Namespace) -> dict[str, Any]:
     from recall_gui.cli.search import where_from_option
-    from recall_gui.core.search import Harness, ViewScope, would_agent_see
 
-    harness = Harness(location(args).directory)
+    harness = core.search.Harness(location(args).directory)
     try:
         limit = limit_from_text(args.limit)
         where = where_from_option(args.where)
         entry, found = await entry_named(harness, args, "ranking", args.version)
         view = ViewScope(entry, args.version, where, limit=limit)
         row_id = found.hit.row_id if found.hit.row_id is not None else 0
-        verdict = await would_agent_see(harness, view, args.query, row_id, entry_id=found.hit.id)
+        verdict = await core.search.would_agent_see(harness, view, args.query, row_id, entry_id=found.hit.id)
         model = model_of(harness, verdict.scope.entry)
         note_stand_ins([model])
         return with_model({"active": verdict.scope.entry.active, **verdict.to_dict()}, model)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
@@ -101,14 +102,11 @@ def _given(args: argparse.Namespace) -> list[HubQuery]:
 
 
 async def _reach(args: argparse.Namespace, given: list[HubQuery]) -> ReachReport:
-    from recall_gui.core.agents import find_reach, parse_rule
-    from recall_gui.core.search import Harness, ViewScope, agent_scope_of
-
-    rule = parse_rule(args.query_from)
-    harness = Harness(location(args).directory)
+    rule = core.agents.parse_rule(args.query_from)
+    harness = core.search.Harness(location(args).directory)
     try:
         entry = await chosen_database(harness.session, args, harness.registry)
-        scope = agent_scope_of(ViewScope(entry, limit=args.limit), harness.registry)
+        scope = core.search.agent_scope_of(core.search.ViewScope(entry, limit=args.limit), harness.registry)
         if args.model is not None and scope.opened_as_registered:
             raise InvalidInputError(
                 f"agents search this folder as the registered database {scope.entry.name}, with its model "
@@ -117,10 +115,8 @@ async def _reach(args: argparse.Namespace, given: list[HubQuery]) -> ReachReport
             )
         ranker = None
         if args.engine == "ray":
-            from recall_gui.core.agents import rank_queries_on_ray
-
-            ranker = rank_queries_on_ray
-        return await find_reach(
+            ranker = core.agents.rank_queries_on_ray
+        return await core.agents.find_reach(
             harness,
             entry,
             limit=args.limit,

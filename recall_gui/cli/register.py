@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from recall_gui import core
 from recall_gui.cli.common import (
     location,
     registry_option,
@@ -59,14 +60,11 @@ def add_to(commands: Any) -> None:
 
 
 async def _register(args: argparse.Namespace) -> str:
-    from recall_gui.core.session import Session
-    from recall_gui.core.tables import Registration, open_table, refuse_credentials, register_table
-
     where = location(args)
     # Before anything is opened: the password would travel to the object store for nothing.
-    refuse_credentials(args.path, where.directory, allowed=args.store_credentials)
-    async with Session() as session:
-        opened = await open_table(
+    core.tables.refuse_credentials(args.path, where.directory, allowed=args.store_credentials)
+    async with core.session.Session() as session:
+        opened = await core.tables.open_table(
             session,
             args.path,
             table=args.table,
@@ -74,14 +72,14 @@ async def _register(args: argparse.Namespace) -> str:
             storage_options=storage_options(args.storage_option),
         )
         entry = opened.entry
-        request = Registration(
+        request = core.tables.Registration(
             args.name,
             args.description,
             entry.embedder,
             active=not args.inactive,
             store_credentials=args.store_credentials,
         )
-        done = await register_table(session, where.directory, entry, request)
+        done = await core.tables.register_table(session, where.directory, entry, request)
     for note in done.notes:
         print(f"note: {masked(note)}", file=sys.stderr)
     if has_credentials(entry.uri):

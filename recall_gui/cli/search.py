@@ -8,6 +8,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import chosen_registry, location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError
@@ -63,11 +64,9 @@ def add_to(commands: Any) -> None:
 def limit_from_text(text: str) -> int:
     """cosh's rule on the command line: a non-negative integer (below 2**64) is used, anything else means 5
     (with a warning, since a person typed it)."""
-    from recall_gui.core.search import parse_limit
-
     if re.fullmatch(r"\s*\+?[0-9]{1,30}\s*", text):
         value = int(text)
-        if parse_limit(value) == value:
+        if core.search.parse_limit(value) == value:
             return value
     shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text):,} characters)"
     print(
@@ -100,31 +99,25 @@ async def _search_folder(
     harness: Harness, args: argparse.Namespace, arguments: dict[str, Any]
 ) -> SearchReport:
     """The agent's search on a table of an unregistered folder (the same pipeline, the same JSON)."""
-    from recall_gui.core.search import AGENT_COLUMNS, parse_arguments
-    from recall_gui.core.tables import open_table
-
-    _db, query, limit = parse_arguments({**arguments, "db_name": ""})
-    opened = await open_table(
+    _db, query, limit = core.search.parse_arguments({**arguments, "db_name": ""})
+    opened = await core.tables.open_table(
         harness.session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
     )
     if args.verbose:
         entry = opened.entry
         print(f"model: {entry.embedder.label}, {entry.model_reason}", file=sys.stderr)
     return await harness.search_database(
-        opened.entry, query, limit, where=where_from_option(args.where), columns=AGENT_COLUMNS
+        opened.entry, query, limit, where=where_from_option(args.where), columns=core.search.AGENT_COLUMNS
     )
 
 
 async def _search(args: argparse.Namespace) -> str:
-    from recall_gui.core.search import Harness
-    from recall_gui.core.session import Session
-
     where = location(args)
     wrong_folder = location_problem(where) if args.path is None else None
     if wrong_folder is not None:
         raise wrong_folder
-    session = Session(keep_vectors=False)  # one search: no vectors read into memory for the next
-    harness = Harness(where.directory, session=session)
+    session = core.session.Session(keep_vectors=False)  # one search: no vectors read into memory for the next
+    harness = core.search.Harness(where.directory, session=session)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
         if args.fts or args.hybrid:
@@ -155,18 +148,15 @@ async def _search(args: argparse.Namespace) -> str:
 
 async def _text_search(harness: Harness, args: argparse.Namespace, arguments: dict[str, Any]) -> str:
     """Full-text or hybrid search: the same JSON shape as the agent's, from LanceDB's own ranking."""
-    from recall_gui.core.search import parse_arguments, text_search
-    from recall_gui.core.tables import open_table
-
-    db_name, query, limit = parse_arguments({**arguments, "db_name": arguments["db_name"] or ""})
+    db_name, query, limit = core.search.parse_arguments({**arguments, "db_name": arguments["db_name"] or ""})
     if args.path is not None:
-        opened = await open_table(
+        opened = await core.tables.open_table(
             harness.session, args.path, table=args.table, model=args.model, storage_options=path_storage(args)
         )
         entry = opened.entry
     else:
         entry = harness.resolve_active(db_name)
-    found = await text_search(
+    found = await core.search.text_search(
         harness, entry, query, limit, "fts" if args.fts else "hybrid", where=where_from_option(args.where)
     )
     if args.verbose:
@@ -180,11 +170,13 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
 
 async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:
     """The agent's search with a pre-filter: the same database, query, limit and output."""
-    from recall_gui.core.search import AGENT_COLUMNS, parse_arguments
-
-    db_name, query, limit = parse_arguments(arguments)
+    db_name, query, limit = core.search.parse_arguments(arguments)
     return await harness.search_database(
-        harness.resolve_active(db_name), query, limit, where=where_from_option(where), columns=AGENT_COLUMNS
+        harness.resolve_active(db_name),
+        query,
+        limit,
+        where=where_from_option(where),
+        columns=core.search.AGENT_COLUMNS,
     )
 
 

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, refuse_unclear
 from recall_gui.cli.duplicates import threshold_from_text
@@ -43,16 +44,13 @@ def add_to(commands: Any) -> None:
 
 
 async def _shadowing(args: argparse.Namespace) -> tuple[Shadowing, ModelInfo | None]:
-    from recall_gui.core.agents import find_shadowing
-    from recall_gui.core.search import Harness
-
-    harness = Harness(location(args).directory)
+    harness = core.search.Harness(location(args).directory)
     try:
         if args.path is None:
             entry = harness.resolve_active(args.db)  # the agent's results: an active database by name
         else:
             entry = await chosen_database(harness.session, args, None)
-        found = await find_shadowing(
+        found = await core.agents.find_shadowing(
             harness,
             entry,
             args.query,

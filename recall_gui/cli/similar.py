@@ -6,6 +6,7 @@ import argparse
 import asyncio
 from typing import Any
 
+from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
 from recall_gui.cli.search import limit_from_text
@@ -28,13 +29,11 @@ def add_to(commands: Any) -> None:
 
 
 async def _similar(args: argparse.Namespace) -> str:
-    from recall_gui.core.search import Harness, more_like, similar_json
-
-    harness = Harness(location(args).directory)
+    harness = core.search.Harness(location(args).directory)
     try:
         limit = limit_from_text(args.limit)
         entry, found = await entry_named(harness, args, "searching with")
-        return similar_json(await more_like(harness, entry, found.hit, limit))
+        return core.search.similar_json(await core.search.more_like(harness, entry, found.hit, limit))
     finally:
         await harness.aclose()
 

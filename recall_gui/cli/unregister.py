@@ -7,6 +7,7 @@ from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.core.base import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.registry import unregister_database
 
 NAME = "unregister"
 
@@ -25,8 +26,6 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recall_gui.core.registry import unregister_database
-
     removed = unregister_database(location(args).directory, args.name)
     was = " (it was active)" if removed.active_position is not None else ""
     uri = removed.raw.get("uri")

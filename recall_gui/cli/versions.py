@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
+from recall_gui import core
 from recall_gui.cli.common import registry_option, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.core.base import json_text
@@ -61,14 +62,11 @@ class ListingProgress:
 
 
 async def _versions(args: argparse.Namespace) -> tuple[TableVersion, ...]:
-    from recall_gui.core.session import Session
-    from recall_gui.core.tables import list_versions
-
-    async with Session() as session:
+    async with core.session.Session() as session:
         entry = await database(session, args)
         progress = ListingProgress(entry.table_name)
         try:
-            return await list_versions(session, entry.target, progress=progress)
+            return await core.tables.list_versions(session, entry.target, progress=progress)
         finally:
             progress.end()
 

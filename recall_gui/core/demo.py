@@ -27,7 +27,8 @@ from recall_gui.core.base.paths import (
     cosh_registry_dir,
     demo_db_dir,
 )
-from recall_gui.core.registry.registry import Registry, register_database, writable_entries
+from recall_gui.core.registry.registry_changes import register_database, writable_entries
+from recall_gui.core.registry.registry_types import Registry
 
 if TYPE_CHECKING:
     import numpy as np

@@ -17,7 +17,8 @@ from enum import Enum
 
 from recall_gui.core.base.errors import RecallError, RegistryError
 from recall_gui.core.base.types import DEFAULT_LIMIT
-from recall_gui.core.registry.registry import DatabaseEntry, Registry, set_description
+from recall_gui.core.registry.registry_changes import set_description
+from recall_gui.core.registry.registry_types import DatabaseEntry, Registry
 from recall_gui.core.registry.suffix import (
     SuffixWarning,
     build_tool_suffix,

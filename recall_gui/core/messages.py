@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from recall_gui.core.base.errors import DemoBuildCancelled, RecallError
 
 if TYPE_CHECKING:
-    from recall_gui.core.registry.registry import RegistryProblem
+    from recall_gui.core.registry.registry_types import RegistryProblem
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from recall_gui import __version__
+from recall_gui import __version__, core
 from recall_gui.core.agents import CallLog, CallRecord, now_iso
 from recall_gui.core.base import (
     ACTIVE_FILE,
@@ -344,9 +344,7 @@ class RecallMcpServer:
     async def preload(self) -> None:
         """Load what the first ``recall_search`` needs while the client is busy elsewhere; failures are
         logged only (the first call reports them as it would have)."""
-        from recall_gui.core.search import preload
-
-        report = await preload(self.harness)
+        report = await core.search.preload(self.harness)
         for name, reason in report.failed:
             logger.info("preloading %s failed (a call will say why): %s", name, reason)
         if report.warmed:

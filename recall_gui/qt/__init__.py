@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from recall_gui.core.base import app_config_dir, resolve_registry_dir
+
 if TYPE_CHECKING:
     from recall_gui.qt.main_window import MainWindow
 
@@ -28,7 +30,6 @@ def create_window(
     Nothing runs until the caller starts it: ``window.begin()`` (or ``await window.start()``) loads the
     libraries, checks the databases and opens one; with the app's own empty registry it builds the demo.
     """
-    from recall_gui.core.base import app_config_dir, resolve_registry_dir
     from recall_gui.qt.main_window import MainWindow
 
     location = resolve_registry_dir(registry_dir)

@@ -18,6 +18,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
+from recall_gui import core
+
 DEMO_TITLE = "Setting up the demo knowledge base"
 DEMO_TEXT = (
     "No knowledge base is registered yet, so recall-gui is setting up a demo: Python's own help topics,\n"
@@ -64,8 +66,6 @@ class DemoBuild:
         self.dialog.setLabelText(DEMO_TEXT.format(done=done, total=total))
 
     async def run(self) -> Path:
-        from recall_gui.core.demo import install_demo
-
         loop = asyncio.get_running_loop()
 
         def progress(done: int, total: int) -> None:  # called on the worker thread
@@ -73,7 +73,7 @@ class DemoBuild:
 
         try:
             build = functools.partial(
-                install_demo, self.registry_dir, progress=progress, cancel=self.cancel_event
+                core.demo.install_demo, self.registry_dir, progress=progress, cancel=self.cancel_event
             )
             return await loop.run_in_executor(self.chores, build)
         finally:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui import __version__
+from recall_gui import __version__, core
 from recall_gui.core.base import DemoBuildCancelled, RecallError, RegistryLocation, SettingsStore
 from recall_gui.core.demo import demo_wanted
 from recall_gui.core.drafts import Drafts
@@ -609,9 +609,7 @@ class MainWindow(QMainWindow):
             await self._check_health(session, rest[first : first + HEALTH_BATCH])
 
     async def _check_health(self, session: Session, entries: tuple[DatabaseEntry, ...]) -> None:
-        from recall_gui.core.search import check_health
-
-        healths = await asyncio.gather(*(check_health(session, entry) for entry in entries))
+        healths = await asyncio.gather(*(core.search.check_health(session, entry) for entry in entries))
         self.knowledge.show_health({health.entry.name: health for health in healths})
 
     def _check_registry(self) -> None:

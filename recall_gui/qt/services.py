@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel
 
+from recall_gui import core
 from recall_gui.core.base import HeavyModules, RegistryLocation
 from recall_gui.core.drafts import Drafts
 from recall_gui.core.messages import Topic, UserMessage, user_message
@@ -100,9 +101,7 @@ class WindowServices:
         once the heavy libraries are loaded."""
         await self.heavy.ready()
         if self._session is None:
-            from recall_gui.core.session import Session
-
-            self._session = Session()
+            self._session = core.session.Session()
         return self._session
 
     def model_of(self, entry: DatabaseEntry) -> ModelInfo | None:
@@ -120,9 +119,9 @@ class WindowServices:
         in :attr:`registry`, the window's snapshot (never reading the registry itself)."""
         session = await self.session()
         if self._harness is None:
-            from recall_gui.core.search import Harness
-
-            self._harness = Harness(self.location.directory, session=session, registry=lambda: self.registry)
+            self._harness = core.search.Harness(
+                self.location.directory, session=session, registry=lambda: self.registry
+            )
         return self._harness
 
     async def aclose(self) -> None:

@@ -21,7 +21,7 @@ from recall_gui.core.session.session import Session
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import fetch_page
 from tests.coretools import describe, in_session, read_page, read_row
-from tests.kbtools import KnowledgeBase, write_lance_table
+from tests.kbtools import KnowledgeBase, view_entry, write_lance_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -186,8 +186,8 @@ def test_health_of_a_good_and_of_broken_databases(
             cosh_entry(kb.name, kb.db_dir),
             cosh_entry("gone", tmp_path / "gone"),
             {**cosh_entry("notable", kb.db_dir), "table": "nope"},
-            {**cosh_entry("nomodel", kb.db_dir, model="AllMiniLML12V2"), "table": kb.name},
-            {**cosh_entry("badcols", kb.db_dir), "table": kb.name, "content_column": "body"},
+            view_entry(kb, "nomodel", model="AllMiniLML12V2"),
+            view_entry(kb, "badcols") | {"content_column": "body"},
         ],
     )
     registry = load_registry(kb.registry_dir)

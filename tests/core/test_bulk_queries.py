@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from recall_gui.core.embedders.pool import BULK_JOB
-from recall_gui.core.registry.registry import EmbedderSpec
+from recall_gui.core.registry.registry_types import EmbedderSpec
 from tests.kbtools import PASSAGES
 
 TEXTS = [

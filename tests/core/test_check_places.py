@@ -10,7 +10,7 @@ from typing import Any
 
 from recall_gui.core.agents.golden import FolderTable, GoldenCheck, GoldenFile, parse_golden
 from tests.core.test_cli import cli
-from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
+from tests.kbtools import KnowledgeBase, snapshot_tree, view_entry, write_registry
 
 QUERY = "What is the capital of France?"
 
@@ -65,7 +65,7 @@ def test_a_folder_check_runs_on_the_folder_then_on_the_database_registered_for_i
     assert report["checks"][0]["uri"] == str(kb.db_dir) and "db_name" not in report["checks"][0]
 
     # Registered as "faq" (its table keeps its name), inactive: agents cannot search it, and it says so.
-    entry = cosh_entry("faq", kb.db_dir) | {"table": kb.name}
+    entry = view_entry(kb, "faq")
     write_registry(registry, [entry], active=[])
     status, lines, report = _lines(kb, registry, path)
     assert status == 2

@@ -11,7 +11,7 @@ from typing import Any
 
 from recall_gui import __version__
 from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,7 +111,7 @@ def test_list_shows_health_of_every_database(kb: KnowledgeBase, tmp_path: Path) 
             cosh_entry(kb.name, kb.db_dir),
             cosh_entry("gone", tmp_path / "deleted"),
             {**cosh_entry("wrongtable", kb.db_dir), "table": "missing"},
-            cosh_entry("wide", kb.db_dir, model="BGEBaseENV15") | {"table": kb.name},
+            view_entry(kb, "wide", model="BGEBaseENV15"),
         ],
         active=[kb.name],
     )

@@ -9,7 +9,7 @@ import pytest
 
 from recall_gui.core.agents.agent_log import CallRecord, LogFiles, now_iso
 from tests.core.test_cli import cli
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, view_entry, write_registry
 
 EVIL = "odd\x1b]0;owned\x07\x1b[2J\rname\u202e"
 ESCAPED = "odd\\x1b]0;owned\\x07\\x1b[2J\\rname\\u202e"
@@ -21,7 +21,7 @@ def raw_controls(text: str) -> list[str]:
 
 def test_list_and_search_print_a_registry_name_escaped(kb: KnowledgeBase, tmp_path: Path) -> None:
     registry_dir = tmp_path / "registry"
-    write_registry(registry_dir, [{**cosh_entry(EVIL, kb.db_dir), "table": kb.name}], active=[EVIL])
+    write_registry(registry_dir, [view_entry(kb, EVIL)], active=[EVIL])
     listed = cli("list", "--registry", str(registry_dir))
     assert ESCAPED in listed.stdout
     assert raw_controls(listed.stdout + listed.stderr) == []

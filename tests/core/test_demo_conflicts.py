@@ -27,7 +27,8 @@ from recall_gui.core.demo import (
     install_demo,
     is_demo_entry,
 )
-from recall_gui.core.registry.registry import load_registry, register_database, set_description
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_changes import register_database, set_description
 from tests.kbtools import cosh_entry, snapshot_tree, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]

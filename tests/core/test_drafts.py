@@ -18,7 +18,8 @@ from recall_gui.core.drafts import (
     SuffixDraft,
     SuffixStatus,
 )
-from recall_gui.core.registry.registry import Registry, load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_types import Registry
 from recall_gui.core.registry.suffix import served_tool
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from tests.kbtools import cosh_entry, cosh_listing, write_registry

@@ -152,14 +152,18 @@ def assert_brute_force(vectors: np.ndarray[Any, Any], threshold: float, metric: 
     pairs = brute_force_pairs(vectors, threshold, metric)
     assert {frozenset(group.tolist()) for group in grouping.groups} == components(pairs)
     assert grouping.pairs == len(pairs)
-    for group, largest in zip(grouping.groups, grouping.max_distances, strict=True):
+    for group, largest, widest in zip(grouping.groups, grouping.max_distances, grouping.widest, strict=True):
         members = vectors[group].astype(np.float64)
         if metric == "cosine":
             members /= np.linalg.norm(members, axis=1, keepdims=True)
-            expected = (1 - members @ members.T).max()
+            distances = 1 - members @ members.T
         else:
-            expected = ((members[:, None, :] - members[None, :, :]) ** 2).sum(axis=2).max()
-        assert largest == pytest.approx(max(float(expected), 0.0), abs=1e-9)
+            distances = ((members[:, None, :] - members[None, :, :]) ** 2).sum(axis=2)
+        expected = max(float(distances.max()), 0.0)
+        assert largest == pytest.approx(expected, abs=1e-9)
+        first, second = (int(np.searchsorted(group, position)) for position in widest)
+        assert first < second and group[first] == widest[0] and group[second] == widest[1]
+        assert max(float(distances[first, second]), 0.0) == pytest.approx(expected, abs=1e-9)
     return finder
 
 
@@ -253,23 +257,24 @@ def test_among_the_demo_passages_only_copies_and_shared_text_group(
             assert max(text_overlap(entry.content, other.content) for other in others) >= 0.8, group.ids
 
 
+def write_big_table(db_dir: Path, passage_vectors: Any, rows: int) -> TableTarget:
+    """The table "big": ``rows`` noisy copies of the passages, without an index."""
+    texts = list(PASSAGES.values())
+    write_perturbed_table(
+        db_dir, "big", list(PASSAGES), texts, passage_vectors, rows=rows, ivf_partitions=None
+    )
+    return TableTarget(str(db_dir), "big")
+
+
 def test_a_table_above_the_memory_bound_is_refused_saying_so(
     tmp_path: Path, passage_vectors: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write_perturbed_table(
-        tmp_path / "db",
-        "big",
-        list(PASSAGES),
-        list(PASSAGES.values()),
-        passage_vectors,
-        rows=2000,
-        ivf_partitions=None,
-    )
+    target = write_big_table(tmp_path / "db", passage_vectors, 2000)
     monkeypatch.setenv("RECALL_GUI_EXACT_CACHE_MB", "1")
 
     async def go() -> Any:
         async with Session() as session:
-            return await find_duplicates(session, TableTarget(str(tmp_path / "db"), "big"))
+            return await find_duplicates(session, target)
 
     with pytest.raises(NotInMemoryError) as refused:
         asyncio.run(go())
@@ -283,16 +288,7 @@ def test_a_table_above_the_memory_bound_is_refused_saying_so(
 def test_cancelling_stops_the_work_and_leaves_the_compute_thread_free(
     tmp_path: Path, passage_vectors: Any
 ) -> None:
-    write_perturbed_table(
-        tmp_path / "db",
-        "big",
-        list(PASSAGES),
-        list(PASSAGES.values()),
-        passage_vectors,
-        rows=30_000,
-        ivf_partitions=None,
-    )
-    target = TableTarget(str(tmp_path / "db"), "big")
+    target = write_big_table(tmp_path / "db", passage_vectors, 30_000)
     steps: list[tuple[float, float]] = []  # (time, share of the work done)
 
     async def go() -> float:
@@ -349,18 +345,20 @@ def test_the_command_prints_the_groups_as_json_and_as_text(
     done = cli("duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"threshold", "metric", "left_out", "groups"}
+    assert set(data) == {"threshold", "metric", "grouping", "left_out", "groups"}
     assert (data["threshold"], data["metric"], data["left_out"]) == (0.05, "cosine", 0)
     assert {frozenset(group["ids"]) for group in data["groups"]} == {
         frozenset(ids) for ids in expected.values()
     }
-    assert all(set(group) == {"ids", "max_distance"} for group in data["groups"])
+    assert all(set(group) == {"ids", "max_distance", "widest_pair", "chained"} for group in data["groups"])
     assert len(data["groups"][0]["ids"]) == 4  # largest first: lancedb and its 3 copies
     text = cli("duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--threshold", "0")
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
-    assert lines[0] == "group 1: 4 entries, largest distance 0.000000"
-    assert lines[-1].startswith(f"3 groups (8 of {len(kb.ids)} entries) within cosine distance 0 ")
+    assert lines[0] == "group 1: 4 entries, largest distance 0.000000 between lancedb and lancedb~copy0"
+    assert lines[-1].startswith(
+        f"3 groups (8 of {len(kb.ids)} entries) linked by pairs within cosine distance 0, in "
+    )
     refused = cli("duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--threshold", "abc")
     assert refused.returncode == 1
     assert "error: --threshold 'abc' is not a number" in refused.stderr
@@ -377,7 +375,10 @@ def test_zero_vectors_are_said_to_be_left_out_of_a_cosine_comparison(tmp_path: P
 
     done = cli("duplicates", "--path", str(tmp_path / "db"))
     assert done.returncode == 0, done.stderr
-    assert f"0 groups (0 of {len(ids) - zero} entries) within cosine distance 0.05" in done.stdout
+    assert (
+        f"0 groups (0 of {len(ids) - zero} entries) linked by pairs within cosine distance 0.05"
+        in done.stdout
+    )
     assert (
         f"note: {zero} entries have a zero vector (all components 0): cosine distance is undefined for it, "
         "so they were left out; --metric l2 compares them." in done.stdout
@@ -387,3 +388,60 @@ def test_zero_vectors_are_said_to_be_left_out_of_a_cosine_comparison(tmp_path: P
     by_l2 = json.loads(cli("duplicates", "--path", str(tmp_path / "db"), "--metric", "l2", "--json").stdout)
     assert by_l2["left_out"] == 0
     assert [sorted(group["ids"]) for group in by_l2["groups"]] == [sorted(ids[:zero])]
+
+
+def write_chained_table(db_dir: Path) -> tuple[list[str], np.ndarray[Any, Any]]:
+    """Unit vectors: a, b and c 0.28 radians apart in turn (a-b and b-c within cosine distance 0.05, a-c
+    beyond it), d and e 0.1 radians apart, and four rows far from all. Ids and vectors, as written."""
+    angles = {"a": 0.0, "b": 0.28, "c": 0.56}
+    vectors = np.zeros((9, 8), np.float64)
+    for row, angle in enumerate(angles.values()):
+        vectors[row, :2] = np.cos(angle), np.sin(angle)
+    vectors[3, 2] = 1.0
+    vectors[4, 2:4] = np.cos(0.1), np.sin(0.1)
+    vectors[5:, 4:] = np.eye(4)
+    ids = [*angles, "d", "e", "far-1", "far-2", "far-3", "far-4"]
+    write_lance_table(db_dir, "notes", ids, [f"text of {i}" for i in ids], vectors.astype(np.float32))
+    return ids, vectors.astype(np.float32)
+
+
+def numpy_cosine_distances(vectors: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    unit = vectors.astype(np.float64) / np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
+    return 1 - unit @ unit.T
+
+
+def test_a_chain_of_close_pairs_is_one_group_whose_widest_pair_is_shown(tmp_path: Path) -> None:
+    """a-b and b-c lie within the threshold, a-c beyond: one group of three (no close pair is hidden),
+    its widest pair a-c with NumPy's distance, said to be chained; d-e is a group every pair of which is
+    within the threshold."""
+    ids, vectors = write_chained_table(tmp_path / "db")
+    distances = numpy_cosine_distances(vectors)
+    a, b, c, d, e = (ids.index(name) for name in "abcde")
+    assert distances[a, b] <= 0.05 and distances[b, c] <= 0.05 < distances[a, c]  # the table is as meant
+    done = cli("duplicates", "--path", str(tmp_path / "db"), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert "linked by pairs within the threshold" in data["grouping"]
+    assert data["groups"] == [
+        {
+            "ids": ["a", "b", "c"],
+            "max_distance": round(float(distances[a, c]), 7),
+            "widest_pair": ["a", "c"],
+            "chained": True,
+        },
+        {
+            "ids": ["d", "e"],
+            "max_distance": round(float(distances[d, e]), 7),
+            "widest_pair": ["d", "e"],
+            "chained": False,
+        },
+    ]
+    text = cli("duplicates", "--path", str(tmp_path / "db")).stdout.splitlines()
+    assert text[0] == (
+        f"group 1: 3 entries, largest distance {distances[a, c]:.6f} between a and c, beyond 0.05: "
+        "linked through the others"
+    )
+    assert text[4] == f"group 2: 2 entries, largest distance {distances[d, e]:.6f} between d and e"
+    assert text[-1].startswith(
+        "note: 1 group holds entries farther apart than 0.05; a group holds the entries"
+    )

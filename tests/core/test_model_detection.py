@@ -9,7 +9,7 @@ import pytest
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.registry.models import LOCAL_MODELS
-from recall_gui.core.registry.registry import EmbedderSpec
+from recall_gui.core.registry.registry_types import EmbedderSpec
 from recall_gui.core.tables.model_detection import (
     NO_MODEL,
     available_local_models,

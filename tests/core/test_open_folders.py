@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 import pytest
 
 from recall_gui.core.base.errors import FolderError, InvalidInputError, ModelUnavailableError, RecallError
-from recall_gui.core.registry.registry import EmbedderSpec, load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_types import EmbedderSpec
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session

@@ -12,12 +12,25 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.registry.registry import EmbedderSpec
+from recall_gui.core.registry.registry_types import EmbedderSpec
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.preloading import preload
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 
 ARGUMENTS = {"db_name": "notes", "query": "How do I change my password?"}
+
+
+def preloaded(registry: Path) -> Any:
+    """What the preload of a harness on ``registry`` reports."""
+
+    async def go() -> Any:
+        harness = Harness(registry)
+        try:
+            return await preload(harness)
+        finally:
+            await harness.aclose()
+
+    return asyncio.run(go())
 
 
 def test_a_preloaded_harness_has_the_model_and_vectors_and_answers_as_a_cold_one(kb: KnowledgeBase) -> None:
@@ -51,15 +64,7 @@ def test_a_cloud_database_is_prepared_without_a_single_request(
         "table": kb.name,
     }
     registry = write_registry(tmp_path / "registry", [entry])
-
-    async def go() -> Any:
-        harness = Harness(registry)
-        try:
-            return await preload(harness)
-        finally:
-            await harness.aclose()
-
-    report = asyncio.run(go())
+    report = preloaded(registry)
     assert report.warmed == ("cloud-notes",)
     assert fake_provider.requests == []
 
@@ -69,19 +74,11 @@ def test_failures_are_reported_in_the_preload_not_raised(kb: KnowledgeBase, tmp_
         tmp_path / "registry",
         [
             cosh_entry("gone", tmp_path / "nowhere"),
-            cosh_entry("uncached", kb.db_dir, model="BGESmallENV15") | {"table": kb.name},
-            cosh_entry("notes", kb.db_dir) | {"table": kb.name},
+            view_entry(kb, "uncached", model="BGESmallENV15"),
+            view_entry(kb, "notes"),
         ],
     )
-
-    async def go() -> Any:
-        harness = Harness(registry)
-        try:
-            return await preload(harness)
-        finally:
-            await harness.aclose()
-
-    report = asyncio.run(go())
+    report = preloaded(registry)
     assert report.warmed == ("notes",)
     assert [name for name, _ in report.failed] == ["gone", "uncached"]
     assert "does not exist" in dict(report.failed)["gone"]

@@ -10,7 +10,9 @@ import pytest
 from recall_gui.core.base.errors import RegistryError
 from recall_gui.core.base.paths import resolve_registry_dir
 from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
-from recall_gui.core.registry.registry import EmbedderSpec, load_registry, set_active, set_description
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_changes import set_active, set_description
+from recall_gui.core.registry.registry_types import EmbedderSpec
 from recall_gui.core.registry.suffix import build_tool_suffix, served_tool
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from tests.kbtools import cosh_entry, write_registry

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.registry.registry import (
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_changes import (
     add_database,
     change_active,
-    load_registry,
     restore_database,
     set_description,
     unregister_database,

@@ -21,15 +21,11 @@ from hypothesis import strategies as st
 from recall_gui.cli import main as cli_main
 from recall_gui.core import Harness
 from recall_gui.core.base.errors import ConnectError, RecallError, RegistryError
-from recall_gui.core.registry.registry import (
-    FileStamp,
-    load_registry,
-    register_database,
-    set_active,
-    set_description,
-)
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_changes import register_database, set_active, set_description
+from recall_gui.core.registry.registry_types import FileStamp
 from recall_gui.core.registry.suffix import build_tool_suffix
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = {"dbs": [cosh_entry("a", "/x/a"), cosh_entry("b", "/x/b")]}
@@ -149,7 +145,7 @@ NAMES = ['my "quoted" notes', "name with spaces", "ünïcödé — 日本語 �
 
 
 def test_names_with_quotes_spaces_and_non_ascii_work_everywhere(kb: KnowledgeBase, capsys: Any) -> None:
-    entries = [{**cosh_entry(name, kb.db_dir), "table": kb.name} for name in NAMES]
+    entries = [view_entry(kb, name) for name in NAMES]
     write_registry(kb.registry_dir, [*entries, cosh_entry("untabled name", kb.db_dir)])
     registry = load_registry(kb.registry_dir)
     assert [db.name for db in registry.databases] == [*NAMES, "untabled name"]
@@ -232,7 +228,7 @@ def test_a_rewrite_of_the_same_size_and_time_is_noticed(tmp_path: Path) -> None:
 def test_a_change_made_while_saving_is_kept_not_clobbered(tmp_path: Path, monkeypatch: Any) -> None:
     """Another program writes between this app's read and its rename: the save is redone on top of it."""
     write_registry(tmp_path, [cosh_entry("a", "/x")])
-    from recall_gui.core.registry import registry as registry_module
+    from recall_gui.core.registry import registry_types as registry_module
 
     real_of = FileStamp.of
     calls = {"n": 0}
@@ -298,7 +294,7 @@ CRASH_SCRIPT = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from recall_gui.core.registry import registry
+    from recall_gui.core.registry import registry_changes as registry
     point, directory = sys.argv[1], Path(sys.argv[2])
     real_fdopen, real_fsync, real_replace = os.fdopen, os.fsync, os.replace
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recall_gui.core.registry.registry import PIECEWISE_BYTES, load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_json import PIECEWISE_BYTES
 from tests.kbtools import cosh_entry, write_registry
 
 COUNT = 3_000  # enough entries for a file past PIECEWISE_BYTES

@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from recall_gui.core.registry.registry import Registry, load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_types import Registry
 from recall_gui.core.registry.suffix import build_tool_suffix
 from tests.kbtools import cosh_entry
 

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from recall_gui.core.base.errors import RegistryError
-from recall_gui.core.registry.registry import Registry, load_registry, set_active, set_description
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_changes import set_active, set_description
+from recall_gui.core.registry.registry_types import Registry
 from recall_gui.core.registry.suffix import build_tool_suffix
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, cosh_entry

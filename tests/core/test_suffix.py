@@ -9,7 +9,9 @@ import pytest
 
 from recall_gui.core.base.errors import SettingsError
 from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
-from recall_gui.core.registry.registry import Registry, load_registry, set_active, set_description
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_changes import set_active, set_description
+from recall_gui.core.registry.registry_types import Registry
 from recall_gui.core.registry.suffix import build_tool_suffix, served_tool
 from recall_gui.core.registry.suffix_drift import suffix_drift
 from recall_gui.core.registry.suffix_store import (

@@ -19,7 +19,7 @@ from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.health import DatabaseHealth, check_health
 from recall_gui.core.session.session import Session
 from tests.core.test_local_models import fastembed_cache_with, packaged_model
-from tests.kbtools import KnowledgeBase, cosh_entry, write_lance_table, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_lance_table, write_registry
 
 #: Registry entries on the 12-passage table (and tables written beside it), named for what they try.
 #: Each either searches, or fails every search whatever the query.
@@ -75,7 +75,7 @@ def search_fails(registry_dir: Path, name: str) -> str | None:
 
 def test_health_is_ok_exactly_when_a_search_works(kb: KnowledgeBase) -> None:
     write_odd_tables(kb)
-    entries = [{**cosh_entry(name, kb.db_dir), "table": kb.name} | extra for name, extra in CASES.items()]
+    entries = [view_entry(kb, name) | extra for name, extra in CASES.items()]
     write_registry(kb.registry_dir, entries)
     found = healths(kb.registry_dir)
     outcome = {name: (found[name].ok, search_fails(kb.registry_dir, name)) for name in CASES}
@@ -99,7 +99,7 @@ def test_a_local_model_neither_cached_nor_downloadable_is_not_ok(
         kb.registry_dir,
         [
             cosh_entry(kb.name, kb.db_dir),
-            {**cosh_entry("bge", kb.db_dir, model="BGESmallENV15"), "table": kb.name},
+            view_entry(kb, "bge", model="BGESmallENV15"),
         ],
     )
     found = healths(kb.registry_dir)
@@ -127,9 +127,7 @@ def test_a_model_not_here_is_not_ok_even_where_downloads_are_allowed(
     monkeypatch.setenv("RECALL_GUI_DOWNLOAD_MODELS", "1")
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{free_port()}")
-    write_registry(
-        kb.registry_dir, [{**cosh_entry("bge", kb.db_dir, model="BGESmallENV15"), "table": kb.name}]
-    )
+    write_registry(kb.registry_dir, [view_entry(kb, "bge", model="BGESmallENV15")])
     bge = healths(kb.registry_dir)["bge"]
     assert bge.status("model") == "failed"  # searching never downloads: what to run is said instead
     assert "BGESmallENV15 (BGE-Small-EN-v1.5 (384d)) is not on this machine" in bge.summary
@@ -202,7 +200,7 @@ def test_list_exits_1_naming_the_active_databases_agents_cannot_search(
         kb.registry_dir,
         [
             cosh_entry(kb.name, kb.db_dir),
-            {**cosh_entry("odd-metric", kb.db_dir), "table": kb.name, "metric": "manhattan"},
+            view_entry(kb, "odd-metric") | {"metric": "manhattan"},
             cosh_entry("gone", tmp_path / "deleted"),
             cosh_entry("old", tmp_path / "deleted-too"),
         ],
@@ -230,9 +228,7 @@ def test_list_exits_1_naming_the_active_databases_agents_cannot_search(
 
 def test_list_labels_a_columns_problem_as_such(kb: KnowledgeBase, capsys: Any) -> None:
     """It used to print "FAILED storage" for a column it could not find."""
-    write_registry(
-        kb.registry_dir, [{**cosh_entry("cols", kb.db_dir), "table": kb.name, "content_column": "body"}]
-    )
+    write_registry(kb.registry_dir, [view_entry(kb, "cols") | {"content_column": "body"}])
     assert cli_main(["list", "--registry", str(kb.registry_dir)]) == 1
     out = capsys.readouterr().out
     assert "FAILED columns" in out and "storage" not in out

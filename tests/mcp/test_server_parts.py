@@ -13,7 +13,8 @@ import pytest
 from mcp import Client
 
 from recall_gui.core.base.tool import DEFAULT_DESCRIPTION, Recall
-from recall_gui.core.registry.registry import load_registry, set_active, set_description
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_changes import set_active, set_description
 from recall_gui.core.registry.suffix import served_tool
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.core.search.harness import Harness

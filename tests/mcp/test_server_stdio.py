@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from recall_gui import __version__
 from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
-from recall_gui.core.registry.registry import set_active, set_description
+from recall_gui.core.registry.registry_changes import set_active, set_description
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from tests.kbtools import snapshot_tree
 from tests.mcp.live import (

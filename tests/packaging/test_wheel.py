@@ -90,6 +90,12 @@ def test_the_wheel_carries_the_files_the_app_reads_at_run_time(installed: Instal
         "recall_gui/core/embedders/offline_model/LICENSE.md",
         "recall_gui/qt/assets/recall-gui.svg",
         "recall_gui/core/demo_data/python-docs.arrow",
+        # The faces' lists, which lazy_loader reads at run time (and type checkers of a user's code).
+        "recall_gui/core/__init__.pyi",
+        *(
+            f"recall_gui/{face.relative_to(ROOT / 'recall_gui')}"
+            for face in (ROOT / "recall_gui/core").glob("*/__init__.pyi")
+        ),
     ):
         assert data in names
     assert not any(name.startswith(("tests/", "packaging/", "bench/")) for name in names)

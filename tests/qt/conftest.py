@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from PySide6.QtWidgets import QApplication
 
 from recall_gui.qt import create_window
 from recall_gui.qt.main_window import MainWindow
+from tests.foldertools import write_langchain_table
+from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
 
 TIMEOUT_S = 60.0
 
@@ -100,27 +103,87 @@ def waiting_for(
 WindowFactory = Callable[..., MainWindow]
 
 
-@pytest.fixture
-def open_window(
-    qapp: QApplication, loop: asyncio.AbstractEventLoop, tmp_path: Path
-) -> Iterator[WindowFactory]:
-    """``open_window(registry_dir)``: a shown, started window (``start=False`` to drive start-up yourself).
-
-    Windows are closed, their tasks finished and their embedders released after the test.
-    """
-    windows: list[MainWindow] = []
-
-    def make(registry_dir: Path | None, *, config_dir: Path | None = None, start: bool = True) -> MainWindow:
-        window = create_window(registry_dir, config_dir or tmp_path / "config")
-        window.show()
-        windows.append(window)
-        if start:
-            run(loop, window.start())
-        return window
-
-    yield make
-    for window in windows:
+@contextlib.contextmanager
+def window_of(
+    loop: asyncio.AbstractEventLoop,
+    registry_dir: Path | None,
+    config_dir: Path,
+    open_path: tuple[str, dict[str, str]] | None = None,
+) -> Iterator[MainWindow]:
+    """A shown window, not started, closed afterwards with its tasks finished and embedders released."""
+    window = create_window(registry_dir, config_dir, open_path=open_path)
+    window.show()
+    try:
+        yield window
+    finally:
         window.close()
         loop.run_until_complete(window.tasks.wait_idle())
         loop.run_until_complete(window.aclose())
         window.deleteLater()
+
+
+@pytest.fixture
+def open_window(
+    qapp: QApplication, loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> Iterator[WindowFactory]:
+    """``open_window(registry_dir)``: a shown, started window (``start=False`` to drive start-up yourself;
+    ``open_path``: start on that folder's table, as ``recall-gui PATH`` does).
+
+    Windows are closed, their tasks finished and their embedders released after the test.
+    """
+    with contextlib.ExitStack() as windows:
+
+        def make(
+            registry_dir: Path | None,
+            *,
+            config_dir: Path | None = None,
+            start: bool = True,
+            open_path: tuple[str, dict[str, str]] | None = None,
+        ) -> MainWindow:
+            window = windows.enter_context(
+                window_of(loop, registry_dir, config_dir or tmp_path / "config", open_path)
+            )
+            if start:
+                run(loop, window.start())
+            return window
+
+        yield make
+
+
+@dataclass(frozen=True)
+class FolderWindow:
+    """A window with a folder another tool wrote opened by its path, and both folders' files as they were
+    before the window opened (for the read-only checks)."""
+
+    window: MainWindow
+    folder: Path
+    folder_before: dict[str, tuple[int, int, str]]
+    registry_before: dict[str, tuple[int, int, str]]
+
+
+@pytest.fixture
+def langchain_folder(tmp_path: Path, passage_vectors: Any) -> Path:
+    """A folder LangChain wrote: its table "vectorstore" of the passages (columns text, vector, metadata)."""
+    folder = tmp_path / "langchain"
+    write_langchain_table(folder, "vectorstore", passage_vectors)
+    return folder
+
+
+@pytest.fixture
+def folder_window(
+    kb: KnowledgeBase, langchain_folder: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> FolderWindow:
+    """The window on ``kb``'s registry with :func:`langchain_folder` opened by its path."""
+    folder_before, registry_before = snapshot_tree(langchain_folder), snapshot_tree(kb.registry_dir)
+    window = open_window(kb.registry_dir)
+    assert run(loop, window.opened.open_place(str(langchain_folder)))
+    return FolderWindow(window, langchain_folder, folder_before, registry_before)
+
+
+@pytest.fixture
+def two_table_folder(tmp_path: Path, passage_vectors: Any) -> Path:
+    """A folder of two tables: "alpha" (LanceDB's columns, the 12 passages) and "beta" (LangChain's, 5)."""
+    folder = tmp_path / "two"
+    write_lance_table(folder, "alpha", tuple(PASSAGES), tuple(PASSAGES.values()), passage_vectors)
+    write_langchain_table(folder, "beta", passage_vectors[:5])
+    return folder

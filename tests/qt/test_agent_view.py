@@ -21,13 +21,13 @@ from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, 
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.base.paths import CONFIG_ENV, RegistryLocation
-from recall_gui.core.registry.registry import set_active
+from recall_gui.core.registry.registry_changes import set_active
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.mcp.probe import ServerLaunch
 from recall_gui.qt.agent_server import ServerState, launch_for
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.pages.agent_page import AgentPage
-from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, view_entry, write_registry
 from tests.qt.conftest import TIMEOUT_S, WindowFactory, run, waiting_for
 from tests.waiting import wait_until
 
@@ -178,7 +178,7 @@ def test_saved_notes_stay_served_with_a_database_cosh_activates_later(
     """The saved suffix never freezes the list: after cosh activates a database, the agent is told about
     it, with the user's notes after it, and the view says the agent gets what the page shows."""
     kb = make_kb()
-    other = {**cosh_entry("archive", kb.db_dir, "Old notes"), "table": kb.name}
+    other = view_entry(kb, "archive", "Old notes")
     write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), other], active=[kb.name])
     window = open_window(kb.registry_dir)
     agent = open_agent_view(window, loop)
@@ -285,7 +285,7 @@ def test_an_inactive_database_shows_the_servers_tool_error(
     tmp_path: Path,
 ) -> None:
     kb = make_kb()
-    archive = {**cosh_entry("archive", kb.db_dir, "Old notes"), "table": kb.name}
+    archive = view_entry(kb, "archive", "Old notes")
     registry_dir = write_registry(
         tmp_path / "reg", [cosh_entry(kb.name, kb.db_dir), archive], active=[kb.name]
     )

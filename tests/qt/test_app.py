@@ -30,7 +30,7 @@ from recall_gui.core.registry.registry import load_registry
 from recall_gui.qt.app import display_problem, run_app
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.settings import SETTINGS_FILE
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, until, waiting_for
 
 HEAVY = ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "httpx")
@@ -237,7 +237,7 @@ def test_window_size_splitter_database_and_limit_are_remembered(
     first = make_kb()
     registry_dir = write_registry(
         tmp_path / "reg",
-        [cosh_entry(first.name, first.db_dir), {**cosh_entry("second", first.db_dir), "table": first.name}],
+        [cosh_entry(first.name, first.db_dir), view_entry(first, "second")],
     )
     config = tmp_path / "profile"
     window = open_window(registry_dir, config_dir=config)

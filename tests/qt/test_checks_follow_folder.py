@@ -5,17 +5,13 @@ given, and the Checks page says which."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-from typing import Any
 
 from PySide6.QtWidgets import QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.agents.golden import FolderTable, GoldenCheck, read_golden
 from recall_gui.qt.models.checks_model import DATABASE, RESULT
-from tests.foldertools import write_langchain_table
-from tests.kbtools import KnowledgeBase
-from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.conftest import FolderWindow, run, waiting_for
 from tests.qt.test_checks_page import cells, default_golden
 from tests.qt.test_open_folders import search, shown_ids
 from tests.qt.test_search import select_rows
@@ -24,17 +20,9 @@ QUERY = "How do I change my password?"
 
 
 def test_a_check_made_on_an_opened_folder_follows_it_into_the_registry(
-    kb: KnowledgeBase,
-    passage_vectors: Any,
-    open_window: WindowFactory,
-    qtbot: QtBot,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    folder_window: FolderWindow, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
-    db = tmp_path / "langchain"
-    write_langchain_table(db, "vectorstore", passage_vectors)
-    window = open_window(kb.registry_dir)
-    assert run(loop, window.opened.open_place(str(db)))
+    window, db = folder_window.window, folder_window.folder
     search(window, qtbot, loop, QUERY)
     found = shown_ids(window)
     select_rows(window.knowledge.results.results_table, 0)

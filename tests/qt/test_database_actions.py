@@ -6,15 +6,17 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMenu, QPushButton
 
 from recall_gui.qt.main_window import MainWindow
-from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import banner, check_state, table_names
 
@@ -41,22 +43,33 @@ def listed(window: MainWindow) -> list[str]:
     return table_names(window.description.active_table)
 
 
-def two_databases(make_kb: Callable[..., KnowledgeBase], tmp_path: Path) -> tuple[KnowledgeBase, Path]:
+@dataclass(frozen=True)
+class TwoDatabases:
+    """A window on a registry of two databases over one table: ``kb`` (inactive) and "other" (active,
+    with a key this app does not know), and what the files held before the window opened."""
+
+    window: MainWindow
+    kb: KnowledgeBase
+    registry_dir: Path
+    dbs_before: bytes
+    kb_before: dict[str, tuple[int, int, str]]
+
+
+@pytest.fixture
+def two_databases(
+    make_kb: Callable[..., KnowledgeBase], open_window: WindowFactory, tmp_path: Path
+) -> TwoDatabases:
     kb = make_kb()
-    other = {**cosh_entry("other", kb.db_dir, "Another view"), "table": kb.name, "x-custom": {"keep": [1]}}
-    return kb, write_registry(tmp_path / "reg", [cosh_entry(kb.name, kb.db_dir), other], active=["other"])
+    other = view_entry(kb, "other", "Another view") | {"x-custom": {"keep": [1]}}
+    registry_dir = write_registry(tmp_path / "reg", [cosh_entry(kb.name, kb.db_dir), other], active=["other"])
+    dbs_before, kb_before = (registry_dir / "rag_dbs.json").read_bytes(), snapshot_tree(kb.db_dir)
+    return TwoDatabases(open_window(registry_dir), kb, registry_dir, dbs_before, kb_before)
 
 
 def test_unregister_from_the_list_then_undo_restores_the_exact_entry(
-    make_kb: Callable[..., KnowledgeBase],
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    two_databases: TwoDatabases, loop: asyncio.AbstractEventLoop
 ) -> None:
-    kb, registry_dir = two_databases(make_kb, tmp_path)
-    dbs_before = (registry_dir / "rag_dbs.json").read_bytes()
-    kb_before = snapshot_tree(kb.db_dir)
-    window = open_window(registry_dir)
+    window, kb, registry_dir = two_databases.window, two_databases.kb, two_databases.registry_dir
     assert listed(window) == [kb.name, "other"]
     menu = window.description.context_menu_at(1)
     assert menu is not None
@@ -72,11 +85,11 @@ def test_unregister_from_the_list_then_undo_restores_the_exact_entry(
     assert banner(window)[0] == "Unregistered other: agents no longer see it. Its files were not touched."
 
     click_undo(loop, window)
-    assert (registry_dir / "rag_dbs.json").read_bytes() == dbs_before
+    assert (registry_dir / "rag_dbs.json").read_bytes() == two_databases.dbs_before
     assert json.loads((registry_dir / "rag_active.json").read_text()) == ["other"]
     assert listed(window) == [kb.name, "other"]
     assert banner(window)[0] == "Undone: other is registered again, as it was."
-    assert snapshot_tree(kb.db_dir) == kb_before
+    assert snapshot_tree(kb.db_dir) == two_databases.kb_before
 
 
 def test_the_database_menu_deactivates_the_shown_database_and_undo_puts_it_back_in_its_place(
@@ -108,14 +121,9 @@ def test_the_database_menu_deactivates_the_shown_database_and_undo_puts_it_back_
 
 
 def test_activate_from_the_context_menu_then_undo(
-    make_kb: Callable[..., KnowledgeBase],
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    two_databases: TwoDatabases, loop: asyncio.AbstractEventLoop
 ) -> None:
-    kb, registry_dir = two_databases(make_kb, tmp_path)
-    dbs_before = (registry_dir / "rag_dbs.json").read_bytes()
-    window = open_window(registry_dir)
+    window, kb, registry_dir = two_databases.window, two_databases.kb, two_databases.registry_dir
     menu = window.description.context_menu_at(0)
     assert menu is not None and not action_named(menu, "&Deactivate").isEnabled()
     trigger(loop, window, action_named(menu, "&Activate"))
@@ -126,17 +134,13 @@ def test_activate_from_the_context_menu_then_undo(
     click_undo(loop, window)
     assert json.loads((registry_dir / "rag_active.json").read_text()) == ["other"]
     assert check_state(table, 0) == Qt.CheckState.Unchecked
-    assert (registry_dir / "rag_dbs.json").read_bytes() == dbs_before
+    assert (registry_dir / "rag_dbs.json").read_bytes() == two_databases.dbs_before
 
 
 def test_a_database_another_program_removed_is_refused_with_the_file_named(
-    make_kb: Callable[..., KnowledgeBase],
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    two_databases: TwoDatabases, loop: asyncio.AbstractEventLoop
 ) -> None:
-    kb, registry_dir = two_databases(make_kb, tmp_path)
-    window = open_window(registry_dir)
+    window, kb, registry_dir = two_databases.window, two_databases.kb, two_databases.registry_dir
     menu = window.description.context_menu_at(1)
     assert menu is not None
     with waiting_for(loop, window.registryReloaded):  # "other" is gone: the window has seen it
@@ -151,13 +155,9 @@ def test_a_database_another_program_removed_is_refused_with_the_file_named(
 
 
 def test_activating_a_database_another_program_activated_says_so_and_offers_no_undo(
-    make_kb: Callable[..., KnowledgeBase],
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    two_databases: TwoDatabases, loop: asyncio.AbstractEventLoop
 ) -> None:
-    kb, registry_dir = two_databases(make_kb, tmp_path)
-    window = open_window(registry_dir)
+    window, kb, registry_dir = two_databases.window, two_databases.kb, two_databases.registry_dir
     menu = window.description.context_menu_at(0)  # built while kb.name is inactive
     assert menu is not None
     with waiting_for(loop, window.registryReloaded):

@@ -16,11 +16,11 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.cli import main
 from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
-from recall_gui.core.registry.registry import set_active
+from recall_gui.core.registry.registry_changes import set_active
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.panels.status_note import StatusNote
-from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import banner, check_state, focus_cell, set_checked, table_names
 
@@ -116,7 +116,7 @@ def test_saved_notes_reach_the_cli_and_a_database_activated_later_reaches_them_t
     loop: asyncio.AbstractEventLoop,
 ) -> None:
     config = kb.registry_dir.parent / "profile"
-    other = {**cosh_entry("archive", kb.db_dir, "Old notes"), "table": kb.name}
+    other = view_entry(kb, "archive", "Old notes")
     write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), other], active=[kb.name])
     window = open_window(kb.registry_dir, config_dir=config)
     notes, _generated, _preview, state = suffix_widgets(window)
@@ -287,7 +287,7 @@ def test_toggling_a_database_writes_only_its_active_state_and_the_list_follows(
     tmp_path: Path,
 ) -> None:
     kb = make_kb()
-    other = {**cosh_entry("other", kb.db_dir, "Another view"), "table": kb.name, "x-custom": {"keep": 1}}
+    other = view_entry(kb, "other", "Another view") | {"x-custom": {"keep": 1}}
     registry_dir = write_registry(tmp_path / "reg", [cosh_entry(kb.name, kb.db_dir), other])
     dbs_before = (registry_dir / "rag_dbs.json").read_bytes()
     window = open_window(registry_dir)

@@ -10,16 +10,21 @@ from typing import Any
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPushButton, QTableWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget
 
-from tests.core.test_duplicates import EDITS, planted_rows
+from tests.core.test_duplicates import (
+    EDITS,
+    numpy_cosine_distances,
+    planted_rows,
+    write_big_table,
+    write_chained_table,
+)
 from tests.kbtools import (
     PASSAGES,
     KnowledgeBase,
     cosh_entry,
     snapshot_tree,
     write_lance_table,
-    write_perturbed_table,
     write_registry,
 )
 from tests.qt.conftest import WindowFactory, run, waiting_for
@@ -106,15 +111,7 @@ def test_a_search_can_be_cancelled_and_a_table_too_big_is_refused(
     loop: asyncio.AbstractEventLoop,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write_perturbed_table(
-        tmp_path / "db",
-        "big",
-        list(PASSAGES),
-        list(PASSAGES.values()),
-        passage_vectors,
-        rows=30_000,
-        ivf_partitions=None,
-    )
+    write_big_table(tmp_path / "db", passage_vectors, 30_000)
     registry = write_registry(tmp_path / "registry", [cosh_entry("big", tmp_path / "db")])
     window = open_window(registry)
     page = window.duplicates
@@ -159,3 +156,36 @@ def test_zero_vectors_left_out_of_cosine_are_counted_in_the_note(
         "the squared L2 distance compares them."
     )
     assert page.note.tone == "neutral"
+
+
+def test_a_chained_group_names_its_widest_pair_beyond_the_threshold(
+    tmp_path: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    ids, vectors = write_chained_table(tmp_path / "db")
+    distances = numpy_cosine_distances(vectors)
+    a, c, d, e = (ids.index(name) for name in "acde")
+    window = open_window(write_registry(tmp_path / "registry", [cosh_entry("notes", tmp_path / "db")]))
+    page = window.duplicates
+    window.pages.setCurrentWidget(page)
+    with waiting_for(loop, page.searchFinished):
+        page.findChild(QPushButton, "duplicatesFindButton").click()
+    assert "a chain of them can hold two entries farther apart" in page.note.message
+    groups = page.findChild(QTableWidget, "duplicatesGroups")
+    assert [groups.item(row, 1).text() for row in range(groups.rowCount())] == [
+        f"{distances[a, c]:.4f} ⚠",
+        f"{distances[d, e]:.4f}",
+    ]
+    note = page.findChild(QLabel, "duplicatesGroupNote")
+    groups.selectRow(0)
+    assert note.isVisible()
+    assert note.text() == (
+        f"Widest pair: a and c, {distances[a, c]:.4f} apart: beyond 0.05, linked through the others by "
+        "pairs within it."
+    )
+    assert groups.item(0, 1).toolTip() == note.text()
+    subtitles = [card.title.text().split("<br>")[1] for card in page.cards()]
+    assert ["of the widest pair" in subtitle for subtitle in subtitles] == [True, False, True]
+    groups.selectRow(1)
+    assert note.text() == (
+        f"Widest pair: d and e, {distances[d, e]:.4f} apart: every pair of these 2 entries lies within 0.05."
+    )

@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 from recall_gui.core.base.errors import ConnectError, DemoBuildCancelled
 from recall_gui.core.messages import user_message
 from recall_gui.qt.pages.inputs import Inputs
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
 
@@ -27,8 +27,8 @@ def registry_with_problems(kb: KnowledgeBase, root: Path) -> Path:
             cosh_entry(kb.name, kb.db_dir),
             cosh_entry("gone", root / "no-such-folder"),
             {**cosh_entry("wrong-table", kb.db_dir), "table": "nope"},
-            {**cosh_entry("old-model", kb.db_dir, model="AllMiniLML12V2"), "table": kb.name},
-            {**cosh_entry("wide-model", kb.db_dir, model="BGEBaseENV15"), "table": kb.name},
+            view_entry(kb, "old-model", model="AllMiniLML12V2"),
+            view_entry(kb, "wide-model", model="BGEBaseENV15"),
         ],
     )
 

@@ -15,13 +15,14 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.registry.registry import EmbedderSpec, load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_types import EmbedderSpec
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.tables.folders import open_table
 from recall_gui.qt.panels.database_bar import OPENED_HEADER
 from tests.foldertools import write_langchain_table, write_wide_table
-from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
-from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree
+from tests.qt.conftest import FolderWindow, WindowFactory, run, waiting_for, window_of
 
 QUERY = "How do I change my password?"
 
@@ -62,19 +63,9 @@ def search(window: Any, qtbot: QtBot, loop: asyncio.AbstractEventLoop, query: st
 
 
 def test_an_opened_folder_is_listed_under_opened_and_searched_as_the_agent_would(
-    kb: KnowledgeBase,
-    passage_vectors: Any,
-    open_window: WindowFactory,
-    qtbot: QtBot,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    kb: KnowledgeBase, folder_window: FolderWindow, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
-    db = tmp_path / "langchain"
-    write_langchain_table(db, "vectorstore", passage_vectors)
-    folder_before, registry_before = snapshot_tree(db), snapshot_tree(kb.registry_dir)
-    window = open_window(kb.registry_dir)
-
-    assert run(loop, window.opened.open_place(str(db)))
+    window, db = folder_window.window, folder_window.folder
     items = combo_items(window)
     assert items[0] == kb.name and OPENED_HEADER in items
     assert items[-1] == f"vectorstore — …/{db.parent.name}/langchain"
@@ -98,20 +89,14 @@ def test_an_opened_folder_is_listed_under_opened_and_searched_as_the_agent_would
         combo.activated.emit(0)
     assert window.knowledge.current is not None and window.knowledge.current.name == kb.name
     assert not bar.isVisible() and combo_items(window) == items
-    assert snapshot_tree(db) == folder_before
-    assert snapshot_tree(kb.registry_dir) == registry_before
+    assert snapshot_tree(db) == folder_window.folder_before
+    assert snapshot_tree(kb.registry_dir) == folder_window.registry_before
 
 
 def test_a_folder_of_two_tables_asks_which_with_their_rows(
-    kb: KnowledgeBase,
-    passage_vectors: Any,
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    kb: KnowledgeBase, two_table_folder: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
-    db = tmp_path / "two"
-    write_lance_table(db, "alpha", tuple(PASSAGES), tuple(PASSAGES.values()), passage_vectors)
-    write_langchain_table(db, "beta", passage_vectors[:5])
+    db = two_table_folder
     before = snapshot_tree(db)
     window = open_window(kb.registry_dir)
 
@@ -195,17 +180,9 @@ def test_a_width_no_local_model_has_is_browsed_and_search_says_what_to_do(
 
 
 def test_another_model_is_one_click_away_and_the_search_follows_it(
-    kb: KnowledgeBase,
-    passage_vectors: Any,
-    open_window: WindowFactory,
-    qtbot: QtBot,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    folder_window: FolderWindow, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
-    db = tmp_path / "langchain"
-    write_langchain_table(db, "vectorstore", passage_vectors)
-    window = open_window(kb.registry_dir)
-    assert run(loop, window.opened.open_place(str(db)))
+    window = folder_window.window
     menu = window.knowledge.opened_bar.menu
     by_text = {action.text(): action for action in menu.actions()}
     assert by_text["All-MiniLM-L6-v2 (384d)"].isChecked()
@@ -226,20 +203,11 @@ def test_another_model_is_one_click_away_and_the_search_follows_it(
 
 
 def test_add_to_agents_databases_registers_it_and_the_mcp_server_offers_it(
-    kb: KnowledgeBase,
-    passage_vectors: Any,
-    open_window: WindowFactory,
-    qtbot: QtBot,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    kb: KnowledgeBase, folder_window: FolderWindow, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
     from recall_gui.mcp.probe import probe_call, probe_listing
 
-    db = tmp_path / "langchain"
-    write_langchain_table(db, "vectorstore", passage_vectors)
-    before = snapshot_tree(db)
-    window = open_window(kb.registry_dir)
-    assert run(loop, window.opened.open_place(str(db)))
+    window, db, before = folder_window.window, folder_window.folder, folder_window.folder_before
     search(window, qtbot, loop, QUERY)
     opened_ids = shown_ids(window)
 
@@ -282,29 +250,16 @@ def test_add_to_agents_databases_registers_it_and_the_mcp_server_offers_it(
 
 def test_recall_gui_path_opens_the_window_on_the_folder_and_it_is_kept_in_open_recent(
     kb: KnowledgeBase,
-    passage_vectors: Any,
+    two_table_folder: Path,
     open_window: WindowFactory,
     loop: asyncio.AbstractEventLoop,
     tmp_path: Path,
 ) -> None:
-    from recall_gui.qt import create_window
-
-    db = tmp_path / "two"
-    write_lance_table(db, "alpha", tuple(PASSAGES), tuple(PASSAGES.values()), passage_vectors)
-    write_langchain_table(db, "beta", passage_vectors[:5])
-    config = tmp_path / "config"
-    window = create_window(kb.registry_dir, config, open_path=(str(db / "beta.lance"), {}))
-    window.show()
-    try:
+    db, config = two_table_folder, tmp_path / "config"
+    with window_of(loop, kb.registry_dir, config, open_path=(str(db / "beta.lance"), {})) as window:
         run(loop, window.start())
         assert window.knowledge.current is not None and window.knowledge.current.table_name == "beta"
         assert window.knowledge.results.caption.text() == "All 5 rows of beta"
-    finally:
-        run(loop, window.tasks.wait_idle())
-        window.close()
-        run(loop, window.tasks.wait_idle())
-        run(loop, window.aclose())
-        window.deleteLater()
 
     again = open_window(kb.registry_dir, config_dir=config)
     assert again.knowledge.current is not None and again.knowledge.current.name == kb.name
@@ -363,49 +318,25 @@ def test_a_uri_on_s3_opens_with_the_options_typed_and_secrets_stay_out_of_the_re
 
 
 def test_a_folder_given_at_start_that_does_not_exist_is_reported_and_the_registry_opens(
-    kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, tmp_path: Path
+    kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path
 ) -> None:
-    from recall_gui.qt import create_window
-
     missing = tmp_path / "typo"
-    window = create_window(kb.registry_dir, tmp_path / "config", open_path=(str(missing), {}))
-    window.show()
-    try:
-        run(loop, window.start())
-        message = window.services.banner.message
-        assert message is not None and message.text == f"Folder {missing} does not exist"
-        assert window.knowledge.current is not None and window.knowledge.current.name == kb.name
-        assert not missing.exists()
-    finally:
-        run(loop, window.tasks.wait_idle())
-        window.close()
-        run(loop, window.tasks.wait_idle())
-        run(loop, window.aclose())
-        window.deleteLater()
+    window = open_window(kb.registry_dir, open_path=(str(missing), {}))
+    message = window.services.banner.message
+    assert message is not None and message.text == f"Folder {missing} does not exist"
+    assert window.knowledge.current is not None and window.knowledge.current.name == kb.name
+    assert not missing.exists()
 
 
 def test_a_folder_of_several_tables_given_at_start_falls_back_to_the_registry_if_none_is_chosen(
-    kb: KnowledgeBase, passage_vectors: Any, loop: asyncio.AbstractEventLoop, tmp_path: Path
+    kb: KnowledgeBase, two_table_folder: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
-    from recall_gui.qt import create_window
-
-    db = tmp_path / "two"
-    write_lance_table(db, "alpha", tuple(PASSAGES), tuple(PASSAGES.values()), passage_vectors)
-    write_langchain_table(db, "beta", passage_vectors[:5])
-    window = create_window(kb.registry_dir, tmp_path / "config", open_path=(str(db), {}))
-    window.show()
-    try:
-        with waiting_for(loop, window.opened.pickerShown):
-            window.begin()
-        assert window.knowledge.current is None
-        picker = window.opened.picker
-        assert picker is not None
-        with waiting_for(loop, window.knowledge.browseReady):
-            picker.reject()
-        assert window.knowledge.current is not None and window.knowledge.current.name == kb.name
-    finally:
-        run(loop, window.tasks.wait_idle())
-        window.close()
-        run(loop, window.tasks.wait_idle())
-        run(loop, window.aclose())
-        window.deleteLater()
+    window = open_window(kb.registry_dir, start=False, open_path=(str(two_table_folder), {}))
+    with waiting_for(loop, window.opened.pickerShown):
+        window.begin()
+    assert window.knowledge.current is None
+    picker = window.opened.picker
+    assert picker is not None
+    with waiting_for(loop, window.knowledge.browseReady):
+        picker.reject()
+    assert window.knowledge.current is not None and window.knowledge.current.name == kb.name

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory
 from tests.qt.trusttools import banner
 
@@ -20,7 +20,7 @@ def test_the_dropdown_marks_a_database_no_search_can_use(
         kb.registry_dir,
         [
             cosh_entry(kb.name, kb.db_dir),
-            {**cosh_entry("odd-metric", kb.db_dir), "table": kb.name, "metric": "hamming"},
+            view_entry(kb, "odd-metric") | {"metric": "hamming"},
         ],
     )
     window = open_window(kb.registry_dir)

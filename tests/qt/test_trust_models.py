@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.panels.database_bar import NAME_ROLE
 from tests.core.test_local_models import damage, fastembed_cache_with, packaged_model
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, waiting_for
 from tests.qt.trusttools import StallMeter, banner, column, core_ids
 
@@ -48,7 +48,7 @@ def faults(kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(cache))
 
     def on_notes(name: str, model: str) -> dict[str, object]:
-        return {**cosh_entry(name, kb.db_dir, model=model), "table": kb.name}
+        return view_entry(kb, name, model=model)
 
     write_registry(
         kb.registry_dir,

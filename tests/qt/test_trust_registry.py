@@ -17,7 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.pages.inputs import Inputs
-from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import focus_cell, set_checked, table_names
 
@@ -183,7 +183,7 @@ def two_database_registry(kb: KnowledgeBase, root: Path) -> Path:
         root / "registry",
         [
             cosh_entry(kb.name, kb.db_dir, "Team notes"),
-            {**cosh_entry("archive", kb.db_dir, "Old notes"), "table": kb.name, "x-owner": "cosh"},
+            view_entry(kb, "archive", "Old notes") | {"x-owner": "cosh"},
         ],
     )
 
@@ -201,7 +201,7 @@ def test_edits_made_after_another_programs_rewrite_keep_its_changes(
 
     theirs = dbs_json(registry_dir)
     theirs["dbs"][1]["description"] = "Archive, rewritten by cosh"
-    theirs["dbs"].append({**cosh_entry("added-by-cosh", kb.db_dir), "table": kb.name})
+    theirs["dbs"].append(view_entry(kb, "added-by-cosh"))
     with waiting_for(loop, window.registryReloaded):
         rewrite(registry_dir / "rag_dbs.json", json.dumps(theirs, indent=2))
         rewrite(registry_dir / "rag_active.json", json.dumps([kb.name, "archive", "added-by-cosh"]))
@@ -279,7 +279,7 @@ def test_a_save_refused_because_the_file_does_not_parse_keeps_the_edit_until_it_
     assert dbs.read_text(encoding="utf-8") == broken
 
     theirs = json.loads(good)
-    theirs["dbs"].append({**cosh_entry("added-by-cosh", kb.db_dir), "table": kb.name})
+    theirs["dbs"].append(view_entry(kb, "added-by-cosh"))
     with waiting_for(loop, window.registryReloaded):
         rewrite(dbs, json.dumps(theirs, indent=2))  # the other program finishes its save
     run(loop, window.tasks.wait_idle())

@@ -16,7 +16,8 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QPlainTextEdit, QPushButton
 
-from recall_gui.core.registry.registry import Registry, load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_types import Registry
 from recall_gui.core.search.health import DatabaseHealth
 from recall_gui.qt import main_window
 from recall_gui.qt.panels import database_bar

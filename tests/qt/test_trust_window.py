@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.main_window import MainWindow
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, until, waiting_for
 from tests.qt.trusttools import banner
 
@@ -132,7 +132,7 @@ def test_the_page_holds_at_800_by_500_with_long_names_and_a_long_query(
     tmp_path: Path,
 ) -> None:
     long_name = "engineering-handbook-and-onboarding-notes-of-the-platform-team-2024"
-    write_registry(kb.registry_dir, [{**cosh_entry(long_name, kb.db_dir), "table": kb.name}])
+    write_registry(kb.registry_dir, [view_entry(kb, long_name)])
     window = open_window(kb.registry_dir)
     window.resize(800, 500)
     query = "how do generators work in python when iterating lazily over a very long sequence of values " * 2

@@ -14,7 +14,7 @@ import pytest
 from recall_gui.core.base.errors import DatabaseNotFoundError
 from recall_gui.core.registry import registry as registry_module
 from recall_gui.core.search import harness as harness_module
-from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
 QUERY = "What is the capital of France?"
@@ -29,7 +29,7 @@ def test_the_windows_harness_searches_the_windows_snapshot_without_reading_the_r
 ) -> None:
     registry_dir = write_registry(
         tmp_path / "reg",
-        [cosh_entry(kb.name, kb.db_dir), {**cosh_entry("later", kb.db_dir), "table": kb.name}],
+        [cosh_entry(kb.name, kb.db_dir), view_entry(kb, "later")],
         active=[kb.name],
     )
     reads_by_harness: list[str] = []

@@ -12,7 +12,7 @@ from recall_gui.core.agents.agent_log import CallRecord
 from recall_gui.core.agents.rank_changes import ReplayDiff, compare_ids
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.tool import TOOL_NAME
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, SearchReport
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.rows import columns_from_arrow

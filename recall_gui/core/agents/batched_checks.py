@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from recall_gui.core.agents.golden import GoldenCheck
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.types import effective_limit
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import _exact_hits, checked_vector, index_for, metric_for, open_for_search
 from recall_gui.core.session.exact import nearest_rows_many

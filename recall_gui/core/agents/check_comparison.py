@@ -15,7 +15,7 @@ from recall_gui.core.agents.checks import CheckOutcome, run_check_on
 from recall_gui.core.agents.golden import CheckDatabase, GoldenCheck
 from recall_gui.core.agents.retrieval_metrics import MeanMetrics, mean_metrics
 from recall_gui.core.base.errors import RecallError
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.tables.versions import list_versions
 

@@ -16,7 +16,7 @@ from recall_gui.core.agents.golden import FolderTable, GoldenCheck
 from recall_gui.core.base.captions import quoted
 from recall_gui.core.base.credentials import masked
 from recall_gui.core.base.errors import RecallError
-from recall_gui.core.registry.registry import DatabaseEntry, Registry
+from recall_gui.core.registry.registry_types import DatabaseEntry, Registry
 from recall_gui.core.search.agent_scope import reads_table
 
 if TYPE_CHECKING:

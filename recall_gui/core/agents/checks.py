@@ -24,7 +24,7 @@ from recall_gui.core.agents.retrieval_metrics import CheckMetrics, MeanMetrics, 
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.types import RecallOutput
 from recall_gui.core.embedders.base import ModelInfo
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 
 

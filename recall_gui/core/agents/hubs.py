@@ -15,7 +15,7 @@ from recall_gui.core.agents.golden import GoldenCheck
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.tool import TOOL_NAME
 from recall_gui.core.base.types import DEFAULT_LIMIT
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 
 #: The share of queries above which the plain output names an entry as a hub, unless the user sets one.

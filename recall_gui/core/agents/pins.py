@@ -10,7 +10,7 @@ from typing import Any
 
 from recall_gui.core.agents.golden import VersionPin
 from recall_gui.core.base.errors import InvalidInputError, RecallError
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.table_cache import bounded
 from recall_gui.core.tables.versions import describe_numbers, list_versions

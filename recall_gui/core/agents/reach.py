@@ -31,7 +31,7 @@ from recall_gui.core.agents.reach_vectors import stored_vectors
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import DEFAULT_LIMIT
 from recall_gui.core.embedders.base import ModelInfo
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.agent_scope import ViewScope, agent_scope_of
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import require_width

@@ -18,7 +18,7 @@ from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import SearchHit
 from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
 from recall_gui.core.inspect.near_duplicates import pair_distances
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 
 

@@ -24,7 +24,7 @@ from recall_gui.core.embedders.local import (
     local_model_problem,
 )
 from recall_gui.core.registry.models import CLOUD_PROVIDERS, local_model
-from recall_gui.core.registry.registry import EmbedderSpec
+from recall_gui.core.registry.registry_types import EmbedderSpec
 
 __all__ = [
     "CloudEmbedder",

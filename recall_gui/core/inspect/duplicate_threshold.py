@@ -13,6 +13,11 @@ from recall_gui.core.base.errors import InvalidInputError
 #: For vectors of length 1 (most embedding models), squared L2 is twice the cosine distance.
 DEFAULT_THRESHOLDS = {"cosine": 0.05, "l2": 0.10}
 METRICS = tuple(DEFAULT_THRESHOLDS)
+#: How a group of near-duplicates is made, in the words the report, the command and the page use.
+GROUPING_RULE = (
+    "a group holds the entries linked by pairs within the threshold, so a chain of close pairs can hold "
+    "two entries farther apart (its widest pair is shown)"
+)
 
 
 def check_threshold(threshold: float, metric: str) -> float:

@@ -1,9 +1,12 @@
-"""Near-duplicates of a whole table: its vectors in memory, grouped on the session's compute thread.
+"""Near-duplicates of a whole table: one way to find them, run by an engine in this process or on Ray.
 
-The grouping itself (exact, blocked, cancellable) is :mod:`recall_gui.core.inspect.near_duplicates`; this
-module
-gets the table's vectors from the session's cache (reading them if need be, read-only), runs the grouping
-with progress and cancellation, and reads the id and content of every row that is in a group.
+:func:`find_duplicates` does what every engine shares: the threshold checked, the table opened at its
+version, then the engine links the rows (every pair within the threshold, exactly:
+:mod:`recall_gui.core.inspect.near_duplicates`), and each group is measured (its widest pair), ordered
+and given the id and content of its rows. An engine only finds the groups of linked rows among the
+vectors: :class:`LocalEngine` among the table's vectors in memory, on the session's compute thread, a
+short step at a time; :class:`recall_gui.core.inspect.ray_duplicates.RayEngine` partition by partition on
+a Ray cluster. Both give the same report (``tests/core/test_ray_engine.py``).
 """
 
 from __future__ import annotations
@@ -11,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from recall_gui.core.base.errors import RecallError
-from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
-from recall_gui.core.inspect.near_duplicates import GroupFinder, Grouping
+from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, GROUPING_RULE, check_threshold
+from recall_gui.core.inspect.near_duplicates import GroupFinder, Grouping, measured_grouping
 from recall_gui.core.session.exact import bytes_per_row
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV, MB, CachedTable, NotCached, cache_limit, rows_at
@@ -26,9 +29,13 @@ from recall_gui.core.storage.table_cache import OpenTable
 from recall_gui.core.storage.target import TableTarget
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pyarrow as pa
 
 DEFAULT_METRIC = "cosine"
+
+Progress = Callable[[float], None]
 
 
 class NotInMemoryError(RecallError):
@@ -46,14 +53,20 @@ class GroupEntry:
 
 @dataclass(frozen=True)
 class DuplicateGroup:
-    """Rows linked by pairs within the threshold, in table order, and the largest distance between two."""
+    """Rows linked by pairs within the threshold, in table order, and the two of them farthest apart."""
 
     entries: tuple[GroupEntry, ...]
     max_distance: float
+    #: The two entries ``max_distance`` lies between.
+    widest_pair: tuple[GroupEntry, GroupEntry]
 
     @property
     def ids(self) -> tuple[str, ...]:
         return tuple(entry.id for entry in self.entries)
+
+    def chained(self, threshold: float) -> bool:
+        """Whether two of its entries lie beyond ``threshold``, linked only through others."""
+        return self.max_distance > threshold
 
 
 @dataclass(frozen=True)
@@ -87,12 +100,57 @@ class DuplicateReport:
         return {
             "threshold": self.threshold,
             "metric": self.metric,
+            "grouping": GROUPING_RULE,
             "left_out": self.left_out,
             "groups": [
-                {"ids": list(group.ids), "max_distance": round(group.max_distance, 7)}
+                {
+                    "ids": list(group.ids),
+                    "max_distance": round(group.max_distance, 7),
+                    "widest_pair": [entry.id for entry in group.widest_pair],
+                    "chained": group.chained(self.threshold),
+                }
                 for group in self.groups
             ],
         }
+
+
+@dataclass(frozen=True)
+class Linked:
+    """What an engine found: groups of rows linked by pairs within the threshold, as positions
+    (ascending within a group) among the rows of ``matrix``, and how to read those rows."""
+
+    matrix: npt.NDArray[np.float32]
+    groups: list[npt.NDArray[np.intp]]
+    #: Pairs within the threshold, rows compared, rows left out (zero vectors under cosine).
+    pairs: int
+    rows: int
+    left_out: int
+    #: The rows at some positions of ``matrix``, in that order (``None``: some are no longer in the table).
+    read_rows: Callable[[npt.NDArray[np.intp]], Awaitable[pa.Table | None]]
+
+
+Linked_co = TypeVar("Linked_co", bound=Linked, covariant=True)
+
+
+@dataclass(frozen=True)
+class LinkJob:
+    """What an engine is asked: link the rows of ``target`` (open as ``opened``) by pairs within
+    ``threshold`` of ``metric``; ``progress`` gets the share of the work done, on the event loop."""
+
+    session: Session
+    target: TableTarget
+    opened: OpenTable
+    threshold: float
+    metric: str
+    progress: Progress
+
+
+class Engine(Protocol[Linked_co]):
+    """Where the rows are linked: in this process, or on Ray."""
+
+    async def link(self, job: LinkJob) -> Linked_co:
+        """The groups of rows linked by pairs within the threshold; cancelling stops the work soon."""
+        ...
 
 
 async def find_duplicates(
@@ -101,53 +159,59 @@ async def find_duplicates(
     *,
     threshold: float | None = None,
     metric: str = DEFAULT_METRIC,
-    on_progress: Callable[[float], None] | None = None,
+    engine: Engine[Linked] | None = None,
+    on_progress: Progress | None = None,
 ) -> DuplicateReport:
     """Every group of near-duplicate rows of ``target`` (``threshold``: the largest distance that makes
-    two rows near-duplicates, by default :data:`DEFAULT_THRESHOLDS` of ``metric``).
+    two rows near-duplicates, by default :data:`DEFAULT_THRESHOLDS` of ``metric``), found by ``engine``
+    (default: :class:`LocalEngine`).
 
     ``on_progress`` is called on the event loop with the share of the work done. Cancelling the awaiting
-    task stops the work after the step in progress (about ``near_duplicates.STEP_SECONDS``).
+    task stops the work after the step in progress (about ``near_duplicates.STEP_SECONDS`` locally).
     """
+    report, _linked = await run_engine(
+        session, target, engine or LocalEngine(), threshold=threshold, metric=metric, on_progress=on_progress
+    )
+    return report
+
+
+async def run_engine(
+    session: Session,
+    target: TableTarget,
+    engine: Engine[Linked_co],
+    *,
+    threshold: float | None = None,
+    metric: str = DEFAULT_METRIC,
+    on_progress: Progress | None = None,
+) -> tuple[DuplicateReport, Linked_co]:
+    """:func:`find_duplicates` with ``engine``, and what the engine found."""
     threshold = check_threshold(
         DEFAULT_THRESHOLDS.get(metric, 0.0) if threshold is None else threshold, metric
     )
     started = time.perf_counter()
     opened = await session.tables.open(target)
-    cached = await _vectors(session, opened)
-    loop = asyncio.get_running_loop()
-    finder = GroupFinder(cached.vectors, threshold, metric)
-    # A step per job: a search queued on the same thread meanwhile waits for one step at most.
-    while not finder.done:
-        await loop.run_in_executor(session.compute_executor, finder.step)
-        if on_progress is not None:
-            on_progress(finder.progress)
-    cancel = threading.Event()
-    job = loop.run_in_executor(session.compute_executor, finder.finish, cancel)
-    try:
-        grouping = await asyncio.shield(job)
-    except asyncio.CancelledError:
-        cancel.set()  # measuring the groups stops at the next group; its OperationCancelled is expected
-        job.add_done_callback(lambda done: done.cancelled() or done.exception())
-        raise
-    groups = await _group_rows(opened, cached, grouping)
-    return report_of(
-        opened, threshold=threshold, metric=metric, grouping=grouping, groups=groups, started=started
+    linked = await engine.link(
+        LinkJob(session, target, opened, threshold, metric, on_progress or _no_progress)
     )
-
-
-def report_of(
-    opened: OpenTable,
-    *,
-    threshold: float,
-    metric: str,
-    grouping: Grouping,
-    groups: tuple[DuplicateGroup, ...],
-    started: float,
-) -> DuplicateReport:
-    """The report of a grouping of ``opened`` begun at ``started`` (``time.perf_counter()``)."""
+    cancel = threading.Event()
+    grouping = await off_loop(
+        asyncio.get_running_loop().run_in_executor(
+            session.compute_executor,
+            lambda: measured_grouping(
+                linked.groups,
+                linked.matrix,
+                metric,
+                pairs=linked.pairs,
+                rows=linked.rows,
+                left_out=linked.left_out,
+                cancel=cancel,
+            ),
+        ),
+        cancel,
+    )
+    groups = await _group_rows(opened, linked, grouping)
     elapsed = (time.perf_counter() - started) * 1000
-    return DuplicateReport(
+    report = DuplicateReport(
         opened.name,
         opened.version,
         threshold,
@@ -158,6 +222,47 @@ def report_of(
         elapsed,
         grouping.left_out,
     )
+    return report, linked
+
+
+async def off_loop(job: asyncio.Future[Any], cancel: threading.Event) -> Any:
+    """Await ``job`` (running on a thread); when the awaiting task is cancelled, set ``cancel`` so the
+    job stops at its next check (its ``OperationCancelled`` is expected and dropped)."""
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        cancel.set()
+        job.add_done_callback(lambda done: done.cancelled() or done.exception())
+        raise
+
+
+def _no_progress(_share: float) -> None:
+    pass
+
+
+class LocalEngine:
+    """The rows linked in this process: the table's vectors in memory (read if need be, read-only),
+    compared a step at a time on the session's compute thread, so a search queued meanwhile waits for one
+    step at most."""
+
+    async def link(self, job: LinkJob) -> Linked:
+        session, opened = job.session, job.opened
+        cached = await _vectors(session, opened)
+        loop = asyncio.get_running_loop()
+        finder = GroupFinder(cached.vectors, job.threshold, job.metric)
+        while not finder.done:
+            await loop.run_in_executor(session.compute_executor, finder.step)
+            job.progress(finder.progress)
+        groups = await loop.run_in_executor(session.compute_executor, finder.groups)
+        what = f'reading the near-duplicates of "{opened.name}"'
+
+        async def read_rows(positions: npt.NDArray[np.intp]) -> pa.Table | None:
+            return await rows_at(opened, cached, positions, what)
+
+        compared = finder.compared_rows
+        return Linked(
+            cached.vectors.matrix, groups, finder.pairs, compared, cached.vectors.rows - compared, read_rows
+        )
 
 
 async def _vectors(session: Session, opened: OpenTable) -> CachedTable:
@@ -182,25 +287,13 @@ async def _vectors(session: Session, opened: OpenTable) -> CachedTable:
     return cached
 
 
-async def _group_rows(
-    opened: OpenTable, cached: CachedTable, grouping: Grouping
-) -> tuple[DuplicateGroup, ...]:
-    """The id and content of every grouped row: from memory when the table's other columns are held
-    there, else read from the table by row id."""
+async def _group_rows(opened: OpenTable, linked: Linked, grouping: Grouping) -> tuple[DuplicateGroup, ...]:
+    """The groups with the id and content of their rows."""
     import numpy as np
 
     if not grouping.groups:
         return ()
-    positions = np.concatenate(grouping.groups)
-    rows = await rows_at(opened, cached, positions, f'reading the near-duplicates of "{opened.name}"')
-    return entries_of(opened, rows, grouping)
-
-
-def entries_of(opened: OpenTable, rows: pa.Table | None, grouping: Grouping) -> tuple[DuplicateGroup, ...]:
-    """The groups with the id and content of their rows (``rows``: the grouped rows, group after group;
-    ``None`` when some were no longer in the table)."""
-    if not grouping.groups:
-        return ()
+    rows = await linked.read_rows(np.concatenate(grouping.groups))
     if rows is None:
         raise RecallError(
             f'"{opened.name}" changed while its near-duplicates were looked for', hint="Look for them again."
@@ -208,11 +301,14 @@ def entries_of(opened: OpenTable, rows: pa.Table | None, grouping: Grouping) -> 
     found = columns_from_arrow(rows, opened.columns)
     groups: list[DuplicateGroup] = []
     at = 0
-    for members, largest in zip(grouping.groups, grouping.max_distances, strict=True):
+    for members, largest, widest in zip(
+        grouping.groups, grouping.max_distances, grouping.widest, strict=True
+    ):
         entries = tuple(
             GroupEntry(int(found.row_ids[at + k] or 0), found.ids[at + k], found.contents[at + k])
             for k in range(len(members))
         )
-        groups.append(DuplicateGroup(entries, largest))
+        first, second = (entries[int(np.searchsorted(members, position))] for position in widest)
+        groups.append(DuplicateGroup(entries, largest, (first, second)))
         at += len(members)
     return tuple(groups)

@@ -14,9 +14,11 @@ too many pairs through, never too few, and the survivors are measured in float64
 2. Where the pre-filter keeps many pairs of a tile (vectors that are all alike), full float32 dot products
    of the tile, kept within a strict bound on their rounding error.
 
-Pairs join groups as they are found (union-find); a group is the set of rows linked by such pairs, and its
-``max_distance`` is the largest distance between any two of its rows (above the threshold when rows chain:
-a-b and b-c close, a-c not).
+Pairs join groups as they are found (union-find); a group is the set of rows linked by such pairs (a
+connected component: unique, whatever the order of the rows or of the work), and its widest pair is the
+two of its rows farthest apart, which lie beyond the threshold when rows chain (a-b and b-c close, a-c
+not). Splitting such a chain into groups whose every pair is within the threshold would hide a close pair
+(b could stand with a or with c, not both) and depend on the order of the rows.
 
 Metrics: ``cosine`` (``1 - x.y / (|x| |y|)``; rows of zero length have no cosine and join no group) and
 ``l2`` (squared Euclidean distance, LanceDB's ``l2``).
@@ -63,11 +65,12 @@ Progress = Callable[[float], None]
 
 @dataclass(frozen=True)
 class Grouping:
-    """The groups found: positions in the matrix (ascending within a group), and each group's largest
-    distance between two of its rows."""
+    """The groups found: positions in the matrix (ascending within a group), and each group's widest
+    pair: the largest distance between two of its rows, and their positions."""
 
     groups: tuple[npt.NDArray[np.intp], ...]
     max_distances: tuple[float, ...]
+    widest: tuple[tuple[int, int], ...]
     #: Pairs within the threshold.
     pairs: int
     #: Rows compared (rows of zero length are left out of a cosine comparison).
@@ -309,16 +312,24 @@ class GroupFinder:
         second = np.concatenate([pair[1] for pair in self._kept] or [empty])
         return first, second
 
+    @property
+    def compared_rows(self) -> int:
+        """Rows compared (rows of zero length are left out of a cosine comparison)."""
+        return int(np.count_nonzero(self._usable))
+
+    def groups(self) -> list[npt.NDArray[np.intp]]:
+        """The groups linked so far: sets of two or more rows, each ascending, by their first row."""
+        return _groups(self._parent)
+
     def finish(self, cancel: threading.Event | None = None) -> Grouping:
-        """The groups, largest first (then the closest), each with its largest distance."""
-        compared = int(np.count_nonzero(self._usable))
+        """The groups, largest first (then the closest), each with its widest pair."""
         return measured_grouping(
-            _groups(self._parent),
+            self.groups(),
             self.vectors.matrix,
             self.metric,
             pairs=self.pairs,
-            rows=compared,
-            left_out=self.vectors.rows - compared,
+            rows=self.compared_rows,
+            left_out=self.vectors.rows - self.compared_rows,
             cancel=cancel,
         )
 
@@ -335,13 +346,22 @@ def measured_grouping(
 ) -> Grouping:
     """``groups`` (positions in ``matrix``, ascending within a group) measured and ordered: largest
     first, then the closest, then by their first row; setting ``cancel`` stops at the next group."""
-    maxima = []
+    maxima, widest = [], []
     for members in groups:
         if cancel is not None and cancel.is_set():
             raise OperationCancelled("the search for near-duplicates was cancelled")
-        maxima.append(largest_distance(matrix, members, metric))
+        distance, first, second = widest_pair(matrix, members, metric)
+        maxima.append(distance)
+        widest.append((first, second))
     order = sorted(range(len(groups)), key=lambda g: (-len(groups[g]), maxima[g], int(groups[g][0])))
-    return Grouping(tuple(groups[g] for g in order), tuple(maxima[g] for g in order), pairs, rows, left_out)
+    return Grouping(
+        tuple(groups[g] for g in order),
+        tuple(maxima[g] for g in order),
+        tuple(widest[g] for g in order),
+        pairs,
+        rows,
+        left_out,
+    )
 
 
 def groups_of_pairs(
@@ -402,24 +422,31 @@ def pair_distances(
     return found
 
 
-def largest_distance(matrix: npt.NDArray[np.float32], members: npt.NDArray[np.intp], metric: str) -> float:
-    """The largest distance between two of ``members`` (float64, a block of rows at a time); 0 for
-    copies of one vector."""
+def widest_pair(
+    matrix: npt.NDArray[np.float32], members: npt.NDArray[np.intp], metric: str
+) -> tuple[float, int, int]:
+    """The largest distance between two of ``members`` (float64, a block of rows at a time; 0 for copies
+    of one vector) and the positions of the two rows, the smaller first."""
     rows = matrix[members].astype(np.float64)
     if (rows == rows[0]).all():
-        return 0.0
+        return 0.0, int(members[0]), int(members[1])
     if metric == "cosine":
         rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    largest = 0.0
+    largest, pair = -np.inf, (0, 1)
+    squares = np.einsum("ij,ij->i", rows, rows)
     for start in range(0, len(rows), _GROUP_BLOCK):
         block = rows[start : start + _GROUP_BLOCK]
         if metric == "cosine":
             distances = 1.0 - block @ rows.T
         else:
-            squares = np.einsum("ij,ij->i", rows, rows)
             distances = squares[start : start + len(block), None] + squares[None, :] - 2 * (block @ rows.T)
-        largest = max(largest, float(distances.max()))
-    return max(largest, 0.0)
+        distances[np.arange(len(block)), np.arange(start, start + len(block))] = -np.inf  # a row and itself
+        at = int(np.argmax(distances))
+        if distances.flat[at] > largest:
+            largest = float(distances.flat[at])
+            pair = (start + at // len(rows), at % len(rows))
+    first, second = sorted(pair)
+    return max(largest, 0.0), int(members[first]), int(members[second])
 
 
 def _find(parent: npt.NDArray[np.intp], nodes: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:

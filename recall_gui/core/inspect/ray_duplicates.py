@@ -1,12 +1,11 @@
-"""Near-duplicates of a whole table on Ray: the table read with lance-ray, partitioned, exact per partition.
+"""The Ray engine of near-duplicates: the table read with lance-ray, partitioned, exact per partition.
 
-The plan (:mod:`recall_gui.core.inspect.partitions`): k-means centroids of a seeded sample, every vector sent
-to
-its home partition and, as a guest, to every partition it could have a near-duplicate in. Each partition's
-pairs within the threshold are found by the local engine's own exact code
-(:class:`recall_gui.core.inspect.near_duplicates.GroupFinder`, the same float64 distances), and the driver
-joins
-the pairs into groups and measures and orders them as the local engine does, so the report is the same.
+The plan (:mod:`recall_gui.core.inspect.partitions`): k-means centroids of a seeded sample, every vector
+sent to its home partition and, as a guest, to every partition it could have a near-duplicate in. Each
+partition's pairs within the threshold are found by the local engine's own exact code
+(:class:`recall_gui.core.inspect.near_duplicates.GroupFinder`, the same float64 distances), and the
+driver links the pairs into groups; :func:`recall_gui.core.inspect.duplicates.run_engine` measures,
+orders and reads them as for the local engine, so the report is the same.
 
 Only the vector column and row ids are read (column push-down), rows without a vector are left out by the
 reader (filter push-down), and the table is read at the version the driver opened, with the database's
@@ -19,7 +18,6 @@ import asyncio
 import functools
 import math
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,9 +27,16 @@ import numpy.typing as npt
 
 from recall_gui.core.base.errors import OperationCancelled, RecallError
 from recall_gui.core.base.ray_runtime import ray_running
-from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
-from recall_gui.core.inspect.duplicates import DEFAULT_METRIC, DuplicateReport, entries_of, report_of
-from recall_gui.core.inspect.near_duplicates import GroupFinder, groups_of_pairs, measured_grouping
+from recall_gui.core.inspect.duplicates import (
+    DEFAULT_METRIC,
+    DuplicateReport,
+    Linked,
+    LinkJob,
+    Progress,
+    off_loop,
+    run_engine,
+)
+from recall_gui.core.inspect.near_duplicates import GroupFinder, groups_of_pairs
 from recall_gui.core.inspect.partitions import assign, kmeans, reach_of, unit_rows
 from recall_gui.core.session.exact import VectorMatrix
 from recall_gui.core.session.session import Session
@@ -41,7 +46,6 @@ from recall_gui.core.storage.target import TableTarget
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from recall_gui.core.storage.table_cache import OpenTable
 
 #: Rows a partition holds at home, about (the default number of partitions follows from it).
 PARTITION_ROWS = 50_000
@@ -101,6 +105,65 @@ def lance_uri(target: TableTarget) -> str:
     return f"{target.uri.rstrip('/')}/{target.table_name}.lance"
 
 
+@dataclass(frozen=True)
+class RayLinked(Linked):
+    """The groups the partitions linked, and how the table was split."""
+
+    plan: PartitionPlan
+
+
+class RayEngine:
+    """The rows linked on the Ray this process is connected to
+    (:func:`recall_gui.core.base.ray_runtime.ray_cluster`), ``partitions`` at a time (default: one per
+    :data:`PARTITION_ROWS` rows). Cancelling stops the job between partitions."""
+
+    def __init__(self, partitions: int | None = None) -> None:
+        if partitions is not None and partitions < 1:
+            raise RecallError(
+                f"--partitions {partitions} is not a number of partitions", hint="Give 1 or more."
+            )
+        self.partitions = partitions
+
+    async def link(self, job: LinkJob) -> RayLinked:
+        target, opened, threshold, metric = job.target, job.opened, job.threshold, job.metric
+        uri = lance_uri(target)
+        rows = await opened.count_rows()
+        loop = asyncio.get_running_loop()
+        cancel = threading.Event()
+
+        def report_progress(share: float) -> None:
+            loop.call_soon_threadsafe(job.progress, share)
+
+        on_ray = loop.run_in_executor(
+            None,
+            functools.partial(
+                _pairs_on_ray,
+                uri=uri,
+                storage_options=dict(target.options.storage_options),
+                version=opened.version,
+                vector=opened.columns.vector,
+                threshold=threshold,
+                metric=metric,
+                partitions=self.partitions or max(1, math.ceil(rows / PARTITION_ROWS)),
+                rows=rows,
+                progress=report_progress,
+                cancel=cancel,
+            ),
+        )
+        found: _Pairs = await off_loop(on_ray, cancel)
+        groups = await loop.run_in_executor(
+            job.session.compute_executor, groups_of_pairs, len(found.row_ids), found.first, found.second
+        )
+        what = f'reading the near-duplicates of "{opened.name}"'
+
+        async def read_rows(positions: npt.NDArray[np.intp]) -> pa.Table | None:
+            return await rows_by_id(opened, found.row_ids[positions], what)
+
+        return RayLinked(
+            found.matrix, groups, len(found.first), found.rows, found.left_out, read_rows, found.plan
+        )
+
+
 async def find_duplicates_on_ray(
     session: Session,
     target: TableTarget,
@@ -108,68 +171,14 @@ async def find_duplicates_on_ray(
     threshold: float | None = None,
     metric: str = DEFAULT_METRIC,
     partitions: int | None = None,
-    on_progress: Callable[[float], None] | None = None,
+    on_progress: Progress | None = None,
 ) -> RayDuplicates:
-    """The same report as :func:`recall_gui.core.inspect.duplicates.find_duplicates`, computed on the Ray this
-    process is connected to (:func:`recall_gui.core.base.ray_runtime.ray_cluster`). ``partitions``: how many
-    (default: one per :data:`PARTITION_ROWS` rows). Cancelling the awaiting task stops the job between
-    partitions."""
-    threshold = check_threshold(
-        DEFAULT_THRESHOLDS.get(metric, 0.0) if threshold is None else threshold, metric
+    """The report of :func:`recall_gui.core.inspect.duplicates.find_duplicates` computed by a
+    :class:`RayEngine` of ``partitions``, with the partition plan."""
+    report, linked = await run_engine(
+        session, target, RayEngine(partitions), threshold=threshold, metric=metric, on_progress=on_progress
     )
-    if partitions is not None and partitions < 1:
-        raise RecallError(f"--partitions {partitions} is not a number of partitions", hint="Give 1 or more.")
-    started = time.perf_counter()
-    opened = await session.tables.open(target)
-    uri = lance_uri(target)
-    rows = await opened.count_rows()
-    count = partitions or max(1, math.ceil(rows / PARTITION_ROWS))
-    loop = asyncio.get_running_loop()
-    cancel = threading.Event()
-
-    def progress(share: float) -> None:
-        if on_progress is not None:
-            loop.call_soon_threadsafe(on_progress, share)
-
-    job = loop.run_in_executor(
-        None,
-        functools.partial(
-            _pairs_on_ray,
-            uri=uri,
-            storage_options=dict(target.options.storage_options),
-            version=opened.version,
-            vector=opened.columns.vector,
-            threshold=threshold,
-            metric=metric,
-            partitions=count,
-            rows=rows,
-            progress=progress,
-            cancel=cancel,
-        ),
-    )
-    try:
-        found = await asyncio.shield(job)
-    except asyncio.CancelledError:
-        cancel.set()  # the job stops at its next partition; its OperationCancelled is expected
-        job.add_done_callback(lambda done: done.cancelled() or done.exception())
-        raise
-    grouping = await loop.run_in_executor(
-        session.compute_executor,
-        lambda: measured_grouping(
-            groups_of_pairs(len(found.row_ids), found.first, found.second),
-            found.matrix,
-            metric,
-            pairs=len(found.first),
-            rows=found.rows,
-            left_out=found.left_out,
-        ),
-    )
-    table = await _rows_of(opened, found, grouping.groups)
-    groups = entries_of(opened, table, grouping)
-    report = report_of(
-        opened, threshold=threshold, metric=metric, grouping=grouping, groups=groups, started=started
-    )
-    return RayDuplicates(report, found.plan)
+    return RayDuplicates(report, linked.plan)
 
 
 async def find_duplicates_in_ray(
@@ -179,7 +188,7 @@ async def find_duplicates_in_ray(
     address: str | None = None,
     threshold: float | None = None,
     metric: str = DEFAULT_METRIC,
-    on_progress: Callable[[float], None] | None = None,
+    on_progress: Progress | None = None,
 ) -> DuplicateReport:
     """:func:`find_duplicates_on_ray` with Ray started for it (or the cluster at ``address`` joined) and
     stopped after it, without blocking the event loop."""
@@ -188,17 +197,6 @@ async def find_duplicates_in_ray(
             session, target, threshold=threshold, metric=metric, on_progress=on_progress
         )
     return found.report
-
-
-async def _rows_of(
-    opened: OpenTable, found: _Pairs, groups: tuple[npt.NDArray[np.intp], ...]
-) -> pa.Table | None:
-    if not groups:
-        return None
-    positions = np.concatenate(groups)
-    return await rows_by_id(
-        opened, found.row_ids[positions], f'reading the near-duplicates of "{opened.name}"'
-    )
 
 
 def _pairs_on_ray(

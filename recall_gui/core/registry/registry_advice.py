@@ -16,7 +16,7 @@ from recall_gui.core.base.paths import (
     app_registry_dir,
     folder_problem,
 )
-from recall_gui.core.registry.registry import Registry
+from recall_gui.core.registry.registry_types import Registry
 
 #: How many registry problems a hint lists one by one.
 PROBLEMS_IN_HINT = 3

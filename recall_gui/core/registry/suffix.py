@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from recall_gui.core.base.credentials import masked
 from recall_gui.core.base.tool import Recall
-from recall_gui.core.registry.registry import Registry
+from recall_gui.core.registry.registry_types import Registry
 from recall_gui.core.registry.suffix_drift import SuffixDrift, suffix_drift
 from recall_gui.core.registry.suffix_store import SuffixMode, SuffixSettings, SuffixStore
 

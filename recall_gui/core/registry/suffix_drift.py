@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from recall_gui.core.registry.registry import Registry
+from recall_gui.core.registry.registry_types import Registry
 
 #: A ``Name:`` line of a listing, with or without cosh's leading dash.
 _LISTED = re.compile(r"^[ \t]*(?:-[ \t]*)?Name:[ \t]*(.*?)[ \t]*$", re.MULTILINE)

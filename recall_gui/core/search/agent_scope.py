@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from recall_gui.core.base.captions import quoted
 from recall_gui.core.base.types import DEFAULT_LIMIT
-from recall_gui.core.registry.registry import DatabaseEntry, Registry
+from recall_gui.core.registry.registry_types import DatabaseEntry, Registry
 
 
 @dataclass(frozen=True)

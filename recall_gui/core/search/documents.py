@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall_gui.core.base.errors import InvalidInputError
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.similar import find_entry
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.table_cache import read_query

@@ -24,8 +24,9 @@ from recall_gui.core.base.types import (
     query_too_long,
 )
 from recall_gui.core.embedders.base import ModelInfo, QueryVector, Vector
-from recall_gui.core.registry.registry import DatabaseEntry, Registry, load_registry
+from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.registry.registry_advice import not_found_hint
+from recall_gui.core.registry.registry_types import DatabaseEntry, Registry
 from recall_gui.core.search.nearest import open_for_search, rank, require_width
 from recall_gui.core.session.session import Session
 from recall_gui.core.tables.model_detection import no_model_error

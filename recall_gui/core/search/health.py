@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from recall_gui.core.base.errors import ColumnError, ConnectError, RecallError
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.nearest import check_searchable
 from recall_gui.core.session.session import Session
 from recall_gui.core.tables.browse import TableInfo, describe_table

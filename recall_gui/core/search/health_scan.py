@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.base.captions import plural
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.table_cache import bounded, legacy_fts_folder

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 
 from recall_gui.core.base.collector import collection_paused
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import prepare
 

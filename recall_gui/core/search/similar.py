@@ -9,7 +9,7 @@ from typing import Any
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.json_output import json_text
 from recall_gui.core.base.types import SearchHit
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, SearchReport
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.table_cache import read_query

@@ -20,7 +20,7 @@ from typing import Any
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import SearchHit, SearchResult
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.agent_scope import (
     AgentScope,
     ViewScope,

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import RecallEntry, RecallOutput
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.storage.rows import columns_from_arrow
 from recall_gui.core.storage.table_cache import legacy_fts_folder

@@ -4,30 +4,6 @@ tables, and how columns and rows are read.
 The names the window, the CLI and the MCP server use; the modules behind them are internal.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-from typing import TYPE_CHECKING
-
-from recall_gui.core.base.face import lazy_face
-
-if TYPE_CHECKING:
-    from recall_gui.core.storage.columns import ColumnMapping
-    from recall_gui.core.storage.target import TableTarget, without_secrets
-
-__all__ = [
-    "ColumnMapping",
-    "TableTarget",
-    "without_secrets",
-]
-
-if not TYPE_CHECKING:
-    __getattr__, __dir__ = lazy_face(
-        __name__,
-        {
-            "columns": ("ColumnMapping",),
-            "target": (
-                "TableTarget",
-                "without_secrets",
-            ),
-        },
-    )
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

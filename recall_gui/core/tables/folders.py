@@ -2,9 +2,8 @@
 
 Nothing is registered and nothing is written: a local folder that does not exist is reported (LanceDB
 would create it), and tables are only listed, described and counted. A table opened this way becomes a
-:class:`~recall_gui.core.registry.registry.DatabaseEntry` of origin "opened", which every front end browses
-and
-searches exactly as it does a registered database.
+:class:`~recall_gui.core.registry.registry_types.DatabaseEntry` of origin "opened", which every front end
+browses and searches exactly as it does a registered database.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from recall_gui.core.base.errors import ColumnError, FolderError, InvalidInputError, RecallError, StorageError
 from recall_gui.core.registry.models import LocalModel
-from recall_gui.core.registry.registry import DatabaseEntry
+from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.columns import ColumnMapping, detect_columns
 from recall_gui.core.storage.table_cache import bounded, is_local_uri, list_tables, local_path, slow_hint

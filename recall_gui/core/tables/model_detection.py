@@ -22,7 +22,7 @@ from recall_gui.core.registry.models import (
     LOCAL_MODELS,
     LocalModel,
 )
-from recall_gui.core.registry.registry import DatabaseEntry, EmbedderSpec
+from recall_gui.core.registry.registry_types import DatabaseEntry, EmbedderSpec
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -5,7 +5,8 @@ keys this app reads where the table needs them (``table``, the column names, ``s
 credentials: those stay in the environment, as everywhere else in this app). It is
 refused, with one line saying why, when the name is taken, the place holds no such table, or the model's
 width is not the table's. The registry file is re-read and changed in place (unknown fields and entries
-kept, a file that does not parse never written; see :func:`recall_gui.core.registry.registry.add_database`).
+kept, a file that does not parse never written; see
+:func:`recall_gui.core.registry.registry_changes.add_database`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 from recall_gui.core.base.credentials import has_credentials, masked
 from recall_gui.core.base.errors import InvalidInputError
-from recall_gui.core.registry.registry import DatabaseEntry, EmbedderSpec, add_database, load_registry
+from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.registry.registry_changes import add_database
+from recall_gui.core.registry.registry_types import DatabaseEntry, EmbedderSpec
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.columns import ColumnMapping
 from recall_gui.core.storage.target import is_secret_option, without_secrets

@@ -34,8 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.agents import default_checks_dir, folder_text, place_text
-from recall_gui.core.base import GoldenFileError, InvalidInputError, RecallError, quoted
+from recall_gui import core
+from recall_gui.core.agents import default_checks_dir, edited, folder_text, place_text
+from recall_gui.core.base import GoldenFileError, InvalidInputError, RecallError, quoted, window_address
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel, rank_text
 from recall_gui.qt.panels.check_views import CompareView, HubsView, VersionsView
@@ -131,9 +132,7 @@ def outcome_text(
             + ")",
         ]
     if outcome.near_copies:
-        from recall_gui.core.agents import crowding_text
-
-        lines += ["", f"Pushed out? {crowding_text(outcome.near_copies)}"]
+        lines += ["", f"Pushed out? {core.agents.crowding_text(outcome.near_copies)}"]
     if change is not None:
         lines += ["", f"Since the last run: {change.text}"]
     wanted = set(check.expect)
@@ -360,14 +359,12 @@ class ChecksPage(QWidget):
         )
 
     def _not_run_text(self) -> str:
-        from recall_gui.core.agents import load_last_run
-
         count = len(self.golden.checks)
         text = (
             f"{count:,} check{'s' if count != 1 else ''}: run them to see whether the agent still gets the "
             "expected entries."
         )
-        last = load_last_run(self.golden.path)
+        last = core.agents.load_last_run(self.golden.path)
         if last is not None:
             passed = sum(check.passed for check in last.checks.values())
             text += f" Last run {_when(last.ran_at)}: {passed} of {len(last.checks)} passed."
@@ -411,8 +408,6 @@ class ChecksPage(QWidget):
     async def run_checks(self) -> CheckRun | None:
         """Run every check of the golden file through the agent's search; show pass/fail, the ranks and
         what moved since the last run, then keep this run for the next one to compare with."""
-        from recall_gui.core.agents import change_since, load_last_run, save_run
-
         golden = self.golden
         checks, path = golden.checks, golden.path
         if not checks:
@@ -425,7 +420,7 @@ class ChecksPage(QWidget):
         self.services.set_activity("Running golden checks…")
         started = time.perf_counter()
         try:
-            previous = load_last_run(path)
+            previous = core.agents.load_last_run(path)
             harness = await self.services.harness()
             run = await self._engine_run(harness, checks)
         except RecallError as error:  # the Ray engine could not start (the local one reports per check)
@@ -444,12 +439,12 @@ class ChecksPage(QWidget):
         finally:
             self._set_running(False)
         elapsed = time.perf_counter() - started
-        changes = tuple(change_since(outcome, previous) for outcome in run.outcomes)
+        changes = tuple(core.agents.change_since(outcome, previous) for outcome in run.outcomes)
         self.last_run, self.previous = run, previous
         self.model.set_outcomes(run.outcomes, changes)
         self._show_detail()
         try:
-            save_run(path, run)
+            core.agents.save_run(path, run)
         except OSError as error:
             self.services.show_message(
                 UserMessage(
@@ -465,19 +460,18 @@ class ChecksPage(QWidget):
 
     async def _engine_run(self, harness: Harness, checks: Sequence[GoldenCheck]) -> CheckRun:
         """The checks on the engine chosen: this process's harness, or Ray."""
-        from recall_gui.core.agents import run_checks
 
         def progress(done: int, _total: int) -> None:
             self.progress.setValue(done)
 
         if self.engine_combo.currentData() != "ray":
-            from recall_gui.core.agents import with_crowding
+            return await core.agents.with_crowding(
+                harness, await core.agents.run_checks(harness, checks, progress)
+            )
 
-            return await with_crowding(harness, await run_checks(harness, checks, progress))
-        from recall_gui.core.agents import run_checks_in_ray
-        from recall_gui.core.base import window_address
-
-        return await run_checks_in_ray(harness.registry_dir, checks, progress, address=window_address())
+        return await core.agents.run_checks_in_ray(
+            harness.registry_dir, checks, progress, address=window_address()
+        )
 
     def _show_summary(
         self, run: CheckRun, changes: tuple[Change, ...], previous: LastRun | None, elapsed: float
@@ -497,27 +491,25 @@ class ChecksPage(QWidget):
 
     async def run_on_versions(self) -> VersionsReport | None:
         """Every check on every version of its table still on disk (read-only checkouts), charted."""
-        from recall_gui.core.agents import run_on_versions
-
         checks = self.golden.checks
         if not checks:
             return None
         self.versions_view.note.setText(f"Running {len(checks):,} checks on every version…")
-        report = await run_on_versions(await self.services.harness(), checks)
+        report = await core.agents.run_on_versions(await self.services.harness(), checks)
         self.versions_view.show_report(report)
         self.runFinished.emit()
         return report
 
     async def compare(self, version: int | None = None, other: str | None = None) -> Comparison | None:
         """A/B: A is each check's database at ``version`` (or its latest), B the latest (or ``other``)."""
-        from recall_gui.core.agents import compare_checks
-
         checks = self.golden.checks
         entry = self.services.registry.get(other) if other is not None else None
         if not checks or (other is not None and entry is None):
             return None
         self.compare_view.note.setText(f"Comparing {len(checks):,} checks…")
-        comparison = await compare_checks(await self.services.harness(), checks, version=version, other=entry)
+        comparison = await core.agents.compare_checks(
+            await self.services.harness(), checks, version=version, other=entry
+        )
         a_label = f"version {version}" if version is not None else "each check's database, latest"
         b_label = "the latest version" if other is None else f"{other}, latest, with its own model"
         self.compare_view.show_comparison(comparison, a_label, b_label)
@@ -526,8 +518,6 @@ class ChecksPage(QWidget):
 
     async def find_hubs(self) -> tuple[CheckHubs, ...] | None:
         """The entries the agent's search returns for many of the file's queries, per database."""
-        from recall_gui.core.agents import DEFAULT_HUB_SHARE, hubs_of_checks
-
         checks = self.golden.checks
         if not checks:
             return None
@@ -536,8 +526,8 @@ class ChecksPage(QWidget):
         def progress(done: int, total: int) -> None:
             self.hubs_view.note.setText(f"Searched {done:,} of {total:,} queries…")
 
-        found = await hubs_of_checks(await self.services.harness(), checks, progress)
-        self.hubs_view.show_hubs(found, DEFAULT_HUB_SHARE)
+        found = await core.agents.hubs_of_checks(await self.services.harness(), checks, progress)
+        self.hubs_view.show_hubs(found, core.agents.DEFAULT_HUB_SHARE)
         self.runFinished.emit()
         return found
 
@@ -625,8 +615,6 @@ class ChecksPage(QWidget):
     def edit_check(self, check: GoldenCheck, field: str, value: object) -> GoldenCheck | None:
         """``check`` with its query, ids (comma-separated text) or limit changed, written to the golden
         file in its place; a value it cannot take is refused with the reason and changes nothing."""
-        from recall_gui.core.agents import edited
-
         try:
             if field == "limit":
                 if not isinstance(value, int) or isinstance(value, bool):

@@ -1,10 +1,10 @@
 """Activate, Deactivate and Unregister a registered database from the window, each undone from the banner.
 
-The change is the core's (:func:`~recall_gui.core.registry.registry.change_active`,
-:func:`~recall_gui.core.registry.registry.unregister_database`): one name or entry, under the registry's lock,
-on a
-worker thread. The banner then says what was done and offers Undo, which puts back exactly what was
-there (an unregistered entry, unknown fields and all, in its place). The knowledge base is never touched.
+The change is the core's (:func:`~recall_gui.core.registry.registry_changes.change_active`,
+:func:`~recall_gui.core.registry.registry_changes.unregister_database`): one name or entry, under the
+registry's lock, on a worker thread. The banner then says what was done and offers Undo, which puts back
+exactly what was there (an unregistered entry, unknown fields and all, in its place). The knowledge base
+is never touched.
 """
 
 from __future__ import annotations

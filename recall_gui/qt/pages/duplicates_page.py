@@ -3,14 +3,17 @@ judge them.
 
 The search compares every pair of the table's vectors in memory (:mod:`recall_gui.core.inspect.duplicates`), a
 tile at a time on the session's compute thread, with progress; Cancel (or Esc) stops it after the tile in
-flight. The groups list on the left shows each group's size and largest distance; the selected group's
-entries stand side by side on the right, with the words that differ from the first entry marked.
+flight. A group holds the entries linked by pairs within the threshold, so a chain of close pairs can
+hold two entries farther apart: the groups list on the left shows each group's size and widest pair's
+distance (marked when beyond the threshold); the selected group's entries stand side by side on the
+right, its widest pair named above them, with the words that differ from the first entry marked.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
@@ -32,13 +35,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.base import RecallError
+from recall_gui import core
+from recall_gui.core.base import RecallError, window_address
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS, changed_ranges
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote, tint
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import engine_combo, push_button, text_view
+from recall_gui.qt.widgets import engine_combo, push_button, selectable_label, text_view
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect import DuplicateGroup, DuplicateReport
@@ -84,8 +88,6 @@ class EntryCard(QFrame):
 
 
 def _escape(text: str) -> str:
-    import html
-
     return html.escape(text)
 
 
@@ -109,9 +111,20 @@ def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[i
             )
             if entry.content != first and not marked:
                 same = "rewritten (too unlike the first to mark words)"
+        if len(entries) > 2 and entry in group.widest_pair:
+            same += " · of the widest pair"
         # Its place in the group: LanceDB's row id (fragment << 32 | offset) is no number a user knows.
         cards.append((entry.id, f"{number + 1} of {len(entries)} · {same}", entry.content, marked))
     return cards
+
+
+def widest_pair_text(group: DuplicateGroup, threshold: float) -> str:
+    """What the widest pair of ``group`` is, and whether it lies beyond ``threshold``."""
+    first, second = group.widest_pair
+    text = f"Widest pair: {first.id} and {second.id}, {group.max_distance:.4f} apart"
+    if group.chained(threshold):
+        return f"{text}: beyond {threshold:g}, linked through the others by pairs within it."
+    return f"{text}: every pair of these {len(group.entries)} entries lies within {threshold:g}."
 
 
 class DuplicatesPage(QWidget):
@@ -171,7 +184,10 @@ class DuplicatesPage(QWidget):
         self.groups.setObjectName("duplicatesGroups")
         self.groups.setHorizontalHeaderLabels(["Entries", "Distance", "First entry"])
         distance_header = QTableWidgetItem("Distance")
-        distance_header.setToolTip("The largest distance between two entries of the group")
+        distance_header.setToolTip(
+            "The largest distance between two entries of the group (its widest pair); entries are linked "
+            "by pairs within the threshold, so it can lie beyond it"
+        )
         self.groups.setHorizontalHeaderItem(1, distance_header)
         self.groups.horizontalHeader().setDefaultAlignment(
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
@@ -192,6 +208,7 @@ class DuplicatesPage(QWidget):
         self.members_scroll = QScrollArea()
         self.members_scroll.setWidgetResizable(True)
         self.members_scroll.setWidget(self.members)
+        self.group_note = selectable_label("duplicatesGroupNote", wrap=True)
         self.members_hint = QLabel("Select a group to see its entries side by side.")
         self.members_hint.setEnabled(False)
         self.members_layout.addWidget(self.members_hint, 1, Qt.AlignmentFlag.AlignCenter)
@@ -215,7 +232,13 @@ class DuplicatesPage(QWidget):
         splitter.setObjectName("duplicatesSplitter")
         splitter.setChildrenCollapsible(False)
         splitter.addWidget(self.groups)
-        splitter.addWidget(self.members_scroll)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.group_note)
+        self.group_note.hide()
+        right_layout.addWidget(self.members_scroll, 1)
+        splitter.addWidget(right)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 5)
         splitter.setSizes([330, 900])
@@ -258,8 +281,6 @@ class DuplicatesPage(QWidget):
 
     async def look_for(self, name: str, threshold: float, metric: str) -> DuplicateReport | None:
         """Look for near-duplicates in the database ``name`` and show them, largest group first."""
-        from recall_gui.core.inspect import find_duplicates
-
         entry = self.services.registry.get(name)
         if entry is None:
             return None
@@ -269,12 +290,9 @@ class DuplicatesPage(QWidget):
         self.services.set_activity(f"Looking for near-duplicates in {name}…")
         try:
             session = await self.services.session()
-            find = find_duplicates
+            find = core.inspect.find_duplicates
             if self.engine_combo.currentData() == "ray":
-                from recall_gui.core.base import window_address
-                from recall_gui.core.inspect import find_duplicates_in_ray
-
-                find = functools.partial(find_duplicates_in_ray, address=window_address())
+                find = functools.partial(core.inspect.find_duplicates_in_ray, address=window_address())
             report = await find(
                 session,
                 entry.target,
@@ -306,7 +324,8 @@ class DuplicatesPage(QWidget):
         text = (
             f"{len(report.groups):,} group{'s' if len(report.groups) != 1 else ''} in {name}: {grouped:,} of "
             f"{report.rows:,} entries lie within {label} {report.threshold:g} of another "
-            f"({report.elapsed_ms / 1000:.1f} s)."
+            f"({report.elapsed_ms / 1000:.1f} s). A group holds the entries linked by such pairs: a chain "
+            "of them can hold two entries farther apart."
         )
         if not report.groups:
             text = (
@@ -320,15 +339,18 @@ class DuplicatesPage(QWidget):
         self.groups.setRowCount(len(report.groups))
         for row, group in enumerate(report.groups):
             first = group.entries[0]
+            chained = group.chained(report.threshold)
             cells = (
                 str(len(group.entries)),
-                f"{group.max_distance:.4f}",
+                f"{group.max_distance:.4f}{' ⚠' if chained else ''}",
                 f"{first.id}: {one_line(first.content, 200)}",
             )
             for column, text_value in enumerate(cells):
                 item = QTableWidgetItem(text_value)
                 if column < 2:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if column == 1:
+                    item.setToolTip(widest_pair_text(group, report.threshold))
                 self.groups.setItem(row, column, item)
         if report.groups:
             self.groups.selectRow(0)
@@ -342,11 +364,14 @@ class DuplicatesPage(QWidget):
             card.deleteLater()
         self._cards = []
         self.members_layout.removeWidget(self.members_hint)
-        if group is None:
+        if group is None or self.report is None:
+            self.group_note.hide()
             self.members_layout.addWidget(self.members_hint, 1, Qt.AlignmentFlag.AlignCenter)
             self.members_hint.show()
             return
         self.members_hint.hide()
+        self.group_note.setText(widest_pair_text(group, self.report.threshold))
+        self.group_note.show()
         for title, subtitle, content, marked in card_texts(group):
             card = EntryCard(title, subtitle, content, marked)
             self._cards.append(card)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui import core
 from recall_gui.core.base import RecallError, plural
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
@@ -139,8 +140,6 @@ class HealthPage(QWidget):
 
     async def check(self, name: str) -> HealthReport | None:
         """The report of the database ``name``, shown section by section."""
-        from recall_gui.core.search import health_report
-
         entry = self.services.registry.get(name)
         if entry is None:
             return None
@@ -149,7 +148,7 @@ class HealthPage(QWidget):
         self.note.show_note(f"Checking {name}…", "neutral")
         try:
             session = await self.services.session()
-            report = await health_report(session, entry, self._on_progress)
+            report = await core.search.health_report(session, entry, self._on_progress)
         except asyncio.CancelledError:
             self.note.show_note("Cancelled: the report was not finished.", "warning")
             self.reportFinished.emit()

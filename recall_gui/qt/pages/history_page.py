@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.core.inspect import diff_lines
 from recall_gui.qt.pages.scope import TableScope
@@ -195,8 +196,6 @@ class HistoryPage(QWidget):
 
     async def refresh(self) -> None:
         """List the versions of the knowledge page's current table."""
-        from recall_gui.core.tables import list_versions
-
         entry = self.knowledge.current
         self._entry, self._stale = entry, False
         self._clear_diff()
@@ -214,7 +213,9 @@ class HistoryPage(QWidget):
                 )
 
         try:
-            versions = await list_versions(await self.services.session(), entry.target, progress=progress)
+            versions = await core.tables.list_versions(
+                await self.services.session(), entry.target, progress=progress
+            )
         except RecallError as error:
             self.title.setText(f"The versions of {entry.name} could not be read.")
             self.services.show_error(error)
@@ -253,8 +254,6 @@ class HistoryPage(QWidget):
 
     async def compare(self, from_version: int, to_version: int) -> VersionDiff | None:
         """Compare two versions and list what changed."""
-        from recall_gui.core.inspect import diff_versions
-
         entry = self._entry
         if entry is None:
             return None
@@ -271,7 +270,7 @@ class HistoryPage(QWidget):
             )
 
         try:
-            diff = await diff_versions(
+            diff = await core.inspect.diff_versions(
                 await self.services.session(), entry.target, older, newer, progress=progress
             )
         except RecallError as error:
@@ -308,13 +307,13 @@ class HistoryPage(QWidget):
 
     async def show_change(self, change: RowChange) -> None:
         """The row as it was and as it is, side by side, with the text diff below."""
-        from recall_gui.core.inspect import fetch_sides
-
         diff, entry = self._diff, self._entry
         if diff is None or entry is None:
             return
         try:
-            old, new = await fetch_sides(await self.services.session(), entry.target, diff, change)
+            old, new = await core.inspect.fetch_sides(
+                await self.services.session(), entry.target, diff, change
+            )
         except RecallError as error:
             self.services.show_error(error)
             return

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui import core
 from recall_gui.core.agents import (
     SHOWN_LOG_BYTES,
     SWITCH_ENV,
@@ -97,16 +98,16 @@ def _table(name: str, placeholder: str) -> PlaceholderTableView:
 
 def hubs_text(report: HubReport, shown: int = 5) -> str:
     """The entries agents got most often (hubs: above a quarter of the calls), or that there are none."""
-    from recall_gui.core.agents import DEFAULT_HUB_SHARE
-
-    hubs = report.hubs(DEFAULT_HUB_SHARE)
+    hubs = report.hubs(core.agents.DEFAULT_HUB_SHARE)
     if not report.queries:
         return ""
     if not hubs:
-        return f"No hub: no entry was returned for more than {DEFAULT_HUB_SHARE:.0%} of the calls."
+        return (
+            f"No hub: no entry was returned for more than {core.agents.DEFAULT_HUB_SHARE:.0%} of the calls."
+        )
     named = ", ".join(f"{hub.id} ({hub.share:.0%})" for hub in hubs[:shown])
     more = f" and {len(hubs) - shown} more" if len(hubs) > shown else ""
-    return f"Hubs, returned for more than {DEFAULT_HUB_SHARE:.0%} of the calls: {named}{more}."
+    return f"Hubs, returned for more than {core.agents.DEFAULT_HUB_SHARE:.0%} of the calls: {named}{more}."
 
 
 class LogPage(QWidget):
@@ -480,9 +481,7 @@ class LogPage(QWidget):
             problem = f"{record.db_name} is not in the window's registry: contents cannot be looked up."
         elif ids and entry is not None:
             try:
-                from recall_gui.core.agents import lookup_contents
-
-                contents = await lookup_contents(await self.services.session(), entry.target, ids)
+                contents = await core.agents.lookup_contents(await self.services.session(), entry.target, ids)
             except RecallError as error:
                 problem = f"The contents cannot be looked up: {error.message}"
         if record is not self._selected:
@@ -496,11 +495,9 @@ class LogPage(QWidget):
 
     async def replay(self, record: CallRecord) -> None:
         """Send the call's arguments through the window's harness now and mark what changed."""
-        from recall_gui.core.agents import replay
-
         self.replay_note.show_note("Replaying the call…", "neutral")
         self.replay_note.show()
-        done = await replay(await self.services.harness(), record)
+        done = await core.agents.replay(await self.services.harness(), record)
         if record is not self._selected:
             return
         self.results_model.show_replay(done.diff)
@@ -533,9 +530,6 @@ class LogPage(QWidget):
 
     async def compute_coverage(self, name: str) -> None:
         """Split ``name``'s rows by whether a logged call returned them; show the never-returned ones."""
-        from recall_gui.core.agents import coverage, hubs_from_log, rows_by_row_id
-        from recall_gui.core.tables import describe_table
-
         entry = self.services.registry.get(name)
         if entry is None:
             self.coverage_summary.setText(f"{name} is not in the registry.")
@@ -544,8 +538,8 @@ class LogPage(QWidget):
         self.coverage_summary.setText(f"Reading the ids of {name}…")
         session = await self.services.session()
         try:
-            found = await coverage(session, entry, self.calls_model.records)
-            metadata = (await describe_table(session, entry.target)).metadata_columns
+            found = await core.agents.coverage(session, entry, self.calls_model.records)
+            metadata = (await core.tables.describe_table(session, entry.target)).metadata_columns
         except RecallError as error:
             self.coverage = None
             self.never_model.reset(None)
@@ -557,7 +551,7 @@ class LogPage(QWidget):
         rows = found.never_returned_rows
 
         async def fetch(offset: int, limit: int) -> Page:
-            return await rows_by_row_id(session, entry.target, rows, offset=offset, limit=limit)
+            return await core.agents.rows_by_row_id(session, entry.target, rows, offset=offset, limit=limit)
 
         self.never_model.reset(fetch, metadata)
         self.never_table.setPlaceholder("Every entry was returned at least once." if found.entries else "")
@@ -570,7 +564,7 @@ class LogPage(QWidget):
             f"least once by {_plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
             + (":" if found.never_returned else ".")
         )
-        self.hubs_label.setText(hubs_text(hubs_from_log(self.calls_model.records, name)))
+        self.hubs_label.setText(hubs_text(core.agents.hubs_from_log(self.calls_model.records, name)))
         self._enable_buttons()
         self.coverageFinished.emit()
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.qt.pages.scope import TableScope
 from recall_gui.qt.panels.status_note import StatusNote, Tone
@@ -280,8 +281,6 @@ class MapPage(QWidget):
 
     async def make_map(self, method: Method | None = None, seed: int | None = None) -> TableMap | None:
         """Make (or take from the cache) the map of the knowledge page's table and draw it."""
-        from recall_gui.core.inspect import build_map
-
         entry = self.knowledge.current
         self._stale = False
         view = await self._ensure_view()
@@ -298,7 +297,9 @@ class MapPage(QWidget):
         self._show_busy(method == "tsne", "starting t-SNE…")
         session = await self.services.session()
         try:
-            table_map = await build_map(session, target, method, seed=seed, progress=self._on_progress)
+            table_map = await core.inspect.build_map(
+                session, target, method, seed=seed, progress=self._on_progress
+            )
         except asyncio.CancelledError:
             self._show_busy(False)
             self.status.show_note(
@@ -327,10 +328,8 @@ class MapPage(QWidget):
         self.projection_combo.setCurrentIndex(max(self.projection_combo.findData(method), 0))
 
     async def _fill_columns(self, target: TableTarget) -> None:
-        from recall_gui.core.tables import describe_schema
-
         try:
-            facts = await describe_schema(await self.services.session(), target)
+            facts = await core.tables.describe_schema(await self.services.session(), target)
         except RecallError:
             return
         chosen = self.colour_combo.currentData()
@@ -396,15 +395,13 @@ class MapPage(QWidget):
 
     async def colour(self, column: str | None) -> None:
         """Colour the points by ``column``'s values (``None``: one colour)."""
-        from recall_gui.core.inspect import colour_by
-
         if self._map is None or self._target is None:
             return
         if column is None:
             self._colouring = None
         else:
             try:
-                self._colouring = await colour_by(
+                self._colouring = await core.inspect.colour_by(
                     await self.services.session(), self._target, self._map, column
                 )
             except RecallError as error:
@@ -434,8 +431,6 @@ class MapPage(QWidget):
 
     async def show_label(self, index: int) -> None:
         """The id and first line of the point ``index``, next to it."""
-        from recall_gui.core.inspect import point_labels
-
         table_map, target, view = self._map, self._target, self.view
         if table_map is None or target is None or view is None or index < 0:
             return
@@ -443,7 +438,7 @@ class MapPage(QWidget):
         label = self._labels.get(row_id)
         if label is None:
             try:
-                found = await point_labels(await self.services.session(), target, [row_id])
+                found = await core.inspect.point_labels(await self.services.session(), target, [row_id])
             except RecallError:
                 return
             label = found.get(row_id, ("", ""))

@@ -2,7 +2,7 @@
 folder, a URI, a recent place), choosing a table among several, choosing a model, and adding a table to
 the agents' databases.
 
-An opened table is a :class:`~recall_gui.core.registry.registry.DatabaseEntry` of origin "opened": the
+An opened table is a :class:`~recall_gui.core.registry.registry_types.DatabaseEntry` of origin "opened": the
 knowledge
 page browses and searches it exactly as a registered database (the same harness), and nothing writes it
 to the registry until the user adds it. Operations are plain ``async def`` methods that tests await; the
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QMimeData, QObject, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
-from recall_gui.core.base import RecallError, masked
+from recall_gui import core
+from recall_gui.core.base import DBS_FILE, RecallError, masked
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
@@ -109,10 +110,9 @@ class OpenedTables(QObject):
         services.set_activity(f"Opening {where}…")
         try:
             session = await services.session()
-            from recall_gui.core.tables import place_of, read_folder
 
-            place = place_of(where, storage_options)
-            folder = await read_folder(session, place)
+            place = core.tables.place_of(where, storage_options)
+            folder = await core.tables.read_folder(session, place)
             wanted = table or place.table
             if wanted is None and len(folder.tables) > 1:
                 self._ask_table(folder, inputs)
@@ -145,9 +145,7 @@ class OpenedTables(QObject):
         self, folder: Folder, name: str, model: ModelDetection | None = None, inputs: Inputs = EMPTY_INPUTS
     ) -> None:
         """Show table ``name`` of ``folder`` in the "Opened" group, remember the place, and open it."""
-        from recall_gui.core.tables import opened_entry
-
-        entry = opened_entry(folder, folder.table(name), model)
+        entry = core.tables.opened_entry(folder, folder.table(name), model)
         key = entry_key(entry)
         self.entries[key] = entry
         self.knowledge.show_opened_entries(self.entries)
@@ -184,15 +182,13 @@ class OpenedTables(QObject):
                 UserMessage(f"{entry.name} cannot be read, so it cannot be added.", None, "warning")
             )
             return
-        from recall_gui.core.base import DBS_FILE
-        from recall_gui.core.tables import model_choices
 
         registry = self.services.registry
         dialog = AddDatabaseDialog(
             entry,
             columns=info.columns,
             taken={db.name for db in registry.databases},
-            choices=model_choices(info.columns.vector_dim),
+            choices=core.tables.model_choices(info.columns.vector_dim),
             registry_file=str(registry.directory / DBS_FILE),
             parent=self.window,
         )
@@ -211,12 +207,10 @@ class OpenedTables(QObject):
     ) -> bool:
         """Add ``entry`` to the registry as ``request`` says, then show the registered database; ``False``
         (and the reason in the banner) if it was refused."""
-        from recall_gui.core.tables import register_table
-
         services = self.services
         try:
             session = await services.session()
-            done = await register_table(session, services.location.directory, entry, request)
+            done = await core.tables.register_table(session, services.location.directory, entry, request)
         except RecallError as error:
             services.show_error(error, "database")
             return False

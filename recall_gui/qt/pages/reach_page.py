@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui import core
 from recall_gui.core.base import DEFAULT_LIMIT, GoldenFileError, RecallError, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.reach_model import QUERY, RANK, ReachModel
@@ -231,8 +232,6 @@ class ReachPage(QWidget):
 
     async def check(self, name: str, limit: int, rule: str, engine: str = "local") -> ReachReport | None:
         """The reach report of the database ``name``, shown."""
-        from recall_gui.core.agents import find_reach, parse_rule
-
         entry = self.services.registry.get(name)
         if entry is None:
             return None
@@ -241,22 +240,19 @@ class ReachPage(QWidget):
         self.note.show_note(f"Asking for every entry of {name} as the agent searches…", "neutral")
         self.services.set_activity(f"Checking which entries of {name} the agent reaches…")
         try:
-            asked_by = parse_rule(rule)
+            asked_by = core.agents.parse_rule(rule)
             harness = await self.services.harness()
             if engine == "ray":
-                from recall_gui.core.agents import find_reach_in_ray
-                from recall_gui.core.base import window_address
-
-                report = await find_reach_in_ray(
+                report = await core.agents.find_reach_in_ray(
                     harness,
                     entry,
-                    address=window_address(),
+                    address=core.base.window_address(),
                     limit=limit,
                     rule=asked_by,
                     on_progress=self._on_progress,
                 )
             else:
-                report = await find_reach(
+                report = await core.agents.find_reach(
                     harness, entry, limit=limit, rule=asked_by, on_progress=self._on_progress
                 )
             await self._ensure_chart()
@@ -332,13 +328,11 @@ class ReachPage(QWidget):
 
     def add_golden_check(self) -> GoldenCheck | None:
         """Keep the selected entry's query as a golden check that expects it, at the report's limit."""
-        from recall_gui.core.agents import check_for, place_text
-
         item, report, services = self.selected(), self.report, self.services
         entry = services.registry.get(report.db_name) if report is not None else None
         if item is None or report is None or entry is None or not item.query:
             return None
-        check = check_for(entry, services.registry, item.query, (item.id,), report.limit)
+        check = core.agents.check_for(entry, services.registry, item.query, (item.id,), report.limit)
         try:
             replaced = services.golden.add(check)
         except GoldenFileError as error:
@@ -350,7 +344,7 @@ class ReachPage(QWidget):
                 )
             )
             return check
-        where = place_text(check, services.registry)
+        where = core.agents.place_text(check, services.registry)
         services.set_activity(
             f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects {item.id}, "
             f"limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until the agent "

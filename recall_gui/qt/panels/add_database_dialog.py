@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from recall_gui import core
 from recall_gui.core.base import masked
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.widgets import text_view
@@ -124,11 +125,9 @@ class AddDatabaseDialog(QDialog):
 
     def request(self) -> Registration:
         """What the user asked for (only valid when the dialog was accepted)."""
-        from recall_gui.core.tables import Registration
-
         spec = self.model_spec()
         assert spec is not None  # Add is disabled without a model
-        return Registration(
+        return core.tables.Registration(
             self.name_edit.text(),
             self.description_edit.toPlainText().strip(),
             spec,
@@ -136,17 +135,17 @@ class AddDatabaseDialog(QDialog):
         )
 
     def _check(self) -> None:
-        from recall_gui.core.tables import Registration, check_name, registration_notes, registry_entry
-
         name = self.name_edit.text()
-        problem = check_name(name, self.taken)
+        problem = core.tables.check_name(name, self.taken)
         spec = self.model_spec()
         if problem is None and spec is None:
             problem = "choose the model the table was made with: agents embed their queries with it"
         notes: tuple[str, ...] = ()
         if spec is not None and name.strip():
-            raw = registry_entry(self.entry, self.columns, Registration(name, "", spec), 0)
-            notes = registration_notes(raw, self.entry)
+            raw = core.tables.registry_entry(
+                self.entry, self.columns, core.tables.Registration(name, "", spec), 0
+            )
+            notes = core.tables.registration_notes(raw, self.entry)
         self.cosh_note.setText("\n".join(f"Note: {note}." for note in notes))
         self.cosh_note.setVisible(bool(notes))
         self.problem.setText(f"Cannot add: {problem}." if problem else "")

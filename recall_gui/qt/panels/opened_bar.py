@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QPushButton, QSizePolicy, QWidget
 
+from recall_gui import core
 from recall_gui.core.base import masked
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.widgets import push_button, selectable_label
@@ -70,15 +71,13 @@ class OpenedBar(QWidget):
         self._fill_menu()
 
     def _fill_menu(self) -> None:
-        from recall_gui.core.tables import model_choices
-
         self.menu.clear()
         entry, width = self._entry, self._width
         if entry is None or width is None:
             self.menu.addAction("The table is being read…").setEnabled(False)
             return
         group = QActionGroup(self.menu)
-        choices = model_choices(width)
+        choices = core.tables.model_choices(width)
         for kind, title in (("local", f"Local models ({width}-d)"), ("cloud", f"Cloud models ({width}-d)")):
             self.menu.addSection(title)
             listed = [choice for choice in choices if choice.spec.kind == kind]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from recall_gui import core
 from recall_gui.core.base import RecallError, plural, quoted
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
@@ -73,15 +74,12 @@ class Browser:
         searching.last_report = None
         filter_text = inputs.filter_text.strip()
         session = await self.services.session()
-        from recall_gui.core.tables import fetch_page
 
         target, where, selection = looking_at.target(), inputs.where or None, looking_at.selection
 
         async def fetch(offset: int, limit: int) -> Page:
             if selection is not None:
-                from recall_gui.core.tables import fetch_selected_page
-
-                return await fetch_selected_page(
+                return await core.tables.fetch_selected_page(
                     session,
                     target,
                     selection[0],
@@ -90,7 +88,7 @@ class Browser:
                     filter_text=filter_text,
                     where=where,
                 )
-            return await fetch_page(
+            return await core.tables.fetch_page(
                 session, target, offset=offset, limit=limit, filter_text=filter_text, where=where
             )
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel
 
+from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.core.messages import UserMessage, sentence
 from recall_gui.core.registry import DatabaseEntry, Registry, empty_registry_hint, location_problem
@@ -134,9 +135,8 @@ class Chooser:
         if entry is None:
             return
         session = await services.session()
-        from recall_gui.core.search import check_health
 
-        health = await check_health(session, entry)
+        health = await core.search.check_health(session, entry)
         if not looking_at.is_current(entry):
             return  # another database was chosen meanwhile
         self._show_entry_health(entry, health)
@@ -195,9 +195,8 @@ class Chooser:
         except RecallError as error:
             if not self.looking_at.is_current(entry):
                 return  # another database was chosen meanwhile; a search in this one will say it
-            from recall_gui.core.search import HealthProblem
 
-            problem = HealthProblem("model", error.message, error.hint)
+            problem = core.search.HealthProblem("model", error.message, error.hint)
             self._show_entry_health(entry, replace(health, problems=(*health.problems, problem)))
             self.services.show_message(
                 UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning", "database")
@@ -245,10 +244,8 @@ class Chooser:
 
     async def _prepare_table(self, entry: DatabaseEntry) -> None:
         """Read the table's vectors into memory now, so the first search is already the fast one."""
-        from recall_gui.core.search import prepare
-
         with contextlib.suppress(RecallError):  # a search on it will say what is wrong
-            await prepare(await self.services.session(), entry.target)
+            await core.search.prepare(await self.services.session(), entry.target)
 
     # --- one entry, at another page's request -------------------------------------------------------------
 

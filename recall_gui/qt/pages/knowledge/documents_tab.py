@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.qt.panels.documents_panel import DocumentsPanel
 from recall_gui.qt.services import WindowServices
@@ -40,12 +41,10 @@ class DocumentsTab:
     async def _choices(self) -> LayoutChoices:
         """The table's layout choices. A choice the version shown cannot honour (an older one without its
         column) is kept for the versions that can; the choices say why the detected columns are used."""
-        from recall_gui.core.search import layout_choices
-
         opened = await (await self.services.session()).tables.open(self.looking_at.target())
         columns = opened.columns
         taken = (columns.id, columns.content, columns.vector)
-        return layout_choices(opened.schema, taken, self.looking_at.document_layout)
+        return core.search.layout_choices(opened.schema, taken, self.looking_at.document_layout)
 
     def scope_changed(self) -> None:
         """Another database or version: the previous table's columns and results go; the boxes show the new
@@ -71,8 +70,6 @@ class DocumentsTab:
 
     async def show_documents(self, report: SearchReport) -> None:
         """Fill the tab: the results shown, by the document each chunk belongs to."""
-        from recall_gui.core.search import results_by_document
-
         try:
             choices = await self._choices()
         except RecallError as error:
@@ -82,15 +79,13 @@ class DocumentsTab:
             return
         self.panel.show_columns(choices)
         hits = report.result.hits
-        shares = results_by_document([(hit.id, hit.extra) for hit in hits], choices.used)
+        shares = core.search.results_by_document([(hit.id, hit.extra) for hit in hits], choices.used)
         self.panel.show_documents(shares, choices, len(hits))
 
     def choose_columns(self, document_column: str | None, position_column: str | None) -> None:
         """The user corrected how chunks make documents: the tab and the entry's document follow it, for
         this table."""
-        from recall_gui.core.search import DocumentLayout
-
-        self.looking_at.document_layout = DocumentLayout(document_column, position_column)
+        self.looking_at.document_layout = core.search.DocumentLayout(document_column, position_column)
         self.request()
         item = self.entry_detail.item
         if item is not None:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QTabWidget
 
-from recall_gui.core.base import SearchHit
+from recall_gui import core
+from recall_gui.core.base import RecallError, SearchHit, one_line
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.panels.detail_panel import DetailPanel
 from recall_gui.qt.panels.results_panel import ResultsPanel
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 
 def context_text(document: Document, entry_id: str) -> tuple[str, str]:
     """What the detail says of an entry's document: its place and neighbours, and a tooltip with the rule."""
-    from recall_gui.core.base import one_line
-
     ids = [chunk_id for chunk_id, _ in document.chunks]
     if entry_id not in ids:
         return f"{document.key} ({len(ids)} chunks)", document.layout.describe()
@@ -115,9 +114,8 @@ class EntryDetail:
         entry = self.looking_at.current
         if entry is None or row.row_id is None:
             return
-        from recall_gui.core.tables import fetch_row
 
-        hit = await fetch_row(await self.services.session(), self.looking_at.target(), row.row_id)
+        hit = await core.tables.fetch_row(await self.services.session(), self.looking_at.target(), row.row_id)
         if self.item is row:
             self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
 
@@ -127,11 +125,9 @@ class EntryDetail:
         entry_id = getattr(item, "id", None)
         if entry is None or entry_id is None:
             return
-        from recall_gui.core.base import RecallError
-        from recall_gui.core.search import document_of
 
         try:
-            document = await document_of(
+            document = await core.search.document_of(
                 await self.services.session(), entry, str(entry_id), layout=self.looking_at.document_layout
             )
         except RecallError as error:
@@ -147,9 +143,8 @@ class EntryDetail:
         entry = self.looking_at.current
         if entry is None:
             return None
-        from recall_gui.core.tables import fetch_row
 
-        hit = await fetch_row(await self.services.session(), self.looking_at.target(), row_id)
+        hit = await core.tables.fetch_row(await self.services.session(), self.looking_at.target(), row_id)
         if hit is None or self.looking_at.current is not entry:
             return hit
         self.item = hit

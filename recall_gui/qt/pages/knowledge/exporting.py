@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
+from recall_gui import core
 from recall_gui.core.base import RecallError, plural, write_text_atomic
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.tables import to_csv, to_json
@@ -67,12 +68,11 @@ class Exporter:
             )
             return 0
         session = await self.services.session()
-        from recall_gui.core.tables import export_table
 
         progress = ExportProgress(self.window, path, asyncio.current_task())
         try:
             columns = self.results.export_columns()
-            count = await export_table(
+            count = await core.tables.export_table(
                 session,
                 browsing.target,
                 path,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.qt.services import WindowServices
 
@@ -60,19 +61,22 @@ class WriteFollower:
         looking_at = self.looking_at
         if not looking_at.is_current(entry) or looking_at.info is None:
             return  # another database, or one whose table could not be read (its health says why)
-        from recall_gui.core.tables import describe_table, latest_version
 
         session = await self.services.session()
         try:
             if looking_at.info.version != version:
                 # At that very version (read-only): the latest may have moved on since the rows were read.
-                info = await describe_table(session, entry.target.at(version))
+                info = await core.tables.describe_table(session, entry.target.at(version))
                 if not looking_at.is_current(entry):
                     return
                 looking_at.info = info
                 self.database_bar.show_reading(None)
                 self._show_facts(entry, info)
-            latest = version if looking_at.version is None else await latest_version(session, entry.target)
+            latest = (
+                version
+                if looking_at.version is None
+                else await core.tables.latest_version(session, entry.target)
+            )
         except RecallError as error:  # the header keeps naming the version shown, not another one's facts
             if looking_at.is_current(entry):
                 self.services.set_activity(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from recall_gui import core
 from recall_gui.core.agents import GoldenCheck
 from recall_gui.core.base import DEFAULT_LIMIT, RecallError
 from recall_gui.core.drafts import SearchDraft
@@ -244,8 +245,6 @@ class KnowledgePage(QWidget):
 
     async def compare_words(self, report: SearchReport, where: str) -> None:
         """Fill the *Words* tab: LanceDB's full-text and hybrid answers for the query just searched."""
-        from recall_gui.core.search import text_search
-
         entry, query, limit = report.database, report.result.query, len(report.result.hits)
         if self.looking_at.version is not None:
             self.words.show_note("Words are compared on the latest version: open the latest to compare.")
@@ -253,7 +252,9 @@ class KnowledgePage(QWidget):
         harness = await self.services.harness()
         try:
             found = {
-                method: await text_search(harness, entry, query, max(limit, 1), method, where=where or None)
+                method: await core.search.text_search(
+                    harness, entry, query, max(limit, 1), method, where=where or None
+                )
                 for method in ("fts", "hybrid")
             }
         except RecallError as error:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import SignalInstance
 
+from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.filter_bar import FilterBar
@@ -60,13 +61,11 @@ class ScopeControls:
     async def load_table_facts(self, entry: DatabaseEntry) -> None:
         """The table's versions and the columns of the version shown, for the version list and the
         schema view."""
-        from recall_gui.core.tables import describe_schema, list_versions
-
         looking_at = self.looking_at
         session = await self.services.session()
         try:
-            versions = await list_versions(session, entry.target)
-            facts = await describe_schema(session, entry.target.at(looking_at.version))
+            versions = await core.tables.list_versions(session, entry.target)
+            facts = await core.tables.describe_schema(session, entry.target.at(looking_at.version))
         except RecallError as error:
             if looking_at.current is not None and looking_at.current.name == entry.name:
                 self.schema_panel.clear(f"The columns could not be read: {error.message}")
@@ -80,11 +79,9 @@ class ScopeControls:
 
     async def reload_versions(self, entry: DatabaseEntry) -> None:
         """List the table's versions again (another program wrote a new one), keeping the version shown."""
-        from recall_gui.core.tables import list_versions
-
         looking_at = self.looking_at
         try:
-            versions = await list_versions(await self.services.session(), entry.target)
+            versions = await core.tables.list_versions(await self.services.session(), entry.target)
         except RecallError:
             return  # the list keeps what it showed; the next search or browse says what is wrong
         if not looking_at.is_current(entry):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel
 
+from recall_gui import core
 from recall_gui.core.base import DEFAULT_LIMIT, MAX_QUERY_CHARS, RecallError, SearchHit, plural, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.panels.query_bar import QueryBar
@@ -163,12 +164,11 @@ class Searching:
                     "search",
                 )
             )
-        from recall_gui.core.agents import copies_of_earlier
 
         hits = len(report.result.hits)
         scope = self.looking_at.scope(inputs)
         caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}{scope}"
-        copies = copies_of_earlier(report.result.hits)
+        copies = core.agents.copies_of_earlier(report.result.hits)
         if copies:
             distinct = hits - len(copies)
             caption += f" · {distinct:,} distinct (≈ n: a near-copy of result n)"
@@ -186,17 +186,15 @@ class Searching:
         entry, services = self.looking_at.current, self.services
         if entry is None:
             return
-        from recall_gui.core.search import more_like
-        from recall_gui.core.tables import fetch_row
 
         async def find() -> tuple[SearchHit, SearchReport]:
             hit: SearchHit | None = item if isinstance(item, SearchHit) else None
             row_id = getattr(item, "row_id", None)
             if (hit is None or hit.vector is None) and row_id is not None:
-                hit = await fetch_row(await services.session(), entry.target, row_id)
+                hit = await core.tables.fetch_row(await services.session(), entry.target, row_id)
             if hit is None:
                 raise RecallError("the selected entry is no longer in the table", hint="Browse it again.")
-            return hit, await more_like(await services.harness(), entry, hit, limit)
+            return hit, await core.search.more_like(await services.harness(), entry, hit, limit)
 
         def found(outcome: tuple[SearchHit, SearchReport]) -> None:
             hit, report = outcome

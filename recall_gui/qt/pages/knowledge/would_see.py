@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from recall_gui.core.agents import GoldenCheck
+from recall_gui import core
+from recall_gui.core.agents import GoldenCheck, check_for, place_text
 from recall_gui.core.base import GoldenFileError, RecallError, SearchHit, SearchResult, plural, quoted
 from recall_gui.core.messages import UserMessage
+from recall_gui.core.search import agent_scope_of, differences, same_search
 from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
 from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
@@ -89,16 +91,14 @@ class WouldSee:
         """The verdict for a result of a search that is the agent's own (the same table, the latest
         version, no filter): its place among the results, no search needed. ``False`` when the results
         shown come from another scope, so the agent's search must be run."""
-        from recall_gui.core.search import AgentVerdict, agent_scope_of, differences, in_result, same_search
-
         view = self.looking_at.view(self.searching.shown_limit)
         if view is None:
             return False
         scope = agent_scope_of(view, self.services.registry)
         if not same_search(view, scope):
             return False
-        place = in_result(result, hit, view.limit)
-        verdict = AgentVerdict(scope, place, differences(view, scope))
+        place = core.search.in_result(result, hit, view.limit)
+        verdict = core.search.AgentVerdict(scope, place, differences(view, scope))
         self.entry_tools.show_visibility(verdict, self.services.model_of(view.entry))
         return True
 
@@ -110,11 +110,12 @@ class WouldSee:
         view = self.looking_at.view(limit)
         if entry is None or view is None or row_id is None:
             return
-        from recall_gui.core.search import would_agent_see
 
         harness = await self.services.harness()
         try:
-            verdict = await would_agent_see(harness, view, query, row_id, entry_id=getattr(item, "id", ""))
+            verdict = await core.search.would_agent_see(
+                harness, view, query, row_id, entry_id=getattr(item, "id", "")
+            )
         except RecallError as error:
             if self._selected() is item:
                 self.entry_tools.show_verdict(f"Cannot tell where it ranks: {error.message}", "warning")
@@ -144,7 +145,6 @@ class WouldSee:
                 )
             )
             return None
-        from recall_gui.core.agents import check_for, place_text
 
         _name, query, limit = searched
         registry = services.registry

@@ -1,0 +1,5 @@
+"""The names of :mod:`recall_gui.core.storage` (its face), for type checkers and for ``lazy_loader``:
+each is loaded from its module on first use. A front end's new name is one line here."""
+
+from .columns import ColumnMapping as ColumnMapping
+from .target import TableTarget as TableTarget, without_secrets as without_secrets
