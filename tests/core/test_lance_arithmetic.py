@@ -182,3 +182,19 @@ def test_the_verdict_here_is_remembered_per_machine_and_checked_again_where_it_c
         blocked = LanceArithmetic(unwritable / "cache")
         assert blocked.wait(60) is True and blocked.tested  # each time tested anew, and searches go on
     assert unwritable.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_a_waiter_cancelled_midway_leaves_the_verdict_to_the_others(tmp_path: Path) -> None:
+    """A search superseded while the self-test runs stops waiting; the verdict still comes, for everyone."""
+    arithmetic = LanceArithmetic(tmp_path / "cache")
+
+    async def cancel_one_then_wait() -> bool:
+        first = asyncio.ensure_future(arithmetic.ready())
+        await asyncio.sleep(0)  # the waiter is waiting
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        return await arithmetic.ready()
+
+    assert asyncio.run(cancel_one_then_wait()) is True
+    assert arithmetic.verdict is True

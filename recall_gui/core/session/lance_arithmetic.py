@@ -166,7 +166,8 @@ class LanceArithmetic:
         """:meth:`wait` for an event loop: the verdict, once known."""
         self.start()
         assert self._verdict is not None
-        return await asyncio.wrap_future(self._verdict)
+        # Shielded: a cancelled waiter (a search superseded) must not cancel the verdict for every other.
+        return await asyncio.shield(asyncio.wrap_future(self._verdict))
 
     def measure(self) -> Measure:
         """How exact search measures its candidates: the emulation where it holds, LanceDB itself
@@ -181,7 +182,8 @@ class LanceArithmetic:
         except Exception as error:  # e.g. LanceDB cannot search in memory here: trust LanceDB's distances
             logger.warning("LanceDB's arithmetic could not be checked: %s", error)
             holds = False
-        self._verdict.set_result(holds)
+        if not self._verdict.done():
+            self._verdict.set_result(holds)
 
     def _find(self) -> bool:
         remembered = self._remembered()
