@@ -4,6 +4,7 @@ a worker process with a memory bound, and refused with what happened (``core.fil
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import resource
 import subprocess
@@ -18,6 +19,7 @@ from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import fetch_page
 from tests.core.test_cli import ROOT, cli
 from tests.kbtools import PASSAGES, KnowledgeBase
+from tests.waiting import wait_until
 
 #: Each row's content repeated into ~1.7 GB: LanceDB's engine aborts its process when that fails.
 HUGE = "length(repeat(content, 20000000)) > 0"
@@ -84,3 +86,37 @@ def test_a_filter_lancedb_refuses_is_said_in_plain_words(kb: KnowledgeBase) -> N
             return refused.value.message
 
     assert asyncio.run(go()) == "the filter 'nope = 1' cannot be used: there is no column named nope"
+
+
+def _workers() -> set[int]:
+    """This process's children started by multiprocessing's spawn (the filter worker is one)."""
+    import psutil
+
+    found = set()
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.Error):
+            if "spawn_main" in " ".join(child.cmdline()):
+                found.add(child.pid)
+    return found
+
+
+def test_the_worker_starts_when_warmed_and_loads_lancedbs_engine_without_pyarrow(kb: KnowledgeBase) -> None:
+    """Warmed when a filter is likely (the window: the user types one; the CLI: --where), the worker is
+    running before the filter comes; it loads LanceDB's compiled engine only, so it is ready at once."""
+    import psutil
+
+    async def go() -> tuple[int, list[str]]:
+        async with Session() as session:
+            before = _workers()
+            session.filters.warm()
+            wait_until(lambda: _workers() - before, "the filter worker started")
+            (worker,) = _workers() - before
+            page = await fetch_page(session, kb.target, offset=0, limit=50, where="id = 'paris'")
+            assert page.ids == ("paris",)
+            assert _workers() - before == {worker}  # the filter was counted by the warmed worker
+            return worker, [m.path for m in psutil.Process(worker).memory_maps()]
+
+    worker, mapped = asyncio.run(go())
+    assert any("_lancedb" in path for path in mapped)
+    assert not [path for path in mapped if "pyarrow" in path]
+    assert not psutil.pid_exists(worker)  # closing the session ended it

@@ -222,6 +222,7 @@ class KnowledgePage(QWidget):
         limit_spin.valueChanged.connect(self.searching.on_limit_changed)
         limit_spin.refused.connect(self.searching.on_limit_refused)
         self.filter_bar.whereChanged.connect(self._on_where_changed)
+        self.filter_bar.where_edit.textEdited.connect(self.scope_controls.on_where_typed)
         self.filter_bar.versionChosen.connect(self._on_version_chosen)
         self.filter_bar.schemaRequested.connect(lambda: self.side.setCurrentWidget(self.schema_panel))
         self.schema_panel.columnActivated.connect(self.filter_bar.insert_column)
