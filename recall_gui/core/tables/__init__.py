@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         describe_table,
         fetch_page,
         fetch_row,
+        why_empty,
     )
     from recall_gui.core.tables.export import (
         ExportColumn,
@@ -89,6 +90,7 @@ __all__ = [
     "to_clipboard_text",
     "to_csv",
     "to_json",
+    "why_empty",
 ]
 
 if not TYPE_CHECKING:
@@ -102,6 +104,7 @@ if not TYPE_CHECKING:
                 "describe_table",
                 "fetch_page",
                 "fetch_row",
+                "why_empty",
             ),
             "export": (
                 "ExportColumn",

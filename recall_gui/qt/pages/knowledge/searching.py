@@ -112,11 +112,15 @@ class Searching:
         self.results_caption = None
         version = self.looking_at.version
 
-        async def find() -> SearchReport:
+        async def find() -> tuple[SearchReport, str | None]:
             harness = await services.harness()
-            return await harness.search_database(
-                entry, query, limit, where=inputs.where or None, version=version
-            )
+            where = inputs.where or None
+            report = await harness.search_database(entry, query, limit, where=where, version=version)
+            if report.result.hits:
+                return report, None
+            from recall_gui.core.tables import why_empty
+
+            return report, await why_empty(harness.session, entry.target.at(version), where)
 
         def failed(error: RecallError) -> None:
             self.show_status(None)
@@ -128,11 +132,14 @@ class Searching:
         await self.requests.run(
             find,
             busy=f"Searching {entry.name}…",
-            success=lambda report: self._show_found(entry, inputs, report),
+            success=lambda found: self._show_found(entry, inputs, *found),
             failure=failed,
         )
 
-    def _show_found(self, entry: DatabaseEntry, inputs: Inputs, report: SearchReport) -> None:
+    def _show_found(
+        self, entry: DatabaseEntry, inputs: Inputs, report: SearchReport, empty: str | None
+    ) -> None:
+        """``empty``: why the search found nothing, when it did not."""
         services, query, limit = self.services, inputs.query, inputs.limit
         services.dismiss("search")
         if len(query) >= MAX_QUERY_CHARS:
@@ -167,7 +174,7 @@ class Searching:
         self.searched, self.shown_limit, self.like = (entry.name, query, limit), limit, None
         self.looking_at.where = inputs.where or None
         self.last_report = report
-        self.results.show_result(report.result, caption, copies=copies)
+        self.results.show_result(report.result, caption, empty, copies=copies)
         self.results_caption = (caption, limit)
         self.on_limit_changed(self.query_bar.limit())  # changed while it searched
         self.show_status(report)
