@@ -329,6 +329,8 @@ class KnowledgePage(QWidget):
 
     def set_registry(self, registry: Registry) -> None:
         self.chooser.set_registry(registry)
+        if self.entry_detail.item is not None:  # whether agents search the table may have changed
+            self.would_see.show(self.entry_detail.item)
 
     def show_health(self, healths: Mapping[str, DatabaseHealth]) -> None:
         """The databases re-checked; the current one's header keeps the facts of the rows shown."""
