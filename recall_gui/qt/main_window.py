@@ -251,7 +251,7 @@ class MainWindow(QMainWindow):
             "&Add to Agents' Databases…",
             None,
             self.opened.ask_register,
-            "Register the opened table so that cosh and the MCP server offer it to agents",
+            "Register the opened table for agents (the dialog says which registry, and who reads it)",
         )
         self.reload_action = self._action(
             "&Reload Registry", "F5", self._on_reload, "Read the registry again"

@@ -23,7 +23,12 @@ if TYPE_CHECKING:
         set_active,
         unregister_database,
     )
-    from recall_gui.core.registry.registry_advice import empty_registry_hint, location_problem
+    from recall_gui.core.registry.registry_advice import (
+        empty_registry_hint,
+        location_problem,
+        offered_by,
+        registry_readers,
+    )
     from recall_gui.core.registry.suffix import SuffixWarning, build_tool_suffix, served_tool
     from recall_gui.core.registry.suffix_drift import SuffixDrift
     from recall_gui.core.registry.suffix_store import (
@@ -52,6 +57,8 @@ __all__ = [
     "empty_registry_hint",
     "load_registry",
     "location_problem",
+    "offered_by",
+    "registry_readers",
     "restore_database",
     "served_tool",
     "set_active",
@@ -77,6 +84,8 @@ if not TYPE_CHECKING:
             "registry_advice": (
                 "empty_registry_hint",
                 "location_problem",
+                "offered_by",
+                "registry_readers",
             ),
             "suffix": (
                 "SuffixWarning",

@@ -184,7 +184,7 @@ class OpenedTables(QObject):
                 UserMessage(f"{entry.name} cannot be read, so it cannot be added.", None, "warning")
             )
             return
-        from recall_gui.core.base import DBS_FILE
+        from recall_gui.core.registry import registry_readers
         from recall_gui.core.tables import model_choices
 
         registry = self.services.registry
@@ -193,7 +193,7 @@ class OpenedTables(QObject):
             columns=info.columns,
             taken={db.name for db in registry.databases},
             choices=model_choices(info.columns.vector_dim),
-            registry_file=str(registry.directory / DBS_FILE),
+            registry=registry_readers(self.services.location),
             parent=self.window,
         )
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
@@ -211,6 +211,7 @@ class OpenedTables(QObject):
     ) -> bool:
         """Add ``entry`` to the registry as ``request`` says, then show the registered database; ``False``
         (and the reason in the banner) if it was refused."""
+        from recall_gui.core.registry import offered_by
         from recall_gui.core.tables import register_table
 
         services = self.services
@@ -231,7 +232,7 @@ class OpenedTables(QObject):
         services.show_message(
             UserMessage(
                 f"Added {request.name} to the agents' databases ({state}).",
-                f"cosh and recall-gui's MCP server offer it from their next tool listing.{notes}",
+                f"{offered_by(services.location)}{notes}",
                 "info",
             )
         )
