@@ -1,6 +1,7 @@
 """The "Add to agents' databases" dialog says which registry it writes and who reads it: recall-gui's own
 registry (when there is no cosh registry) is read by `recall-gui mcp`, never by cosh; cosh's registry is
-read by both. The banner after adding says the same."""
+read by both. The banner after adding says the same. Once it is closed, the window's shortcuts work again
+(no window was active before, where no window manager handed the keyboard back)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
 from recall_gui.qt.main_window import MainWindow
 from tests.foldertools import write_langchain_table
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
-from tests.qt.conftest import WindowFactory, run, waiting_for
+from tests.qt.conftest import WindowFactory, run, until, waiting_for
 
 
 def add_dialog_intro(window: MainWindow, loop: asyncio.AbstractEventLoop, folder: Path) -> str:
@@ -72,3 +77,42 @@ def test_on_coshs_registry_the_dialog_says_cosh_and_the_mcp_server_read_it(
     assert window.location.source == "cosh"
     intro = add_dialog_intro(window, loop, folder)
     assert f"to cosh's registry ({cosh_dir / 'rag_dbs.json'}), which cosh and `recall-gui mcp` read." in intro
+
+
+def test_ctrl_g_right_after_the_register_dialog_adds_the_check_and_says_so_beside_the_button(
+    kb: KnowledgeBase,
+    passage_vectors: Any,
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "langchain"
+    write_langchain_table(folder, "vectorstore", passage_vectors)
+    window = open_window(kb.registry_dir)
+    window.activateWindow()
+    run(loop, until(lambda: QApplication.activeWindow() is window, "the window is active"))
+    page = window.knowledge
+    page.query_bar.query_edit.setText("capital of France")
+    add_dialog_intro(window, loop, folder)
+    dialog = window.opened.add_dialog
+    assert dialog is not None
+    dialog.name_edit.setText("lc-notes")
+    with waiting_for(loop, page.searchFinished):  # registered, then searched with the query typed
+        dialog.add_button.click()
+    run(loop, window.tasks.wait_idle())
+    assert page.current is not None and page.current.name == "lc-notes"
+
+    results = page.results.results_table
+    QTest.mouseClick(
+        results.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=results.visualRect(results.model().index(1, 1)).center(),
+    )
+    expected = page.results.selected_items()[0]
+    QTest.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
+    checks = window.services.golden.checks
+    assert [(c.db_name, c.query, c.expect) for c in checks] == [
+        ("lc-notes", "capital of France", (expected.id,))
+    ]
+    assert page.entry_tools.golden_added.text() == "✓ Added in golden.json: see the Checks page (Ctrl+5)"
+    assert page.entry_tools.golden_added.isVisible()

@@ -94,6 +94,11 @@ class OpenedTables(QObject):
         self.add_dialog: AddDatabaseDialog | None = None
         self.uri_dialog: UriDialog | None = None
 
+    def _give_back_keys(self) -> None:
+        """A dialog over the window closed: the window takes the keyboard again. Where no window manager
+        hands it back, no window was active afterwards, and the window's shortcuts reached nothing."""
+        self.window.window().activateWindow()
+
     # --- opening ----------------------------------------------------------------------------------------
 
     async def open_place(
@@ -137,6 +142,7 @@ class OpenedTables(QObject):
         picker.accepted.connect(chosen)
         picker.rejected.connect(self.pickerCancelled)
         picker.finished.connect(picker.deleteLater)
+        picker.finished.connect(self._give_back_keys)
         self.picker = picker
         picker.open()
         self.pickerShown.emit()
@@ -202,6 +208,7 @@ class OpenedTables(QObject):
             lambda: self.services.tasks.start(self.register(entry, dialog.request(), inputs), key="register")
         )
         dialog.finished.connect(dialog.deleteLater)
+        dialog.finished.connect(self._give_back_keys)
         self.add_dialog = dialog
         dialog.open()
         self.addDialogShown.emit()
@@ -250,6 +257,7 @@ class OpenedTables(QObject):
             )
         )
         dialog.finished.connect(dialog.deleteLater)
+        dialog.finished.connect(self._give_back_keys)
         self.uri_dialog = dialog
         dialog.open()
 

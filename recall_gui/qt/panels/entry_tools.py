@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from recall_gui.qt.panels.status_note import StatusNote, Tone
-from recall_gui.qt.widgets import push_button
+from recall_gui.qt.widgets import ElidedLabel, push_button
 
 if TYPE_CHECKING:
     from recall_gui.core.search import AgentVerdict, Visibility
@@ -126,13 +126,16 @@ class EntryTools(QWidget):
         self.more_like_button.clicked.connect(self.more_like_action.trigger)
         self.add_golden_button = push_button("Add as golden check", "addGoldenButton", GOLDEN_TIP)
         self.add_golden_button.clicked.connect(self.add_golden_action.trigger)
+        #: Beside the buttons: that a golden check was just added (the status bar is far from them).
+        self.golden_added = ElidedLabel()
+        self.golden_added.setObjectName("goldenAdded")
         self.note = StatusNote("visibilityNote")
         self.note.setToolTip("Would the agent see this? Its rank for the query, and the limit's cut-off")
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.addWidget(self.more_like_button)
         buttons.addWidget(self.add_golden_button)
-        buttons.addStretch(1)
+        buttons.addWidget(self.golden_added, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 6, 0, 0)
         layout.setSpacing(6)
@@ -149,8 +152,15 @@ class EntryTools(QWidget):
         self.add_golden_button.setToolTip(golden_tip)
 
     def show_verdict(self, text: str, tone: Tone) -> None:
+        """The verdict for the entry selected now (a check added for the one before is no longer said)."""
+        self.golden_added.clear()
         self.note.show_note(text, tone)
         self.note.setVisible(True)
+
+    def confirm_golden(self, text: str, details: str) -> None:
+        """Say beside the button that a golden check was added (``details``: the whole of it, as a tip)."""
+        self.golden_added.setText(f"✓ {text}")
+        self.golden_added.setToolTip(details)
 
     def show_visibility(self, verdict: AgentVerdict) -> None:
         self.show_verdict(*describe(verdict))
