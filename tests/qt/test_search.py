@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QTableView,
-    QTableWidget,
 )
 from pytestqt.qtbot import QtBot
 
@@ -251,8 +250,8 @@ def test_the_detail_shows_the_whole_entry_its_other_columns_and_its_vector(
     content = window.findChild(QPlainTextEdit, "detailContent").toPlainText()
     assert content == dict(zip(kb.ids, kb.contents, strict=True))["unicode"]
     assert "🚀" in content
-    metadata = window.findChild(QTableWidget, "detailMetadata")
-    pairs = {metadata.item(r, 0).text(): metadata.item(r, 1).text() for r in range(metadata.rowCount())}
+    metadata = window.findChild(QTableView, "detailMetadata").model()
+    pairs = {metadata.index(r, 0).data(): metadata.index(r, 1).data() for r in range(metadata.rowCount())}
     index = kb.ids.index("unicode")
     assert pairs == {"source": f"doc-{index}.md", "page": str(index)}
     vector_text = window.findChild(QLabel, "detailVector").text()

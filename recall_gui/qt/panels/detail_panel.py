@@ -19,14 +19,13 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QScrollArea,
     QStackedWidget,
-    QTableWidget,
-    QTableWidgetItem,
     QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
 from recall_gui.qt.models.roles import plain_value
+from recall_gui.qt.models.text_rows import TextRowsModel, fit_columns, text_rows_view
 from recall_gui.qt.widgets import group_box, monospace_font_family, push_button, selectable_label, text_view
 
 if TYPE_CHECKING:
@@ -45,6 +44,13 @@ EMPTY_TEXT = "Select a row to see the whole entry: its full content, every other
 
 def _copy(text: str) -> None:
     QGuiApplication.clipboard().setText(text)
+
+
+def _cell(name: str, value: Any, column: int) -> str:
+    """A row of the other columns: the column's name, or its value as text (JSON unless it is text)."""
+    if column == 0:
+        return name
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value)
 
 
 def _row(*widgets: QWidget) -> QHBoxLayout:
@@ -121,14 +127,11 @@ class DetailPanel(QWidget):
             "Show the content as preformatted text: a fixed-width font, lines as they are"
         )
         self.monospace.toggled.connect(self.set_monospace)
-        self.metadata = QTableWidget(0, 2)
-        self.metadata.setObjectName("detailMetadata")
-        self.metadata.setHorizontalHeaderLabels(["Column", "Value"])
-        self.metadata.verticalHeader().setVisible(False)
-        self.metadata.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        # The other columns as a model the view asks for the rows on screen: a table of 10,000 columns
+        # made 20,000 items here, each measured again as the next was set.
+        self.metadata_model = TextRowsModel(["Column", "Value"])
+        self.metadata = text_rows_view("detailMetadata", self.metadata_model)
         self.metadata.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.metadata.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.metadata.setWordWrap(False)
         self.copy_metadata = push_button("Copy", "copyMetadataButton", "Copy the other columns as JSON")
         self.copy_metadata.clicked.connect(lambda: _copy(self.metadata_json()))
         self.metadata_box = group_box("Other columns", [(self.metadata, 1)], [self.copy_metadata])
@@ -170,13 +173,9 @@ class DetailPanel(QWidget):
             self.content.setPlainText(content)
         self.highlight(highlight)
         self._metadata = {name: plain_value(value) for name, value in metadata.items()}
-        self.metadata.setRowCount(len(self._metadata))
-        for row, (name, value) in enumerate(self._metadata.items()):
-            self.metadata.setItem(row, 0, QTableWidgetItem(name))
-            text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
-            item = QTableWidgetItem(text)
-            item.setToolTip(text[:2000])
-            self.metadata.setItem(row, 1, item)
+        names, values = list(self._metadata), list(self._metadata.values())
+        self.metadata_model.show(len(names), lambda row, column: _cell(names[row], values[row], column))
+        fit_columns(self.metadata, [0])
         self.metadata_box.setVisible(bool(self._metadata))
         shown = min(len(self._metadata), MAX_METADATA_ROWS)
         header = self.metadata.horizontalHeader().sizeHint().height()
