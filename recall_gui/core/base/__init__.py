@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from recall_gui.core.base.app_settings import MB, AppSettings, AppSettingsError, SettingsStore
     from recall_gui.core.base.atomic import set_aside, write_text_atomic
     from recall_gui.core.base.captions import one_line, plural, quoted
+    from recall_gui.core.base.collector import collection_paused
     from recall_gui.core.base.compat import defer_lance_rest_client
     from recall_gui.core.base.control_chars import printable
     from recall_gui.core.base.credentials import has_credentials, masked, without_credentials
@@ -86,6 +87,7 @@ __all__ = [
     "SettingsStore",
     "Vector",
     "app_config_dir",
+    "collection_paused",
     "compose_description",
     "defer_lance_rest_client",
     "first_surrogate",
@@ -134,6 +136,7 @@ if not TYPE_CHECKING:
                 "plural",
                 "quoted",
             ),
+            "collector": ("collection_paused",),
             "compat": ("defer_lance_rest_client",),
             "credentials": (
                 "has_credentials",
