@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from recall_gui.core.base import RecallError
+from recall_gui.core.base import METRIC_NAMES, RecallError
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS, changed_ranges
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_picker import DatabasePicker
@@ -163,11 +163,12 @@ class DuplicatesPage(QWidget):
     def _build_widgets(self) -> None:
         self.database_combo = DatabasePicker()
         self.database_combo.setObjectName("duplicatesDatabase")
-        self.database_combo.setMinimumWidth(150)
+        self.database_combo.setMinimumWidth(120)
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("duplicatesMetric")
-        for metric in METRICS:
-            self.metric_combo.addItem(METRIC_LABELS[metric], metric)
+        self.metric_combo.setToolTip("The distance the entries are compared by")
+        for metric in METRICS:  # short names: the row of controls fits an 800-pixel window
+            self.metric_combo.addItem(METRIC_NAMES.get(metric, metric), metric)
         self.threshold_spin = QDoubleSpinBox()
         self.threshold_spin.setObjectName("duplicatesThreshold")
         self.threshold_spin.setDecimals(4)

@@ -102,8 +102,11 @@ class DetailPanel(QWidget):
         self.id_edit = QLineEdit()
         self.id_edit.setObjectName("detailId")
         self.id_edit.setReadOnly(True)
+        # It wraps: unwrapped, a long position ("rank 1 · distance … · version 3, not the latest") was the
+        # entry pane's least width, and cut its Copy buttons off in an 800-pixel window.
         self.position = QLabel()
         self.position.setObjectName("detailPosition")
+        self.position.setWordWrap(True)
         self.vector_label = selectable_label("detailVector")
         copy_id = push_button("Copy", "copyIdButton", "Copy the id")
         self.copy_vector = push_button("Copy", "copyVectorButton", "Copy the vector as a JSON array")
@@ -226,8 +229,8 @@ class DetailPanel(QWidget):
         self.copy_vector.setEnabled(vector is not None)
         if vector is not None and norm is not None:
             head = ", ".join(f"{x:.4f}" for x in list(vector[:8]))
-            self.vector_label.setText(f"{len(vector)} dimensions · norm {norm:.4f}")
-            self.vector_label.setToolTip(f"[{head}, …]")
+            self.vector_label.setText(f"{len(vector)}-d · norm {norm:.4f}")
+            self.vector_label.setToolTip(f"{len(vector)} dimensions, norm {norm:.4f}: [{head}, …]")
         else:
             self.vector_label.setText("reading…" if pending else "not stored")
             self.vector_label.setToolTip("")

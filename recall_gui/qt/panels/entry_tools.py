@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from recall_gui.qt.panels.status_note import StatusNote, Tone
@@ -156,6 +156,19 @@ class EntryTools(QWidget):
         self.golden_added.clear()
         self.note.show_note(text, tone)
         self.note.setVisible(True)
+        self._fit_height()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as the verdict's lines at this width and the buttons: the splitter the tools sit in
+        does not ask a widget's height for its width, and cut the buttons off in a narrow window."""
+        layout = self.layout()
+        needed = layout.totalHeightForWidth(self.width()) if layout and layout.hasHeightForWidth() else -1
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
 
     def confirm_golden(self, text: str, details: str) -> None:
         """Say beside the button that a golden check was added (``details``: the whole of it, as a tip)."""

@@ -201,6 +201,12 @@ class KnowledgePage(QWidget):
             layout.addWidget(bar_widget)
         layout.addWidget(self.splitter, 1)
 
+    def heightForWidth(self, _width: int) -> int:
+        """None of its own: the scroll area a page sits in sizes a page whose layout has a height for its
+        width (the facts wrap) to its preferred height, taller than an 800x500 window, instead of the
+        window's; the page fills the window and scrolls only below its minimum."""
+        return -1
+
     def _connect(self) -> None:
         """The panels' signals to the operations they start (slots stay thin)."""
         services, query_bar, limit_spin = self.services, self.query_bar, self.query_bar.limit_spin

@@ -25,6 +25,13 @@ if TYPE_CHECKING:
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
 
 
+def short_method(method: str) -> str:
+    """How a search ranked, in a word or two: "exact", "flat scan", "index IVF_PQ"."""
+    if method.startswith("index:"):
+        return f"index {method.removeprefix('index:')}"
+    return {"exact": "exact", "flat": "flat scan"}.get(method, method)
+
+
 class Searching:
     """The search lane of the page (searches, "more like this"; browsing and choosing supersede it) and
     the status bar's account of the last search."""
@@ -80,15 +87,20 @@ class Searching:
             for label in self.status_labels:
                 label.clear()
             return
+        # Short texts, the rest in their tooltips: the status bar of an 800-pixel window must hold all four
+        # (and what is added to it) without cutting any to a few letters.
         result = report.result
         self.status_count.setText(plural(len(result.hits), "result"))
         self.status_embed.setText(f"Embedding {report.embed_ms:.1f} ms")
-        self.status_search.setText(
-            f"Search {result.search_ms:.1f} ms ({result.method_label}, {result.metric_label})"
+        self.status_search.setText(f"Search {result.search_ms:.1f} ms, {short_method(result.method)}")
+        how = f"{result.method_label}, {result.metric_label}"
+        self.status_search.setToolTip(how + (f"\n{result.note}" if result.note else ""))
+        model, _paren, detail = report.model_used.partition(" (")
+        self.status_model.setText(f"Model: {model}")
+        details = f" ({detail}" if detail else ""
+        self.status_model.setToolTip(
+            f"{model}{details}\n{report.database.embedder.label} — total {report.total_ms:.1f} ms"
         )
-        self.status_search.setToolTip(result.note or "")
-        self.status_model.setText(f"Model: {report.model_used}")
-        self.status_model.setToolTip(f"{report.database.embedder.label} — total {report.total_ms:.1f} ms")
 
     # --- searching --------------------------------------------------------------------------------------
 
