@@ -17,9 +17,9 @@ from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
-    QLabel,
     QMainWindow,
     QMenu,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -56,7 +56,7 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
 from recall_gui.qt.shortcuts import ShortcutsFirst
 from recall_gui.qt.tasks import TaskKeeper
-from recall_gui.qt.widgets import PageTabs
+from recall_gui.qt.widgets import ElidedLabel, PageTabs
 
 if TYPE_CHECKING:
     from recall_gui.core.session import Session
@@ -99,7 +99,9 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.config_dir = config_dir
         self.banner = MessageBanner()
-        self.status_activity = QLabel("Starting…")
+        # Cut to what fits: a long account of the last action took the room of the search's figures.
+        self.status_activity = ElidedLabel("Starting…")
+        self.status_activity.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.status_activity.setObjectName("statusActivity")
         settings, settings_problem = open_settings(config_dir)
         self.services = WindowServices(

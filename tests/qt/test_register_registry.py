@@ -114,5 +114,6 @@ def test_ctrl_g_right_after_the_register_dialog_adds_the_check_and_says_so_besid
     assert [(c.db_name, c.query, c.expect) for c in checks] == [
         ("lc-notes", "capital of France", (expected.id,))
     ]
-    assert page.entry_tools.golden_added.text() == "✓ Added in golden.json: see the Checks page (Ctrl+5)"
+    assert page.entry_tools.golden_added.text() == "✓ Added in golden.json"
+    assert page.entry_tools.golden_added.toolTip().endswith("The Checks page (Ctrl+5) runs it.")
     assert page.entry_tools.golden_added.isVisible()

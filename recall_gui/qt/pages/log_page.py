@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui.core.agents import SHOWN_LOG_BYTES, CallRecord, LogFiles, Stamp
-from recall_gui.core.base import TOOL_NAME, AppSettings, RecallError, SettingsStore
+from recall_gui.core.base import TOOL_NAME, AppSettings, RecallError, SettingsStore, plural
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.call_results_model import CallResultsModel
 from recall_gui.qt.models.calls_model import (
@@ -68,10 +68,6 @@ HINT_PICK = "Select a call to see its results."
 HINT_COVERAGE = (
     "Choose a database and press Compute: its entries that no logged call ever returned show here."
 )
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def _table(name: str, placeholder: str) -> PlaceholderTableView:
@@ -168,6 +164,7 @@ class LogPage(QWidget):
         self.progress.setObjectName("logProgress")
         self.progress.setRange(0, 1000)
         self.progress.setFormat("reading the log: %p%")
+        self.progress.setMinimumWidth(self.fontMetrics().horizontalAdvance("reading the log: 100%") + 32)
         self.progress.hide()
         self.calls_model = CallsModel()
         self.calls_table = _table("logCallsTable", HINT_NO_CALLS)
@@ -371,13 +368,13 @@ class LogPage(QWidget):
         window = self.calls_model.from_window
         if total == shown and window:
             self.caption.setText(
-                f"{_plural(total - window, 'call')} by agents and {window:,} by this window's Agent view "
+                f"{plural(total - window, 'call')} by agents and {window:,} by this window's Agent view "
                 "(not counted as agents'), newest first"
             )
         elif total == shown:
-            self.caption.setText(f"{_plural(total, 'call')}, newest first")
+            self.caption.setText(f"{plural(total, 'call')}, newest first")
         else:
-            self.caption.setText(f"{shown:,} of {_plural(total, 'call')}")
+            self.caption.setText(f"{shown:,} of {plural(total, 'call')}")
         self.calls_table.setPlaceholder(HINT_NO_MATCH if total else HINT_NO_CALLS)
 
     def _check_files(self) -> None:
@@ -410,7 +407,7 @@ class LogPage(QWidget):
         head = f"Sent: {tool}{json.dumps(record.arguments, ensure_ascii=False)}"
         if record.error is not None:
             return f"{head}\nThe agent got an error: {record.error}"
-        parts = [_plural(len(record.result_ids), "result")]
+        parts = [plural(len(record.result_ids), "result")]
         if record.table_version is not None:
             parts.append(f"table version {record.table_version}")
         if record.embed_ms is not None and record.search_ms is not None:
@@ -531,7 +528,7 @@ class LogPage(QWidget):
         since = f" since {local_time(first)}" if first is not None else ""
         self.coverage_summary.setText(
             f"{found.returned:,} of {found.entries:,} entries{share} of {name} were returned to agents at "
-            f"least once by {_plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
+            f"least once by {plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
             + (":" if found.never_returned else ".")
         )
         self.hubs_label.setText(hubs_text(hubs_from_log(self.calls_model.records, name)))

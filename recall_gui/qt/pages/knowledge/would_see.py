@@ -167,7 +167,7 @@ class WouldSee:
         )
         services.set_activity(details)
         self.entry_tools.confirm_golden(
-            f"{done} in {golden.path.name}: see the Checks page (Ctrl+5)", details
+            f"{done} in {golden.path.name}", f"{details}. The Checks page (Ctrl+5) runs it."
         )
         registered = registry.get(check.db_name) if check.db_name is not None else None
         if registered is not None and not registered.active:
