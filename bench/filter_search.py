@@ -16,7 +16,6 @@ Medians over :data:`SESSIONS` fresh sessions (each with its own worker) and thei
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 from bench import data
 from bench.context import BenchContext
 from bench.data import QUESTIONS
+from bench.fresh_search import write_registry
 from bench.results import Metric
 
 TABLE_ROWS = 6_000
@@ -48,21 +48,6 @@ def filters(rows: int) -> tuple[str, ...]:
         "NOT (content LIKE '%repeated chunk%')",
         f"id BETWEEN {row(rows // 10)} AND {row(rows // 3)}",
     )
-
-
-def write_registry(folder: Path, name: str) -> Path:
-    registry = data.DATA_DIR / "filter_registry"
-    registry.mkdir(parents=True, exist_ok=True)
-    entry = {
-        "name": name,
-        "uri": str(folder),
-        "description": "benchmark rows derived from Python's documentation",
-        "embedder": {"Local": {"model": "AllMiniLML6V2"}},
-        "created_at": 1_760_000_000_000,
-    }
-    (registry / "rag_dbs.json").write_text(json.dumps({"dbs": [entry]}, indent=2), encoding="utf-8")
-    (registry / "rag_active.json").write_text(json.dumps([name]), encoding="utf-8")
-    return registry
 
 
 async def one_session(
@@ -96,7 +81,7 @@ async def one_session(
 
 def run(ctx: BenchContext) -> list[Metric]:
     table = ctx.table(TABLE_ROWS)
-    registry = write_registry(table.db_dir, table.name)
+    registry = write_registry(table.db_dir, table.name, data.DATA_DIR / "filter_registry")
     wheres = filters(table.rows)
     questions = list(QUESTIONS)[: ctx.size.count(len(wheres))]
     sessions = [

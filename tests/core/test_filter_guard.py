@@ -4,7 +4,6 @@ a worker process with a memory bound, and refused with what happened (``core.fil
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import resource
 import subprocess
@@ -19,7 +18,7 @@ from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import fetch_page
 from tests.core.test_cli import ROOT, cli
 from tests.kbtools import PASSAGES, KnowledgeBase
-from tests.waiting import wait_until
+from tests.waiting import spawned_children, wait_until
 
 #: Each row's content repeated into ~1.7 GB: LanceDB's engine aborts its process when that fails.
 HUGE = "length(repeat(content, 20000000)) > 0"
@@ -88,18 +87,6 @@ def test_a_filter_lancedb_refuses_is_said_in_plain_words(kb: KnowledgeBase) -> N
     assert asyncio.run(go()) == "the filter 'nope = 1' cannot be used: there is no column named nope"
 
 
-def _workers() -> set[int]:
-    """This process's children started by multiprocessing's spawn (the filter worker is one)."""
-    import psutil
-
-    found = set()
-    for child in psutil.Process().children():
-        with contextlib.suppress(psutil.Error):
-            if "spawn_main" in " ".join(child.cmdline()):
-                found.add(child.pid)
-    return found
-
-
 def test_the_worker_starts_when_warmed_and_loads_lancedbs_engine_without_pyarrow(kb: KnowledgeBase) -> None:
     """Warmed when a filter is likely (the window: the user types one; the CLI: --where), the worker is
     running before the filter comes; it loads LanceDB's compiled engine only, so it is ready at once."""
@@ -107,13 +94,13 @@ def test_the_worker_starts_when_warmed_and_loads_lancedbs_engine_without_pyarrow
 
     async def go() -> tuple[int, list[str]]:
         async with Session() as session:
-            before = _workers()
+            before = spawned_children()
             session.filters.warm()
-            wait_until(lambda: _workers() - before, "the filter worker started")
-            (worker,) = _workers() - before
+            wait_until(lambda: spawned_children() - before, "the filter worker started")
+            (worker,) = spawned_children() - before
             page = await fetch_page(session, kb.target, offset=0, limit=50, where="id = 'paris'")
             assert page.ids == ("paris",)
-            assert _workers() - before == {worker}  # the filter was counted by the warmed worker
+            assert spawned_children() - before == {worker}  # the filter was counted by the warmed worker
             return worker, [m.path for m in psutil.Process(worker).memory_maps()]
 
     worker, mapped = asyncio.run(go())

@@ -5,9 +5,7 @@ does `recall-gui search`."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
-import psutil
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QTableView
@@ -15,18 +13,9 @@ from PySide6.QtWidgets import QTableView
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run, until, waiting_for
+from tests.waiting import spawned_children
 
 NO_MATCH = "id = 'nowhere'"
-
-
-def filter_workers() -> set[int]:
-    """This process's children started by multiprocessing's spawn (the session's filter worker)."""
-    found = set()
-    for child in psutil.Process().children():
-        with contextlib.suppress(psutil.Error):
-            if "spawn_main" in " ".join(child.cmdline()):
-                found.add(child.pid)
-    return found
 
 
 def test_typing_a_filter_starts_its_checker_before_enter_which_then_uses_it(
@@ -34,16 +23,16 @@ def test_typing_a_filter_starts_its_checker_before_enter_which_then_uses_it(
 ) -> None:
     window = open_window(kb.registry_dir)
     run(loop, window.tasks.wait_idle())
-    before = filter_workers()
+    before = spawned_children()
     edit = window.knowledge.filter_bar.where_edit
     QTest.keyClicks(edit, "id = 'paris'")
-    run(loop, until(lambda: bool(filter_workers() - before), "the filter's worker started while typing"))
-    started = filter_workers() - before
+    run(loop, until(lambda: bool(spawned_children() - before), "the filter's worker started while typing"))
+    started = spawned_children() - before
     with waiting_for(loop, window.knowledge.browseReady):
         QTest.keyClick(edit, Qt.Key.Key_Return)
     browse = window.findChild(QTableView, "browseTable")
     assert browse.model().rowCount() == 1
-    assert filter_workers() - before == started  # Enter found it running: no second one
+    assert spawned_children() - before == started  # Enter found it running: no second one
 
 
 def test_a_filter_that_keeps_no_row_says_so_with_the_tables_size_searched_and_browsed(

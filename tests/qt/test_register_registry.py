@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -18,6 +19,13 @@ from recall_gui.qt.main_window import MainWindow
 from tests.foldertools import write_langchain_table
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, until, waiting_for
+
+
+@pytest.fixture
+def folder(tmp_path: Path, passage_vectors: Any) -> Path:
+    """A LangChain table, not registered: what the dialog adds."""
+    write_langchain_table(tmp_path / "langchain", "vectorstore", passage_vectors)
+    return tmp_path / "langchain"
 
 
 def add_dialog_intro(window: MainWindow, loop: asyncio.AbstractEventLoop, folder: Path) -> str:
@@ -30,18 +38,12 @@ def add_dialog_intro(window: MainWindow, loop: asyncio.AbstractEventLoop, folder
 
 
 def test_with_no_cosh_registry_the_dialog_names_the_apps_own_registry_which_cosh_never_reads(
-    kb: KnowledgeBase,
-    passage_vectors: Any,
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    kb: KnowledgeBase, folder: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     app_registry = Path(os.environ["RECALL_GUI_DATA_DIR"]) / "registry"
     cosh_file = Path(os.environ["XDG_DATA_HOME"]) / "cosh" / "rag_dbs.json"
     assert not cosh_file.exists()
     write_registry(app_registry, [cosh_entry(kb.name, kb.db_dir)])
-    folder = tmp_path / "langchain"
-    write_langchain_table(folder, "vectorstore", passage_vectors)
     window = open_window(None)
     assert window.location.source == "app"
 
@@ -63,16 +65,10 @@ def test_with_no_cosh_registry_the_dialog_names_the_apps_own_registry_which_cosh
 
 
 def test_on_coshs_registry_the_dialog_says_cosh_and_the_mcp_server_read_it(
-    kb: KnowledgeBase,
-    passage_vectors: Any,
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    kb: KnowledgeBase, folder: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     cosh_dir = Path(os.environ["XDG_DATA_HOME"]) / "cosh"
     write_registry(cosh_dir, [cosh_entry(kb.name, kb.db_dir)])
-    folder = tmp_path / "langchain"
-    write_langchain_table(folder, "vectorstore", passage_vectors)
     window = open_window(None)
     assert window.location.source == "cosh"
     intro = add_dialog_intro(window, loop, folder)
@@ -80,14 +76,8 @@ def test_on_coshs_registry_the_dialog_says_cosh_and_the_mcp_server_read_it(
 
 
 def test_ctrl_g_right_after_the_register_dialog_adds_the_check_and_says_so_beside_the_button(
-    kb: KnowledgeBase,
-    passage_vectors: Any,
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    kb: KnowledgeBase, folder: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
-    folder = tmp_path / "langchain"
-    write_langchain_table(folder, "vectorstore", passage_vectors)
     window = open_window(kb.registry_dir)
     window.activateWindow()
     run(loop, until(lambda: QApplication.activeWindow() is window, "the window is active"))

@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QPushButton
@@ -56,21 +57,25 @@ def test_deactivating_the_shown_database_turns_the_would_see_answer_at_once(
     run(loop, until(lambda: "? Yes" in verdict(window), "the verdict follows the registry back"))
 
 
-def two_databases(make_kb: Callable[..., KnowledgeBase], tmp_path: Path) -> tuple[KnowledgeBase, Path]:
-    kb = make_kb()
-    other = {**cosh_entry("other", kb.db_dir, "Another view"), "table": kb.name}
-    return kb, write_registry(tmp_path / "reg", [cosh_entry(kb.name, kb.db_dir), other])
-
-
-def test_after_unregister_then_undo_every_page_shows_the_database_again_and_no_message_says_it_is_gone(
+@pytest.fixture
+def two_databases(
     make_kb: Callable[..., KnowledgeBase],
     open_window: WindowFactory,
     loop: asyncio.AbstractEventLoop,
     tmp_path: Path,
-) -> None:
-    kb, registry_dir = two_databases(make_kb, tmp_path)
-    window = open_window(registry_dir)
+) -> tuple[KnowledgeBase, MainWindow]:
+    """A window on two databases (the knowledge base and "other", the same table), showing the first."""
+    kb = make_kb()
+    other = {**cosh_entry("other", kb.db_dir, "Another view"), "table": kb.name}
+    window = open_window(write_registry(tmp_path / "reg", [cosh_entry(kb.name, kb.db_dir), other]))
     run(loop, window.knowledge.choose_database(kb.name))
+    return kb, window
+
+
+def test_after_unregister_then_undo_every_page_shows_the_database_again_and_no_message_says_it_is_gone(
+    two_databases: tuple[KnowledgeBase, MainWindow], loop: asyncio.AbstractEventLoop
+) -> None:
+    kb, window = two_databases
     shown = {
         "knowledge": lambda: window.knowledge.current.name if window.knowledge.current else None,
         "health": window.health.database_combo.chosen,
@@ -112,14 +117,9 @@ def test_a_deactivation_undone_by_another_program_withdraws_the_message(
 
 
 def test_health_and_duplicates_say_what_their_button_does_and_follow_the_knowledge_pages_database(
-    make_kb: Callable[..., KnowledgeBase],
-    open_window: WindowFactory,
-    loop: asyncio.AbstractEventLoop,
-    tmp_path: Path,
+    two_databases: tuple[KnowledgeBase, MainWindow], loop: asyncio.AbstractEventLoop
 ) -> None:
-    kb, registry_dir = two_databases(make_kb, tmp_path)
-    window = open_window(registry_dir)
-    run(loop, window.knowledge.choose_database(kb.name))
+    kb, window = two_databases
     health, duplicates = window.health, window.duplicates
     assert health.tree.placeholder() == (
         f"Press “Check health” to read LanceDB's statistics of {kb.name} and scan each of its rows, "
