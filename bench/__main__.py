@@ -38,6 +38,7 @@ GROUPS: dict[str, str] = {
     "registry_load": "bench.registry_load",
     "large_registry": "bench.large_registry",
     "fresh_search": "bench.fresh_search",
+    "filters": "bench.filter_search",
     "mcp": "bench.agent_first_call",
     "map": "bench.map",
     "health": "bench.health_scan",

@@ -112,8 +112,10 @@ def table_folder(ctx: BenchContext) -> tuple[Path, str]:
     return folder, table.name
 
 
-def write_registry(folder: Path, name: str) -> Path:
-    registry = data.DATA_DIR / "fresh_registry"
+def write_registry(folder: Path, name: str, registry: Path | None = None) -> Path:
+    """A cosh registry (``registry``, default ``bench/data/fresh_registry``) listing table ``name`` of
+    ``folder`` as its one active database."""
+    registry = registry or data.DATA_DIR / "fresh_registry"
     registry.mkdir(parents=True, exist_ok=True)
     entry = {
         "name": name,

@@ -23,15 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.gap import GapMeter
+from bench.process_age import process_age_s
 
 #: How long after the registry is shown again the F5 round keeps measuring (the health checks it starts).
 AFTER_RELOAD_S = 1.0
-
-
-def since_process_start() -> float:
-    import psutil
-
-    return time.time() - psutil.Process().create_time()
 
 
 async def reload_once(window: Any, meter: GapMeter) -> dict[str, float]:
@@ -71,7 +66,7 @@ def main() -> None:
 
     async def session() -> None:
         await window.start()
-        found["start_s"] = since_process_start()
+        found["start_s"] = process_age_s()
         found["start_stall_ms"] = meter.stop()
         found["listed"] = len(window.knowledge.database_bar.names())
         found["databases"] = len(window.registry.databases)

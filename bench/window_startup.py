@@ -7,7 +7,7 @@ imported, databases checked, the first page shown); "max gap" is the longest the
 serving a 10 ms timer in between, i.e. the worst delay a key press typed meanwhile could see. A bare
 PySide6 window is measured the same way.
 
-    python bench/window_startup.py [--registry DIR] [--runs 5]
+    python -m bench.window_startup [--registry DIR] [--runs 5]
 
 Needs a display (or QT_QPA_PLATFORM=offscreen, which measures less drawing).
 """
@@ -20,12 +20,9 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-
-def _since_process_start() -> float:
-    import psutil
-
-    return time.time() - psutil.Process().create_time()
+from bench.process_age import process_age_s
 
 
 def _child(kind: str, registry: str | None) -> None:
@@ -53,7 +50,7 @@ def _child(kind: str, registry: str | None) -> None:
         if found is None or handle is None or not handle.isExposed():
             QTimer.singleShot(1, probe)
             return
-        times["ready_s"] = _since_process_start()
+        times["ready_s"] = process_age_s()
         if kind == "bare":
             finish()
             return
@@ -70,7 +67,7 @@ def _child(kind: str, registry: str | None) -> None:
 
         def loaded() -> None:
             ticker.stop()
-            times["libraries_loaded_s"] = _since_process_start()
+            times["libraries_loaded_s"] = process_age_s()
             finish()
 
         ticker.timeout.connect(tick)
@@ -92,10 +89,11 @@ def _child(kind: str, registry: str | None) -> None:
 
 def measure_once(kind: str, registry: str | None, env: dict[str, str] | None = None) -> dict[str, float]:
     """One start-up in a fresh process (``env``: its environment, default this one's)."""
-    command = [sys.executable, __file__, "--child", kind]
+    command = [sys.executable, "-m", "bench.window_startup", "--child", kind]
     if registry:
         command += ["--registry", registry]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True, env=env)
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True, env=env, cwd=root)
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 

@@ -21,3 +21,17 @@ def wait_until(condition: Callable[[], object], what: str, timeout: float = 30.0
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting until {what}")
         time.sleep(POLL_S)
+
+
+def spawned_children() -> set[int]:
+    """This process's children started by multiprocessing's spawn (the session's filter worker is one)."""
+    import contextlib
+
+    import psutil
+
+    found = set()
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.Error):
+            if "spawn_main" in " ".join(child.cmdline()):
+                found.add(child.pid)
+    return found

@@ -16,6 +16,7 @@ from recall_gui.core.registry import location_problem
 
 if TYPE_CHECKING:
     from recall_gui.core.search import Harness, SearchReport
+    from recall_gui.core.storage import TableTarget
 
 
 NAME = "search"
@@ -117,6 +118,8 @@ async def _search(args: argparse.Namespace) -> str:
     if wrong_folder is not None:
         raise wrong_folder
     session = core.session.Session(keep_vectors=False)  # one search: no vectors read into memory for the next
+    if args.where is not None:
+        session.filters.warm()  # the filter's worker starts while LanceDB and the model load here
     harness = core.search.Harness(where.directory, session=session)
     try:
         arguments = {"db_name": args.db, "query": args.query, "limit": limit_from_text(args.limit)}
@@ -128,6 +131,8 @@ async def _search(args: argparse.Namespace) -> str:
             report = await harness.run(arguments)
         else:
             report = await _filtered(harness, arguments, args.where)
+        if not report.result.hits:
+            await _say_why_empty(harness, report.database.target, args.where, arguments["limit"])
     finally:
         await harness.aclose()
         await session.aclose()
@@ -159,6 +164,8 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
     found = await core.search.text_search(
         harness, entry, query, limit, "fts" if args.fts else "hybrid", where=where_from_option(args.where)
     )
+    if not found.output.results:
+        await _say_why_empty(harness, entry.target, args.where, limit)
     if args.verbose:
         how = "full-text (BM25)" if args.fts else "hybrid (vector and full-text, RRF)"
         print(
@@ -166,6 +173,12 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
             file=sys.stderr,
         )
     return found.output.to_json()
+
+
+async def _say_why_empty(harness: Harness, target: TableTarget, where: str | None, limit: int) -> None:
+    """An empty answer says why on stderr (a limit of 0, no row kept by the filter, an empty table);
+    stdout stays the agent's JSON."""
+    print(f"note: {await core.tables.why_empty(harness.session, target, where, limit)}", file=sys.stderr)
 
 
 async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:

@@ -17,15 +17,14 @@ from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
-    QLabel,
     QMainWindow,
     QMenu,
-    QMessageBox,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from recall_gui import __version__, core
+from recall_gui import core
 from recall_gui.core.base import DemoBuildCancelled, RecallError, RegistryLocation, SettingsStore
 from recall_gui.core.demo import demo_wanted
 from recall_gui.core.drafts import Drafts
@@ -39,6 +38,7 @@ from recall_gui.core.registry import (
     location_problem,
 )
 from recall_gui.qt.demo_dialog import DemoBuild
+from recall_gui.qt.help_menu import show_about, show_shortcuts
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.pages.agent_page import AgentPage
 from recall_gui.qt.pages.checks_page import ChecksPage
@@ -58,7 +58,7 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
 from recall_gui.qt.shortcuts import ShortcutsFirst
 from recall_gui.qt.tasks import TaskKeeper
-from recall_gui.qt.widgets import PageTabs
+from recall_gui.qt.widgets import ElidedLabel, PageTabs
 
 if TYPE_CHECKING:
     from recall_gui.core.session import Session
@@ -72,27 +72,6 @@ HEALTH_FIRST = 200
 HEALTH_BATCH = 50
 #: A folder or URI to open at start, with its storage options (``recall-gui PATH``).
 OpenRequest = tuple[str, Mapping[str, str]]
-
-#: Every keyboard shortcut, as Help ▸ Keyboard Shortcuts lists them.
-SHORTCUTS = (
-    ("Ctrl+O", "open a LanceDB folder (read-only, not registered)"),
-    ("Ctrl+L", "focus the query"),
-    ("Enter", "search (an empty query browses every row)"),
-    ("Esc", "cancel the running search, or close the message"),
-    ("Ctrl+C", "copy the selected rows (tab-separated)"),
-    ("F5", "reload the registry and re-check the databases"),
-    ("Ctrl+B", "browse all rows"),
-    ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
-    ("Ctrl+1 … Ctrl+4", "knowledge base / tool description / agent view / agent log"),
-    ("Ctrl+5 … Ctrl+8", "checks / duplicates / the table's history (versions, what changed) / its map"),
-    ("Ctrl+9", "a database's health (fragments, indexes, bad vectors, empty and repeated contents)"),
-    ("Ctrl+0", "reach: the entries the agent never returns, even asked about exactly what they say"),
-    ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
-    ("Ctrl+G", "add the last query with the selected rows as a golden check"),
-    ("Ctrl+Z", "on the Checks page: put back the checks just removed"),
-    ("Ctrl+S", "save the description suffix"),
-    ("F1", "this list"),
-)
 
 EXPORT_TIP = "Save the search results, or every row of the browsed table (that the filter keeps), as {}"
 
@@ -122,7 +101,9 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.config_dir = config_dir
         self.banner = MessageBanner()
-        self.status_activity = QLabel("Starting…")
+        # Cut to what fits: a long account of the last action took the room of the search's figures.
+        self.status_activity = ElidedLabel("Starting…")
+        self.status_activity.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.status_activity.setObjectName("statusActivity")
         settings, settings_problem = open_settings(config_dir)
         self.services = WindowServices(
@@ -277,7 +258,7 @@ class MainWindow(QMainWindow):
             "&Add to Agents' Databases…",
             None,
             self.opened.ask_register,
-            "Register the opened table so that cosh and the MCP server offer it to agents",
+            "Register the opened table for agents (the dialog says which registry, and who reads it)",
         )
         self.reload_action = self._action(
             "&Reload Registry", "F5", self._on_reload, "Read the registry again"
@@ -306,8 +287,8 @@ class MainWindow(QMainWindow):
             self._action("&Reach", "Ctrl+0", lambda: self.pages.setCurrentWidget(self.reach)),
         ]
         self._build_database_actions()
-        about = self._action("&About recall-gui", None, self._show_about)
-        shortcuts = self._action("&Keyboard Shortcuts", "F1", self._show_shortcuts)
+        about = self._action("&About recall-gui", None, lambda: show_about(self, self.location))
+        shortcuts = self._action("&Keyboard Shortcuts", "F1", lambda: show_shortcuts(self))
 
         menus = self.menuBar()
         file_menu = menus.addMenu("&File")
@@ -338,7 +319,14 @@ class MainWindow(QMainWindow):
     def _build_database_actions(self) -> None:
         """Activate, Deactivate, Unregister the database the knowledge page shows (its menu, and the
         dropdown's context menu)."""
-        self.database_actions = DatabaseActions(self.services, self._registered_current, self)
+        knowledge = self.knowledge
+        self.database_actions = DatabaseActions(
+            self.services,
+            self._registered_current,
+            self,
+            lambda name: knowledge.choose_database(name, knowledge.read_inputs()),
+        )
+        self.registryReloaded.connect(self.database_actions.follow_registry)
         combo = self.knowledge.database_bar.combo
         combo.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         combo.customContextMenuRequested.connect(
@@ -406,21 +394,6 @@ class MainWindow(QMainWindow):
             self.knowledge.cancel() or self.checks.cancel() or self.duplicates.cancel() or self.reach.cancel()
         ):
             self.banner.dismiss()
-
-    def _show_about(self) -> None:
-        QMessageBox.about(
-            self,
-            "About recall-gui",
-            f"<b>recall-gui {__version__}</b><p>Browse, search and verify the LanceDB knowledge bases your "
-            "agents recall from. It never writes to a knowledge base.</p>"
-            f"<p>Registry: {self.location.directory} ({self.location.source})</p>",
-        )
-
-    def _show_shortcuts(self) -> None:
-        rows = "".join(
-            f"<tr><td><b>{keys}</b>&nbsp;&nbsp;</td><td>{what}</td></tr>" for keys, what in SHORTCUTS
-        )
-        QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table>")
 
     # --- start-up -------------------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableView,
     QTabWidget,
+    QTreeWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -124,14 +125,38 @@ class PlaceholderTableView(QTableView):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        model = self.model()
-        if self._placeholder and (model is None or model.rowCount() == 0):
-            painter = QPainter(self.viewport())
-            painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
-            rect = self.viewport().rect().adjusted(24, 24, -24, -24)
-            flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
-            painter.drawText(rect, int(flags), self._placeholder)
-            painter.end()
+        paint_placeholder(self, self._placeholder)
+
+
+def paint_placeholder(view: QAbstractItemView, text: str) -> None:
+    """Draw ``text`` on ``view`` while its model has no rows (what to do, or why it is empty)."""
+    model = view.model()
+    if text and (model is None or model.rowCount() == 0):
+        painter = QPainter(view.viewport())
+        painter.setPen(view.palette().color(QPalette.ColorRole.PlaceholderText))
+        rect = view.viewport().rect().adjusted(24, 24, -24, -24)
+        flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+        painter.drawText(rect, int(flags), text)
+        painter.end()
+
+
+class PlaceholderTree(QTreeWidget):
+    """A tree that says what to do (or why it is empty) instead of showing a blank area."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._placeholder = ""
+
+    def placeholder(self) -> str:
+        return self._placeholder
+
+    def setPlaceholder(self, text: str) -> None:
+        self._placeholder = text
+        self.viewport().update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        paint_placeholder(self, self._placeholder)
 
 
 #: Model signals after which the view must be laid out and repainted in full.

@@ -163,3 +163,46 @@ import lancedb, sys
 print("lance_namespace_urllib3_client.api" in sys.modules)
 """
     assert _python(code).split() == ["False", "True"]
+
+
+def test_the_filter_worker_counts_with_lancedbs_compiled_module_alone_as_lancedb_counts(
+    kb: KnowledgeBase,
+) -> None:
+    """The worker that first counts a user's filter loads LanceDB's compiled module, not the package (a
+    fraction of a second instead of most of one); its counts and refusals are LanceDB's own."""
+    import lancedb
+
+    code = """
+import asyncio, json, sys
+from recall_gui.core.base import compat
+native = compat.lancedb_native()
+async def go():
+    table = await compat.native_open_table(native, sys.argv[-2], sys.argv[-1], {})
+    await table.checkout(1)
+    counts = [await table.count_rows(where) for where in ("id = 'paris'", "content LIKE '%the%'", None)]
+    try:
+        await table.count_rows("nope = 1")
+    except Exception as error:
+        counts.append(str(error))
+    return counts
+counts = asyncio.run(go())
+heavy = ("lancedb", "pyarrow", "pandas")
+print(json.dumps([counts, sorted(m for m in sys.modules if m.split(".")[0] in heavy)]))
+"""
+    counts, loaded = json.loads(_python(code, str(kb.db_dir), kb.name))
+    table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
+    expected = [table.count_rows("id = 'paris'"), table.count_rows("content LIKE '%the%'"), len(kb.ids)]
+    assert counts[:3] == expected == [1, sum("the" in text for text in kb.contents), 12]
+    with pytest.raises(Exception) as refused:
+        table.count_rows("nope = 1")
+    assert counts[3] == str(refused.value)
+    assert loaded == ["lancedb._lancedb"]
+
+
+def test_the_filter_worker_imports_lancedb_on_an_untested_lancedb() -> None:
+    code = """
+from recall_gui.core.base import compat
+compat.is_tested = lambda package: False
+print(compat.lancedb_native())
+"""
+    assert _python(code) == "None"

@@ -18,6 +18,7 @@ from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import fetch_page
 from tests.core.test_cli import ROOT, cli
 from tests.kbtools import PASSAGES, KnowledgeBase
+from tests.waiting import spawned_children, wait_until
 
 #: Each row's content repeated into ~1.7 GB: LanceDB's engine aborts its process when that fails.
 HUGE = "length(repeat(content, 20000000)) > 0"
@@ -84,3 +85,25 @@ def test_a_filter_lancedb_refuses_is_said_in_plain_words(kb: KnowledgeBase) -> N
             return refused.value.message
 
     assert asyncio.run(go()) == "the filter 'nope = 1' cannot be used: there is no column named nope"
+
+
+def test_the_worker_starts_when_warmed_and_loads_lancedbs_engine_without_pyarrow(kb: KnowledgeBase) -> None:
+    """Warmed when a filter is likely (the window: the user types one; the CLI: --where), the worker is
+    running before the filter comes; it loads LanceDB's compiled engine only, so it is ready at once."""
+    import psutil
+
+    async def go() -> tuple[int, list[str]]:
+        async with Session() as session:
+            before = spawned_children()
+            session.filters.warm()
+            wait_until(lambda: spawned_children() - before, "the filter worker started")
+            (worker,) = spawned_children() - before
+            page = await fetch_page(session, kb.target, offset=0, limit=50, where="id = 'paris'")
+            assert page.ids == ("paris",)
+            assert spawned_children() - before == {worker}  # the filter was counted by the warmed worker
+            return worker, [m.path for m in psutil.Process(worker).memory_maps()]
+
+    worker, mapped = asyncio.run(go())
+    assert any("_lancedb" in path for path in mapped)
+    assert not [path for path in mapped if "pyarrow" in path]
+    assert not psutil.pid_exists(worker)  # closing the session ended it

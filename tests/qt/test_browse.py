@@ -156,7 +156,7 @@ def test_opening_a_browsed_row_reads_its_vector(
     assert window.findChild(QPlainTextEdit, "detailContent").toPlainText() == kb.contents[2]
     assert window.findChild(QLabel, "detailPosition").text() == "row 3 of 12"
     run(loop, window.tasks.wait_idle())
-    assert window.findChild(QLabel, "detailVector").text().startswith("384 dimensions · norm 1.00")
+    assert window.findChild(QLabel, "detailVector").text().startswith("384-d · norm 1.00")
 
 
 def test_export_while_browsing_writes_the_rows_shown(

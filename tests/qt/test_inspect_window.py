@@ -91,14 +91,14 @@ def test_the_schema_view_lists_every_column_and_puts_a_name_into_the_filter(
     assert page.schema_panel.names() == ["id", "content", "vector", "source", "page", "meta", "meta.lang"]
     table = page.schema_panel.table
     row = page.schema_panel.names().index("vector")
-    assert [table.item(row, c).text() for c in range(4)] == [
+    assert [table.model().index(row, c).data() for c in range(4)] == [
         "vector",
         "fixed_size_list<item: float>[384]",
         "yes",
         "vector (384-d, l2)",
     ]
-    lang = table.item(page.schema_panel.names().index("meta.lang"), 0)
-    table.itemDoubleClicked.emit(lang)
+    lang = table.model().index(page.schema_panel.names().index("meta.lang"), 0)
+    table.doubleClicked.emit(lang)
     assert page.filter_bar.where_edit.text() == "meta.lang"
 
 

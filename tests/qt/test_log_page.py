@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from recall_gui.core.agents.agent_log import CallRecord, LogSwitch
+from recall_gui.core.base import TOOL_NAME
 from recall_gui.core.base.app_settings import MB, AppSettings, SettingsStore
 from recall_gui.core.tables.browse import BrowseRow
 from recall_gui.qt.main_window import MainWindow
@@ -42,7 +43,7 @@ def open_log(window: MainWindow, loop: asyncio.AbstractEventLoop) -> LogPage:
 
 
 def shown(page: LogPage, column: int) -> list[str]:
-    return [str(page.proxy.index(row, column).data()) for row in range(page.proxy.rowCount())]
+    return [str(page.calls_model.index(row, column).data()) for row in range(page.calls_model.rowCount())]
 
 
 def select_call(page: LogPage, loop: asyncio.AbstractEventLoop, row: int) -> CallRecord:
@@ -83,7 +84,8 @@ def test_calls_are_listed_newest_first_and_filtered(
     assert shown(page, QUERY) == ["anything"]
     assert page.caption.text() == "1 of 3 calls"
     page.filter_edit.setText("nothing like this")
-    assert page.proxy.rowCount() == 0 and page.calls_table.placeholder() == "No call matches the filter."
+    assert page.calls_model.rowCount() == 0
+    assert page.calls_table.placeholder() == "No call matches the filter."
 
 
 def test_a_call_shows_its_results_as_the_agent_got_them_with_contents_now(
@@ -332,11 +334,56 @@ def test_a_log_larger_than_the_window_holds_shows_its_newest_calls_and_says_so(
 ) -> None:
     window = open_window(kb.registry_dir)
     calls = [("c", {"db_name": kb.name, "query": f"question {n}", "limit": 1}) for n in range(4)]
-    records = record_calls(window, loop, calls)
-    window.log.max_shown_bytes = sum(len(r.to_line()) for r in records[-2:])
+    record_calls(window, loop, calls)
+    window.log.max_shown_calls = 2
     page = open_log(window, loop)
     assert shown(page, QUERY) == ["question 3", "question 2"]
     assert page.note.isVisible()
     assert "Only the newest 2 calls are shown, and counted by coverage: 2 older ones are left out" in (
+        page.note.message
+    )
+
+
+def test_a_long_log_is_shown_as_it_is_read_with_progress_and_never_more_than_the_bound(
+    kb: KnowledgeBase,
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reading happens on a worker and hands the page what it read every so often (here: as soon as
+    the page took the batch before); the calls read so far are listed at once, the progress bar says how
+    far it got, and the page holds no more than its bound of the newest calls while it reads."""
+    from recall_gui.qt.pages import log_reading
+
+    window = open_window(kb.registry_dir)
+    write_records(
+        window.log.files,
+        [
+            CallRecord(f"2026-01-01T10:00:{n // 100:02d}.{n % 100:02d}0000+00:00", "c", "1", TOOL_NAME,
+                       {"db_name": kb.name, "query": f"question {n}"}, ("paris",))
+            for n in range(60)
+        ],
+    )  # fmt: skip
+    monkeypatch.setattr(log_reading, "BATCH_S", 0.0)
+    monkeypatch.setattr(log_reading, "SLICE_S", 0.0)  # the worker lets the GUI thread run after each call
+    page = window.log
+    page.max_shown_calls = 25
+    seen: list[tuple[int, bool, int]] = []
+    model = page.calls_model
+
+    def inserted(*_args: object) -> None:
+        seen.append((model.held, page.progress.isVisible(), page.progress.value()))
+
+    model.rowsInserted.connect(inserted)
+    with waiting_for(loop, page.logLoaded):
+        window.pages.setCurrentWidget(page)
+    assert len(seen) > 1 and seen[0][0] < 25  # shown while it was read, not all at the end
+    assert max(held for held, _bar, _value in seen) == 25
+    assert any(bar for _held, bar, _value in seen[:-1])
+    values = [value for _held, bar, value in seen if bar]
+    assert values == sorted(values)
+    assert not page.progress.isVisible()
+    assert shown(page, QUERY) == [f"question {n}" for n in range(59, 34, -1)]
+    assert "Only the newest 25 calls are shown, and counted by coverage: 35 older ones are left out" in (
         page.note.message
     )

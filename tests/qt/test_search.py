@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QTableView,
-    QTableWidget,
 )
 from pytestqt.qtbot import QtBot
 
@@ -251,12 +250,12 @@ def test_the_detail_shows_the_whole_entry_its_other_columns_and_its_vector(
     content = window.findChild(QPlainTextEdit, "detailContent").toPlainText()
     assert content == dict(zip(kb.ids, kb.contents, strict=True))["unicode"]
     assert "🚀" in content
-    metadata = window.findChild(QTableWidget, "detailMetadata")
-    pairs = {metadata.item(r, 0).text(): metadata.item(r, 1).text() for r in range(metadata.rowCount())}
+    metadata = window.findChild(QTableView, "detailMetadata").model()
+    pairs = {metadata.index(r, 0).data(): metadata.index(r, 1).data() for r in range(metadata.rowCount())}
     index = kb.ids.index("unicode")
     assert pairs == {"source": f"doc-{index}.md", "page": str(index)}
     vector_text = window.findChild(QLabel, "detailVector").text()
-    assert vector_text.startswith("384 dimensions · norm 1.00")
+    assert vector_text.startswith("384-d · norm 1.00")
     window.findChild(QPushButton, "copyVectorButton").click()
     copied = json.loads(QGuiApplication.clipboard().text())
     assert len(copied) == 384
@@ -301,7 +300,8 @@ def test_choosing_a_database_reads_its_vectors_before_the_first_search(
     run(loop, window.tasks.wait_idle())  # choosing it started the read: no search has run
     assert {key[1] for key in session.vectors.cached_versions()} == {kb.name}
     run(loop, window.knowledge.search(Inputs(QUERY, 3)))
-    assert window.knowledge.status_search.text().endswith("(exact search in memory, squared L2)")
+    assert window.knowledge.status_search.text().endswith(" ms, exact")
+    assert window.knowledge.status_search.toolTip() == "exact search in memory, squared L2"
 
 
 def test_a_search_that_took_a_slower_way_says_why(
@@ -313,7 +313,8 @@ def test_a_search_that_took_a_slower_way_says_why(
     monkeypatch.setenv("RECALL_GUI_EXACT_CACHE_MB", "0")
     window = open_window(kb.registry_dir)
     run(loop, window.knowledge.search(Inputs(QUERY, 3)))
-    assert "(LanceDB's flat scan, squared L2)" in window.knowledge.status_search.text()
+    assert window.knowledge.status_search.text().endswith(" ms, flat scan")
+    assert window.knowledge.status_search.toolTip().startswith("LanceDB's flat scan, squared L2\n")
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()
     assert "Searched with LanceDB's flat scan: exact search in memory is off" in banner.text()
@@ -332,7 +333,7 @@ def test_an_exact_search_without_int8_codes_says_why(
     monkeypatch.setenv("RECALL_GUI_CACHE_DIR", str(cache))
     window = open_window(kb.registry_dir)
     run(loop, window.knowledge.search(Inputs(QUERY, 3)))
-    assert window.knowledge.status_search.text().endswith("(exact search in memory, squared L2)")
+    assert window.knowledge.status_search.toolTip().startswith("exact search in memory, squared L2\n")
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()
     assert "Searched with exact search in memory: the float32 copy of the vectors could not be written" in (

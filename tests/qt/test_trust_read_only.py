@@ -64,7 +64,7 @@ def check_summary(summary: dict[str, Any], export_dir: Path) -> None:
     assert summary["problems"] == []
     assert summary["rows"] == summary["paged"] == ROWS and summary["pages_read"] == PAGES > 1
     assert summary["last_row"] == f"{list(PASSAGES)[(ROWS - 1) % 12]}~{ROWS - 1}"
-    assert summary["last_row_vector"].startswith("384 dimensions · norm 1.00")
+    assert summary["last_row_vector"].startswith("384-d · norm 1.00")
     assert summary["filtered"] == len([i for i in range(ROWS) if i % 12 == list(PASSAGES).index("tides")])
     assert summary["rows_exported"] == summary["filtered"]
     assert [top.split("~")[0] for top in summary["tops"]] == ["pw-reset", "paris", "unicode", "tides"]

@@ -13,7 +13,6 @@ from .agent_log import (
     WINDOW_CLIENT as WINDOW_CLIENT,
     CallLog as CallLog,
     CallRecord as CallRecord,
-    LogContents as LogContents,
     LogFiles as LogFiles,
     LogSwitch as LogSwitch,
     Stamp as Stamp,

@@ -2,7 +2,12 @@
 each is loaded from its module on first use. A front end's new name is one line here."""
 
 from .registry import load_registry as load_registry
-from .registry_advice import empty_registry_hint as empty_registry_hint, location_problem as location_problem
+from .registry_advice import (
+    empty_registry_hint as empty_registry_hint,
+    location_problem as location_problem,
+    offered_by as offered_by,
+    registry_readers as registry_readers,
+)
 from .registry_changes import (
     RemovedEntry as RemovedEntry,
     change_active as change_active,

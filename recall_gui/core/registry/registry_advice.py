@@ -14,6 +14,7 @@ from recall_gui.core.base.paths import (
     REGISTRY_ENV,
     RegistryLocation,
     app_registry_dir,
+    cosh_registry_dir,
     folder_problem,
 )
 from recall_gui.core.registry.registry_types import Registry
@@ -46,6 +47,35 @@ def location_problem(where: RegistryLocation) -> RegistryError | None:
     )
     return RegistryError(
         f"the registry folder {where.directory}{origin.get(where.source, '')} {problem}", hint=hint
+    )
+
+
+def cosh_reads(where: RegistryLocation) -> bool:
+    """Whether cosh reads the registry at ``where`` (cosh reads only its own)."""
+    return Path(where.directory).expanduser() == cosh_registry_dir()
+
+
+def registry_readers(where: RegistryLocation) -> str:
+    """Which registry ``where`` is, its file, and who reads it: what a sentence about writing to it says."""
+    file = Path(where.directory) / DBS_FILE
+    if cosh_reads(where):
+        return f"cosh's registry ({file}), which cosh and `recall-gui mcp` read"
+    if is_app_registry(where.directory):
+        which, mcp = "recall-gui's own registry", "`recall-gui mcp` reads it"
+    else:
+        chosen_by = "--registry" if where.source == "--registry" else f"${REGISTRY_ENV}"
+        which = f"the registry chosen with {chosen_by}"
+        mcp = f"`recall-gui mcp` reads it when given the same {chosen_by}"
+    return f"{which} ({file}): {mcp}; cosh does not (cosh reads only {cosh_registry_dir() / DBS_FILE})"
+
+
+def offered_by(where: RegistryLocation) -> str:
+    """Who offers a database just added to the registry at ``where`` to agents, in a sentence."""
+    if cosh_reads(where):
+        return "cosh and `recall-gui mcp` offer it from their next tool listing."
+    return (
+        "`recall-gui mcp` offers it from its next tool listing when it reads this registry; cosh does not "
+        "read this registry, only its own."
     )
 
 

@@ -7,7 +7,9 @@ count) runs in a worker process whose address space is bounded (``RLIMIT_AS``, w
 if the worker dies, the filter is refused with what happened, and the next filter starts a new worker.
 The count it returns is the one the table keeps for that filter, so the filter is evaluated only once more
 in the app, by the query that uses it, once it has been shown to fit. One worker per :class:`FilterGuard`
-(one per session), started when the first filter comes and kept for the next ones.
+(one per session), started when the first filter comes (or earlier, by :meth:`FilterGuard.warm`) and kept
+for the next ones. The worker loads LanceDB's compiled module only (``compat.lancedb_native``), not the
+Python package, so it is ready in a fraction of a second (docs/PERFORMANCE.md#filter_guard).
 """
 
 from __future__ import annotations
@@ -66,13 +68,27 @@ class FilterGuard:
         took the worker down, :class:`StorageError` with LanceDB's reason when it refused the filter."""
         return await asyncio.wrap_future(self._thread.submit(self._count, probe, timeout_s))
 
+    def warm(self) -> None:
+        """Start the worker now, in the background (when a filter is likely to come: the user is typing
+        one, a command was given one), so that the first filter does not wait for it."""
+        if not self.closed:
+            self._thread.submit(self._warm)
+
+    def _warm(self) -> None:
+        with self._lock:
+            self._started_worker()
+
+    def _started_worker(self) -> _Worker:
+        """The worker, started if there is none (or it died); called under ``_lock``."""
+        if self.closed:
+            raise StorageError("the app is closing")
+        if self._worker is None or not self._worker.alive:
+            self._worker = _Worker(filter_memory_mb())
+        return self._worker
+
     def _count(self, probe: FilterProbe, timeout_s: float) -> int:
         with self._lock:
-            if self.closed:
-                raise StorageError("the app is closing")
-            if self._worker is None or not self._worker.alive:
-                self._worker = _Worker(filter_memory_mb())
-            worker = self._worker
+            worker = self._started_worker()
             try:
                 answer = worker.ask(probe, timeout_s)
             except _WorkerDied as died:
@@ -158,28 +174,50 @@ class _Worker:
 
 def serve(connection: Connection, memory_bytes: int) -> None:
     """The worker's loop: count each probe's rows and answer ``("ok", count)`` or ``("error", reason)``."""
-    import lancedb
-
     _quiet()
+    tables = _Tables()
     _bound_memory(memory_bytes)
-    tables: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
+    loop = asyncio.new_event_loop()
     while True:
         try:
             probe: FilterProbe = connection.recv()
         except (EOFError, OSError):
             return
         try:
-            options = tuple(sorted(probe.storage_options.items()))
-            key = (probe.uri, probe.table, options)
-            table = tables.get(key)
-            if table is None:
-                database = lancedb.connect(probe.uri, storage_options=dict(options) or None)
-                table = tables[key] = database.open_table(probe.table)
-            table.checkout(probe.version)
-            answer: tuple[str, Any] = ("ok", table.count_rows(probe.where))
+            answer: tuple[str, Any] = ("ok", loop.run_until_complete(tables.count(probe)))
         except Exception as error:  # LanceDB's refusal: the parent says it in the user's words
             answer = ("error", " ".join(str(error).split()))
         connection.send(answer)
+
+
+class _Tables:
+    """The worker's open tables, through LanceDB's compiled module when the tested LanceDB is installed
+    (milliseconds to load), else through ``lancedb`` (the same engine, most of a second to import)."""
+
+    def __init__(self) -> None:
+        from recall_gui.core.base.compat import lancedb_native
+
+        self._native = lancedb_native()
+        self._open: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
+
+    async def count(self, probe: FilterProbe) -> int:
+        options = tuple(sorted(probe.storage_options.items()))
+        key = (probe.uri, probe.table, options)
+        table = self._open.get(key)
+        if table is None:
+            table = self._open[key] = await self._open_table(probe.uri, probe.table, dict(options))
+        await table.checkout(probe.version)
+        return int(await table.count_rows(probe.where))
+
+    async def _open_table(self, uri: str, name: str, options: dict[str, str]) -> Any:
+        if self._native is not None:
+            from recall_gui.core.base.compat import native_open_table
+
+            return await native_open_table(self._native, uri, name, options)
+        import lancedb
+
+        database = await lancedb.connect_async(uri, storage_options=options or None)
+        return await database.open_table(name)
 
 
 def _bound_memory(extra_bytes: int) -> None:

@@ -2,6 +2,7 @@
 each is loaded from its module on first use. A front end's new name is one line here."""
 
 from .browse import (
+    why_empty as why_empty,
     BrowseRow as BrowseRow,
     Page as Page,
     TableInfo as TableInfo,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recall_gui.core.base.captions import plural, quoted
 from recall_gui.core.base.types import SearchHit
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.columns import ColumnMapping
@@ -115,6 +116,25 @@ async def describe_table(session: Session, target: TableTarget) -> TableInfo:
         opened.indexes,
         opened.default_metric(),
     )
+
+
+async def why_empty(
+    session: Session, target: TableTarget, where: str | None, limit: int | None = None
+) -> str:
+    """Why a search (with ``limit``) or a browse of ``target`` found nothing, in a sentence: a limit of 0,
+    no row kept by ``where`` (and how many rows the table has), or no row at all."""
+    if limit == 0:
+        return "No results: the limit is 0."
+    opened = await session.tables.open(target)
+    total = await opened.count_rows()
+    at = f" at version {target.version}" if target.version is not None else ""
+    if total == 0:
+        return f"No results: {target.table_name} has no rows{at}."
+    if where is not None and await opened.count_rows(where) == 0:
+        return (
+            f"No row matches the filter {quoted(where)} ({target.table_name} has {plural(total, 'row')}{at})."
+        )
+    return f"No results, although {target.table_name} has {plural(total, 'row')}{at}."
 
 
 def filter_expression(columns: ColumnMapping, text: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,45 +24,120 @@ def local_time(record: CallRecord) -> str:
     return record.when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
+def search_key(record: CallRecord) -> str:
+    """What the filter looks in: the client, the database and the query (or the tool), case folded."""
+    query = record.query if record.tool == "recall_search" else f"({record.tool})"
+    return f"{record.client_label}\n{record.db_name or ''}\n{query or ''}".casefold()
+
+
 class CallsModel(QAbstractTableModel):
-    """One row per logged call, newest first; formats cells and does nothing else."""
+    """One row per logged call, newest first, the ones the filter keeps; formats cells and does nothing
+    else. Calls arrive a batch at a time (:meth:`add_newer`) while the log is read."""
 
     def __init__(self) -> None:
         super().__init__()
-        #: Oldest first, as the log holds them; row 0 shows the last one.
-        self._records: tuple[CallRecord, ...] = ()
+        #: Oldest first, as the log holds them; row 0 shows the last one (the filter's last one).
+        self._records: list[CallRecord] = []
+        #: What the filter looks in, one per record.
+        self._keys: list[str] = []
+        #: The number, counted from the first call read, of ``_records[0]`` (older ones were let go).
+        self._base = 0
+        #: The numbers of the records the filter keeps, oldest first (``None``: no filter).
+        self._kept: list[int] | None = None
+        self._needle = ""
+        #: Calls made by the window's own Agent view, among the records.
+        self.from_window = 0
 
     @property
     def records(self) -> tuple[CallRecord, ...]:
-        return self._records
+        """Every call held, oldest first (the filter does not narrow it)."""
+        return tuple(self._records)
+
+    @property
+    def held(self) -> int:
+        """How many calls are held (the filter does not narrow it)."""
+        return len(self._records)
 
     def set_records(self, records: Sequence[CallRecord]) -> None:
         """Show ``records`` (oldest first). Calls appended since the last time are inserted at the top, so
         the selection and the scroll position stay; anything else (a rotation) resets the view."""
-        new, old = tuple(records), self._records
+        new, old = list(records), self._records
         if old and len(new) > len(old) and new[len(old) - 1] == old[-1] and new[0] == old[0]:
-            added = len(new) - len(old)
-            self.beginInsertRows(QModelIndex(), 0, added - 1)
-            self._records = new
-            self.endInsertRows()
+            self.add_newer(new[len(old) :], 0)
             return
         if new == old:
             return
         self.beginResetModel()
-        self._records = new
+        self._records, self._keys, self._base = new, [search_key(r) for r in new], 0
+        self.from_window = sum(record.from_window for record in new)
+        self._kept = self._matching(0) if self._needle else None
         self.endResetModel()
 
+    def add_newer(self, added: Sequence[CallRecord], dropped: int) -> None:
+        """Let the ``dropped`` oldest calls go (rows at the bottom) and show ``added``, newer than every
+        call held, at the top: the rows between keep their selection and scroll position."""
+        dropped = min(dropped, len(self._records))
+        if dropped:
+            gone = self._base + dropped
+            rows = dropped if self._kept is None else bisect.bisect_left(self._kept, gone)
+            if rows:
+                self.beginRemoveRows(QModelIndex(), self.rowCount() - rows, self.rowCount() - 1)
+            self.from_window -= sum(record.from_window for record in self._records[:dropped])
+            del self._records[:dropped], self._keys[:dropped]
+            self._base = gone
+            if self._kept is not None:
+                del self._kept[:rows]
+            if rows:
+                self.endRemoveRows()
+        if not added:
+            return
+        first = self._base + len(self._records)
+        keys = [search_key(record) for record in added]
+        numbers = range(first, first + len(added))
+        kept = (
+            numbers
+            if self._kept is None
+            else [n for n, k in zip(numbers, keys, strict=True) if self._needle in k]
+        )
+        if kept:
+            self.beginInsertRows(QModelIndex(), 0, len(kept) - 1)
+        self._records.extend(added)
+        self._keys.extend(keys)
+        self.from_window += sum(record.from_window for record in added)
+        if self._kept is not None:
+            self._kept.extend(kept)
+        if kept:
+            self.endInsertRows()
+
+    def set_filter(self, text: str) -> None:
+        """Keep only the calls whose client, database or query contains ``text`` (in any case)."""
+        needle = text.casefold()
+        if needle == self._needle:
+            return
+        self.beginResetModel()
+        self._needle = needle
+        self._kept = self._matching(self._base) if needle else None
+        self.endResetModel()
+
+    def _matching(self, base: int) -> list[int]:
+        needle = self._needle
+        return [base + number for number, key in enumerate(self._keys) if needle in key]
+
     def record(self, row: int) -> CallRecord:
-        return self._records[len(self._records) - 1 - row]
+        if self._kept is None:
+            return self._records[len(self._records) - 1 - row]
+        return self._records[self._kept[len(self._kept) - 1 - row] - self._base]
 
     def row_of(self, record: CallRecord) -> int | None:
-        for row in range(len(self._records)):
+        for row in range(self.rowCount()):
             if self.record(row) == record:
                 return row
         return None
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's own signature
-        return 0 if parent.isValid() else len(self._records)
+        if parent.isValid():
+            return 0
+        return len(self._records) if self._kept is None else len(self._kept)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(HEADERS)

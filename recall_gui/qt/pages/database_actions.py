@@ -3,15 +3,17 @@
 The change is the core's (:func:`~recall_gui.core.registry.registry_changes.change_active`,
 :func:`~recall_gui.core.registry.registry_changes.unregister_database`): one name or entry, under the
 registry's lock, on a worker thread. The banner then says what was done and offers Undo, which puts back
-exactly what was there (an unregistered entry, unknown fields and all, in its place). The knowledge base
-is never touched.
+exactly what was there (an unregistered entry, unknown fields and all, in its place), and shows the
+database again where it was shown. What the banner and the status bar say of a database is withdrawn as
+soon as the registry no longer bears it out (Undo, another program's change). The knowledge base is never
+touched.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Literal
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
@@ -24,15 +26,28 @@ from recall_gui.qt.services import WindowServices
 
 #: The task key of registry edits: one at a time, in the order asked.
 EDIT = "registry-edit"
+#: What a message said of a database, checked against each new registry snapshot.
+State = Literal["active", "inactive", "unregistered"]
 
 
 class DatabaseActions(QObject):
     """The three actions for "the current database" (``subject``), and context menus for any one."""
 
-    def __init__(self, services: WindowServices, subject: Callable[[], str | None], parent: QWidget) -> None:
+    def __init__(
+        self,
+        services: WindowServices,
+        subject: Callable[[], str | None],
+        parent: QWidget,
+        show_again: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
+        """``subject``: the database the window shows; ``show_again``: shows a database again (after the
+        Undo of its removal)."""
         super().__init__(parent)
         self.services = services
         self.subject = subject
+        self._show_again = show_again
+        #: The last message's database, the state it claimed and its text.
+        self._claim: tuple[str, State, str] | None = None
         self.activate_action = self._action("&Activate", "Let agents search this database", parent)
         self.deactivate_action = self._action("&Deactivate", "Stop agents searching this database", parent)
         self.unregister_action = self._action(
@@ -107,30 +122,38 @@ class DatabaseActions(QObject):
             else f"Deactivated {name}: agents no longer search it."
         )
         # Undo puts the name back where it was in rag_active.json.
-        self._done(done, lambda: self._start(self._undo_active(name, not active, before)))
+        undo = lambda: self._start(self._undo_active(name, not active, before))  # noqa: E731
+        self._done(done, (name, "active" if active else "inactive"), undo)
         return True
 
     async def _undo_active(self, name: str, active: bool, position: int | None) -> None:
         done = await self._edit(change_active, self.services.location.directory, name, active, position)
         if done is not _REFUSED:
             state = "active again" if active else "inactive again"
-            self.services.show_message(UserMessage(f"Undone: {name} is {state}.", None, "info", "registry"))
+            self._done(f"Undone: {name} is {state}.", (name, "active" if active else "inactive"))
 
     async def unregister(self, name: str) -> bool:
+        shown = self.subject() == name
         removed = await self._edit(unregister_database, self.services.location.directory, name)
         if not isinstance(removed, RemovedEntry):
             return False
         self._done(
             f"Unregistered {name}: agents no longer see it. Its files were not touched.",
-            lambda: self._start(self._restore(removed)),
+            (name, "unregistered"),
+            lambda: self._start(self._restore(removed, shown)),
         )
         return True
 
-    async def _restore(self, removed: RemovedEntry) -> None:
+    async def _restore(self, removed: RemovedEntry, shown: bool) -> None:
+        """Put ``removed`` back; ``shown``: it was the database shown, so it is shown again."""
         done = await self._edit(restore_database, self.services.location.directory, removed)
-        if done is not _REFUSED:
-            message = f"Undone: {removed.name} is registered again, as it was."
-            self.services.show_message(UserMessage(message, None, "info", "registry"))
+        if done is _REFUSED:
+            return
+        name = removed.name
+        state: State = "inactive" if removed.active_position is None else "active"
+        self._done(f"Undone: {name} is registered again, as it was.", (name, state))
+        if shown and self._show_again is not None and self.subject() != name:
+            await self._show_again(name)
 
     async def _edit(self, change: Callable[..., Any], *args: Any) -> Any:
         """Run ``change`` on a worker (file writes never hold the GUI thread), then show the registry as
@@ -144,9 +167,30 @@ class DatabaseActions(QObject):
         await self.services.reload_registry()
         return result
 
-    def _done(self, text: str, undo: Callable[[], None]) -> None:
+    def _done(self, text: str, claim: tuple[str, State], undo: Callable[[], None] | None = None) -> None:
+        """Say ``text`` (in the banner, with Undo when there is one, and the status bar); ``claim``: the
+        database and the state it speaks of, for :meth:`follow_registry`."""
+        self._claim = (*claim, text)
         self.services.set_activity(text)
-        self.services.show_message(UserMessage(text, None, "info", "registry"), ("&Undo", undo))
+        action = ("&Undo", undo) if undo is not None else None
+        self.services.show_message(UserMessage(text, None, "info", "registry"), action)
+
+    def follow_registry(self) -> None:
+        """A new registry snapshot: a message about a database whose state it no longer bears out is
+        withdrawn from the status bar and the banner."""
+        if self._claim is None:
+            return
+        name, state, text = self._claim
+        entry = self.services.registry.get(name)
+        now: State = "unregistered" if entry is None else "active" if entry.active else "inactive"
+        if now == state:
+            return
+        self._claim = None
+        if self.services.activity.text() == text:
+            self.services.set_activity("Ready")
+        message = self.services.banner.message
+        if message is not None and message.text == text:
+            self.services.dismiss("registry")
 
 
 #: What :meth:`DatabaseActions._edit` returns for a change the core refused.

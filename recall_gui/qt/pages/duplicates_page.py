@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import core
-from recall_gui.core.base import RecallError, window_address
+from recall_gui.core.base import METRIC_NAMES, RecallError, window_address
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS, changed_ranges
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_picker import DatabasePicker
@@ -48,6 +48,23 @@ if TYPE_CHECKING:
     from recall_gui.core.inspect import DuplicateGroup, DuplicateReport
 
 METRIC_LABELS = {"cosine": "cosine distance", "l2": "squared L2 distance"}
+INTRODUCTION = (
+    "Find groups of entries whose vectors are nearly the same: copies, and entries re-ingested after a small "
+    "edit. They crowd each other out of an agent's results."
+)
+SELECT_GROUP = "Select a group to see its entries side by side."
+
+
+def press_to_find(name: str | None) -> str:
+    """What the empty area says pressing Find will do."""
+    if name is None:
+        return "No registered database to look in: register one, or press F5 if another program did."
+    return (
+        f"Press “Find” to compare every pair of entries of {name} and group those within the distance "
+        "above. The groups are listed on the left; the entries of the one selected stand here side by side."
+    )
+
+
 #: The width of one entry beside the others.
 CARD_WIDTH = 300
 MARK = QColor("#d08a10")
@@ -141,6 +158,8 @@ class DuplicatesPage(QWidget):
         self.setObjectName("duplicatesPage")
         self.services = services
         self.report: DuplicateReport | None = None
+        #: The database whose report is shown.
+        self.shown_database: str | None = None
         self._cards: list[EntryCard] = []
         self._build_widgets()
         self._lay_out()
@@ -148,22 +167,21 @@ class DuplicatesPage(QWidget):
         self.find_button.clicked.connect(self.request_find)
         self.cancel_button.clicked.connect(self.cancel)
         self.groups.selectionModel().selectionChanged.connect(self._on_group_selected)
+        self.database_combo.currentIndexChanged.connect(self._on_database_changed)
+        self.database_combo.follow(services.drafts)
         self._set_running(False)
         self.follow_registry()
-        self.note.show_note(
-            "Find groups of entries whose vectors are nearly the same: copies, and entries re-ingested "
-            "after a small edit. They crowd each other out of an agent's results.",
-            "neutral",
-        )
+        self.note.show_note(INTRODUCTION, "neutral")
 
     def _build_widgets(self) -> None:
         self.database_combo = DatabasePicker()
         self.database_combo.setObjectName("duplicatesDatabase")
-        self.database_combo.setMinimumWidth(150)
+        self.database_combo.setMinimumWidth(120)
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("duplicatesMetric")
-        for metric in METRICS:
-            self.metric_combo.addItem(METRIC_LABELS[metric], metric)
+        self.metric_combo.setToolTip("The distance the entries are compared by")
+        for metric in METRICS:  # short names: the row of controls fits an 800-pixel window
+            self.metric_combo.addItem(METRIC_NAMES.get(metric, metric), metric)
         self.threshold_spin = QDoubleSpinBox()
         self.threshold_spin.setObjectName("duplicatesThreshold")
         self.threshold_spin.setDecimals(4)
@@ -180,6 +198,10 @@ class DuplicatesPage(QWidget):
         self.progress.setRange(0, 1000)
         self.progress.setFormat("comparing entries: %p%")
         self.note = StatusNote("duplicatesNote")
+        self._build_groups()
+
+    def _build_groups(self) -> None:
+        """The table of groups, and the area that shows one group's entries side by side."""
         self.groups = QTableWidget(0, 3)
         self.groups.setObjectName("duplicatesGroups")
         self.groups.setHorizontalHeaderLabels(["Entries", "Distance", "First entry"])
@@ -209,8 +231,11 @@ class DuplicatesPage(QWidget):
         self.members_scroll.setWidgetResizable(True)
         self.members_scroll.setWidget(self.members)
         self.group_note = selectable_label("duplicatesGroupNote", wrap=True)
-        self.members_hint = QLabel("Select a group to see its entries side by side.")
+        self.members_hint = QLabel()
+        self.members_hint.setObjectName("duplicatesHint")
         self.members_hint.setEnabled(False)
+        self.members_hint.setWordWrap(True)
+        self.members_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.members_layout.addWidget(self.members_hint, 1, Qt.AlignmentFlag.AlignCenter)
 
     def _lay_out(self) -> None:
@@ -258,6 +283,18 @@ class DuplicatesPage(QWidget):
         listed = self.database_combo.count() > 0
         self.find_button.setEnabled(listed and not self.services.tasks.running("duplicates"))
         self._on_metric()
+        self._on_database_changed()
+
+    def _on_database_changed(self) -> None:
+        """Another database chosen: the groups of the one before are no longer shown as if they were its."""
+        chosen = self.database_combo.chosen()
+        if self.shown_database is not None and chosen != self.shown_database:
+            self.report, self.shown_database = None, None
+            self.groups.setRowCount(0)
+            self.show_group(None)
+            self.note.show_note(INTRODUCTION, "neutral")
+        if self.report is None:
+            self.members_hint.setText(press_to_find(chosen))
 
     def choose_database(self, name: str) -> None:
         self.database_combo.choose(name)
@@ -318,7 +355,8 @@ class DuplicatesPage(QWidget):
         return report
 
     def show_report(self, name: str, report: DuplicateReport) -> None:
-        self.report = report
+        self.report, self.shown_database = report, name
+        self.members_hint.setText(SELECT_GROUP)
         grouped = sum(len(group.entries) for group in report.groups)
         label = METRIC_LABELS.get(report.metric, report.metric)
         text = (

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -26,13 +25,27 @@ from recall_gui.core.base import RecallError, plural
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import push_button
+from recall_gui.qt.widgets import PlaceholderTree, push_button
 
 if TYPE_CHECKING:
     from recall_gui.core.search import HealthReport
 
 #: The role that holds a listed entry's id on its item.
 ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+INTRODUCTION = (
+    "Check a database's health: fragments, indexes and the rows they miss, vectors missing, of zero length "
+    "or not finite, empty contents and contents stored twice. Double-click an id to open it."
+)
+
+
+def press_to_check(name: str | None) -> str:
+    """What the empty report area says pressing the button will do."""
+    if name is None:
+        return "No registered database to check: register one, or press F5 if another program did."
+    return (
+        f"Press “Check health” to read LanceDB's statistics of {name} and scan each of its rows, "
+        "read-only. What needs a look is listed here."
+    )
 
 
 def report_sections(report: HealthReport) -> list[tuple[str, list[str]]]:
@@ -90,7 +103,7 @@ class HealthPage(QWidget):
         self.progress.setObjectName("healthProgress")
         self.progress.setFormat("scanning rows: %p%")
         self.note = StatusNote("healthNote")
-        self.tree = QTreeWidget()
+        self.tree = PlaceholderTree()
         self.tree.setObjectName("healthReport")
         self.tree.setHeaderHidden(True)
         self.tree.setUniformRowHeights(True)
@@ -111,19 +124,27 @@ class HealthPage(QWidget):
         layout.addWidget(self.tree, 1)
         self.check_button.clicked.connect(self.request_check)
         self.cancel_button.clicked.connect(self.cancel)
+        self.database_combo.currentIndexChanged.connect(self._on_database_changed)
+        self.database_combo.follow(services.drafts)
         self._set_running(False)
         self.follow_registry()
-        self.note.show_note(
-            "Check a database's health: fragments, indexes and the rows they miss, vectors missing, of zero "
-            "length or not finite, empty contents and contents stored twice. Double-click an id to open it.",
-            "neutral",
-        )
+        self.note.show_note(INTRODUCTION, "neutral")
 
     def follow_registry(self) -> None:
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
         self.database_combo.show_registry(self.services.registry)
         listed = self.database_combo.count() > 0
         self.check_button.setEnabled(listed and not self.services.tasks.running("health"))
+        self._on_database_changed()
+
+    def _on_database_changed(self) -> None:
+        """Another database chosen: a report of the one before is no longer shown as if it were its."""
+        chosen = self.database_combo.chosen()
+        self.tree.setPlaceholder(press_to_check(chosen))
+        if self.shown_database is not None and chosen != self.shown_database:
+            self.report, self.shown_database = None, None
+            self.tree.clear()
+            self.note.show_note(INTRODUCTION, "neutral")
 
     def choose_database(self, name: str) -> None:
         self.database_combo.choose(name)

@@ -13,22 +13,17 @@ The switch and the size bound live in ``settings.json`` (the servers are other p
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
-import os
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QSizePolicy,
-    QSpinBox,
+    QProgressBar,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -38,14 +33,17 @@ from PySide6.QtWidgets import (
 from recall_gui import core
 from recall_gui.core.agents import (
     SHOWN_LOG_BYTES,
-    SWITCH_ENV,
     CallRecord,
-    LogContents,
     LogFiles,
     Stamp,
-    switch_from_env,
 )
-from recall_gui.core.base import MB, TOOL_NAME, AppSettings, AppSettingsError, RecallError, SettingsStore
+from recall_gui.core.base import (
+    TOOL_NAME,
+    AppSettings,
+    RecallError,
+    SettingsStore,
+    plural,
+)
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.call_results_model import CallResultsModel
 from recall_gui.qt.models.calls_model import (
@@ -59,7 +57,9 @@ from recall_gui.qt.models.calls_model import (
     local_time,
 )
 from recall_gui.qt.models.roles import ITEM_ROLE
+from recall_gui.qt.pages.log_reading import SHOWN_CALLS, LogBatch, stream_log
 from recall_gui.qt.panels.database_picker import DatabasePicker
+from recall_gui.qt.panels.log_settings import LogSettingsRow
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, push_button, selectable_label
@@ -70,8 +70,6 @@ if TYPE_CHECKING:
 
 #: How often the page looks at the log's files while it is shown (two ``stat`` calls a look).
 POLL_MS = 1000
-#: The size bound the page offers, in MB.
-MAX_MB = 1024
 
 HINT_NO_CALLS = (
     "No calls recorded yet. Calls arrive here when an agent searches through recall-gui mcp "
@@ -82,10 +80,6 @@ HINT_PICK = "Select a call to see its results."
 HINT_COVERAGE = (
     "Choose a database and press Compute: its entries that no logged call ever returned show here."
 )
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def _table(name: str, placeholder: str) -> PlaceholderTableView:
@@ -137,8 +131,9 @@ class LogPage(QWidget):
         self.services = services
         self.settings = settings
         self.files = files or LogFiles()
-        #: The window holds the newest calls whose records take this much; the log may be far larger.
-        self.max_shown_bytes = SHOWN_LOG_BYTES
+        #: The window holds the newest calls, this many whose records take this much at most; the log may
+        #: be far larger.
+        self.max_shown_calls, self.max_shown_bytes = SHOWN_CALLS, SHOWN_LOG_BYTES
         self._stamps: tuple[Stamp, Stamp] | None = None
         self._notes: tuple[str, ...] = ()
         self._dropped = 0
@@ -149,6 +144,12 @@ class LogPage(QWidget):
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._check_files)
 
+        self.settings_row = LogSettingsRow(settings, self.files)
+        self.record_check, self.max_spin = self.settings_row.record_check, self.settings_row.max_spin
+        self.location = self.settings_row.location
+        self.settings_row.changed.connect(lambda: self.save_settings(self.settings_row.chosen()))
+        self.note = StatusNote("logNote")
+        self.note.hide()
         self.tabs = QTabWidget()
         self.tabs.setObjectName("logTabs")
         self.tabs.addTab(self._calls_tab(), "Calls")
@@ -156,42 +157,13 @@ class LogPage(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 6)
         layout.setSpacing(6)
-        layout.addLayout(self._settings_row())
+        layout.addWidget(self.settings_row)
         layout.addWidget(self.note)
         layout.addWidget(self.tabs, 1)
         self._show_settings()
         self._enable_buttons()
 
     # --- layout ---------------------------------------------------------------------------------------
-
-    def _settings_row(self) -> QHBoxLayout:
-        self.record_check = QCheckBox("&Record agents' calls")
-        self.record_check.setObjectName("logRecordCheck")
-        self.record_check.setToolTip(
-            "recall-gui mcp writes each call (time, client, arguments, result ids, timings) to the log "
-            "below. Nothing leaves this machine."
-        )
-        self.max_spin = QSpinBox()
-        self.max_spin.setObjectName("logMaxSpin")
-        self.max_spin.setRange(1, MAX_MB)
-        self.max_spin.setSuffix(" MB")
-        self.max_spin.setToolTip("The log keeps the newest calls within this size; older ones are dropped")
-        self.location = selectable_label("logLocation")
-        self.location.setEnabled(False)  # the palette's dim text: a detail
-        # A long path is cut rather than widening the window; the tooltip holds all of it.
-        self.location.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.note = StatusNote("logNote")
-        self.note.hide()
-        row = QHBoxLayout()
-        row.addWidget(self.record_check)
-        row.addSpacing(12)
-        row.addWidget(QLabel("Keep at most"))
-        row.addWidget(self.max_spin)
-        row.addSpacing(12)
-        row.addWidget(self.location, 1)
-        self.record_check.toggled.connect(self._on_settings_changed)
-        self.max_spin.valueChanged.connect(self._on_settings_changed)
-        return row
 
     def _calls_tab(self) -> QWidget:
         self.filter_edit = QLineEdit()
@@ -200,19 +172,22 @@ class LogPage(QWidget):
         self.filter_edit.setClearButtonEnabled(True)
         self.caption = QLabel()
         self.caption.setObjectName("logCaption")
+        self.progress = QProgressBar()
+        self.progress.setObjectName("logProgress")
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("reading the log: %p%")
+        self.progress.setMinimumWidth(self.fontMetrics().horizontalAdvance("reading the log: 100%") + 32)
+        self.progress.hide()
         self.calls_model = CallsModel()
-        self.proxy = QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.calls_model)
-        self.proxy.setFilterKeyColumn(-1)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.calls_table = _table("logCallsTable", HINT_NO_CALLS)
-        self.calls_table.setModel(self.proxy)
+        self.calls_table.setModel(self.calls_model)
         header = self.calls_table.horizontalHeader()
         for column, width in ((TIME, 140), (CLIENT, 130), (DATABASE, 110), (RESULTS, 60), (MS, 60)):
             self.calls_table.setColumnWidth(column, width)
         header.setSectionResizeMode(QUERY, QHeaderView.ResizeMode.Stretch)
         top = QHBoxLayout()
         top.addWidget(self.filter_edit, 1)
+        top.addWidget(self.progress)
         top.addWidget(self.caption)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("logSplitter")
@@ -327,40 +302,14 @@ class LogPage(QWidget):
     # --- the settings -----------------------------------------------------------------------------------
 
     def _show_settings(self) -> None:
-        """The switch and bound as the servers will read them, and whatever overrides them here."""
-        problems: list[str] = []
-        try:
-            settings = self.settings.load()
-        except AppSettingsError as error:
-            settings = AppSettings(agent_log=False)
-            problems.append(error.full_text() + " Until then the servers record nothing.")
-        try:
-            if not switch_from_env(os.environ.get(SWITCH_ENV)):
-                problems.append(
-                    f"{SWITCH_ENV} is off in this window's environment: the Agent view's server records "
-                    "nothing (clients start servers with environments of their own)."
-                )
-        except AppSettingsError as error:
-            problems.append(error.full_text())
-        for widget in (self.record_check, self.max_spin):
-            widget.blockSignals(True)  # showing what is saved is not a change to save
-        self.record_check.setChecked(settings.agent_log)
-        self.max_spin.setValue(max(1, min(MAX_MB, round(settings.agent_log_max_bytes / MB))))
-        for widget in (self.record_check, self.max_spin):
-            widget.blockSignals(False)
-        self.location.setText(f"Log: {self.files.current}")
-        self.location.setToolTip(
-            f"{self.files.current}\nSet {SWITCH_ENV}=off in a server's environment to keep it from "
-            "recording; RECALL_GUI_AGENT_LOG_DIR moves the log"
-        )
-        self._settings_problems = problems
+        self._settings_problems = self.settings_row.show_saved()
         self._show_note()
 
     def _show_note(self) -> None:
         lines = [*self._settings_problems, *(f"Skipped in the log: {note}" for note in self._notes)]
         if self._dropped:
             lines.append(
-                f"Only the newest {self.calls_model.rowCount():,} calls are shown, and counted by "
+                f"Only the newest {self.calls_model.held:,} calls are shown, and counted by "
                 f"coverage: {self._dropped:,} older ones are left out (recall-gui log lists them all)."
             )
         if lines:
@@ -376,21 +325,44 @@ class LogPage(QWidget):
             self.services.show_error(error)
         self._show_settings()
 
-    def _on_settings_changed(self, *_args: object) -> None:
-        self.save_settings(AppSettings(self.record_check.isChecked(), self.max_spin.value() * MB))
-
     # --- the log ------------------------------------------------------------------------------------------
 
     async def reload(self) -> None:
-        """Read the log (on the window's chores thread: it can hold thousands of calls) and show it."""
+        """Read the log on a worker, a batch at a time (it may take a gigabyte): the first time into the
+        table as the calls come, later (calls arrived, the files rotated) beside it, shown once read."""
         stamps = self.files.stamps()
-        loop = asyncio.get_running_loop()
-        newest = functools.partial(self.files.newest, self.max_shown_bytes)
-        contents: LogContents = await loop.run_in_executor(self.services.chores, newest)
+        model, live = self.calls_model, self.calls_model.held == 0
+        staged: list[CallRecord] = []
+        last: list[LogBatch] = []
+
+        def take(batch: LogBatch) -> None:
+            last[:] = [batch]
+            if live:
+                model.add_newer(batch.added, batch.dropped)
+            else:
+                del staged[: batch.dropped]
+                staged.extend(batch.added)
+            if not batch.done:
+                self.progress.setValue(round(1000 * batch.share))
+                self.progress.show()
+            self._show_caption()
+
+        try:
+            await stream_log(
+                self.files,
+                self.services.chores,
+                take,
+                max_calls=self.max_shown_calls,
+                max_bytes=self.max_shown_bytes,
+            )
+        finally:
+            self.progress.hide()
+        changed = live and model.held > 0
+        if not live:
+            changed = tuple(staged) != model.records
+            model.set_records(staged)
         self._stamps = stamps
-        self._notes, self._dropped = contents.notes, contents.dropped
-        changed = contents.records != self.calls_model.records
-        self.calls_model.set_records(contents.records)
+        self._notes, self._dropped = (last[0].notes, last[0].left_out) if last else ((), 0)
         self._show_caption()
         self._show_note()
         if self._selected is not None and self.calls_table.selectionModel().currentIndex().isValid() is False:
@@ -404,17 +376,17 @@ class LogPage(QWidget):
         self.logLoaded.emit()
 
     def _show_caption(self) -> None:
-        total, shown = self.calls_model.rowCount(), self.proxy.rowCount()
-        window = sum(record.from_window for record in self.calls_model.records)
+        total, shown = self.calls_model.held, self.calls_model.rowCount()
+        window = self.calls_model.from_window
         if total == shown and window:
             self.caption.setText(
-                f"{_plural(total - window, 'call')} by agents and {window:,} by this window's Agent view "
+                f"{plural(total - window, 'call')} by agents and {window:,} by this window's Agent view "
                 "(not counted as agents'), newest first"
             )
         elif total == shown:
-            self.caption.setText(f"{_plural(total, 'call')}, newest first")
+            self.caption.setText(f"{plural(total, 'call')}, newest first")
         else:
-            self.caption.setText(f"{shown:,} of {_plural(total, 'call')}")
+            self.caption.setText(f"{shown:,} of {plural(total, 'call')}")
         self.calls_table.setPlaceholder(HINT_NO_MATCH if total else HINT_NO_CALLS)
 
     def _check_files(self) -> None:
@@ -425,7 +397,7 @@ class LogPage(QWidget):
         row = self.calls_model.row_of(record)
         if row is None:
             return
-        index = self.proxy.mapFromSource(self.calls_model.index(row, 0))
+        index = self.calls_model.index(row, 0)
         if index.isValid():
             flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
             self.calls_table.selectionModel().setCurrentIndex(index, flags)
@@ -434,7 +406,7 @@ class LogPage(QWidget):
 
     def select_row(self, row: int) -> CallRecord:
         """Select the call in view row ``row`` (0 is the newest shown); returns it."""
-        index = self.proxy.index(row, 0)
+        index = self.calls_model.index(row, 0)
         flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
         self.calls_table.selectionModel().setCurrentIndex(index, flags)
         record = index.data(ITEM_ROLE)
@@ -447,7 +419,7 @@ class LogPage(QWidget):
         head = f"Sent: {tool}{json.dumps(record.arguments, ensure_ascii=False)}"
         if record.error is not None:
             return f"{head}\nThe agent got an error: {record.error}"
-        parts = [_plural(len(record.result_ids), "result")]
+        parts = [plural(len(record.result_ids), "result")]
         if record.table_version is not None:
             parts.append(f"table version {record.table_version}")
         if record.embed_ms is not None and record.search_ms is not None:
@@ -561,7 +533,7 @@ class LogPage(QWidget):
         since = f" since {local_time(first)}" if first is not None else ""
         self.coverage_summary.setText(
             f"{found.returned:,} of {found.entries:,} entries{share} of {name} were returned to agents at "
-            f"least once by {_plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
+            f"least once by {plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
             + (":" if found.never_returned else ".")
         )
         self.hubs_label.setText(hubs_text(core.agents.hubs_from_log(self.calls_model.records, name)))
@@ -583,7 +555,7 @@ class LogPage(QWidget):
             self.services.tasks.start(self.compute_coverage(chosen), key="log-coverage")
 
     def _on_filter(self, text: str) -> None:
-        self.proxy.setFilterFixedString(text)
+        self.calls_model.set_filter(text)
         self._show_caption()
 
     def _on_call_selected(self, current: QModelIndex, _previous: QModelIndex) -> None:

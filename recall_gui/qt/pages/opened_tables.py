@@ -20,7 +20,7 @@ from PySide6.QtCore import QMimeData, QObject, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
 from recall_gui import core
-from recall_gui.core.base import DBS_FILE, RecallError, masked
+from recall_gui.core.base import RecallError, masked
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
@@ -95,6 +95,11 @@ class OpenedTables(QObject):
         self.add_dialog: AddDatabaseDialog | None = None
         self.uri_dialog: UriDialog | None = None
 
+    def _give_back_keys(self) -> None:
+        """A dialog over the window closed: the window takes the keyboard again. Where no window manager
+        hands it back, no window was active afterwards, and the window's shortcuts reached nothing."""
+        self.window.window().activateWindow()
+
     # --- opening ----------------------------------------------------------------------------------------
 
     async def open_place(
@@ -137,6 +142,7 @@ class OpenedTables(QObject):
         picker.accepted.connect(chosen)
         picker.rejected.connect(self.pickerCancelled)
         picker.finished.connect(picker.deleteLater)
+        picker.finished.connect(self._give_back_keys)
         self.picker = picker
         picker.open()
         self.pickerShown.emit()
@@ -189,7 +195,7 @@ class OpenedTables(QObject):
             columns=info.columns,
             taken={db.name for db in registry.databases},
             choices=core.tables.model_choices(info.columns.vector_dim),
-            registry_file=str(registry.directory / DBS_FILE),
+            registry=core.registry.registry_readers(self.services.location),
             parent=self.window,
         )
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
@@ -198,6 +204,7 @@ class OpenedTables(QObject):
             lambda: self.services.tasks.start(self.register(entry, dialog.request(), inputs), key="register")
         )
         dialog.finished.connect(dialog.deleteLater)
+        dialog.finished.connect(self._give_back_keys)
         self.add_dialog = dialog
         dialog.open()
         self.addDialogShown.emit()
@@ -225,7 +232,7 @@ class OpenedTables(QObject):
         services.show_message(
             UserMessage(
                 f"Added {request.name} to the agents' databases ({state}).",
-                f"cosh and recall-gui's MCP server offer it from their next tool listing.{notes}",
+                f"{core.registry.offered_by(services.location)}{notes}",
                 "info",
             )
         )
@@ -243,6 +250,7 @@ class OpenedTables(QObject):
             )
         )
         dialog.finished.connect(dialog.deleteLater)
+        dialog.finished.connect(self._give_back_keys)
         self.uri_dialog = dialog
         dialog.open()
 

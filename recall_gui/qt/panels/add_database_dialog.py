@@ -7,6 +7,7 @@ will not read of the entry (a table or columns named otherwise than cosh names t
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -46,18 +47,20 @@ class AddDatabaseDialog(QDialog):
         columns: ColumnMapping,
         taken: set[str],
         choices: Sequence[ModelChoice],
-        registry_file: str,
+        registry: str,
         parent: QWidget | None = None,
     ) -> None:
+        """``registry``: which registry the entry goes to and who reads it (``registry_readers``)."""
         super().__init__(parent)
         self.setObjectName("addDatabaseDialog")
         self.setWindowTitle("Add to agents' databases")
         self.entry, self.columns, self.taken = entry, columns, taken
         intro = QLabel(
-            f"Add table <b>{entry.table_name}</b> of {masked(entry.uri)} to the registry that cosh and "
-            "recall-gui's "
-            f"MCP server read (<i>{registry_file}</i>). The table itself is not touched."
+            f"Add table <b>{html.escape(entry.table_name, False)}</b> of "
+            f"{html.escape(masked(entry.uri), False)} to {html.escape(registry, False)}. "
+            "The table itself is not touched."
         )
+        intro.setObjectName("addIntro")
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)
         self.name_edit = QLineEdit(entry.table_name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSize, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QListView, QSizePolicy, QWidget
 
@@ -26,7 +26,6 @@ from recall_gui.qt.models.database_choices import (
     item_text,
     short_place,
 )
-from recall_gui.qt.widgets import ElidedLabel
 
 __all__ = ["NAME_ROLE", "OPENED_HEADER", "OPENED_ROLE", "DatabaseBar", "item_text", "short_place"]
 
@@ -143,8 +142,12 @@ class DatabaseBar(QWidget):
         self.combo = DatabaseCombo()
         self.combo.setObjectName("dbCombo")
         self.combo.setToolTip("The database to search or browse (F5 reloads the registry)")
-        self.info = ElidedLabel()
+        # The facts wrap onto a second line in a narrow window rather than losing their end (the index,
+        # the version, whether agents can search it); the width they get never widens the window.
+        self.info = QLabel()
         self.info.setObjectName("dbInfo")
+        self.info.setWordWrap(True)
+        self.info.setTextFormat(Qt.TextFormat.PlainText)
         self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         label = QLabel("&Database:")
         label.setBuddy(self.combo)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QListView, QWidget
 
+from recall_gui.core.drafts import Drafts
 from recall_gui.core.registry import Registry
 from recall_gui.qt.models.database_list import DatabaseListModel
 
@@ -38,3 +39,19 @@ class DatabasePicker(QComboBox):
 
     def choose(self, name: str) -> None:
         self.setCurrentIndex(max(self.databases.row_of(name), 0))
+
+    def follow(self, drafts: Drafts) -> None:
+        """Choose each registered database the knowledge page goes to (``drafts``' search), when it goes
+        to another one, unless the picker is disabled (its page is busy with the one chosen)."""
+        followed: list[str | None] = [None]
+
+        def on_search_changed() -> None:
+            entry = drafts.search.database
+            name = entry.name if entry is not None and entry.origin == "registry" else None
+            if name is None or name == followed[0]:
+                return
+            followed[0] = name
+            if self.isEnabled() and self.databases.row_of(name) >= 0:
+                self.choose(name)
+
+        drafts.search_changed.add(on_search_changed)

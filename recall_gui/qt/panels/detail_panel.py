@@ -19,8 +19,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QScrollArea,
     QStackedWidget,
-    QTableWidget,
-    QTableWidgetItem,
     QTextEdit,
     QVBoxLayout,
     QWidget,
@@ -28,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from recall_gui.core.base import json_text
 from recall_gui.qt.models.roles import plain_value
+from recall_gui.qt.models.text_rows import TextRowsModel, fit_columns, text_rows_view
 from recall_gui.qt.widgets import group_box, monospace_font_family, push_button, selectable_label, text_view
 
 if TYPE_CHECKING:
@@ -46,6 +45,13 @@ EMPTY_TEXT = "Select a row to see the whole entry: its full content, every other
 
 def _copy(text: str) -> None:
     QGuiApplication.clipboard().setText(text)
+
+
+def _cell(name: str, value: Any, column: int) -> str:
+    """A row of the other columns: the column's name, or its value as text (JSON unless it is text)."""
+    if column == 0:
+        return name
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value)
 
 
 def _row(*widgets: QWidget) -> QHBoxLayout:
@@ -97,8 +103,11 @@ class DetailPanel(QWidget):
         self.id_edit = QLineEdit()
         self.id_edit.setObjectName("detailId")
         self.id_edit.setReadOnly(True)
+        # It wraps: unwrapped, a long position ("rank 1 · distance … · version 3, not the latest") was the
+        # entry pane's least width, and cut its Copy buttons off in an 800-pixel window.
         self.position = QLabel()
         self.position.setObjectName("detailPosition")
+        self.position.setWordWrap(True)
         self.vector_label = selectable_label("detailVector")
         copy_id = push_button("Copy", "copyIdButton", "Copy the id")
         self.copy_vector = push_button("Copy", "copyVectorButton", "Copy the vector as a JSON array")
@@ -122,14 +131,11 @@ class DetailPanel(QWidget):
             "Show the content as preformatted text: a fixed-width font, lines as they are"
         )
         self.monospace.toggled.connect(self.set_monospace)
-        self.metadata = QTableWidget(0, 2)
-        self.metadata.setObjectName("detailMetadata")
-        self.metadata.setHorizontalHeaderLabels(["Column", "Value"])
-        self.metadata.verticalHeader().setVisible(False)
-        self.metadata.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        # The other columns as a model the view asks for the rows on screen: a table of 10,000 columns
+        # made 20,000 items here, each measured again as the next was set.
+        self.metadata_model = TextRowsModel(["Column", "Value"])
+        self.metadata = text_rows_view("detailMetadata", self.metadata_model)
         self.metadata.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.metadata.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.metadata.setWordWrap(False)
         self.copy_metadata = push_button("Copy", "copyMetadataButton", "Copy the other columns as JSON")
         self.copy_metadata.clicked.connect(lambda: _copy(self.metadata_json()))
         self.metadata_box = group_box("Other columns", [(self.metadata, 1)], [self.copy_metadata])
@@ -171,13 +177,9 @@ class DetailPanel(QWidget):
             self.content.setPlainText(content)
         self.highlight(highlight)
         self._metadata = {name: plain_value(value) for name, value in metadata.items()}
-        self.metadata.setRowCount(len(self._metadata))
-        for row, (name, value) in enumerate(self._metadata.items()):
-            self.metadata.setItem(row, 0, QTableWidgetItem(name))
-            text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
-            item = QTableWidgetItem(text)
-            item.setToolTip(text[:2000])
-            self.metadata.setItem(row, 1, item)
+        names, values = list(self._metadata), list(self._metadata.values())
+        self.metadata_model.show(len(names), lambda row, column: _cell(names[row], values[row], column))
+        fit_columns(self.metadata, [0])
         self.metadata_box.setVisible(bool(self._metadata))
         shown = min(len(self._metadata), MAX_METADATA_ROWS)
         header = self.metadata.horizontalHeader().sizeHint().height()
@@ -228,8 +230,8 @@ class DetailPanel(QWidget):
         self.copy_vector.setEnabled(vector is not None)
         if vector is not None and norm is not None:
             head = ", ".join(f"{x:.4f}" for x in list(vector[:8]))
-            self.vector_label.setText(f"{len(vector)} dimensions · norm {norm:.4f}")
-            self.vector_label.setToolTip(f"[{head}, …]")
+            self.vector_label.setText(f"{len(vector)}-d · norm {norm:.4f}")
+            self.vector_label.setToolTip(f"{len(vector)} dimensions, norm {norm:.4f}: [{head}, …]")
         else:
             self.vector_label.setText("reading…" if pending else "not stored")
             self.vector_label.setToolTip("")

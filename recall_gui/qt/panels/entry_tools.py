@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from recall_gui.qt.panels.status_note import StatusNote, Tone
-from recall_gui.qt.widgets import push_button
+from recall_gui.qt.widgets import ElidedLabel, push_button
 
 if TYPE_CHECKING:
     from recall_gui.core.embedders import ModelInfo
@@ -132,13 +132,16 @@ class EntryTools(QWidget):
         self.more_like_button.clicked.connect(self.more_like_action.trigger)
         self.add_golden_button = push_button("Add as golden check", "addGoldenButton", GOLDEN_TIP)
         self.add_golden_button.clicked.connect(self.add_golden_action.trigger)
+        #: Beside the buttons: that a golden check was just added (the status bar is far from them).
+        self.golden_added = ElidedLabel()
+        self.golden_added.setObjectName("goldenAdded")
         self.note = StatusNote("visibilityNote")
         self.note.setToolTip("Would the agent see this? Its rank for the query, and the limit's cut-off")
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.addWidget(self.more_like_button)
         buttons.addWidget(self.add_golden_button)
-        buttons.addStretch(1)
+        buttons.addWidget(self.golden_added, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 6, 0, 0)
         layout.setSpacing(6)
@@ -155,8 +158,28 @@ class EntryTools(QWidget):
         self.add_golden_button.setToolTip(golden_tip)
 
     def show_verdict(self, text: str, tone: Tone) -> None:
+        """The verdict for the entry selected now (a check added for the one before is no longer said)."""
+        self.golden_added.clear()
         self.note.show_note(text, tone)
         self.note.setVisible(True)
+        self._fit_height()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as the verdict's lines at this width and the buttons: the splitter the tools sit in
+        does not ask a widget's height for its width, and cut the buttons off in a narrow window."""
+        layout = self.layout()
+        needed = layout.totalHeightForWidth(self.width()) if layout and layout.hasHeightForWidth() else -1
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
+
+    def confirm_golden(self, text: str, details: str) -> None:
+        """Say beside the button that a golden check was added (``details``: the whole of it, as a tip)."""
+        self.golden_added.setText(f"✓ {text}")
+        self.golden_added.setToolTip(details)
 
     def show_visibility(self, verdict: AgentVerdict, model: ModelInfo | None = None) -> None:
         self.show_verdict(*describe(verdict, model))

@@ -36,7 +36,7 @@ class OpenedBar(QWidget):
         self.add_button = push_button(
             "Add to Agents' Databases…",
             "addToAgentsButton",
-            "Register this table so that cosh and the MCP server offer it to agents",
+            "Register this table for agents (the dialog says which registry, and who reads it)",
         )
         self.add_button.clicked.connect(self.addRequested)
         layout = QHBoxLayout(self)

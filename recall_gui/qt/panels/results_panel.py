@@ -40,7 +40,7 @@ FILTER_DELAY_MS = 250
 
 HINT_NO_DATABASE = "No database chosen yet."
 HINT_SEARCH = "Type a question and press Enter to see exactly what an agent would get."
-HINT_NO_RESULTS = "No results: the table is empty, or the limit is 0."
+HINT_NO_RESULTS = "No results."
 HINT_NO_ROWS = "This table has no rows."
 HINT_NO_MATCH = "No row's id or content contains this text."
 HINT_LOADING = "Loading…"

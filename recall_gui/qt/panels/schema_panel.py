@@ -6,22 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHeaderView,
-    QLabel,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QModelIndex, Signal
+from PySide6.QtWidgets import QHeaderView, QLabel, QVBoxLayout, QWidget
+
+from recall_gui.qt.models.text_rows import KEY_ROLE, TextRowsModel, fit_columns, text_rows_view
 
 if TYPE_CHECKING:
     from recall_gui.core.tables import SchemaFacts
 
 HEADERS = ("Column", "Type", "Nullable", "Role", "Indexes")
-NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class SchemaPanel(QWidget):
@@ -35,22 +28,15 @@ class SchemaPanel(QWidget):
         self.note = QLabel("Choose a database to see its columns.")
         self.note.setObjectName("schemaNote")
         self.note.setWordWrap(True)
-        self.table = QTableWidget(0, len(HEADERS))
-        self.table.setObjectName("schemaTable")
-        self.table.setHorizontalHeaderLabels(HEADERS)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        for column in range(len(HEADERS) - 1):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(len(HEADERS) - 1, QHeaderView.ResizeMode.Stretch)
+        # A model the view asks for the rows on screen (a table of 10,000 columns made 50,000 items).
+        self.model = TextRowsModel(HEADERS)
+        self.table = text_rows_view("schemaTable", self.model)
+        self.table.horizontalHeader().setSectionResizeMode(len(HEADERS) - 1, QHeaderView.ResizeMode.Stretch)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
-        self.table.itemDoubleClicked.connect(self._on_double_click)
+        self.table.doubleClicked.connect(self._on_double_click)
         self._facts: SchemaFacts | None = None
 
     @property
@@ -59,20 +45,25 @@ class SchemaPanel(QWidget):
 
     def clear(self, note: str = "Choose a database to see its columns.") -> None:
         self._facts = None
-        self.table.setRowCount(0)
+        self.model.show(0, lambda _row, _column: "")
         self.note.setText(note)
 
     def show_facts(self, facts: SchemaFacts) -> None:
         self._facts = facts
-        self.table.setRowCount(len(facts.columns))
-        for row, column in enumerate(facts.columns):
-            name = ("    " * column.depth) + column.name
-            cells = (name, column.arrow_type, "yes" if column.nullable else "no", column.role_text)
-            for position, text in enumerate((*cells, ", ".join(column.indexes))):
-                item = QTableWidgetItem(text)
-                item.setData(NAME_ROLE, column.name)
-                item.setToolTip(text)
-                self.table.setItem(row, position, item)
+        columns = facts.columns
+
+        def cell(row: int, position: int) -> str:
+            column = columns[row]
+            if position == 0:
+                return ("    " * column.depth) + column.name
+            if position == 1:
+                return column.arrow_type
+            if position == 2:
+                return "yes" if column.nullable else "no"
+            return column.role_text if position == 3 else ", ".join(column.indexes)
+
+        self.model.show(len(columns), cell, lambda row: columns[row].name)
+        fit_columns(self.table, range(len(HEADERS) - 1))
         count = len(facts.columns)
         indexes = len(facts.indexes)
         self.note.setText(
@@ -82,11 +73,10 @@ class SchemaPanel(QWidget):
         )
 
     def names(self) -> list[str]:
-        items = (self.table.item(row, 0) for row in range(self.table.rowCount()))
-        return [item.data(NAME_ROLE) for item in items if item is not None]
+        return [self.model.key(row) for row in range(self.model.rowCount())]
 
-    def _on_double_click(self, item: QTableWidgetItem) -> None:
-        name = item.data(NAME_ROLE)
+    def _on_double_click(self, index: QModelIndex) -> None:
+        name = index.data(KEY_ROLE)
         if isinstance(name, str) and self._facts is not None:
             role = next((c.role for c in self._facts.columns if c.name == name), "")
             if role != "vector":

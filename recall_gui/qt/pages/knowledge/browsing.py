@@ -121,6 +121,11 @@ class Browser:
         else:
             caption = f"All {plural(total, 'row')} of {entry.name}"
         self.results.set_caption(caption + looking_at.scope(inputs))
-        self.results.set_browse_placeholder(HINT_NO_MATCH if filter_text else HINT_NO_ROWS)
+        placeholder = HINT_NO_MATCH if filter_text else HINT_NO_ROWS
+        if total == 0 and where is not None and not filter_text and selection is None:
+            placeholder = await core.tables.why_empty(session, target, where)
+            if generation != self.browse_model.generation:
+                return
+        self.results.set_browse_placeholder(placeholder)
         self.services.set_activity(f"Page read in {self.browse_model.last_fetch_ms or 0:.1f} ms")
         self._ready.emit()

@@ -203,6 +203,12 @@ class KnowledgePage(QWidget):
             layout.addWidget(bar_widget)
         layout.addWidget(self.splitter, 1)
 
+    def heightForWidth(self, _width: int) -> int:
+        """None of its own: the scroll area a page sits in sizes a page whose layout has a height for its
+        width (the facts wrap) to its preferred height, taller than an 800x500 window, instead of the
+        window's; the page fills the window and scrolls only below its minimum."""
+        return -1
+
     def _connect(self) -> None:
         """The panels' signals to the operations they start (slots stay thin)."""
         services, query_bar, limit_spin = self.services, self.query_bar, self.query_bar.limit_spin
@@ -224,6 +230,7 @@ class KnowledgePage(QWidget):
         limit_spin.valueChanged.connect(self.searching.on_limit_changed)
         limit_spin.refused.connect(self.searching.on_limit_refused)
         self.filter_bar.whereChanged.connect(self._on_where_changed)
+        self.filter_bar.where_edit.textEdited.connect(self.scope_controls.on_where_typed)
         self.filter_bar.versionChosen.connect(self._on_version_chosen)
         self.filter_bar.schemaRequested.connect(lambda: self.side.setCurrentWidget(self.schema_panel))
         self.schema_panel.columnActivated.connect(self.filter_bar.insert_column)
@@ -330,6 +337,8 @@ class KnowledgePage(QWidget):
 
     def set_registry(self, registry: Registry) -> None:
         self.chooser.set_registry(registry)
+        if self.entry_detail.item is not None:  # whether agents search the table may have changed
+            self.would_see.show(self.entry_detail.item)
 
     def show_health(self, healths: Mapping[str, DatabaseHealth]) -> None:
         """The databases re-checked; the current one's header keeps the facts of the rows shown."""

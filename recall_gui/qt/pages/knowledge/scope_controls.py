@@ -58,6 +58,14 @@ class ScopeControls:
         self.schema_panel.clear("Reading the columns…" if entry else "Choose a database to see its columns.")
         self._changed.emit()
 
+    def on_where_typed(self, text: str) -> None:
+        """The user types a filter: start the process that checks filters first, so it is ready by Enter."""
+        if text.strip():
+            self.services.tasks.start(self._warm_filters(), key="warm-filters")
+
+    async def _warm_filters(self) -> None:
+        (await self.services.session()).filters.warm()
+
     async def load_table_facts(self, entry: DatabaseEntry) -> None:
         """The table's versions and the columns of the version shown, for the version list and the
         schema view."""

@@ -26,6 +26,13 @@ if TYPE_CHECKING:
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
 
 
+def short_method(method: str) -> str:
+    """How a search ranked, in a word or two: "exact", "flat scan", "index IVF_PQ"."""
+    if method.startswith("index:"):
+        return f"index {method.removeprefix('index:')}"
+    return {"exact": "exact", "flat": "flat scan"}.get(method, method)
+
+
 class Searching:
     """The search lane of the page (searches, "more like this"; browsing and choosing supersede it) and
     the status bar's account of the last search."""
@@ -81,13 +88,14 @@ class Searching:
             for label in self.status_labels:
                 label.clear()
             return
+        # Short texts, the rest in their tooltips: the status bar of an 800-pixel window must hold all four
+        # (and what is added to it) without cutting any to a few letters.
         result = report.result
         self.status_count.setText(plural(len(result.hits), "result"))
         self.status_embed.setText(f"Embedding {report.embed_ms:.1f} ms")
-        self.status_search.setText(
-            f"Search {result.search_ms:.1f} ms ({result.method_label}, {result.metric_label})"
-        )
-        self.status_search.setToolTip(result.note or "")
+        self.status_search.setText(f"Search {result.search_ms:.1f} ms, {short_method(result.method)}")
+        how = f"{result.method_label}, {result.metric_label}"
+        self.status_search.setToolTip(how + (f"\n{result.note}" if result.note else ""))
         model = report.model
         if model is None:  # a stored vector, not a model's
             self.status_model.setText(f"Model: none ({report.model_used})")
@@ -121,11 +129,13 @@ class Searching:
         self.results_caption = None
         version = self.looking_at.version
 
-        async def find() -> SearchReport:
+        async def find() -> tuple[SearchReport, str | None]:
             harness = await services.harness()
-            return await harness.search_database(
-                entry, query, limit, where=inputs.where or None, version=version
-            )
+            where = inputs.where or None
+            report = await harness.search_database(entry, query, limit, where=where, version=version)
+            if report.result.hits:
+                return report, None
+            return report, await core.tables.why_empty(harness.session, entry.target.at(version), where)
 
         def failed(error: RecallError) -> None:
             self.show_status(None)
@@ -137,11 +147,14 @@ class Searching:
         await self.requests.run(
             find,
             busy=f"Searching {entry.name}…",
-            success=lambda report: self._show_found(entry, inputs, report),
+            success=lambda found: self._show_found(entry, inputs, *found),
             failure=failed,
         )
 
-    def _show_found(self, entry: DatabaseEntry, inputs: Inputs, report: SearchReport) -> None:
+    def _show_found(
+        self, entry: DatabaseEntry, inputs: Inputs, report: SearchReport, empty: str | None
+    ) -> None:
+        """``empty``: why the search found nothing, when it did not."""
         services, query, limit = self.services, inputs.query, inputs.limit
         services.dismiss("search")
         if len(query) >= MAX_QUERY_CHARS:
@@ -175,7 +188,7 @@ class Searching:
         self.searched, self.shown_limit, self.like = (entry.name, query, limit), limit, None
         self.looking_at.where = inputs.where or None
         self.last_report = report
-        self.results.show_result(report.result, caption, copies=copies)
+        self.results.show_result(report.result, caption, empty, copies=copies)
         self.results_caption = (caption, limit)
         self.on_limit_changed(self.query_bar.limit())  # changed while it searched
         self.show_status(report)

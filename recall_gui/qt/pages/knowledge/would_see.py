@@ -162,9 +162,13 @@ class WouldSee:
             )
             return check
         done = "Updated" if replaced else "Added"
-        services.set_activity(
+        details = (
             f"{done} the golden check {quoted(query)} ({plural(len(ids), 'id')}, limit {limit}) "
             f"in {golden.path.name}, on {place_text(check, registry)}"
+        )
+        services.set_activity(details)
+        self.entry_tools.confirm_golden(
+            f"{done} in {golden.path.name}", f"{details}. The Checks page (Ctrl+5) runs it."
         )
         registered = registry.get(check.db_name) if check.db_name is not None else None
         if registered is not None and not registered.active:
