@@ -311,14 +311,15 @@ def test_the_t_sne_map_is_the_same_for_a_seed_and_kept_per_version(perturbed: An
     assert len(first) == 240 and first.method == "tsne" and not first.from_cache
     assert again.from_cache and np.array_equal(again.positions, first.positions)
     assert np.array_equal(again.row_ids, first.row_ids)
-    assert any("neighbours" in stage for stage in stages) and any("arranging" in stage for stage in stages)
+    assert any("neighbours" in stage for stage in stages) and any("laying out" in stage for stage in stages)
     assert list((app_cache_dir() / "maps").glob("*.npz"))
     assert not np.allclose(other.positions, first.positions)
-    from recall_gui.core.inspect.projection import tsne
+    from recall_gui.core.inspect.layout import neighbour_layout
 
     matrix = np.random.default_rng(1).normal(size=(200, 16)).astype(np.float32)
-    assert np.array_equal(tsne(matrix, 5).positions, tsne(matrix, 5).positions)
-    assert not np.array_equal(tsne(matrix, 5).positions, tsne(matrix, 6).positions)
+    once, twice = neighbour_layout(matrix, "l2", 5), neighbour_layout(matrix, "l2", 5)
+    assert np.array_equal(once.positions, twice.positions)
+    assert not np.array_equal(once.positions, neighbour_layout(matrix, "l2", 6).positions)
 
 
 def test_a_t_sne_map_stops_when_cancelled(perturbed: Any) -> None:

@@ -178,20 +178,3 @@ def fastembed_model_descriptions() -> list[Any]:
         return list(TextEmbedding._list_supported_models())
     except Exception:  # a private listing may change or vanish: callers only use it for messages
         return []
-
-
-def annoy_index(dim: int, seed: int) -> Any | None:
-    """A seeded, empty Annoy index (Euclidean) from the copy of Annoy that openTSNE ships, else ``None``.
-
-    openTSNE's own neighbour search adds, builds and queries in one uninterruptible call; with the index
-    at hand the map queries it in chunks, so a long t-SNE reports progress and stops when cancelled.
-    """
-    if not is_tested("openTSNE"):
-        return None
-    try:
-        from openTSNE.dependencies.annoy import AnnoyIndex
-    except ImportError:
-        return None
-    index = AnnoyIndex(dim, "euclidean")
-    index.set_seed(seed)
-    return index

@@ -12,15 +12,24 @@ from recall_gui.core.base.face import lazy_face
 if TYPE_CHECKING:
     from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, METRICS
     from recall_gui.core.inspect.duplicates import DuplicateGroup, DuplicateReport, find_duplicates
+    from recall_gui.core.inspect.layout import MIN_LAYOUT_ROWS
     from recall_gui.core.inspect.projection import within
     from recall_gui.core.inspect.ray_duplicates import find_duplicates_in_ray, find_duplicates_on_ray
-    from recall_gui.core.inspect.table_map import Colouring, TableMap, build_map, colour_by, point_labels
+    from recall_gui.core.inspect.table_map import (
+        Colouring,
+        TableMap,
+        build_map,
+        colour_by,
+        kept_map,
+        point_labels,
+    )
     from recall_gui.core.inspect.text_diff import DiffLine, changed_ranges, diff_lines, unified_text
     from recall_gui.core.inspect.version_diff import RowChange, VersionDiff, diff_versions, fetch_sides
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "METRICS",
+    "MIN_LAYOUT_ROWS",
     "Colouring",
     "DiffLine",
     "DuplicateGroup",
@@ -37,6 +46,7 @@ __all__ = [
     "find_duplicates",
     "find_duplicates_in_ray",
     "find_duplicates_on_ray",
+    "kept_map",
     "point_labels",
     "unified_text",
     "within",
@@ -59,12 +69,14 @@ if not TYPE_CHECKING:
                 "DuplicateReport",
                 "find_duplicates",
             ),
+            "layout": ("MIN_LAYOUT_ROWS",),
             "projection": ("within",),
             "table_map": (
                 "Colouring",
                 "TableMap",
                 "build_map",
                 "colour_by",
+                "kept_map",
                 "point_labels",
             ),
             "text_diff": (
