@@ -29,7 +29,15 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.base.errors import ProjectionError
-from recall_gui.core.inspect.neighbours import Reference, distances, nearest, run_jobs, scores, smallest
+from recall_gui.core.inspect.neighbours import (
+    Indices,
+    Reference,
+    distances,
+    nearest,
+    run_jobs,
+    scores,
+    smallest,
+)
 from recall_gui.core.inspect.projection import Cancelled, Progress, pca, sample_rows, tsne_threads
 from recall_gui.core.session.map_cache import Method, Projection
 
@@ -56,6 +64,8 @@ MAX_PROBES = 8
 MIN_LAYOUT_ROWS = SAMPLE_NEIGHBOURS + 2
 _REPORT_EVERY_ITERATIONS = 10
 _ROWS_PER_JOB = 2_048
+#: Rows placed or moved in one step (bounds the memory of the step's temporaries).
+_ROWS_PER_STEP = 65_536
 
 
 def neighbour_layout(
@@ -105,11 +115,7 @@ def neighbour_layout(
         others[usable] = False
         places[others] = places[usable].mean(axis=0)
     say(1.0, "done")
-    how = (
-        f"t-SNE of a {len(sample):,}-row sample; the other {rows - len(sample):,} rows placed from their "
-        f"{PLACE_NEIGHBOURS} nearest sampled rows and drawn toward their {GRAPH_NEIGHBOURS} nearest rows "
-        f"({metric})"
-    )
+    how = f"t-SNE of a {len(sample):,}-row sample, every other row placed from its nearest rows ({metric})"
     return Projection(places.astype(np.float32), "tsne", seed, how=how)
 
 
@@ -142,7 +148,7 @@ def _stage_weights(rows: int, sampled: int) -> dict[str, float]:
 
 def _tsne(
     sample: npt.NDArray[np.float32],
-    neighbours: npt.NDArray[np.intp],
+    neighbours: Indices,
     seed: int,
     report: Progress,
     cancel: threading.Event,
@@ -222,8 +228,12 @@ class _Work:
                 fraction, f"placing {len(others):,} rows by their nearest samples"
             ),
         )
-        weights = placement_weights(distances_of(matrix, others, found, sampled.metric), sampled.metric)
-        places[others] = np.einsum("nk,nkd->nd", weights, sample_places[found_at])
+        for start in range(0, len(others), _ROWS_PER_STEP):
+            span = slice(start, start + _ROWS_PER_STEP)
+            which = others[span]
+            near = distances(np.asarray(matrix[which], np.float32), found[span], sampled.metric)
+            weights = placement_weights(near, sampled.metric)
+            places[which] = np.einsum("nk,nkd->nd", weights, sample_places[found_at[span]])
         nearest_sampled[others] = found_at[:, 0]
         return places, nearest_sampled
 
@@ -231,7 +241,7 @@ class _Work:
         self,
         sample: npt.NDArray[np.intp],
         nearest_sampled: npt.NDArray[np.intp],
-        sample_neighbours: npt.NDArray[np.intp],
+        sample_neighbours: Indices,
         report: Progress,
     ) -> npt.NDArray[np.int32]:
         """Each row's :data:`GRAPH_NEIGHBOURS` nearest rows among the rows of its cell (the rows with the
@@ -266,17 +276,6 @@ class _Work:
         for done, _ in enumerate(run_jobs(job, jobs, self.workers), start=1):
             report(done / len(jobs), "finding each row's nearest rows")
         return graph
-
-
-def distances_of(
-    matrix: npt.NDArray[np.float32], which: npt.NDArray[np.intp], found: npt.NDArray[np.float32], metric: str
-) -> npt.NDArray[np.float32]:
-    """The metric's distances behind the scores ``found`` of the rows ``which`` (in chunks)."""
-    out = np.empty_like(found)
-    for start in range(0, len(which), 65_536):
-        span = slice(start, start + 65_536)
-        out[span] = distances(np.asarray(matrix[which[span]], np.float32), found[span], metric)
-    return out
 
 
 def placement_weights(found: npt.NDArray[np.float32], metric: str) -> npt.NDArray[np.float64]:
@@ -314,10 +313,10 @@ def _drawn_together(
     """:data:`PULL_STEPS` times, every row moves :data:`PULL` of the way to its neighbours' mean place."""
     for _ in range(PULL_STEPS):
         moved = np.empty_like(places)
-        for start in range(0, len(places), 65_536):
+        for start in range(0, len(places), _ROWS_PER_STEP):
             if cancel.is_set():
                 raise Cancelled
-            span = slice(start, start + 65_536)
+            span = slice(start, start + _ROWS_PER_STEP)
             moved[span] = (1 - PULL) * places[span] + PULL * places[graph[span]].mean(axis=1)
         places = moved
     return places

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,8 @@ from recall_gui.core.inspect.projection import Cancelled
 
 Matrix = npt.NDArray[np.float32]
 Job = TypeVar("Job")
+#: Positions of rows (int32 while they fit).
+Indices = npt.NDArray[np.integer[Any]]
 #: Rows of queries scored against the reference in one product.
 CHUNK_ROWS = 1024
 _BLOCK = 64
@@ -45,7 +47,10 @@ class Reference:
     @classmethod
     def of(cls, rows: Matrix, metric: str) -> Reference:
         rows = np.ascontiguousarray(rows, np.float32)
-        squares = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
+        squares = np.empty(len(rows), np.float64)
+        for start in range(0, len(rows), CHUNK_ROWS * 64):  # a chunk at a time: no float64 copy of the rows
+            span = slice(start, start + CHUNK_ROWS * 64)
+            squares[span] = np.einsum("ij,ij->i", rows[span], rows[span])
         if metric == "l2":
             per_row = squares.astype(np.float32)
         elif metric == "cosine":
@@ -127,14 +132,14 @@ def nearest(
     workers: Executor | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[float], None] | None = None,
-) -> tuple[npt.NDArray[np.intp], Matrix]:
+) -> tuple[Indices, Matrix]:
     """Each query's ``k`` nearest reference rows (positions, scores; nearest first): of the rows
     ``which`` of ``queries`` when given (read a chunk at a time, never copied whole). With ``self_offset``,
     query ``i`` is reference row ``self_offset + i`` and is not its own neighbour. Chunks of queries run on
     ``workers`` when given; ``cancel`` stops between chunks."""
     count = len(queries) if which is None else len(which)
     k = min(k, len(reference) - (1 if self_offset is not None else 0))
-    indices = np.empty((count, max(k, 0)), np.intp)
+    indices = np.empty((count, max(k, 0)), np.int32 if len(reference) < 2**31 else np.intp)
     found = np.empty((count, max(k, 0)), np.float32)
     if k <= 0 or count == 0:
         return indices, found

@@ -32,7 +32,7 @@ Progress = Callable[[float, str], None]
 #: Points drawn at most; a bigger table is mapped from a seeded sample of this many rows.
 MAX_MAP_POINTS = 1_000_000
 #: Rows PCA's components are found from at most (a seeded sample); every row is projected on them.
-PCA_FIT_ROWS = 100_000
+PCA_FIT_ROWS = 50_000
 #: The randomized SVD's extra directions and power iterations: on the benchmark's vectors, whose two
 #: leading eigenvalues differ by 1%, the components found lie within 1e-5 of the exact ones
 #: (docs/PERFORMANCE.md#the-map).

@@ -4,11 +4,11 @@
 The vectors come from the session's vectors in memory (the ones exact search uses) or, when they are not
 held there, from one read of the vector column. Every row is mapped up to
 :data:`~recall_gui.core.inspect.projection.MAX_MAP_POINTS` rows; beyond, a seeded sample, and the map says
-so. Projections run on the session's inspection thread (the neighbour layout's products also on its scan
-threads, a job at a time) and are kept per table version (``session.maps``). Neighbours are found by the
-agent's metric for the table (the registry's, else its index's, else L2). Also here: what the map shows
-about its points (an id and a first line on hover, a column's values to colour by), and finding the
-point under the pointer among a million.
+so. Projections run on the session's inspection thread (the neighbour layout's products on its layout
+threads, below the window's in priority) and are kept per table version (``session.maps``). Neighbours
+are found by the agent's metric for the table (the registry's, else its index's, else L2). Also here:
+what the map shows about its points (an id and a first line on hover, a column's values to colour by),
+and finding the point under the pointer among a million.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ async def build_map(
                 method,
                 seed,
                 metric=metric,
-                workers=session.scan_executor,
+                workers=session.layout_executor,
                 progress=report,
                 cancel=stop,
             )

@@ -12,7 +12,7 @@ the rows inside it. pyqtgraph is imported when the page is first shown, not at s
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QShowEvent
@@ -47,9 +47,27 @@ NO_COLOUR = "(one colour)"
 SELECTED_LABEL = "chosen on the map"
 MODES: tuple[Mode, ...] = ("pan", "rectangle", "lasso")
 METHOD_TEXTS = {
-    "tsne": "the neighbour layout keeps rows that are near in vector space near on the map",
-    "pca": "PCA: the two main directions",
+    "tsne": "The neighbour layout keeps rows that are near in vector space (by the agent's metric) near on\n"
+    "the map: t-SNE of a sample, every other row placed where its nearest sampled rows are, then drawn\n"
+    "toward its nearest rows. Distances between far-apart groups mean little.",
+    "pca": "PCA: the two directions in which the vectors differ most. Linear: a query lands where it\n"
+    "belongs, but unrelated topics may overlap.",
 }
+
+
+def _coloured(count: int, colouring: Colouring | None, plain: str) -> tuple[Any, Any, Any]:
+    """The groups of points by colour and each point's colour (on a worker: passes over every point)."""
+    from recall_gui.qt.panels.map_colours import colour_codes, colour_groups
+
+    groups = colour_groups(count, colouring, plain)
+    return (groups, *colour_codes(count, groups))
+
+
+def _sorted_ids(row_ids: npt.NDArray[np.uint64], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint64]:
+    """The row ids of the chosen points, ascending (as the browse table pages them)."""
+    import numpy as np
+
+    return np.sort(row_ids[mask])
 
 
 class MapPage(QWidget):
@@ -332,7 +350,7 @@ class MapPage(QWidget):
 
     async def draw(self) -> None:
         """Draw the map's points in their colours, and say what the map shows and how it was made."""
-        from recall_gui.qt.panels.map_colours import colour_codes, colour_groups, legend_html
+        from recall_gui.qt.panels.map_colours import legend_html
 
         table_map, view = self._map, await self._ensure_view()
         if table_map is None:
@@ -340,27 +358,33 @@ class MapPage(QWidget):
         if view.table_map is not table_map:
             view.begin(table_map)
         plain = self.palette().color(QPalette.ColorRole.Highlight).name()
-        groups = colour_groups(len(table_map), self._colouring, plain)
-        view.show_points(*colour_codes(len(table_map), groups))
+        colouring = self._colouring
+        loop = asyncio.get_running_loop()
+        groups, codes, palette = await loop.run_in_executor(
+            self.services.chores, _coloured, len(table_map), colouring, plain
+        )
+        if self._map is not table_map or self._colouring is not colouring:
+            return
+        view.show_points(codes, palette)
         view.show_chosen(self._chosen)
         self.legend.setText(legend_html(self._colouring, groups))
         self.show_search()
         self.status.show_note(self._describe(table_map), self._tone(table_map))
+        self.status.setToolTip(METHOD_TEXTS[table_map.method])
         self.mapShown.emit()
 
     def _describe(self, table_map: TableMap) -> str:
         cached = " (kept from before)" if table_map.from_cache else ""
         older = " — an older version, not the latest" if self.knowledge.version is not None else ""
-        took = f" in {table_map.elapsed_s:.1f} s" if table_map.elapsed_s >= 1 else ""
+        took = f", {table_map.elapsed_s:.0f} s" if table_map.elapsed_s >= 1 else ""
         not_kept = (
-            f" Not kept for next time ({table_map.not_kept}): it is laid out again then, which is slower."
+            f" Not kept for next time ({table_map.not_kept}): laid out again then, which is slower."
             if table_map.not_kept
             else ""
         )
         return (
-            f"{table_map.table}: {table_map.describe()}{older}{cached}. Laid out by {table_map.how}{took}: "
-            f"{METHOD_TEXTS[table_map.method]}.{not_kept} Hover a point for its id, click it to open it; "
-            "draw a rectangle or lasso to narrow the table."
+            f"{table_map.table}: {table_map.describe()}{older}{cached}. {table_map.how}{took}.{not_kept} "
+            "Hover a point for its id, click to open it; drag a rectangle or lasso to narrow the table."
         )
 
     def _tone(self, table_map: TableMap) -> Tone:
@@ -445,12 +469,14 @@ class MapPage(QWidget):
         if not mask.any():
             await self.clear_choice()
             return
+        loop = asyncio.get_running_loop()
+        row_ids = await loop.run_in_executor(self.services.chores, _sorted_ids, table_map.row_ids, mask)
+        if self._map is not table_map:
+            return
         self._chosen = mask
         (await self._ensure_view()).show_chosen(mask)
-        self._show_chosen(int(mask.sum()))
-        await self.knowledge.show_selection(
-            table_map.row_ids[mask], SELECTED_LABEL, self.knowledge.read_inputs()
-        )
+        self._show_chosen(len(row_ids))
+        await self.knowledge.show_selection(row_ids, SELECTED_LABEL, self.knowledge.read_inputs())
 
     async def choose_inside(self, corners: list[tuple[float, float]]) -> None:
         """Narrow the knowledge page's table to the points inside the outline ``corners`` (tested on a

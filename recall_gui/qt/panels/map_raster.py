@@ -11,12 +11,15 @@ are drawn again on top, a little bigger, in the chosen colour.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 #: One point's opacity (0..255); ``n`` points on a pixel give ``1 - (1 - a)^n``.
 POINT_ALPHA = 170
+#: Points handled in one step of drawing a picture.
+CHUNK = 131_072
 #: Pixels across a point, by how many points are in view.
 SIZES = ((2_000, 8), (20_000, 6), (200_000, 4))
 SMALLEST = 2
@@ -75,15 +78,23 @@ class Points:
     ) -> None:
         #: The points from left to right (pass the same ``order`` again for the same positions).
         self.order = np.argsort(positions[:, 0], kind="stable") if order is None else order
-        self.x = np.ascontiguousarray(positions[self.order, 0])
-        self.y = np.ascontiguousarray(positions[self.order, 1])
-        self.codes = codes[self.order]
+        self.x = _taken(positions[:, 0], self.order)
+        self.y = _taken(positions[:, 1], self.order)
+        self.codes = _taken(codes, self.order)
         self.palette = palette
-        self.chosen = None if chosen is None or not chosen.any() else chosen[self.order]
+        self.chosen = None if chosen is None or not chosen.any() else _taken(chosen, self.order)
         self.chosen_colour = chosen_colour
 
     def __len__(self) -> int:
         return len(self.x)
+
+
+def _taken(values: npt.NDArray[Any], order: npt.NDArray[np.intp]) -> npt.NDArray[Any]:
+    """``values[order]``, a :data:`CHUNK` at a time (fancy indexing holds the interpreter's lock)."""
+    taken = np.empty(len(order), values.dtype)
+    for start in range(0, len(order), CHUNK):
+        taken[start : start + CHUNK] = values[order[start : start + CHUNK]]
+    return taken
 
 
 def _disc(size: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
@@ -95,7 +106,10 @@ def _disc(size: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
 
 
 def render(points: Points, frame: Frame) -> Picture:
-    """The picture of ``points`` in ``frame``."""
+    """The picture of ``points`` in ``frame``.
+
+    Done :data:`CHUNK` points at a time: some of NumPy's steps (boolean and fancy indexing) hold the
+    interpreter's lock, and a step over a million points would hold the window's thread that long."""
     width, height = frame.width, frame.height
     pixels = np.zeros(width * height, np.uint32)
     if not frame.usable or not len(points):
@@ -103,23 +117,33 @@ def render(points: Points, frame: Frame) -> Picture:
     scale_x = width / (frame.right - frame.left)
     scale_y = height / (frame.top - frame.bottom)
     reach = SIZES[0][1] / min(scale_x, scale_y)  # points just outside still show a part of their disc
-    first, last = np.searchsorted(points.x, [frame.left - reach, frame.right + reach])
-    x, y = points.x[first:last], points.y[first:last]
-    near = np.flatnonzero((y >= frame.bottom - reach) & (y <= frame.top + reach))
-    column = np.floor((x[near] - frame.left) * scale_x).astype(np.intp)
-    row = np.floor((y[near] - frame.bottom) * scale_y).astype(np.intp)
-    inside = int(np.count_nonzero((column >= 0) & (column < width) & (row >= 0) & (row < height)))
+    first, last = (int(at) for at in np.searchsorted(points.x, [frame.left - reach, frame.right + reach]))
+    placed: list[tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp]]] = []
+    inside = 0
+    for start in range(first, last, CHUNK):
+        stop = min(last, start + CHUNK)
+        x, y = points.x[start:stop], points.y[start:stop]
+        near = np.flatnonzero((y >= frame.bottom - reach) & (y <= frame.top + reach))
+        column = np.floor((x[near] - frame.left) * scale_x).astype(np.intp)
+        row = np.floor((y[near] - frame.bottom) * scale_y).astype(np.intp)
+        inside += int(np.count_nonzero((column >= 0) & (column < width) & (row >= 0) & (row < height)))
+        placed.append((near + start, column, row))
     size = point_size(inside)
-    colours = points.palette[points.codes[first:last][near]]
-    counts = _stamp(pixels, (column, row, colours), size, width)
+    counts = np.zeros(width * height, np.intp)
+    for which, column, row in placed:
+        _stamp(pixels, (column, row, points.palette[points.codes[which]]), size, width, counts=counts)
     if points.chosen is not None:
-        picked = points.chosen[first:last][near]
-        colour = np.full(int(picked.sum()), points.chosen_colour, np.uint32)
-        _stamp(pixels, (column[picked], row[picked], colour), size + 2, width, counts=counts)
-    alpha = 1.0 - (1.0 - POINT_ALPHA / 255.0) ** np.arange(17)
-    opacity = (np.minimum(counts, 16) >= 1) * (alpha[np.minimum(counts, 16)] * 255).astype(np.uint32)
-    pixels &= 0x00FFFFFF
-    pixels |= opacity.astype(np.uint32) << 24
+        chosen = [(which, column, row, points.chosen[which]) for which, column, row in placed]
+        bigger = 2 if sum(int(picked.sum()) for *_, picked in chosen) <= SIZES[1][0] else 0
+        for _which, column, row, picked in chosen:  # a few chosen points stand out; many fill an area
+            colour = np.full(int(picked.sum()), points.chosen_colour, np.uint32)
+            _stamp(
+                pixels, (column[picked], row[picked], colour), size + bigger, width, counts=counts, solid=True
+            )
+    alpha = (255 * (1.0 - (1.0 - POINT_ALPHA / 255.0) ** np.arange(17))).astype(np.uint32)
+    for start in range(0, len(pixels), CHUNK):
+        span = slice(start, start + CHUNK)
+        pixels[span] = (pixels[span] & 0x00FFFFFF) | (alpha[np.minimum(counts[span], 16)] << 24)
     return Picture(pixels.reshape(height, width), frame, inside)
 
 
@@ -129,27 +153,20 @@ def _stamp(
     size: int,
     width: int,
     *,
-    counts: npt.NDArray[np.intp] | None = None,
-) -> npt.NDArray[np.intp]:
+    counts: npt.NDArray[np.intp],
+    solid: bool = False,
+) -> None:
     """Write each disc (``column``, ``row``, colour) into ``pixels``, rows ``width`` long (where discs
-    overlap, one of their colours shows); add to ``counts`` how many discs cover each pixel (a chosen
-    point's disc makes its pixels opaque)."""
+    overlap, one of their colours shows), and count in ``counts`` how many discs cover each pixel
+    (``solid`` discs make their pixels opaque)."""
     column, row, colours = discs
     height = len(pixels) // width
-    offsets_x, offsets_y = _disc(size)
-    at = np.empty(len(column) * len(offsets_x), np.intp)
-    for number, (dx, dy) in enumerate(zip(offsets_x.tolist(), offsets_y.tolist(), strict=True)):
-        part = at[number * len(column) : (number + 1) * len(column)]
+    for dx, dy in zip(*(offsets.tolist() for offsets in _disc(size)), strict=True):
         cx, cy = column + dx, row + dy
-        np.multiply(cy, width, out=part)
-        part += cx
-        part[(cx < 0) | (cx >= width) | (cy < 0) | (cy >= height)] = -1
-    repeated = np.tile(colours, len(offsets_x))
-    keep = at >= 0
-    at, repeated = at[keep], repeated[keep]
-    pixels[at] = repeated
-    covered = np.bincount(at, minlength=width * height)
-    if counts is None:
-        return covered
-    counts[covered > 0] = np.maximum(counts[covered > 0], 16)
-    return counts
+        keep = np.flatnonzero((cx >= 0) & (cx < width) & (cy >= 0) & (cy < height))
+        at = cy[keep] * width + cx[keep]
+        pixels[at] = colours[keep]
+        if solid:
+            counts[at] = 16
+        else:
+            counts += np.bincount(at, minlength=len(counts))
