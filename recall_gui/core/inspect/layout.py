@@ -104,7 +104,9 @@ def neighbour_layout(
     sample_places = _tsne(sampled.rows, near_sampled, seed, stages.report("tsne"), stop)
     method_note = f"t-SNE of {len(sample):,} rows ({metric})"
     if len(sample) == rows:
-        return Projection(sample_places.astype(np.float32), "tsne", seed, how=method_note)
+        return Projection(
+            sample_places.astype(np.float32), "tsne", seed, how=method_note, sampled_rows=sample
+        )
 
     work = _Work(matrix, reference, workers, stop)
     places, nearest_sampled = work.place(sample, sampled, sample_places, stages.report("place"))
@@ -116,7 +118,7 @@ def neighbour_layout(
         places[others] = places[usable].mean(axis=0)
     say(1.0, "done")
     how = f"t-SNE of a {len(sample):,}-row sample, every other row placed from its nearest rows ({metric})"
-    return Projection(places.astype(np.float32), "tsne", seed, how=how)
+    return Projection(places.astype(np.float32), "tsne", seed, how=how, sampled_rows=sample)
 
 
 class _Stages:

@@ -37,6 +37,8 @@ class Projection:
     components: npt.NDArray[np.float32] | None = None
     #: How the map was made, in words (the sample, the neighbours, the metric).
     how: str = ""
+    #: The neighbour layout: the rows laid out by t-SNE (the others were placed from them); not kept on disk.
+    sampled_rows: npt.NDArray[np.intp] | None = None
 
     def place(self, vector: npt.ArrayLike) -> tuple[float, float] | None:
         """Where ``vector`` lands on this plane; ``None`` for a projection that is not linear (t-SNE)."""

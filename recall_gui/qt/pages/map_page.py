@@ -383,7 +383,8 @@ class MapPage(QWidget):
             else ""
         )
         return (
-            f"{table_map.table}: {table_map.describe()}{older}{cached}. {table_map.how}{took}.{not_kept} "
+            f"{table_map.table}: {table_map.describe()}{older}{cached}. "
+            f"Laid out by {table_map.how}{took}.{not_kept} "
             "Hover a point for its id, click to open it; drag a rectangle or lasso to narrow the table."
         )
 

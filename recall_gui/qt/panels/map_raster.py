@@ -140,7 +140,7 @@ def render(points: Points, frame: Frame) -> Picture:
             _stamp(
                 pixels, (column[picked], row[picked], colour), size + bigger, width, counts=counts, solid=True
             )
-    alpha = (255 * (1.0 - (1.0 - POINT_ALPHA / 255.0) ** np.arange(17))).astype(np.uint32)
+    alpha = np.rint(255 * (1.0 - (1.0 - POINT_ALPHA / 255.0) ** np.arange(17))).astype(np.uint32)
     for start in range(0, len(pixels), CHUNK):
         span = slice(start, start + CHUNK)
         pixels[span] = (pixels[span] & 0x00FFFFFF) | (alpha[np.minimum(counts[span], 16)] << 24)
