@@ -172,3 +172,12 @@ def cosh_listing(*databases: tuple[str, str, str | Path]) -> str:
 def described(suffix: str) -> str:
     """The description agents get with ``suffix`` after the default one."""
     return f"{AGENT_DESCRIPTION}\n\n{suffix}"
+
+
+def perturbed_target(folder: Path, passage_vectors: Any, rows: int = 240) -> Any:
+    """A table "many" of ``rows`` perturbed real passages (no index) under ``folder``/db, as a target."""
+    from recall_gui.core.storage.target import TableTarget
+
+    ids, texts = list(PASSAGES), list(PASSAGES.values())
+    write_perturbed_table(folder / "db", "many", ids, texts, passage_vectors, rows=rows, ivf_partitions=None)
+    return TableTarget(str(folder / "db"), "many")

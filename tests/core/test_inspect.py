@@ -26,7 +26,7 @@ from tests.inspecttools import (
     lancedb_versions,
     write_history,
 )
-from tests.kbtools import PASSAGES, snapshot_tree, write_perturbed_table
+from tests.kbtools import PASSAGES, perturbed_target, snapshot_tree
 
 
 @pytest.fixture
@@ -268,11 +268,7 @@ def test_inspecting_writes_nothing_restores_nothing_and_tags_nothing(history: Hi
 
 @pytest.fixture
 def perturbed(tmp_path: Path, passage_vectors: Any) -> Any:
-    from recall_gui.core.storage.target import TableTarget
-
-    ids, texts = list(PASSAGES), list(PASSAGES.values())
-    write_perturbed_table(tmp_path / "db", "many", ids, texts, passage_vectors, rows=240, ivf_partitions=None)
-    return TableTarget(str(tmp_path / "db"), "many")
+    return perturbed_target(tmp_path, passage_vectors)
 
 
 def test_the_pca_map_is_the_vectors_two_leading_components(history: History) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from recall_gui.core.session.session import Session
-from tests.kbtools import PASSAGES, snapshot_tree, write_perturbed_table
+from tests.kbtools import perturbed_target, snapshot_tree
 
 METRICS = ("l2", "cosine", "dot")
 
@@ -174,11 +174,7 @@ def test_the_point_under_the_pointer_is_found_among_many_as_one_pass_finds_it() 
 
 @pytest.fixture
 def table(tmp_path: Path, passage_vectors: Any) -> Any:
-    from recall_gui.core.storage.target import TableTarget
-
-    ids, texts = list(PASSAGES), list(PASSAGES.values())
-    write_perturbed_table(tmp_path / "db", "many", ids, texts, passage_vectors, rows=240, ivf_partitions=None)
-    return TableTarget(str(tmp_path / "db"), "many")
+    return perturbed_target(tmp_path, passage_vectors)
 
 
 def test_the_map_finds_neighbours_by_the_agents_metric(table: Any) -> None:
