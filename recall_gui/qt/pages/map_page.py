@@ -156,7 +156,7 @@ class MapPage(QWidget):
     def _controls(self) -> QHBoxLayout:
         self.projection_combo = QComboBox()
         self.projection_combo.setObjectName("projectionCombo")
-        self.projection_combo.addItem("Neighbours (t-SNE)", "tsne")
+        self.projection_combo.addItem("t-SNE", "tsne")
         self.projection_combo.addItem("PCA", "pca")
         self.projection_combo.setToolTip(
             "How the vectors are flattened onto the plane: by their neighbours (t-SNE of a sample, every\n"

@@ -147,6 +147,7 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         background = QWidget().palette().color(QPalette.ColorRole.Base)
         super().__init__(parent, background=background, viewBox=self.box)
         self.setObjectName("mapPlot")
+        self.setMinimumSize(200, 120)  # the page fits an 800x500 window; the map takes what room is left
         plot = self.getPlotItem()
         for axis in ("left", "bottom"):
             plot.hideAxis(axis)
