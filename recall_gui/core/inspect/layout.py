@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.base.errors import ProjectionError
+from recall_gui.core.base.heap import release_free_memory
 from recall_gui.core.inspect.neighbours import (
     Indices,
     Reference,
@@ -110,7 +111,9 @@ def neighbour_layout(
 
     work = _Work(matrix, reference, workers, stop)
     places, nearest_sampled = work.place(sample, sampled, sample_places, stages.report("place"))
+    release_free_memory()  # each stage's short-lived arrays, before the next one's
     neighbours = work.neighbour_graph(sample, nearest_sampled, near_sampled, stages.report("graph"))
+    release_free_memory()
     places = _drawn_together(places, neighbours, stop)
     if len(usable) < rows:  # rows of zero length (cosine): in the middle, apart from every neighbourhood
         others = np.ones(rows, bool)
@@ -233,7 +236,7 @@ class _Work:
         for start in range(0, len(others), _ROWS_PER_STEP):
             span = slice(start, start + _ROWS_PER_STEP)
             which = others[span]
-            near = distances(np.asarray(matrix[which], np.float32), found[span], sampled.metric)
+            near = distances(self.reference.squares[which], found[span], sampled.metric)
             weights = placement_weights(near, sampled.metric)
             places[which] = np.einsum("nk,nkd->nd", weights, sample_places[found_at[span]])
         nearest_sampled[others] = found_at[:, 0]

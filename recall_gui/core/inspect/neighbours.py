@@ -43,6 +43,8 @@ class Reference:
     metric: str
     #: l2: |r|^2 (added to -2 q.r); cosine: 1/|r| (inf where |r| = 0: such rows are no one's neighbour).
     per_row: Matrix
+    #: |r|^2 per row (float64).
+    squares: npt.NDArray[np.float64]
 
     @classmethod
     def of(cls, rows: Matrix, metric: str) -> Reference:
@@ -60,7 +62,7 @@ class Reference:
             per_row = np.zeros(len(rows), np.float32)
         else:
             raise ValueError(f"unknown metric {metric!r}")
-        return cls(rows, metric, per_row)
+        return cls(rows, metric, per_row, squares)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -85,9 +87,10 @@ def scores(queries: Matrix, reference: Reference, columns: npt.NDArray[np.intp] 
     return products
 
 
-def distances(queries: Matrix, found: Matrix, metric: str) -> Matrix:
-    """The metric's distances from the scores ``found`` (rows: queries): l2 squared, cosine, dot."""
-    q = np.einsum("ij,ij->i", queries, queries, dtype=np.float64)
+def distances(query_squares: npt.NDArray[np.floating[Any]], found: Matrix, metric: str) -> Matrix:
+    """The metric's distances (l2 squared, cosine, dot) from the scores ``found`` (a row per query) and
+    each query's squared length ``|q|^2``."""
+    q = np.asarray(query_squares, np.float64)
     if metric == "l2":
         result = np.maximum(found + q[:, None], 0)
     elif metric == "cosine":

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from recall_gui.core.base.heap import release_free_memory
 from recall_gui.core.inspect.layout import project
 from recall_gui.core.inspect.projection import LABELS, MAX_MAP_POINTS, Cancelled, Progress, sample_rows
 from recall_gui.core.session.map_cache import MapKey, Method, Projection
@@ -186,6 +187,7 @@ async def build_map(
             )
         finally:
             release()
+            release_free_memory()
         not_kept = session.maps.put(key, projection, row_ids)
         elapsed = time.perf_counter() - started
         made = TableMap(
