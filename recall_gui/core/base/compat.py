@@ -182,23 +182,6 @@ def fastembed_model_descriptions() -> list[Any]:
         return []
 
 
-def annoy_index(dim: int, seed: int) -> Any | None:
-    """A seeded, empty Annoy index (Euclidean) from the copy of Annoy that openTSNE ships, else ``None``.
-
-    openTSNE's own neighbour search adds, builds and queries in one uninterruptible call; with the index
-    at hand the map queries it in chunks, so a long t-SNE reports progress and stops when cancelled.
-    """
-    if not is_tested("openTSNE"):
-        return None
-    try:
-        from openTSNE.dependencies.annoy import AnnoyIndex
-    except ImportError:
-        return None
-    index = AnnoyIndex(dim, "euclidean")
-    index.set_seed(seed)
-    return index
-
-
 def lancedb_native() -> ModuleType | None:
     """LanceDB's compiled module (``lancedb._lancedb``) loaded without the Python package around it, for a
     process that only counts rows: it loads in milliseconds, where ``import lancedb`` (PyArrow, pandas,

@@ -11,6 +11,7 @@ from .duplicates import (
     DuplicateReport as DuplicateReport,
     find_duplicates as find_duplicates,
 )
+from .layout import MIN_LAYOUT_ROWS as MIN_LAYOUT_ROWS
 from .projection import within as within
 from .ray_duplicates import RayEngine as RayEngine, find_duplicates_in_ray as find_duplicates_in_ray
 from .table_map import (
@@ -18,6 +19,7 @@ from .table_map import (
     TableMap as TableMap,
     build_map as build_map,
     colour_by as colour_by,
+    kept_map as kept_map,
     point_labels as point_labels,
 )
 from .text_diff import (

@@ -1,14 +1,11 @@
-"""A table's vectors flattened onto a plane, for the map: PCA at once, t-SNE when asked for.
-
-Both are plain functions of a float32 matrix that run on a worker thread; nothing here reads a table.
+"""A table's vectors flattened onto a plane, for the map: what every layout shares, and PCA.
 
 - :func:`pca` is a randomized SVD of the centred vectors (a few passes over the matrix with NumPy), which
   finds the two leading components to within about 1e-5, and is linear: a query vector lands on the same
-  plane (:meth:`Projection.place`).
-- :func:`tsne` keeps neighbours together (openTSNE, compiled code with no JIT). Its nearest neighbours come
-  from an Annoy index queried in chunks and its optimisation reports every few iterations, so a long run
-  says how far it got and stops within moments when cancelled. Everything is seeded: the same matrix
-  and seed give the same map.
+  plane (:meth:`Projection.place`). Beyond :data:`PCA_FIT_ROWS` rows the components are found from a
+  seeded sample and every row is projected on them: the first picture of a million rows in about a second.
+- The neighbour layout (t-SNE of a sample, the other rows placed from their nearest neighbours) is
+  :mod:`recall_gui.core.inspect.layout`; :func:`within` is the lasso's test.
 
 The finished maps are kept by :class:`recall_gui.core.session.map_cache.MapCache`.
 """
@@ -16,15 +13,12 @@ The finished maps are kept by :class:`recall_gui.core.session.map_cache.MapCache
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.base.compat import annoy_index
-from recall_gui.core.base.errors import ProjectionError
 from recall_gui.core.session.map_cache import Method, Positions, Projection
 
 if TYPE_CHECKING:
@@ -36,25 +30,14 @@ LABELS: dict[Method, str] = {"pca": "PCA", "tsne": "t-SNE"}
 Progress = Callable[[float, str], None]
 
 #: Points drawn at most; a bigger table is mapped from a seeded sample of this many rows.
-MAX_MAP_POINTS = 100_000
-#: Dimensions the vectors are reduced to (by PCA) before t-SNE looks for neighbours.
-TSNE_DIMS = 50
-#: Neighbours per point t-SNE keeps together (uniform affinities: Böhm, Berens & Kobak 2022 show they
-#: give maps like perplexity 30 for a sixth of the neighbour search).
-TSNE_NEIGHBOURS = 15
-TSNE_TREES = 20
-#: Iterations of t-SNE's two phases (openTSNE's defaults): early exaggeration, then the rest.
-TSNE_EARLY_ITERATIONS = 250
-TSNE_ITERATIONS = 500
-#: The fewest rows t-SNE is run on; below it the PCA map is all there is to see.
-TSNE_MIN_ROWS = TSNE_NEIGHBOURS + 2
-_REPORT_EVERY_ITERATIONS = 10
+MAX_MAP_POINTS = 1_000_000
+#: Rows PCA's components are found from at most (a seeded sample); every row is projected on them.
+PCA_FIT_ROWS = 50_000
 #: The randomized SVD's extra directions and power iterations: on the benchmark's vectors, whose two
 #: leading eigenvalues differ by 1%, the components found lie within 1e-5 of the exact ones
 #: (docs/PERFORMANCE.md#the-map).
 _OVERSAMPLING = 30
 _POWER_ITERATIONS = 3
-_KNN_CHUNK = 2000
 
 
 class Cancelled(Exception):
@@ -123,121 +106,16 @@ def pca(matrix: npt.NDArray[np.float32], seed: int = 0) -> Projection:
     rows, dim = matrix.shape
     if rows == 0:
         return Projection(np.zeros((0, 2), np.float32), "pca", seed)
-    mean = matrix.mean(axis=0, dtype=np.float64).astype(np.float32)
+    chosen = sample_rows(rows, PCA_FIT_ROWS, seed)
+    fitted = matrix if chosen is None else np.ascontiguousarray(matrix[chosen])
+    mean = fitted.mean(axis=0, dtype=np.float64).astype(np.float32)
     count = min(2, dim)
-    components = _leading_components(matrix, mean, count, seed)
+    components = _leading_components(fitted, mean, count, seed)
     if count < 2:  # a 1-dimensional table: a line
         components = np.vstack([components, np.zeros((1, dim), np.float32)])
     positions = np.asarray(matrix @ components.T - mean @ components.T, np.float32)
-    return Projection(positions, "pca", seed, mean, components)
-
-
-def _neighbours(
-    reduced: npt.NDArray[np.float32],
-    count: int,
-    seed: int,
-    report: Callable[[float, str], None],
-    cancel: threading.Event,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """Each row's ``count`` nearest other rows (Euclidean) and their distances, by an Annoy index."""
-    rows = len(reduced)
-    index = annoy_index(reduced.shape[1], seed)
-    if index is None:  # an untested openTSNE: its public (uninterruptible) neighbour search
-        from openTSNE.nearest_neighbors import Annoy
-
-        report(0.0, "finding each point's neighbours")
-        found = Annoy(reduced, count, metric="euclidean", n_jobs=1, random_state=seed).build()
-        return np.asarray(found[0], np.int64), np.asarray(found[1], np.float64)
-    for start in range(0, rows, _KNN_CHUNK):
-        _check(cancel)
-        for row in range(start, min(rows, start + _KNN_CHUNK)):
-            index.add_item(row, reduced[row])
-    report(0.1, "indexing the points")
-    index.build(TSNE_TREES, n_jobs=1)
-    indices = np.empty((rows, count), np.int64)
-    distances = np.empty((rows, count), np.float64)
-    for start in range(0, rows, _KNN_CHUNK):
-        _check(cancel)
-        report(0.15 + 0.85 * start / rows, f"finding neighbours ({start:,} of {rows:,} points)")
-        for row in range(start, min(rows, start + _KNN_CHUNK)):
-            found, dist = index.get_nns_by_item(row, count + 1, include_distances=True)
-            others = [(f, d) for f, d in zip(found, dist, strict=True) if f != row][:count]
-            while len(others) < count:  # exact duplicates can crowd a row out of its own answer
-                others.append(others[-1] if others else (row, 0.0))
-            indices[row] = [f for f, _d in others]
-            distances[row] = [d for _f, d in others]
-    return indices, distances
-
-
-def _check(cancel: threading.Event) -> None:
-    if cancel.is_set():
-        raise Cancelled
-
-
-def tsne(
-    matrix: npt.NDArray[np.float32],
-    seed: int = 0,
-    *,
-    progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-) -> Projection:
-    """A t-SNE map of the rows of ``matrix`` (openTSNE), reporting to ``progress`` and stopping with
-    :class:`Cancelled` soon after ``cancel`` is set."""
-    from openTSNE import TSNEEmbedding, affinity
-    from openTSNE.nearest_neighbors import PrecomputedNeighbors
-    from openTSNE.tsne import OptimizationInterrupt
-
-    rows = len(matrix)
-    if rows < TSNE_MIN_ROWS:
-        raise ProjectionError(
-            f"t-SNE needs at least {TSNE_MIN_ROWS} rows; this table has {rows}",
-            hint="The PCA map shows every row.",
-        )
-    cancel = cancel or threading.Event()
-    say: Progress = progress or (lambda _fraction, _stage: None)
-
-    def stage(start: float, end: float) -> Progress:
-        return lambda fraction, text: say(start + (end - start) * fraction, text)
-
-    say(0.0, "reducing the vectors")
-    start = pca_reduce(matrix, TSNE_DIMS, seed)
-    _check(cancel)
-    neighbours, distances = _neighbours(start, TSNE_NEIGHBOURS, seed, stage(0.02, 0.4), cancel)
-    _check(cancel)
-    say(0.4, "weighing the neighbours")
-    known = PrecomputedNeighbors(neighbours, distances)
-    affinities = affinity.Uniform(knn_index=known, k_neighbors=TSNE_NEIGHBOURS, n_jobs=1)
-    initial = pca(start, seed).positions.astype(np.float64)
-    scale = float(initial[:, 0].std()) or 1.0
-    initial *= 1e-4 / scale  # openTSNE's own PCA initialisation: first axis with standard deviation 1e-4
-    total = TSNE_EARLY_ITERATIONS + TSNE_ITERATIONS
-    done = [0]
-
-    def callback(iteration: int, _error: float, _embedding: Any) -> bool:
-        done[0] += _REPORT_EVERY_ITERATIONS
-        say(
-            0.42 + 0.58 * min(1.0, done[0] / total),
-            f"arranging the points ({min(done[0], total)} of {total})",
-        )
-        return cancel.is_set()
-
-    embedding = TSNEEmbedding(
-        initial,
-        affinities,
-        n_jobs=tsne_threads(),
-        random_state=seed,
-        callbacks=callback,
-        callbacks_every_iters=_REPORT_EVERY_ITERATIONS,
-    )
-    try:
-        embedding = embedding.optimize(
-            TSNE_EARLY_ITERATIONS, exaggeration=12, momentum=0.5, propagate_exception=True
-        )
-        embedding = embedding.optimize(TSNE_ITERATIONS, momentum=0.8, propagate_exception=True)
-    except OptimizationInterrupt:
-        raise Cancelled from None
-    say(1.0, "done")
-    return Projection(np.asarray(embedding, np.float32), "tsne", seed)
+    fit = "" if chosen is None else f" (components from a sample of {len(chosen):,} rows)"
+    return Projection(positions, "pca", seed, mean, components, how=f"PCA{fit}")
 
 
 def tsne_threads() -> int:
@@ -245,44 +123,33 @@ def tsne_threads() -> int:
     return max(1, (os.cpu_count() or 1) - 1)
 
 
-def pca_reduce(matrix: npt.NDArray[np.float32], dims: int, seed: int) -> npt.NDArray[np.float32]:
-    """The rows of ``matrix`` on their ``dims`` leading principal components (all of them if fewer)."""
-    if matrix.shape[1] <= dims:
-        return np.ascontiguousarray(matrix, np.float32)
-    mean = matrix.mean(axis=0, dtype=np.float64).astype(np.float32)
-    components = _leading_components(matrix, mean, dims, seed)
-    return np.ascontiguousarray(matrix @ components.T - mean @ components.T, np.float32)
-
-
-def project(
-    matrix: npt.NDArray[np.float32],
-    method: Method,
-    seed: int = 0,
-    *,
-    progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-) -> Projection:
-    """``matrix`` projected by ``method`` (``"pca"`` or ``"tsne"``)."""
-    if method == "pca":
-        return pca(matrix, seed)
-    if method == "tsne":
-        return tsne(matrix, seed, progress=progress, cancel=cancel)
-    raise ProjectionError(f"unknown projection {method!r} (expected one of {', '.join(METHODS)})")
-
-
 def within(positions: Positions, polygon: Sequence[tuple[float, float]]) -> npt.NDArray[np.bool_]:
-    """Which points lie inside ``polygon`` (even-odd rule), for a lasso drawn on the map."""
+    """Which points lie inside ``polygon`` (even-odd rule), for a lasso drawn on the map.
+
+    Only points in the polygon's bounding box are tested, sorted by height once, so that each edge
+    looks only at the points level with it: a lasso of hundreds of corners around most of a million
+    points costs a few passes over them, not one per corner."""
     inside = np.zeros(len(positions), bool)
-    if len(polygon) < 3:
+    if len(polygon) < 3 or not len(positions):
         return inside
-    x, y = positions[:, 0], positions[:, 1]
     corners = np.asarray(polygon, np.float64)
+    (left, bottom), (right, top) = corners.min(axis=0), corners.max(axis=0)
+    x, y = positions[:, 0], positions[:, 1]
+    boxed = np.flatnonzero((x >= left) & (x <= right) & (y >= bottom) & (y <= top))
+    order = np.argsort(y[boxed], kind="stable")
+    boxed = boxed[order]
+    xs, ys = x[boxed].astype(np.float64), y[boxed].astype(np.float64)
+    flips = np.zeros(len(boxed), bool)
     previous = corners[-1]
     for corner in corners:
         (x1, y1), (x2, y2) = previous, corner
-        crosses = (y1 > y) != (y2 > y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            at = (x2 - x1) * (y - y1) / (y2 - y1) + x1
-        inside ^= crosses & (x < at)
         previous = corner
+        if y1 == y2:
+            continue
+        # the edge crosses the points' level for min(y1, y2) <= y < max(y1, y2)
+        start, stop = np.searchsorted(ys, [min(y1, y2), max(y1, y2)], side="left")
+        level = slice(int(start), int(stop))
+        at = (x2 - x1) * (ys[level] - y1) / (y2 - y1) + x1
+        flips[level] ^= xs[level] < at
+    inside[boxed] = flips
     return inside

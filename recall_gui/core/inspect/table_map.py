@@ -2,11 +2,13 @@
 :mod:`recall_gui.core.inspect.projection`).
 
 The vectors come from the session's vectors in memory (the ones exact search uses) or, when they are not
-held there, from one read of the vector column. Beyond
-:data:`~recall_gui.core.inspect.projection.MAX_MAP_POINTS`
-rows the map shows a seeded sample and says so. Projections run on the session's inspection thread and
-are kept per table version (``session.maps``). Also here: what the map shows about its points (an id
-and a first line on hover, a column's values to colour by).
+held there, from one read of the vector column. Every row is mapped up to
+:data:`~recall_gui.core.inspect.projection.MAX_MAP_POINTS` rows; beyond, a seeded sample, and the map says
+so. Projections run on the session's inspection thread (the neighbour layout's products on its layout
+threads, below the window's in priority) and are kept per table version (``session.maps``). Neighbours
+are found by the agent's metric for the table (the registry's, else its index's, else L2). Also here:
+what the map shows about its points (an id and a first line on hover, a column's values to colour by),
+and finding the point under the pointer among a million.
 """
 
 from __future__ import annotations
@@ -17,24 +19,20 @@ import math
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.inspect.projection import (
-    LABELS,
-    MAX_MAP_POINTS,
-    Cancelled,
-    Progress,
-    project,
-    sample_rows,
-)
+from recall_gui.core.base.heap import release_free_memory
+from recall_gui.core.inspect.layout import project
+from recall_gui.core.inspect.projection import LABELS, MAX_MAP_POINTS, Cancelled, Progress, sample_rows
 from recall_gui.core.session.map_cache import MapKey, Method, Projection
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CachedTable
-from recall_gui.core.storage.table_cache import OpenTable, read_batches, read_query
+from recall_gui.core.storage.table_cache import OpenTable, metric_for, read_batches, read_query
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.versions import list_versions
 
@@ -43,6 +41,8 @@ if TYPE_CHECKING:
 
 #: Categories a column is coloured by at most; the rest share one colour ("other").
 MAX_CATEGORIES = 10
+#: Changes when the neighbour layout changes, so that maps made by an older one are made again.
+LAYOUT_REVISION = "sample-place-pull-1"
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,12 @@ class TableMap:
     sampled: bool
     elapsed_s: float = 0.0
     from_cache: bool = False
+    #: The metric the neighbours were found by (the agent's for this table).
+    metric: str = "l2"
+    #: Why the map could not be kept in the cache folder ("" if it was, or needs not be).
+    not_kept: str = ""
+    #: Finds the point nearest to a place (scipy's k-d tree over ``positions``; None: one pass).
+    finder: Any = field(default=None, compare=False, repr=False)
 
     @property
     def positions(self) -> npt.NDArray[np.float32]:
@@ -89,20 +95,58 @@ class TableMap:
         found = (len(ordered) > 0) & (ordered[at] == wanted) if len(ordered) else np.zeros(len(wanted), bool)
         return np.where(found, order[at] if len(ordered) else -1, -1).astype(np.intp)
 
+    @property
+    def how(self) -> str:
+        """How the map was made, in words."""
+        return self.projection.how or LABELS[self.method]
+
     def nearest(self, x: float, y: float, scale_x: float, scale_y: float, within: float) -> int | None:
         """The point nearest to ``(x, y)`` if it lies within ``within`` (in units of ``scale_x``/``y``:
-        the size of a screen pixel in map units, so the distance is in pixels)."""
+        the size of a screen pixel in map units, so the distance is in pixels). Ties go to the first."""
         if not len(self) or scale_x <= 0 or scale_y <= 0:
             return None
-        dx = (self.positions[:, 0] - x) / scale_x
-        dy = (self.positions[:, 1] - y) / scale_y
+        if self.finder is None:
+            candidates = np.arange(len(self))
+        else:  # the points within reach in map units, then the nearest in pixels among them
+            reach = within * max(scale_x, scale_y) * (1 + 1e-6)
+            candidates = np.asarray(self.finder.query_ball_point((x, y), reach), np.intp)
+            if not len(candidates):
+                return None
+            candidates.sort()
+        dx = (self.positions[candidates, 0] - x) / scale_x
+        dy = (self.positions[candidates, 1] - y) / scale_y
         distances = dx * dx + dy * dy
         best = int(np.argmin(distances))
-        return best if distances[best] <= within * within else None
+        return int(candidates[best]) if distances[best] <= within * within else None
 
 
-def _key(opened: OpenTable, stamp: str, method: Method, seed: int, bound: int) -> MapKey:
-    return (opened.uri, opened.name, opened.columns.vector, opened.version, stamp, method, seed, bound)
+def _key(opened: OpenTable, stamp: str, *, method: Method, seed: int, bound: int, metric: str) -> MapKey:
+    revision = LAYOUT_REVISION if method != "pca" else ""
+    return (
+        opened.uri,
+        opened.name,
+        opened.columns.vector,
+        opened.version,
+        stamp,
+        method,
+        seed,
+        bound,
+        metric,
+        revision,
+    )
+
+
+#: Points beyond which hovering looks through a k-d tree instead of one pass over every point.
+FINDER_POINTS = 50_000
+
+
+def _with_finder(table_map: TableMap) -> TableMap:
+    """``table_map`` with a k-d tree to find points in (built on a worker: about 0.5 s at 1M points)."""
+    if len(table_map) <= FINDER_POINTS:
+        return table_map
+    from scipy.spatial import cKDTree
+
+    return replace(table_map, finder=cKDTree(table_map.positions.astype(np.float64)))
 
 
 async def build_map(
@@ -118,32 +162,52 @@ async def build_map(
     """The map of ``target`` at its version (kept in ``session.maps``). ``progress`` is called on the
     event loop's thread; cancelling the awaiting task (or setting ``cancel``) stops the projection."""
     started = time.perf_counter()
-    opened = await session.tables.open(target)
-    versions = await list_versions(session, target)
-    stamp = next((v.timestamp.isoformat() for v in versions if v.version == opened.version), "")
-    key = _key(opened, stamp, method, seed, bound)
-    kept = session.maps.get(key)
-    if kept is not None:
-        projection, row_ids = kept
-        total = await _rows_with_vectors(session, opened)
-        return TableMap(
-            opened.name, opened.version, projection, row_ids, total, len(row_ids) < total, 0.0, True
-        )
-    matrix, row_ids, total = await _vectors(session, opened, bound, seed)
+    opened, metric, key = await _identify(session, target, method=method, seed=seed, bound=bound)
     loop = asyncio.get_running_loop()
+    kept = await _kept(session, opened, key, metric)
+    if kept is not None:
+        return kept
+    matrix, row_ids, total, release = await _vectors(session, opened, bound, seed)
     stop = cancel or threading.Event()
 
     def report(fraction: float, stage: str) -> None:
         if progress is not None:
             loop.call_soon_threadsafe(progress, fraction, stage)
 
-    job = loop.run_in_executor(
-        session.inspect_executor,
-        lambda: project(matrix, method, seed, progress=report, cancel=stop),
-    )
+    def make() -> TableMap:
+        try:
+            projection = project(
+                matrix,
+                method,
+                seed,
+                metric=metric,
+                workers=session.layout_executor,
+                progress=report,
+                cancel=stop,
+            )
+        finally:
+            release()
+            release_free_memory()
+        not_kept = session.maps.put(key, projection, row_ids)
+        elapsed = time.perf_counter() - started
+        made = TableMap(
+            opened.name,
+            opened.version,
+            projection,
+            row_ids,
+            total,
+            len(row_ids) < total,
+            elapsed,
+            False,
+            metric,
+            not_kept,
+        )
+        return _with_finder(made)
+
+    job = loop.run_in_executor(session.inspect_executor, make)
     session.running_inspections.add(stop)
     try:
-        projection = await job
+        return await job
     except Cancelled:
         raise asyncio.CancelledError from None
     except asyncio.CancelledError:
@@ -151,9 +215,38 @@ async def build_map(
         raise
     finally:
         session.running_inspections.discard(stop)
-    session.maps.put(key, projection, row_ids)
-    elapsed = time.perf_counter() - started
-    return TableMap(opened.name, opened.version, projection, row_ids, total, len(row_ids) < total, elapsed)
+
+
+async def kept_map(
+    session: Session, target: TableTarget, method: Method, *, seed: int = 0, bound: int = MAX_MAP_POINTS
+) -> TableMap | None:
+    """The map :func:`build_map` would give if it is kept already (in memory or the cache folder), else
+    ``None``: nothing is laid out."""
+    opened, metric, key = await _identify(session, target, method=method, seed=seed, bound=bound)
+    return await _kept(session, opened, key, metric)
+
+
+async def _identify(
+    session: Session, target: TableTarget, *, method: Method, seed: int, bound: int
+) -> tuple[OpenTable, str, MapKey]:
+    opened = await session.tables.open(target)
+    metric = metric_for(opened, target.options)
+    versions = await list_versions(session, target)
+    stamp = next((v.timestamp.isoformat() for v in versions if v.version == opened.version), "")
+    return opened, metric, _key(opened, stamp, method=method, seed=seed, bound=bound, metric=metric)
+
+
+async def _kept(session: Session, opened: OpenTable, key: MapKey, metric: str) -> TableMap | None:
+    loop = asyncio.get_running_loop()
+    kept = await loop.run_in_executor(session.inspect_executor, session.maps.get, key)
+    if kept is None:
+        return None
+    projection, row_ids = kept
+    total = await _rows_with_vectors(session, opened)
+    found = TableMap(
+        opened.name, opened.version, projection, row_ids, total, len(row_ids) < total, 0.0, True, metric
+    )
+    return await loop.run_in_executor(session.inspect_executor, _with_finder, found)
 
 
 async def _rows_with_vectors(session: Session, opened: OpenTable) -> int:
@@ -162,16 +255,25 @@ async def _rows_with_vectors(session: Session, opened: OpenTable) -> int:
 
 async def _vectors(
     session: Session, opened: OpenTable, bound: int, seed: int
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint64], int]:
-    """The vectors to map (all, or a seeded sample of ``bound``), their row ids, and how many there are."""
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint64], int, Callable[[], None]]:
+    """The vectors to map (all, or a seeded sample of ``bound``), their row ids, how many there are, and
+    what to call once they are read (the session's float32 copy beside its int8 codes is mapped from a
+    file: reading every row maps every page, handed back then)."""
     cached = await session.vectors.get(opened, wait=True)
     if isinstance(cached, CachedTable):
-        matrix, row_ids = cached.vectors.matrix, cached.vectors.row_ids
+        vectors = cached.vectors
+        matrix, row_ids = vectors.matrix, vectors.row_ids
+        release = vectors.codes.release_rows if vectors.codes is not None else _nothing
         chosen = sample_rows(len(matrix), bound, seed)
         if chosen is None:
-            return matrix, row_ids, len(matrix)
-        return matrix[chosen], row_ids[chosen], len(matrix)
-    return await _read_vectors(session, opened, bound, seed)
+            return matrix, row_ids, len(matrix), release
+        return matrix[chosen], row_ids[chosen], len(matrix), release
+    matrix, row_ids, total = await _read_vectors(session, opened, bound, seed)
+    return matrix, row_ids, total, _nothing
+
+
+def _nothing() -> None:
+    return None
 
 
 async def _read_vectors(
@@ -297,6 +399,38 @@ def _colouring(rows: pa.Table, column: str, table_map: TableMap) -> Colouring:
             span = high - low or 1.0
             scaled[at[on_map]] = ((numbers[on_map] - low) / span).astype(np.float32)
             return Colouring(column, "number", scaled, (), low, high)
+    try:
+        return _categories_vectorised(column, values, at, on_map, len(table_map))
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+        return _categories_one_by_one(column, values, at, on_map, len(table_map))
+
+
+def _categories_vectorised(column: str, values: Any, at: Any, on_map: Any, points: int) -> Colouring:
+    """The categories by Arrow's kernels (a million rows in a fraction of a second): the most common
+    values of the points on the map, the rest "other"."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    shown = values.filter(pa.array(on_map))
+    counted = pc.value_counts(shown.drop_null())
+    counts = counted.field("counts").to_numpy()
+    order = np.argsort(-counts, kind="stable")  # ties: the first seen first, as Counter.most_common
+    top = counted.field("values").take(pa.array(order[:MAX_CATEGORIES]))
+    common = [_label(v) for v in top.to_pylist()]
+    labels = list(common)
+    if len(counts) > MAX_CATEGORIES:
+        labels.append(f"other ({len(counts) - MAX_CATEGORIES:,} values)")
+    found = pc.index_in(values, value_set=top).to_numpy(zero_copy_only=False)
+    number = np.where(np.isnan(found), float(len(common)), found)  # not among the top: "other"
+    number[np.asarray(values.is_null(), bool)] = -1.0
+    codes = np.full(points, -1.0, np.float32)
+    codes[at[on_map]] = number[on_map]
+    return Colouring(column, "category", codes, tuple(labels))
+
+
+def _categories_one_by_one(column: str, values: Any, at: Any, on_map: Any, points: int) -> Colouring:
+    """The categories of values Arrow cannot count (nested ones), in Python."""
     texts = [None if v is None else _label(v) for v in values.to_pylist()]
     counts = Counter(text for text, on in zip(texts, on_map, strict=True) if on and text is not None)
     common = [text for text, _n in counts.most_common(MAX_CATEGORIES)]
@@ -305,7 +439,7 @@ def _colouring(rows: pa.Table, column: str, table_map: TableMap) -> Colouring:
         labels.append(f"other ({len(counts) - MAX_CATEGORIES:,} values)")
     code_of = {text: float(number) for number, text in enumerate(common)}
     other = float(len(common))
-    codes = np.full(len(table_map), -1.0, np.float32)
+    codes = np.full(points, -1.0, np.float32)
     for position, text, on in zip(at.tolist(), texts, on_map.tolist(), strict=True):
         if on and text is not None:
             codes[position] = code_of.get(text, other)

@@ -42,13 +42,17 @@ from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CachedTable, NotCached, rows_at
 from recall_gui.core.storage.rows import hits_from_arrow
-from recall_gui.core.storage.table_cache import OpenTable, TableIndex, bounded, read_query
+from recall_gui.core.storage.table_cache import (
+    OpenTable,
+    TableIndex,
+    bounded,
+    metric_for,
+    read_query,
+)
 from recall_gui.core.storage.target import TableOptions, TableTarget
 
 if TYPE_CHECKING:
     from lancedb.query import AsyncVectorQuery
-
-METRICS = ("l2", "cosine", "dot")
 
 
 async def search(
@@ -127,18 +131,6 @@ def index_for(opened: OpenTable, metric: str) -> TableIndex | None:
     """The vector index a search with ``metric`` goes through, if any (its metric must match)."""
     index = opened.vector_index()
     return index if index is not None and index.metric == metric else None
-
-
-def metric_for(opened: OpenTable, options: TableOptions | None) -> str:
-    """The registry's metric if it names one, else the index's (so the index is used), else cosh's L2."""
-    metric = (options.metric if options else None) or opened.default_metric()
-    metric = metric.lower()
-    if metric not in METRICS:
-        raise InvalidInputError(
-            f'unknown distance metric "{metric}" (expected one of {", ".join(METRICS)})',
-            hint='Fix "metric" in the registry entry of this database, or remove it to use the default.',
-        )
-    return metric
 
 
 DIMENSION_HINT = "The query was embedded with a model of another width than the one that built this table."

@@ -1,9 +1,12 @@
-"""Finished maps: each row's place on a plane, kept per table version in memory and, for t-SNE, in the
-app's cache folder (never beside the knowledge base). The session owns the one cache.
+"""Finished maps: each row's place on a plane, kept per table version in memory and, for the neighbour
+layout, in the app's cache folder (never beside the knowledge base). The session owns the one cache.
+A cache folder that cannot be written costs only time: the map is made again next time, and
+:attr:`MapCache.not_saved` says why.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -32,6 +35,10 @@ class Projection:
     #: PCA only: the centre and the two components, to place other vectors on the same plane.
     mean: npt.NDArray[np.float32] | None = None
     components: npt.NDArray[np.float32] | None = None
+    #: How the map was made, in words (the sample, the neighbours, the metric).
+    how: str = ""
+    #: The neighbour layout: the rows laid out by t-SNE (the others were placed from them); not kept on disk.
+    sampled_rows: npt.NDArray[np.intp] | None = None
 
     def place(self, vector: npt.ArrayLike) -> tuple[float, float] | None:
         """Where ``vector`` lands on this plane; ``None`` for a projection that is not linear (t-SNE)."""
@@ -42,8 +49,9 @@ class Projection:
 
 
 #: What identifies a map: URI, table, vector column, version, the version's time (a table dropped and
-#: made again restarts its version numbers), projection, seed, and the sampling bound.
-MapKey = tuple[str, str, str, int, str, str, int, int]
+#: made again restarts its version numbers), projection, seed, the sampling bound, the metric its
+#: neighbours are found by, and the layout's revision (a map made by an older layout is not reused).
+MapKey = tuple[str, str, str, int, str, str, int, int, str, str]
 
 
 #: Finished maps kept in memory (each costs 12 bytes per point).
@@ -56,6 +64,8 @@ class MapCache:
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
+        #: Why the last map could not be kept on disk ("" when it was, or was not meant to be).
+        self.not_saved = ""
         self._maps: OrderedDict[MapKey, tuple[Projection, npt.NDArray[np.uint64]]] = OrderedDict()
 
     def get(self, key: MapKey) -> tuple[Projection, npt.NDArray[np.uint64]] | None:
@@ -68,10 +78,11 @@ class MapCache:
             self._keep(key, found)
         return found
 
-    def put(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> None:
+    def put(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> str:
+        """Keep a map; returns why it could not be kept on disk ("" if it was, or PCA's, never saved)."""
         self._keep(key, (projection, row_ids))
-        if projection.method != "pca":
-            self._save(key, projection, row_ids)
+        self.not_saved = self._save(key, projection, row_ids) if projection.method != "pca" else ""
+        return self.not_saved
 
     def _keep(self, key: MapKey, value: tuple[Projection, npt.NDArray[np.uint64]]) -> None:
         self._maps[key] = value
@@ -98,22 +109,33 @@ class MapCache:
                     return None
                 positions = np.asarray(stored["positions"], np.float32)
                 row_ids = np.asarray(stored["row_ids"], np.uint64)
+                how = str(stored["how"]) if "how" in stored else ""
         except (OSError, ValueError, KeyError):
             return None  # a damaged cache file is made again
         if positions.shape != (len(row_ids), 2):
             return None
-        return Projection(positions, key[5], key[6]), row_ids  # type: ignore[arg-type]
+        return Projection(positions, key[5], key[6], how=how), row_ids  # type: ignore[arg-type]
 
-    def _save(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> None:
+    def _save(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> str:
         path = self.path(key)
         if path is None:
-            return
+            return "no cache folder is set"
         buffer = io.BytesIO()
-        np.savez(buffer, key=json.dumps(list(key)), positions=projection.positions, row_ids=row_ids)
+        np.savez(
+            buffer,
+            key=json.dumps(list(key)),
+            positions=projection.positions,
+            row_ids=row_ids,
+            how=projection.how,
+        )
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
             temporary.write_bytes(buffer.getvalue())
             os.replace(temporary, path)
-        except OSError:
-            return  # a cache that cannot be written only costs the next run its time
+        except OSError as error:  # a cache that cannot be written only costs the next run its time
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+            reason = error.strerror or type(error).__name__
+            return f"the cache folder {path.parent} cannot be written ({reason})"
+        return ""

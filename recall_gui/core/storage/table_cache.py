@@ -20,7 +20,13 @@ from urllib.parse import urlparse
 
 from recall_gui.core.base.compat import lancedb_row_id_executor
 from recall_gui.core.base.env_numbers import positive_number
-from recall_gui.core.base.errors import ConnectError, FilterError, RecallError, StorageError
+from recall_gui.core.base.errors import (
+    ConnectError,
+    FilterError,
+    InvalidInputError,
+    RecallError,
+    StorageError,
+)
 from recall_gui.core.base.paths import folder_problem
 from recall_gui.core.storage.columns import ColumnMapping, ColumnOverrides, detect_columns
 from recall_gui.core.storage.filter_guard import FilterGuard, FilterProbe
@@ -412,6 +418,21 @@ class OpenTable:
         """The index's metric when there is a vector index (so the index is used), else cosh's L2."""
         index = self.vector_index()
         return index.metric if index and index.metric else "l2"
+
+
+#: The distance metrics a search (and the map's neighbours) can use.
+METRICS = ("l2", "cosine", "dot")
+
+
+def metric_for(opened: OpenTable, options: TableOptions | None) -> str:
+    """The registry's metric if it names one, else the index's (so the index is used), else cosh's L2."""
+    metric = ((options.metric if options else None) or opened.default_metric()).lower()
+    if metric not in METRICS:
+        raise InvalidInputError(
+            f'unknown distance metric "{metric}" (expected one of {", ".join(METRICS)})',
+            hint='Fix "metric" in the registry entry of this database, or remove it to use the default.',
+        )
+    return metric
 
 
 TableKey = tuple[str, str, StorageKey, ColumnOverrides, int | None]

@@ -29,7 +29,9 @@ async def fetch_selected_page(
     opened = await session.tables.open(target)
     if where is not None:
         await opened.check_filter(where)
-    chosen = np.unique(np.asarray(row_ids, np.uint64))
+    chosen = np.asarray(row_ids, np.uint64)
+    if len(chosen) > 1 and not (chosen[1:] > chosen[:-1]).all():  # a map's choice comes sorted already
+        chosen = np.unique(chosen)
     keeping = both(filter_expression(opened.columns, filter_text), where)
     if keeping is not None:
         chosen = chosen[np.isin(chosen, await opened.matching_row_ids(keeping), assume_unique=True)]

@@ -1,20 +1,21 @@
 """The map page: the knowledge page's table (at the version it shows) as a 2D map of its vectors.
 
-PCA is drawn at once; t-SNE, when chosen, runs in the background with a progress bar and a Cancel
-button, and both are kept per table version. Hovering a point shows its id and first line, clicking it
-opens the entry on the knowledge page, the current search's results are ringed (and the query starred),
-the points can be coloured by a column, and a rectangle or lasso drawn on the map narrows the knowledge
-page's table to the rows inside it. pyqtgraph is imported when the page is first shown, not at start-up.
+Every row is on the map, up to a million. The neighbour layout (t-SNE of a sample, the other rows placed
+from their nearest neighbours, kept per table version) is shown at once when it is kept; else the PCA
+map is drawn first and the layout replaces it in place when it is done, with a progress bar and a Cancel
+button meanwhile. Hovering a point shows its id and first line, clicking it opens the entry on the
+knowledge page, the current search's results are ringed (and the query starred), the points can be
+coloured by a column, and a rectangle or lasso drawn on the map narrows the knowledge page's table to
+the rows inside it. pyqtgraph is imported when the page is first shown, not at start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPalette, QShowEvent
+from PySide6.QtGui import QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -43,60 +44,31 @@ if TYPE_CHECKING:
     from recall_gui.core.storage import TableTarget
     from recall_gui.qt.panels.map_view import MapView, Mode
 
-#: Colours of categories (colour-blind-safe, Okabe & Ito, then Tableau), "other" in grey.
-CATEGORY_COLOURS = (
-    "#0072b2",
-    "#e69f00",
-    "#009e73",
-    "#cc79a7",
-    "#56b4e9",
-    "#d55e00",
-    "#f0e442",
-    "#8c564b",
-    "#9467bd",
-    "#17becf",
-)
-OTHER_COLOUR = "#b0b0b0"
-MISSING_COLOUR = "#d9d9d9"
-#: Steps of a number's colour scale (viridis); each step is drawn as one group of items.
-NUMBER_STEPS = 9
-VIRIDIS = ("#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725")
-POINT_ALPHA = 170
 NO_COLOUR = "(one colour)"
 SELECTED_LABEL = "chosen on the map"
 MODES: tuple[Mode, ...] = ("pan", "rectangle", "lasso")
+METHOD_TEXTS = {
+    "tsne": "The neighbour layout keeps rows that are near in vector space (by the agent's metric) near on\n"
+    "the map: t-SNE of a sample, every other row placed where its nearest sampled rows are, then drawn\n"
+    "toward its nearest rows. Distances between far-apart groups mean little.",
+    "pca": "PCA: the two directions in which the vectors differ most. Linear: a query lands where it\n"
+    "belongs, but unrelated topics may overlap.",
+}
 
 
-def _colour(name: str, alpha: int = POINT_ALPHA) -> QColor:
-    colour = QColor(name)
-    colour.setAlpha(alpha)
-    return colour
+def _coloured(count: int, colouring: Colouring | None, plain: str) -> tuple[Any, Any, Any]:
+    """The groups of points by colour and each point's colour (on a worker: passes over every point)."""
+    from recall_gui.qt.panels.map_colours import colour_codes, colour_groups
+
+    groups = colour_groups(count, colouring, plain)
+    return (groups, *colour_codes(count, groups))
 
 
-def colour_groups(count: int, colouring: Colouring | None, plain: QColor) -> list[tuple[Any, QColor, str]]:
-    """The points grouped by colour: ``(indices, colour, legend label)`` per group."""
+def _sorted_ids(row_ids: npt.NDArray[np.uint64], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint64]:
+    """The row ids of the chosen points, ascending (as the browse table pages them)."""
     import numpy as np
 
-    if colouring is None:
-        return [(np.arange(count), plain, "")]
-    codes = colouring.codes
-    groups: list[tuple[Any, QColor, str]] = []
-    if colouring.kind == "category":
-        for number, label in enumerate(colouring.labels):
-            name = CATEGORY_COLOURS[number] if number < len(CATEGORY_COLOURS) else OTHER_COLOUR
-            if label.startswith("other (") and number == len(colouring.labels) - 1:
-                name = OTHER_COLOUR
-            groups.append((np.flatnonzero(codes == number), _colour(name), label))
-        groups.append((np.flatnonzero(codes < 0), _colour(MISSING_COLOUR), "missing"))
-        return groups
-    steps = np.minimum((np.nan_to_num(codes, nan=-1.0) * NUMBER_STEPS).astype(int), NUMBER_STEPS - 1)
-    steps[np.isnan(codes)] = -1
-    span = colouring.high - colouring.low
-    for step in range(NUMBER_STEPS):
-        low = colouring.low + span * step / NUMBER_STEPS
-        groups.append((np.flatnonzero(steps == step), _colour(VIRIDIS[step]), f"{low:,.4g}"))
-    groups.append((np.flatnonzero(steps < 0), _colour(MISSING_COLOUR), "missing"))
-    return groups
+    return np.sort(row_ids[mask])
 
 
 class MapPage(QWidget):
@@ -185,11 +157,11 @@ class MapPage(QWidget):
     def _controls(self) -> QHBoxLayout:
         self.projection_combo = QComboBox()
         self.projection_combo.setObjectName("projectionCombo")
-        self.projection_combo.addItem("PCA", "pca")
         self.projection_combo.addItem("t-SNE", "tsne")
+        self.projection_combo.addItem("PCA", "pca")
         self.projection_combo.setToolTip(
-            "How the vectors are flattened onto the plane: PCA at once (the two main directions), or\n"
-            "t-SNE, which keeps neighbours together and takes a while (it runs in the background)"
+            "How the vectors are flattened onto the plane: by their neighbours (t-SNE of a sample, every\n"
+            "other row placed from its nearest rows; PCA is shown while it is made), or PCA alone"
         )
         self.seed_spin = QSpinBox()
         self.seed_spin.setObjectName("seedSpin")
@@ -242,7 +214,7 @@ class MapPage(QWidget):
 
     def method(self) -> Method:
         chosen = self.projection_combo.currentData()
-        return "tsne" if chosen == "tsne" else "pca"
+        return "pca" if chosen == "pca" else "tsne"
 
     async def _ensure_view(self) -> MapView:
         """The map widget, made on first use; pyqtgraph is imported on a worker thread first (importing it
@@ -257,7 +229,7 @@ class MapPage(QWidget):
                 return self.view
             from recall_gui.qt.panels.map_view import MapView
 
-            self.view = MapView()
+            self.view = MapView(workers=self.services.chores)
             self.area.removeWidget(self.placeholder)
             self.placeholder.deleteLater()
             self.area.addWidget(self.view, 1)
@@ -280,7 +252,8 @@ class MapPage(QWidget):
     # --- operations ---------------------------------------------------------------------------------
 
     async def make_map(self, method: Method | None = None, seed: int | None = None) -> TableMap | None:
-        """Make (or take from the cache) the map of the knowledge page's table and draw it."""
+        """Make (or take from the cache) the map of the knowledge page's table and draw it: for the
+        neighbour layout, the PCA map first unless the layout is kept, then the layout in its place."""
         entry = self.knowledge.current
         self._stale = False
         view = await self._ensure_view()
@@ -292,28 +265,58 @@ class MapPage(QWidget):
         method = method or self.method()
         seed = self.seed_spin.value() if seed is None else seed
         target = self.knowledge.target()
-        label = "t-SNE" if method == "tsne" else "PCA"
-        self.status.show_note(f"Making the {label} map of {entry.name}…", "neutral")
-        self._show_busy(method == "tsne", "starting t-SNE…")
         session = await self.services.session()
         try:
-            table_map = await core.inspect.build_map(
+            kept = (
+                await core.inspect.kept_map(session, target, method, seed=seed) if method == "tsne" else None
+            )
+        except RecallError as error:
+            self._failed(error)
+            return None
+        if kept is not None or method == "pca":
+            return await self._made(entry, target, kept or await self._build(target, "pca", seed, entry.name))
+        first = await self._build(target, "pca", seed, entry.name)
+        if first is None or await self._made(entry, target, first) is None:
+            return None
+        if len(first) < core.inspect.MIN_LAYOUT_ROWS:  # too few rows to have neighbours: PCA shows them all
+            self._select_method("pca")
+            return first
+        return await self._made(entry, target, await self._build(target, "tsne", seed, entry.name))
+
+    async def _build(self, target: TableTarget, method: Method, seed: int, name: str) -> TableMap | None:
+        """One map made in the background (with progress and Cancel for the neighbour layout)."""
+        session = await self.services.session()
+        if method == "tsne":
+            self._show_busy(True, "starting the neighbour layout…")
+            what = "the PCA map for now; laying out every row by its neighbours"
+            self.status.show_note(f"{name}: {what}…", "neutral")
+        else:
+            self.status.show_note(f"Making the PCA map of {name}…", "neutral")
+        try:
+            return await core.inspect.build_map(
                 session, target, method, seed=seed, progress=self._on_progress
             )
         except asyncio.CancelledError:
             self._show_busy(False)
-            self.status.show_note(
-                f"The {label} map was cancelled; the map shown is the one before.", "neutral"
-            )
+            shown = "PCA" if self._map is None or self._map.method == "pca" else "the one before"
+            self.status.show_note(f"The neighbour layout was cancelled; the map shown is {shown}.", "neutral")
             self._select_method(self._map.method if self._map else "pca")
             raise
         except RecallError as error:
-            self._show_busy(False)
-            self.status.show_note(f"The map could not be made: {error.message}", "bad")
-            self._select_method("pca")
+            self._failed(error)
             return None
+        finally:
+            if method == "tsne":
+                self._show_busy(False)
+
+    def _failed(self, error: RecallError) -> None:
         self._show_busy(False)
-        if self.knowledge.current is not entry:
+        self.status.show_note(f"The map could not be made: {error.message}", "bad")
+        self._select_method("pca")
+
+    async def _made(self, entry: object, target: TableTarget, table_map: TableMap | None) -> TableMap | None:
+        """Draw ``table_map`` if the knowledge page still shows ``entry``."""
+        if table_map is None or self.knowledge.current is not entry:
             return None
         self._target = target
         self._map = table_map
@@ -345,53 +348,49 @@ class MapPage(QWidget):
             self._colouring = None
 
     async def draw(self) -> None:
-        """Draw the map's points group by colour, a few thousand per turn of the event loop."""
-        from recall_gui.qt.panels.map_view import CHUNK_POINTS
+        """Draw the map's points in their colours, and say what the map shows and how it was made."""
+        from recall_gui.qt.panels.map_colours import legend_html
 
         table_map, view = self._map, await self._ensure_view()
         if table_map is None:
             return
-        view.begin(table_map)
-        plain = _colour(self.palette().color(QPalette.ColorRole.Highlight).name())
-        groups = colour_groups(len(table_map), self._colouring, plain)
-        for indices, colour, _label in groups:
-            for start in range(0, len(indices), CHUNK_POINTS):
-                view.add_points(indices[start : start + CHUNK_POINTS], colour)
-                await asyncio.sleep(0)  # let the window paint and take input between chunks
-                if self._map is not table_map:
-                    return
-        view.finish()
-        self._show_legend(groups)
+        if view.table_map is not table_map:
+            view.begin(table_map)
+        plain = self.palette().color(QPalette.ColorRole.Highlight).name()
+        colouring = self._colouring
+        loop = asyncio.get_running_loop()
+        groups, codes, palette = await loop.run_in_executor(
+            self.services.chores, _coloured, len(table_map), colouring, plain
+        )
+        if self._map is not table_map or self._colouring is not colouring:
+            return
+        view.show_points(codes, palette)
+        view.show_chosen(self._chosen)
+        self.legend.setText(legend_html(self._colouring, groups))
         self.show_search()
-        note = table_map.describe()
-        cached = " (kept from before)" if table_map.from_cache else ""
-        how = (
-            "t-SNE keeps neighbours together"
-            if table_map.method == "tsne"
-            else "PCA: the two main directions"
-        )
-        tone: Tone = "warning" if table_map.sampled or self.knowledge.version is not None else "good"
-        older = " — an older version, not the latest" if self.knowledge.version is not None else ""
-        self.status.show_note(
-            f"{table_map.table}: {note}{older}{cached}. {how}. Hover a point for its id, click it to open "
-            "it; draw a rectangle or lasso to narrow the table.",
-            tone,
-        )
+        self.status.show_note(self._describe(table_map), self._tone(table_map))
+        self.status.setToolTip(METHOD_TEXTS[table_map.method])
         self.mapShown.emit()
 
-    def _show_legend(self, groups: list[tuple[Any, QColor, str]]) -> None:
-        if self._colouring is None:
-            self.legend.clear()
-            return
-        parts = [
-            f'<span style="color:{colour.name()}">■</span> {html.escape(label)}'
-            for indices, colour, label in groups
-            if label and (len(indices) or label != "missing")
-        ]
-        title = html.escape(self._colouring.column)
-        if self._colouring.kind == "number":
-            title += f" ({self._colouring.low:,.4g} to {self._colouring.high:,.4g})"
-        self.legend.setText(f"<b>{title}:</b> " + " &nbsp; ".join(parts))
+    def _describe(self, table_map: TableMap) -> str:
+        cached = " (kept from before)" if table_map.from_cache else ""
+        older = " — an older version, not the latest" if self.knowledge.version is not None else ""
+        took = f", {table_map.elapsed_s:.0f} s" if table_map.elapsed_s >= 1 else ""
+        not_kept = (
+            f" Not kept for next time ({table_map.not_kept}): laid out again then, which is slower."
+            if table_map.not_kept
+            else ""
+        )
+        return (
+            f"{table_map.table}: {table_map.describe()}{older}{cached}. "
+            f"Laid out by {table_map.how}{took}.{not_kept} "
+            "Hover a point for its id, click to open it; drag a rectangle or lasso to narrow the table."
+        )
+
+    def _tone(self, table_map: TableMap) -> Tone:
+        if table_map.sampled or self.knowledge.version is not None or table_map.not_kept:
+            return "warning"
+        return "good"
 
     async def colour(self, column: str | None) -> None:
         """Colour the points by ``column``'s values (``None``: one colour)."""
@@ -466,12 +465,27 @@ class MapPage(QWidget):
         if not mask.any():
             await self.clear_choice()
             return
+        loop = asyncio.get_running_loop()
+        row_ids = await loop.run_in_executor(self.services.chores, _sorted_ids, table_map.row_ids, mask)
+        if self._map is not table_map:
+            return
         self._chosen = mask
         (await self._ensure_view()).show_chosen(mask)
-        self._show_chosen(int(mask.sum()))
-        await self.knowledge.show_selection(
-            table_map.row_ids[mask], SELECTED_LABEL, self.knowledge.read_inputs()
+        self._show_chosen(len(row_ids))
+        await self.knowledge.show_selection(row_ids, SELECTED_LABEL, self.knowledge.read_inputs())
+
+    async def choose_inside(self, corners: list[tuple[float, float]]) -> None:
+        """Narrow the knowledge page's table to the points inside the outline ``corners`` (tested on a
+        worker: a lasso around most of a million points takes a moment)."""
+        table_map = self._map
+        if table_map is None:
+            return
+        loop = asyncio.get_running_loop()
+        mask = await loop.run_in_executor(
+            self.services.chores, core.inspect.within, table_map.positions, corners
         )
+        if self._map is table_map:
+            await self.choose(mask)
 
     async def clear_choice(self) -> None:
         self._chosen = None
@@ -523,15 +537,12 @@ class MapPage(QWidget):
         self.services.tasks.start(self.open_point(index), key="map-open")
         self.showKnowledge.emit()
 
-    def _on_area(self, mask: object) -> None:
-        import numpy as np
-
-        if isinstance(mask, np.ndarray):
-            self.services.tasks.start(self.choose(mask), key="map-choice")
+    def _on_area(self, corners: object) -> None:
+        if isinstance(corners, list):
+            self.services.tasks.start(self.choose_inside(corners), key="map-choice")
 
     def _on_scope_changed(self) -> None:
         self._stale = True
-        self._select_method("pca")  # t-SNE runs only when asked for
         if self.isVisible():
             self.request_map()
 

@@ -1,28 +1,28 @@
 """The map itself: a pyqtgraph plot of a table's points, with hover, click, and area selection.
 
-The points are one ``ScatterPlotItem`` in pixel mode. Giving it 100,000 points at once would hold the
-GUI thread for a good fraction of a second (pyqtgraph builds a record per point), so they are added
-5,000 at a time, one batch per turn of the event loop, while the item is hidden (no repaint per batch),
-and shown once complete. One item, not one per batch or colour: each item costs every frame of a pan
-its own bookkeeping, and only a single item's device-coordinate cache survives a pan
-(docs/PERFORMANCE.md#the-map). While the view moves, a second item with an even sample of at most
-:data:`PREVIEW_POINTS` points stands in for the full one, which comes back once the view rests: each frame
-of a drag then draws a fraction of the points. Hover and click find the nearest point with one NumPy pass;
-a drag in a selection mode draws a rectangle or a lasso and reports the points inside it.
+The points are one picture of the view (:mod:`recall_gui.qt.panels.map_raster`), placed in map units,
+so that a pan or a zoom moves and scales the picture at once; a new picture of the view follows, drawn on
+a worker thread for a big map (a map of up to :data:`DRAW_HERE_POINTS` points is drawn here, at once).
+While a picture is being drawn, a newer view waits for it and the newest one is drawn next: never more
+than one picture is made at a time, however fast the view moves. Hover and click find the nearest point
+through the map's k-d tree; a drag in a selection mode draws a rectangle or a lasso and reports its
+corners.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainterPath, QPalette
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QWidget
 
-from recall_gui.core.inspect import within
+from recall_gui.qt.panels.map_raster import Frame, Picture, Points, render
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -30,12 +30,8 @@ if TYPE_CHECKING:
     from recall_gui.core.inspect import TableMap
 
 Mode = Literal["pan", "rectangle", "lasso"]
-#: Points per scatter item (see the module's docstring).
-CHUNK_POINTS = 5_000
-#: Points drawn while the view moves (a sample of the map), and how long it must rest for all of them.
-PREVIEW_POINTS = 20_000
-REST_MS = 150
-POINT_SIZE = 4
+#: Maps of up to this many points are drawn on the GUI thread (a few milliseconds); bigger ones on a worker.
+DRAW_HERE_POINTS = 50_000
 #: How close (in pixels) the pointer must be to a point to hover or click it.
 PICK_PIXELS = 6.0
 HIT_COLOUR = QColor("#e5534b")
@@ -43,9 +39,62 @@ QUERY_COLOUR = QColor("#f2b705")
 CHOSEN_COLOUR = QColor("#2f81f7")
 
 
-def point_size(points: int) -> int:
-    """Pixels per point: bigger on a sparse map, smaller where 100,000 points share the view."""
-    return 8 if points <= 2_000 else 6 if points <= 20_000 else POINT_SIZE
+class PictureItem(QGraphicsItem):
+    """A picture of part of the map, painted into the rectangle (map units) it shows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.image: QImage | None = None
+        self.rect = QRectF()
+
+    def show_picture(self, image: QImage | None, rect: QRectF) -> None:
+        self.prepareGeometryChange()
+        self.image, self.rect = image, rect
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self.rect
+
+    def paint(self, painter: QPainter, _option: Any, _widget: Any = None) -> None:
+        if self.image is not None:
+            painter.drawImage(self.rect, self.image)
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    generation: int
+    points: Points
+    picture: Picture
+    image: QImage
+
+
+@dataclass(frozen=True)
+class _Drawing:
+    """One picture to draw, with everything it reads (so a worker never reads the view's state)."""
+
+    generation: int
+    frame: Frame
+    table_map: TableMap
+    colours: tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32]]
+    chosen: npt.NDArray[np.bool_] | None
+    points: Points | None
+    order: npt.NDArray[np.intp] | None
+
+    def run(self) -> _Drawn:
+        points = self.points
+        if points is None:  # the points sorted once per map, coloured once per colouring
+            chosen_colour = int(CHOSEN_COLOUR.rgba())
+            positions = self.table_map.positions
+            points = Points(positions, *self.colours, self.chosen, chosen_colour, order=self.order)
+        picture = render(points, self.frame)
+        return _Drawn(self.generation, points, picture, _as_image(picture))
+
+
+def _as_image(picture: Picture) -> QImage:
+    """The picture as a QImage ready to paint (premultiplied once here, not at every paint)."""
+    height, width = picture.pixels.shape
+    image = QImage(picture.pixels.data, width, height, width * 4, QImage.Format.Format_ARGB32)
+    return image.convertToFormat(QImage.Format.Format_ARGB32_Premultiplied)  # a copy: owns its pixels
 
 
 class MapViewBox(pg.ViewBox):  # type: ignore[misc]
@@ -86,37 +135,44 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
     pointHovered = Signal(int)
     #: A point was clicked (its index).
     pointClicked = Signal(int)
-    #: An area was drawn: a boolean mask over the points (which lie inside it).
+    #: An area was drawn: its corners in map units (a list of ``(x, y)``).
     areaSelected = Signal(object)
+    #: A picture of the current view is shown (every point in view drawn).
+    pictureShown = Signal()
+    #: A worker finished a picture (internal: carries it to the GUI thread).
+    _drawn = Signal(object)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, workers: Executor | None = None) -> None:
         self.box = MapViewBox(self)
         background = QWidget().palette().color(QPalette.ColorRole.Base)
         super().__init__(parent, background=background, viewBox=self.box)
         self.setObjectName("mapPlot")
+        self.setMinimumSize(200, 120)  # the page fits an 800x500 window; the map takes what room is left
         plot = self.getPlotItem()
         for axis in ("left", "bottom"):
             plot.hideAxis(axis)
         plot.setMenuEnabled(False)
         plot.hideButtons()
         self.box.setDefaultPadding(0.04)
+        self.workers = workers
         self._map: TableMap | None = None
-        self.points = pg.ScatterPlotItem(pxMode=True, pen=None, antialias=False)
-        self.preview = pg.ScatterPlotItem(pxMode=True, pen=None, antialias=False)
-        for item in (self.points, self.preview):
-            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            item.hide()
-            self.box.addItem(item)
-        self._stride = 1
-        self._rest = QTimer(self)
-        self._rest.setSingleShot(True)
-        self._rest.setInterval(REST_MS)
-        self._rest.timeout.connect(self._on_rest)
-        self.box.sigRangeChanged.connect(self._on_moving)
+        self._order: npt.NDArray[np.intp] | None = None
+        self._colours: tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32]] | None = None
+        self._chosen: npt.NDArray[np.bool_] | None = None
+        self._points: Points | None = None
+        self._generation = 0
+        self._drawing = False
+        self._again = False
+        self._shown: Frame | None = None
+        self._shown_points = 0
+        self.picture = PictureItem()
+        self.box.addItem(self.picture, ignoreBounds=True)
+        self._drawn.connect(self._on_drawn)
+        self.box.sigRangeChanged.connect(self._on_moved)
+        self.box.sigResized.connect(self._on_moved)
         self._hovered = -1
         self.hits = self._overlay(11, "o", None, HIT_COLOUR, 2.0, z=10)
         self.query_marker = self._overlay(20, "star", QUERY_COLOUR, QColor("#5c4400"), 1.0, z=12)
-        self.chosen = self._overlay(POINT_SIZE + 3, "o", CHOSEN_COLOUR, None, 0, z=5)
         self.outline = QGraphicsPathItem()
         self.outline.setPen(pg.mkPen(CHOSEN_COLOUR, width=1.5, style=Qt.PenStyle.DashLine, cosmetic=True))
         self.outline.setZValue(20)
@@ -158,65 +214,102 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         self.setCursor(Qt.CursorShape.CrossCursor if mode != "pan" else Qt.CursorShape.ArrowCursor)
 
     def clear_points(self) -> None:
-        for item in (self.points, self.preview):
-            item.clear()
-            item.hide()
-        self._rest.stop()
-        self._map = None
+        self._generation += 1
+        self._map, self._order, self._colours, self._chosen, self._points = None, None, None, None, None
+        self._shown, self._shown_points = None, 0
+        self.picture.show_picture(None, QRectF())
         self._hovered = -1
         self.label.hide()
-        for overlay in (self.hits, self.query_marker, self.chosen):
+        for overlay in (self.hits, self.query_marker):
             overlay.setData([])
         self.outline.setPath(QPainterPath())
 
     def begin(self, table_map: TableMap) -> None:
-        """Start showing ``table_map`` (its points arrive through :meth:`add_points`)."""
+        """Start showing ``table_map``; its points appear with :meth:`show_points`."""
         self.clear_points()
         self._map = table_map
-        self._stride = max(1, -(-len(table_map) // PREVIEW_POINTS))  # ceiling division
         positions = table_map.positions
         if len(positions):
             low, high = positions.min(axis=0), positions.max(axis=0)
             self.box.setRange(xRange=(float(low[0]), float(high[0])), yRange=(float(low[1]), float(high[1])))
 
-    def add_points(self, indices: npt.NDArray[np.intp], colour: QColor) -> None:
-        """Add the points ``indices`` of the map in ``colour`` (at most :data:`CHUNK_POINTS` at a time);
-        they appear with :meth:`finish`."""
-        if self._map is None or not len(indices):
+    def show_points(self, codes: npt.NDArray[np.uint8], palette: npt.NDArray[np.uint32]) -> None:
+        """Draw every point in its colour: ``palette[codes[i]]`` (ARGB numbers) for point ``i``."""
+        if self._map is None:
             return
-        size, brush = point_size(len(self._map)), pg.mkBrush(colour)
-        self.points.addPoints(pos=self._map.positions[indices], size=size, pen=None, brush=brush)
-        if self._stride > 1:
-            sampled = indices[indices % self._stride == 0]
-            if len(sampled):
-                self.preview.addPoints(pos=self._map.positions[sampled], size=size, pen=None, brush=brush)
+        self._colours = (codes, palette)
+        self._points = None
+        self._redraw()
 
-    def finish(self) -> None:
-        """Show the points added since :meth:`begin`."""
-        self.preview.hide()
-        self.points.show()
-
-    @property
-    def moving(self) -> bool:
-        """Whether the sample stands in for the points (the view moved less than :data:`REST_MS` ago)."""
-        return bool(self.preview.isVisible())
-
-    def _on_moving(self, *_args: object) -> None:
-        if self._map is None or self._stride == 1 or not (self.points.isVisible() or self.moving):
+    def show_chosen(self, mask: npt.NDArray[np.bool_] | None) -> None:
+        """Draw the points of ``mask`` on top in the chosen colour (``None``: no point is chosen)."""
+        if self._map is None:
             return
-        if not self.moving:
-            self.points.hide()
-            self.preview.show()
-        self._rest.start()
-
-    def _on_rest(self) -> None:
-        if self.moving:
-            self.preview.hide()
-            self.points.show()
+        self._chosen = None if mask is None or not mask.any() else mask
+        if self._chosen is None:
+            self.outline.setPath(QPainterPath())
+        self._points = None
+        self._redraw()
 
     @property
     def points_drawn(self) -> int:
-        return len(self.points.data) if self.points.isVisible() else 0
+        """How many points the picture shown has drawn (the points in view)."""
+        return self._shown_points if self._shown is not None else 0
+
+    @property
+    def moving(self) -> bool:
+        """Whether the picture shown is not (yet) of the current view."""
+        return self._map is not None and self._colours is not None and self._shown != self._frame()
+
+    def _frame(self) -> Frame:
+        (left, right), (bottom, top) = self.box.viewRange()
+        size = self.box.boundingRect().size()
+        return Frame(
+            float(left), float(bottom), float(right), float(top), int(size.width()), int(size.height())
+        )
+
+    def _on_moved(self, *_args: object) -> None:
+        if self._map is not None and self._colours is not None:
+            self._redraw()
+
+    def _redraw(self) -> None:
+        """Draw the current view: here for a small map, else on a worker (one picture at a time)."""
+        if self._map is None or self._colours is None:
+            return
+        job = _Drawing(
+            self._generation, self._frame(), self._map, self._colours, self._chosen, self._points, self._order
+        )
+        if self.workers is None or len(self._map) <= DRAW_HERE_POINTS:
+            self._show(job.run())
+            return
+        if self._drawing:
+            self._again = True
+            return
+        self._drawing, self._again = True, False
+        try:
+            future = self.workers.submit(job.run)
+        except RuntimeError:  # the window is closing: its threads are gone
+            self._drawing = False
+            return
+        future.add_done_callback(self._drawn.emit)
+
+    def _on_drawn(self, done: Any) -> None:
+        self._drawing = False
+        if not done.cancelled():
+            self._show(done.result())
+        if self._again:
+            self._redraw()
+
+    def _show(self, result: _Drawn) -> None:
+        if result.generation != self._generation:
+            return  # of a map (or colouring) shown before
+        self._points, self._order = result.points, result.points.order
+        frame = result.picture.frame
+        rect = QRectF(frame.left, frame.bottom, frame.right - frame.left, frame.top - frame.bottom)
+        self.picture.show_picture(result.image, rect)
+        self._shown, self._shown_points = frame, result.picture.points
+        if frame == self._frame():
+            self.pictureShown.emit()
 
     def show_hits(self, indices: Sequence[int], query_at: tuple[float, float] | None) -> None:
         """Ring the points of a search's results; a star where the query itself lands (when known)."""
@@ -225,13 +318,6 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         shown = [i for i in indices if i >= 0]
         self.hits.setData(pos=self._map.positions[shown] if shown else np.zeros((0, 2)))
         self.query_marker.setData(pos=[query_at] if query_at is not None else np.zeros((0, 2)))
-
-    def show_chosen(self, mask: npt.NDArray[np.bool_] | None) -> None:
-        if self._map is None or mask is None or not mask.any():
-            self.chosen.setData([])
-            self.outline.setPath(QPainterPath())
-            return
-        self.chosen.setData(pos=self._map.positions[mask])
 
     def show_label(self, index: int, text: str) -> None:
         """The hover label of point ``index``."""
@@ -297,6 +383,5 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         self.outline.setPath(path)
 
     def finish_outline(self, corners: list[tuple[float, float]]) -> None:
-        if self._map is None:
-            return
-        self.areaSelected.emit(within(self._map.positions, corners))
+        if self._map is not None:
+            self.areaSelected.emit(list(corners))
