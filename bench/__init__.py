@@ -7,7 +7,8 @@ with their ratio. Layout:
 - ``context.py``: what groups share (generated tables, the real model, query vectors, machine facts);
 - ``data.py``: the data, built once and cached under ``bench/data/`` (git-ignored);
 - ``timing.py``: alternating measurement with the floor; ``results.py``: the one results writer
-  (printed table + ``bench/results.json``);
+  (printed table + ``bench/results.json``); ``report.py``: docs/PERFORMANCE.md's table of latest figures,
+  from ``results.json`` (``python -m bench.report``; a run writes it too);
 - one module per metric group: ``exact_search``, ``indexed_search``, ``end_to_end`` (core only) and
   ``window`` (``startup``, ``end_to_end_100k`` up to the window's results model, ``gui_max_gap_ms``,
   ``browse_1m_rss_mb``; the window runs in processes of its own, :mod:`bench.window_child`),

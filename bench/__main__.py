@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import data
+from bench import data, report
 from bench.context import BenchContext, BenchSize, machine
 from bench.results import RESULTS_PATH, Metric, format_table, provenance, write_results
 
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     write_results(metrics, provenance(info))
     print(f"\nwritten to {RESULTS_PATH}; {took}")
-    return 0
+    return report.main([])
 
 
 def median_runs(runs: list[list[Metric]]) -> list[Metric]:

@@ -13,7 +13,7 @@ model, then measures two things with cosine distance:
   between the original and the edited passage.
 
 A default threshold must keep edited passages with their originals and keep distinct passages apart;
-docs/PERFORMANCE.md#near_duplicates-default_thresholds has the numbers and the choice. Takes a few minutes
+docs/PERFORMANCE_LOG.md#near_duplicates-default_thresholds has the numbers and the choice. Takes a few minutes
 (about 1,250 passages are embedded).
 """
 

@@ -9,7 +9,7 @@ its printed result, on the 100k table.
   limit 100``, run by DuckDB) are in its results table. lsql's own vector search cannot run here:
   it embeds with sentence-transformers (PyTorch), loading the model from the Hugging Face hub, which this
   machine cannot reach; so lsql is installed without sentence-transformers, which its first result never
-  imports (docs/PERFORMANCE.md#fresh-process).
+  imports (docs/PERFORMANCE_LOG.md#fresh-process).
 - ``fresh_search``: beside its floor, a fresh interpreter importing what a search needs (LanceDB as the
   app loads it, NumPy, PyArrow, onnxruntime and tokenizers: the packaged model's queries need no
   fastembed); ``python -c pass`` is reported too.

@@ -3,7 +3,7 @@
 psutil's ``Process.create_time()`` adds the process's start (in clock ticks since boot) to the boot time
 that ``/proc/stat`` gives in whole seconds, so a process's age read from it is too long by the fraction of
 a second the boot time lost: anywhere from 0 to 1 s, fixed for one boot of one machine
-(docs/PERFORMANCE.md#a-registry-of-50000-databases). On Linux the age is read on the clock that start is
+(docs/PERFORMANCE_LOG.md#a-registry-of-50000-databases). On Linux the age is read on the clock that start is
 counted on, ``CLOCK_BOOTTIME`` (to the tick, 10 ms); elsewhere psutil's reading is the best there is.
 """
 

@@ -91,7 +91,8 @@ def write_results(metrics: list[Metric], measured: dict[str, Any], path: Path = 
 
 
 def format_table(metrics: list[Metric]) -> str:
-    """The results as a Markdown table (printed, and pasted into docs/PERFORMANCE.md)."""
+    """The results as a Markdown table, printed at the end of a run (docs/PERFORMANCE.md's table is
+    :mod:`bench.report`'s, from ``results.json``)."""
     lines = [
         "| metric | value | floor | ratio | goal | met |",
         "|---|---|---|---|---|---|",
@@ -100,14 +101,15 @@ def format_table(metrics: list[Metric]) -> str:
         ratio = metric.ratio
         met = "" if metric.met is None else ("yes" if metric.met else "**no**")
         lines.append(
-            f"| `{metric.name}` | {_number(metric.value)} {metric.unit} | "
-            f"{_number(metric.floor) + ' ' + metric.unit if metric.floor is not None else '-'} | "
+            f"| `{metric.name}` | {number(metric.value)} {metric.unit} | "
+            f"{number(metric.floor) + ' ' + metric.unit if metric.floor is not None else '-'} | "
             f"{f'{ratio:.2f}' if ratio is not None else '-'} | {metric.goal} | {met} |"
         )
     return "\n".join(lines)
 
 
-def _number(value: float | None) -> str:
+def number(value: float | None) -> str:
+    """A figure to about three significant digits, with thousands separated (``-`` for none)."""
     if value is None:
         return "-"
     if abs(value) >= 100:

@@ -13,7 +13,7 @@ def configure_process() -> None:
 
     NumPy's OpenBLAS runs on one thread: a search's scan is one memory-bound product, and BLAS threads
     spin after each call, taking the core the next embedding and the window need
-    (docs/PERFORMANCE.md#recall_gui-openblas_num_threads).
+    (docs/PERFORMANCE_LOG.md#recall_gui-openblas_num_threads).
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # Before anything imports LanceDB: its REST client loads only if a REST namespace is used.

@@ -45,7 +45,7 @@ DEMO_DESCRIPTION = (
 DEMO_MODEL = "AllMiniLML6V2"
 MAX_PASSAGE_CHARS = 900
 #: Small batches of passages of similar length waste least work on padding
-#: (docs/PERFORMANCE.md#demo-batch).
+#: (docs/PERFORMANCE_LOG.md#demo-batch).
 BATCH = 8
 
 _UNDERLINE = re.compile(r"^\s*([*=\-~^])\1{2,}\s*$")

@@ -39,7 +39,8 @@ def display_problem(environ: Mapping[str, str] | None = None, platform: str | No
 def configure_qt_process() -> None:
     """Before the first window: the process's settings (:func:`recall_gui.runtime.configure_process`), and
     Qt paints on the GUI thread alone unless the user chose otherwise: its raster engine's helper threads
-    made a repaint wait for the scheduler on small machines (docs/PERFORMANCE.md#qt-qt_no_gui_threadpool)."""
+    made a repaint wait for the scheduler on small machines
+    (docs/PERFORMANCE_LOG.md#qt-qt_no_gui_threadpool)."""
     from recall_gui.runtime import configure_process
 
     configure_process()

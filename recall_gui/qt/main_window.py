@@ -430,7 +430,7 @@ class MainWindow(QMainWindow):
 
         The libraries load on a worker thread, but importing is Python code that holds the interpreter's
         lock most of the time: started with the window, it held the window's first paint back
-        (docs/PERFORMANCE.md#main_window-_on_screen). The user cannot search before they are loaded
+        (docs/PERFORMANCE_LOG.md#main_window-_on_screen). The user cannot search before they are loaded
         either way; they see the window sooner.
         """
         loop = asyncio.get_running_loop()

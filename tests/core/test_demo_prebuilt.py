@@ -47,7 +47,7 @@ def test_the_prebuilt_demo_carries_its_own_passages_and_says_what_made_it() -> N
 @pytest.mark.slow
 def test_the_prebuilt_vectors_are_exactly_what_the_exact_model_makes_of_its_passages() -> None:
     """Bitwise: the model gives identical vectors across thread counts here, batched as the demo is
-    (docs/PERFORMANCE.md#demo-prebuilt)."""
+    (docs/PERFORMANCE_LOG.md#demo-prebuilt)."""
     prebuilt = read_prebuilt_demo()
     stored, fresh = prebuilt.vectors(), reembed_prebuilt(prebuilt, load_local_model("AllMiniLML6V2"))
     assert stored.shape == fresh.shape == (prebuilt.table.num_rows, 384)

@@ -7,7 +7,7 @@ thread (the window's included) stands still meanwhile. Loads run with the collec
 
 When the last load ends, what is alive is frozen (``gc.freeze``) before the collector resumes: without
 that, its first pass would traverse everything the load made, and so would every full pass after it, on
-whichever thread allocates (docs/PERFORMANCE.md#collector). Frozen objects are module
+whichever thread allocates (docs/PERFORMANCE_LOG.md#collector). Frozen objects are module
 state that lives as long as the process; they are still freed as usual when nothing refers to them.
 """
 

@@ -63,7 +63,7 @@ def direct_embedding_checked() -> bool:
 #: The generated REST client of Lance namespaces. ``import lancedb`` imports it (``lancedb.db`` imports
 #: ``lance_namespace``, which imports the client's models), and the client's ``__init__`` imports all of
 #: its API classes too: most of what ``import lancedb`` costs, for REST namespaces that local and
-#: object-store tables never use (docs/PERFORMANCE.md#compat-defer_lance_rest_client).
+#: object-store tables never use (docs/PERFORMANCE_LOG.md#compat-defer_lance_rest_client).
 LANCE_REST_CLIENT = "lance_namespace_urllib3_client"
 
 
@@ -128,7 +128,7 @@ def lancedb_row_id_executor(query: Any) -> Callable[..., Any] | None:
 
     LanceDB's ``to_arrow`` reads the table's schema once more before every query, to add row ids when blob
     columns need them; a query that asks for row ids itself never needs that, and executing it directly
-    saves a round trip to LanceDB's runtime (see docs/PERFORMANCE.md#tables-read_query).
+    saves a round trip to LanceDB's runtime (see docs/PERFORMANCE_LOG.md#tables-read_query).
     """
     if not is_tested("lancedb"):
         return None
@@ -139,7 +139,7 @@ def lancedb_row_id_executor(query: Any) -> Callable[..., Any] | None:
 
 
 #: onnxruntime's thread pools busy-wait after every run by default, taking the cores the window and the
-#: search need (docs/PERFORMANCE.md#local-no_spinning); fastembed exposes no option for it.
+#: search need (docs/PERFORMANCE_LOG.md#local-no_spinning); fastembed exposes no option for it.
 NO_SPINNING = {"session.intra_op.allow_spinning": "0", "session.inter_op.allow_spinning": "0"}
 _session_options_lock = threading.Lock()
 

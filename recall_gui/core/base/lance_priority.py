@@ -3,7 +3,7 @@
 LanceDB reads and scans on a pool of tokio threads, one per pending read once a big table is read (a dozen
 or more). On a 2-core machine, the first search of a 1M-row table (LanceDB's flat scan) together with the
 background read of its vectors keeps all of them runnable at once, and the GUI thread can get no CPU at
-all for tens of milliseconds: a key press waits that long (docs/PERFORMANCE.md#lance_priority).
+all for tens of milliseconds: a key press waits that long (docs/PERFORMANCE_LOG.md#lance_priority).
 
 Linux gives every thread its own nice value, and a new thread inherits its creator's. LanceDB starts its
 runtime lazily, on the first thread that calls it; starting it from a short-lived thread whose nice value

@@ -30,7 +30,8 @@ DEFAULT_LIMIT = 5
 #: u64) asks for "every row" just the same on any table this app can open.
 MAX_LIMIT = 2**31 - 1
 #: The longest query searched, in characters: what the window's query box holds. Longer than any model
-#: served reads whole, and bounded so one call cannot take the server's memory (docs/PERFORMANCE.md).
+#: served reads whole, and bounded so one call cannot take the server's memory
+#: (docs/PERFORMANCE_LOG.md#bounds-behind-constants).
 MAX_QUERY_CHARS = 102_400
 QUERY_TOO_LONG_HINT = (
     "Search with the question itself: an embedding model reads only the first few hundred to few "

@@ -1,7 +1,7 @@
 """The packaged model's queries embedded with onnxruntime and tokenizers alone, without fastembed.
 
 Importing fastembed costs about a second (its model manager brings huggingface_hub, and ``fastembed.image``
-brings Pillow) where a query needs only onnxruntime and tokenizers (docs/PERFORMANCE.md#direct). This
+brings Pillow) where a query needs only onnxruntime and tokenizers (docs/PERFORMANCE_LOG.md#direct). This
 module does what fastembed 0.9 does for the packaged model (a custom model with mean pooling and
 normalisation, loaded from the staged folder), operation for operation: the same tokenizer settings, the
 same session options and inputs, the same pooling and normalisation in the same dtypes. Its vectors are

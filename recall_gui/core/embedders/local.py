@@ -32,13 +32,13 @@ from recall_gui.core.embedders.offline import (
 from recall_gui.core.registry.models import LOCAL_MODELS, local_model
 
 #: onnxruntime threads per query. A query is a few dozen tokens: on one thread it embeds faster than on
-#: two (docs/PERFORMANCE.md#local-query_threads), and it leaves the other cores to the window
+#: two (docs/PERFORMANCE_LOG.md#local-query_threads), and it leaves the other cores to the window
 #: and to the search that follows, instead of waiting on whichever core is busy.
 QUERY_THREADS = 1
 #: onnxruntime's own choice of threads, for passages in bulk.
 BULK_THREADS = 0
 #: Queries embedded together by :meth:`LocalEmbedder.embed_queries`: on one thread, larger batches of
-#: short queries cost more per query, not less (docs/PERFORMANCE.md#local-query_batch).
+#: short queries cost more per query, not less (docs/PERFORMANCE_LOG.md#local-query_batch).
 QUERY_BATCH = 4
 
 

@@ -8,7 +8,7 @@ import math
 
 from recall_gui.core.base.errors import InvalidInputError
 
-#: The default thresholds (docs/PERFORMANCE.md#near_duplicates-default_thresholds): a passage re-embedded
+#: The default thresholds (docs/PERFORMANCE_LOG.md#near_duplicates-default_thresholds): a passage re-embedded
 #: after a small edit stays within them, distinct passages of the demo are twice as far apart or more.
 #: For vectors of length 1 (most embedding models), squared L2 is twice the cosine distance.
 DEFAULT_THRESHOLDS = {"cosine": 0.05, "l2": 0.10}

@@ -13,7 +13,7 @@ then drawn toward its nearest rows. Up to a million rows in about a minute on tw
    moves :data:`PULL` of the way to the mean place of those rows, :data:`PULL_STEPS` times. The placing
    alone keeps a row's cell but not its order inside the cell; these steps bring rows that are near in
    vector space together on the map, so that a row's ten nearest on the map are about as often its ten
-   nearest in vector space as in a full t-SNE (docs/PERFORMANCE.md#the-map).
+   nearest in vector space as in a full t-SNE (docs/PERFORMANCE_LOG.md#the-map).
 
 Everything is seeded: the same matrix, metric and seed give the same map.
 """
@@ -48,7 +48,7 @@ SAMPLE_ROWS = 2_000
 #: show they give maps like perplexity 30).
 SAMPLE_NEIGHBOURS = 15
 #: Iterations of t-SNE's two phases (early exaggeration, then the rest): half of openTSNE's defaults,
-#: which change the sample's map little at 2,000 rows (docs/PERFORMANCE.md#the-map).
+#: which change the sample's map little at 2,000 rows (docs/PERFORMANCE_LOG.md#the-map).
 EARLY_ITERATIONS = 125
 ITERATIONS = 250
 #: Nearest sampled rows a row is placed from.

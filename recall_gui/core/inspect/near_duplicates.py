@@ -10,7 +10,7 @@ too many pairs through, never too few, and the survivors are measured in float64
    vectors is never more than the distance between the full ones (the left-over parts can only be further
    apart than their lengths differ), so a pair farther apart there is farther apart in full. On embeddings
    it keeps a few pairs in ten thousand, at a tenth of the cost of full dot products
-   (docs/PERFORMANCE.md#near_duplicates-groupfinder).
+   (docs/PERFORMANCE_LOG.md#near_duplicates-groupfinder).
 2. Where the pre-filter keeps many pairs of a tile (vectors that are all alike), full float32 dot products
    of the tile, kept within a strict bound on their rounding error.
 
@@ -41,7 +41,7 @@ from recall_gui.core.inspect.duplicate_threshold import check_threshold
 from recall_gui.core.session.exact import VectorMatrix
 
 #: Rows and columns of one tile of pairs: its scores (4 MB in float32) stay in a core's cache between the
-#: product and the comparison (docs/PERFORMANCE.md#near_duplicates-groupfinder).
+#: product and the comparison (docs/PERFORMANCE_LOG.md#near_duplicates-groupfinder).
 TILE_ROWS = 1024
 TILE_COLUMNS = 1024
 #: How long one step works (seconds): a search waiting for the same thread waits about this long.

@@ -35,7 +35,7 @@ MAX_MAP_POINTS = 1_000_000
 PCA_FIT_ROWS = 50_000
 #: The randomized SVD's extra directions and power iterations: on the benchmark's vectors, whose two
 #: leading eigenvalues differ by 1%, the components found lie within 1e-5 of the exact ones
-#: (docs/PERFORMANCE.md#the-map).
+#: (docs/PERFORMANCE_LOG.md#the-map).
 _OVERSAMPLING = 30
 _POWER_ITERATIONS = 3
 
@@ -57,7 +57,7 @@ def _orthonormal(block: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
     Through the small Gram matrix rather than ``np.linalg.qr``: NumPy's QR of a tall matrix holds the
     interpreter's lock throughout (over a second at 100,000 rows), which would freeze the window while a
-    map is made on a worker thread; matrix products release it (docs/PERFORMANCE.md#the-map). Done twice,
+    map is made on a worker thread; matrix products release it (docs/PERFORMANCE_LOG.md#the-map). Done twice,
     as in CholeskyQR2, for an orthonormality near float32's precision.
     """
     for _ in range(2):

@@ -3,7 +3,7 @@ written back pretty as cosh writes it.
 
 ``json.loads`` holds Python's lock for the whole text: the window's thread, waiting for that lock while
 a worker reads a registry of 50,000 databases, would stall as long
-(docs/PERFORMANCE.md#bounds-behind-constants). So a file above :data:`PIECEWISE_BYTES` is decoded one
+(docs/PERFORMANCE_LOG.md#bounds-behind-constants). So a file above :data:`PIECEWISE_BYTES` is decoded one
 top-level member or array element per call of the standard library's decoder, which also gives the text
 of each element of the "dbs" array (a later read reuses the entries written as before). The decoding is
 ``json``'s own throughout; only the commas, colons and brackets between elements are read here, and any

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 #: More small fragments than this make searches slower than they need to be.
 SMALL_FRAGMENTS_WARNED = 10
-#: Rows read per page of the scan (its memory grows with it: docs/PERFORMANCE.md#health).
+#: Rows read per page of the scan (its memory grows with it: docs/PERFORMANCE_LOG.md#health).
 SCAN_BATCH_ROWS = 4096
 
 
@@ -118,7 +118,7 @@ async def health_report(
     id_column = columns.id
     wanted = [name for name in (id_column, columns.content, columns.vector) if name is not None]
     # Pages of one version, each its own bounded read: LanceDB's streamed scan reads far ahead of the
-    # batch it hands over (docs/PERFORMANCE.md#health).
+    # batch it hands over (docs/PERFORMANCE_LOG.md#health).
     pinned: Any = (await session.tables.open(entry.target.at(opened.version))).table
     while read < report.rows:
         page = pinned.query().select(wanted).offset(read).limit(SCAN_BATCH_ROWS).to_arrow()

@@ -113,7 +113,7 @@ class Ranked:
 #: the connection reads the newest version on every query (``read_consistency_interval=0``), so a row
 #: another program adds is found by the very next search. The check would only notice a new schema or a
 #: new or dropped index, which can wait this long; skipping it saves a round trip to LanceDB's runtime
-#: (docs/PERFORMANCE.md#nearest-index_recheck_s). Exact search checks every time: its vectors in memory
+#: (docs/PERFORMANCE_LOG.md#nearest-index_recheck_s). Exact search checks every time: its vectors in memory
 #: belong to one version.
 INDEX_RECHECK_S = 1.0
 
@@ -348,7 +348,7 @@ HNSW_EF_PER_RESULT = 4
 
 def _tune(query: AsyncVectorQuery, opened: OpenTable, limit: int) -> AsyncVectorQuery:
     """Search settings for an indexed table: recall@10 >= 0.95 at the least extra cost measured (per index
-    type: docs/PERFORMANCE.md#nearest-_tune).
+    type: docs/PERFORMANCE_LOG.md#nearest-_tune).
 
     Product quantization is what loses recall (its distances are coarse): re-ranking ``refine_factor``
     times more rows with their full vectors restores it. HNSW's candidate list must hold at least the

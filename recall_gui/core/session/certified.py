@@ -13,7 +13,7 @@ too short or too long for float32's bounds (:mod:`recall_gui.core.session.magnit
 candidates. Only those few are then ranked exactly (:func:`recall_gui.core.session.exact.nearest_rows`),
 from a float32 copy of the vectors memory-mapped from the app's cache folder: what stays in memory is
 about a quarter of the matrix.
-The proof and the measurements: docs/PERFORMANCE.md#certified-exact-search.
+The proof and the measurements: docs/PERFORMANCE_LOG.md#certified-exact-search.
 """
 
 from __future__ import annotations
@@ -277,7 +277,7 @@ class _Bound:
     def slack(self, max_norm: float, dim: int) -> float:
         """A bound on the float32 rounding of the scan's few operations per row and of the distances
         the exact ranking orders by, in the units of :meth:`_Scan.chunk`'s bounds (proof in
-        docs/PERFORMANCE.md#certified-exact-search), with B the largest magnitude involved: LanceDB's
+        docs/PERFORMANCE_LOG.md#certified-exact-search), with B the largest magnitude involved: LanceDB's
         float32 distances err by at most ``(2 gamma_d + 10 u) B`` (underflow included, rows and query
         within magnitudes' range), twice, and the scan's own operations by ``64 u B`` and ``_TINY``."""
         q, x = self.q_norm, max_norm

@@ -146,7 +146,7 @@ def fastest_kernel(matrix: Matrix, trials: int = 3) -> str:
     interleaved trials.
 
     They differ by machine and load: NumPy's einsum loop won on the 2-core benchmark machine, elsewhere
-    BLAS's threads may win (docs/PERFORMANCE.md#exact-fastest_kernel).
+    BLAS's threads may win (docs/PERFORMANCE_LOG.md#exact-fastest_kernel).
     """
     if matrix.nbytes < _CALIBRATE_BYTES or matrix.shape[0] == 0:
         return "matmul"

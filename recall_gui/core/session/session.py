@@ -21,7 +21,7 @@ from recall_gui.core.session.vector_cache import VectorCache
 from recall_gui.core.storage.filter_guard import FilterGuard
 from recall_gui.core.storage.table_cache import TableCache
 
-#: Threads scanning int8 codes for exact search (docs/PERFORMANCE.md#certified-exact-search).
+#: Threads scanning int8 codes for exact search (docs/PERFORMANCE_LOG.md#certified-exact-search).
 SCAN_THREADS = 2
 #: How much lower than the app's other threads the map's layout threads run (nice values).
 LAYOUT_NICE_INCREMENT = 5

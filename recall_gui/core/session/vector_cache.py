@@ -25,7 +25,7 @@ folder, for the exact ranking), and counted at that size; while a table is read,
 
 Reading is read-only (a LanceDB scan), asynchronous, and the copying into the matrix runs in an
 executor, so the event loop is never blocked; a table read once is shared by concurrent searches.
-Reading costs about as much as two to four flat scans (docs/PERFORMANCE.md#vector_cache). A search
+Reading costs about as much as two to four flat scans (docs/PERFORMANCE_LOG.md#vector_cache). A search
 waits for it when the matrix is small (up to :data:`WAIT_FOR_READ_BYTES`); for a
 bigger table the read goes on in the background and the searches meanwhile are LanceDB's flat scans,
 so no search is slower than before (``nearest.prepare`` starts the read ahead of the first search, e.g.
@@ -303,7 +303,7 @@ class VectorCache:
         self.executor = executor
         self._coding = _Coding(codes_folder, scan_workers) if codes_folder is not None else None
         #: Off for a session that searches once (``recall-gui search``): reading every vector costs more
-        #: than the one flat scan it would replace (docs/PERFORMANCE.md#fresh-process).
+        #: than the one flat scan it would replace (docs/PERFORMANCE_LOG.md#fresh-process).
         self.enabled = enabled
         self._entries: OrderedDict[CacheKey, _Entry] = OrderedDict()
         self._refused: dict[CacheKey, tuple[int, NotCached]] = {}

@@ -9,7 +9,7 @@ The count it returns is the one the table keeps for that filter, so the filter i
 in the app, by the query that uses it, once it has been shown to fit. One worker per :class:`FilterGuard`
 (one per session), started when the first filter comes (or earlier, by :meth:`FilterGuard.warm`) and kept
 for the next ones. The worker loads LanceDB's compiled module only (``compat.lancedb_native``), not the
-Python package, so it is ready in a fraction of a second (docs/PERFORMANCE.md#filter_guard).
+Python package, so it is ready in a fraction of a second (docs/PERFORMANCE_LOG.md#filter_guard).
 """
 
 from __future__ import annotations

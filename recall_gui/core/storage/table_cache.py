@@ -228,7 +228,7 @@ async def read_query(query: Any, what: str) -> pa.Table:
     LanceDB's ``to_arrow`` first reads the table's schema again, to add row ids when blob columns need
     them; a query that asks for row ids itself never needs that (``lancedb._blob``), and the extra round
     trip to LanceDB's runtime is a noticeable share of an indexed search
-    (docs/PERFORMANCE.md#tables-read_query). Such a query is executed directly,
+    (docs/PERFORMANCE_LOG.md#tables-read_query). Such a query is executed directly,
     bounded by LanceDB's own timeout (no timer on the event loop either). Any other query, or a LanceDB
     whose queries lack that entry point, goes the public way.
     """

@@ -61,7 +61,7 @@ class Page:
 
     The rows are kept as columns, one tuple per column: a page of 1024 rows is a handful of Python objects
     rather than a thousand, so paging through a long table leaves the garbage collector next to nothing
-    to scan (docs/PERFORMANCE.md#browse-page), and a view reads a cell by position
+    to scan (docs/PERFORMANCE_LOG.md#browse-page), and a view reads a cell by position
     without building a row. :meth:`row` builds one row when a caller wants it whole.
     """
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # browse loads numpy and LanceDB; the window imports this mod
 #: Rows per page. Each page costs a round trip to LanceDB and a repaint of the view as it arrives, and
 #: almost nothing per row (pages are columns: :class:`~recall_gui.core.tables.browse.Page`), so bigger pages
 # make
-#: a long scroll cheaper for the GUI thread (docs/PERFORMANCE.md#paging-default_page_size).
+#: a long scroll cheaper for the GUI thread (docs/PERFORMANCE_LOG.md#paging-default_page_size).
 DEFAULT_PAGE_SIZE = 1024
 #: Pages kept in memory: 16,384 rows at the default page size (a few MB of text).
 DEFAULT_MAX_PAGES = 16

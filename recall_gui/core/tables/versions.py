@@ -55,7 +55,8 @@ class TableVersion:
 
 
 #: Versions listed within one storage timeout (``RECALL_GUI_STORAGE_TIMEOUT``): LanceDB reads every
-#: version's manifest, so a long history gets that timeout per thousand (docs/PERFORMANCE.md).
+#: version's manifest, so a long history gets that timeout per thousand
+#: (docs/PERFORMANCE_LOG.md#bounds-behind-constants).
 VERSIONS_PER_TIMEOUT = 1000
 #: How often a long listing reports that it is still reading (seconds).
 PROGRESS_EVERY_S = 0.5

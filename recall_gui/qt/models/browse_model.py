@@ -230,7 +230,7 @@ class BrowseModel(QAbstractTableModel):
     def data(self, index: Index, role: int = _DISPLAY) -> Any:
         # A repaint asks each visible cell for seven roles and this model answers two of them: the role
         # is tested first, with plain ints, so the other five cost next to nothing
-        # (docs/PERFORMANCE.md#browse_model-data).
+        # (docs/PERFORMANCE_LOG.md#browse_model-data).
         if role == _ALIGNMENT:
             return _RIGHT if index.column() == ROW else _LEFT
         if role not in _ANSWERED or not index.isValid():

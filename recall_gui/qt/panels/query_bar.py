@@ -11,7 +11,7 @@ from recall_gui.qt.widgets import LimitSpin
 MAX_LIMIT = 1000
 #: The query box holds the longest query searched (``core.types.MAX_QUERY_CHARS``). Qt's default (32,767)
 #: would cut a long paste without a word; far more is no better, as Qt cuts a paste beyond the limit in
-#: time that grows with the square of the limit (docs/PERFORMANCE.md#query_bar-max_query_chars).
+#: time that grows with the square of the limit (docs/PERFORMANCE_LOG.md#query_bar-max_query_chars).
 
 
 class QueryBar(QWidget):
