@@ -44,3 +44,27 @@ def test_every_core_subpackage_has_a_layer() -> None:
 def test_at_most_twelve_modules_stay_loose_in_the_core() -> None:
     loose = [p.stem for p in (ROOT / "recall_gui/core").glob("*.py") if p.stem != "__init__"]
     assert len(loose) <= 12, loose
+
+
+def module_table() -> dict[str, set[str]]:
+    """The module table's rows: each part (``agents``, or ``loose``) and the modules its row names."""
+    text = (ROOT / "docs/ARCHITECTURE.md").read_text(encoding="utf-8")
+    named: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].isdigit():
+            continue
+        parts = re.findall(r"`([a-z_]+)/`", cells[1])
+        for part in parts or ["loose"]:
+            modules = cells[3] if parts else cells[1]
+            named[part] = set(re.findall(r"`([a-z_]+)`", modules))
+    return named
+
+
+def test_the_module_table_names_every_module_of_the_core_and_no_other() -> None:
+    named = module_table()
+    for package in sorted((ROOT / "recall_gui/core").glob("*/__init__.py")):
+        modules = {p.stem for p in package.parent.glob("*.py")} - {"__init__"}
+        assert named.get(package.parent.name) == modules, package.parent.name
+    loose = {p.stem for p in (ROOT / "recall_gui/core").glob("*.py")} - {"__init__"}
+    assert named["loose"] == loose
