@@ -1,0 +1,130 @@
+"""The docs hold together: every link to a page or a section of one (from the docs, the README and the
+code's comments) reaches it, every file they name exists, and the README stays a short page for users."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", ROOT / "packaging" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+CODE = [
+    *ROOT.glob("recall_gui/**/*.py"),
+    *ROOT.glob("recall_gui/**/*.pyi"),
+    *ROOT.glob("bench/*.py"),
+    *ROOT.glob("tests/**/*.py"),
+    *ROOT.glob("packaging/**/*.py"),
+    ROOT / "Makefile",
+    ROOT / "pyproject.toml",
+]
+#: A section named in code: ``docs/PERFORMANCE_LOG.md#the-map`` (a page without its folder is in docs/).
+CODE_LINK = re.compile(r"((?:docs/|\.\./)?[A-Z][A-Z_]*\.md)#([\w-]+)")
+#: A file of the project named in a page: ``core/session/exact.py``, ``tests/core/test_docs.py``, …
+NAMED_FILE = re.compile(
+    r"(?<![\w/.<-])((?:recall_gui/)?(?:core|qt|cli|mcp)/[\w/.-]*\w|(?:tests|bench|packaging)/[\w/.-]*\w)"
+)
+#: Named but not in the repository: the benchmark's data, built on first use and git-ignored.
+NOT_COMMITTED = {"bench/data", "bench/data/lsql-venv"}
+
+markdown = MarkdownIt("commonmark").enable("table")
+
+
+def tokens(page: Path) -> list[Token]:
+    return markdown.parse(page.read_text(encoding="utf-8"))
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    found: set[str] = set()
+    parsed = tokens(page)
+    for opening, inline in itertools.pairwise(parsed):
+        if opening.type != "heading_open":
+            continue
+        text = "".join(
+            child.content for child in inline.children or [] if child.type in ("text", "code_inline")
+        )
+        anchor, n = slug(text), 0
+        while (anchor if n == 0 else f"{anchor}-{n}") in found:
+            n += 1
+        found.add(anchor if n == 0 else f"{anchor}-{n}")
+    return found
+
+
+def links(page: Path) -> list[str]:
+    out: list[str] = []
+    for token in tokens(page):
+        for child in token.children or []:
+            target = child.attrGet("href") if child.type == "link_open" else child.attrGet("src")
+            if isinstance(target, str) and not re.match(r"[a-z]+:", target):
+                out.append(target)
+    return out
+
+
+def broken(source: Path, path: Path, anchor: str | None) -> str | None:
+    if not path.exists():
+        return f"{source.relative_to(ROOT)}: {path} does not exist"
+    if anchor and anchor not in anchors(path):
+        return f"{source.relative_to(ROOT)}: no section #{anchor} in {path.relative_to(ROOT)}"
+    return None
+
+
+def test_every_link_in_the_pages_reaches_its_page_and_section() -> None:
+    problems = []
+    for page in PAGES:
+        for target in links(page):
+            path, _, anchor = target.partition("#")
+            problems.append(broken(page, (page.parent / path).resolve() if path else page, anchor or None))
+    assert [p for p in problems if p] == []
+
+
+def test_every_section_the_code_points_to_is_there() -> None:
+    problems, seen = [], 0
+    for source in CODE:
+        for page, anchor in CODE_LINK.findall(source.read_text(encoding="utf-8")):
+            name = page.removeprefix("docs/").removeprefix("../")
+            path = ROOT / "docs" / name if (ROOT / "docs" / name).exists() else ROOT / name
+            problems.append(broken(source, path, anchor))
+            seen += 1
+    assert seen > 30  # the comments do point at the log's sections
+    assert [p for p in problems if p] == []
+
+
+def file_exists(named: str) -> bool:
+    path = named if not named.startswith(("core/", "qt/", "cli/", "mcp/")) else f"recall_gui/{named}"
+    stem = path.rsplit(".", 1)[0]  # `core/base/credentials.masked` names a function of a module
+    return named in NOT_COMMITTED or any((ROOT / p).exists() for p in (path, f"{path}.py", f"{stem}.py"))
+
+
+def test_every_file_the_pages_name_exists() -> None:
+    missing = [
+        f"{page.relative_to(ROOT)}: {named}"
+        for page in PAGES
+        for named in NAMED_FILE.findall(page.read_text(encoding="utf-8"))
+        if not file_exists(named)
+    ]
+    assert missing == []
+
+
+def test_the_readme_is_short() -> None:
+    assert len((ROOT / "README.md").read_bytes()) <= 20_000
+
+
+def test_the_guarantees_open_with_a_table_naming_every_test_file_they_cite() -> None:
+    text = (ROOT / "docs" / "GUARANTEES.md").read_text(encoding="utf-8")
+    sections = dict(part.split("\n", 1) for part in text.split("\n## ")[1:])
+    assert next(iter(sections)) == "At a glance"
+    test_file = r"tests/[\w/]+/test_\w+\.py"
+    glance = sections.pop("At a glance")
+    cited = set(re.findall(test_file, glance))
+    assert glance.count("\n| ") <= 40  # one page, before the particulars
+    sections.pop("How the tests are kept honest")  # how tests are written, not what they prove
+    assert len(cited) > 40
+    assert sorted(set(re.findall(test_file, "".join(sections.values()))) - cited) == []
