@@ -3,6 +3,7 @@ code's comments) reaches it, every file they name exists, and the README stays a
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from pathlib import Path
@@ -42,6 +43,7 @@ def slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
+@functools.cache
 def anchors(page: Path) -> set[str]:
     found: set[str] = set()
     parsed = tokens(page)
