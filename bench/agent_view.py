@@ -56,7 +56,7 @@ async def one_run(registry: Path, config: Path) -> dict[str, tuple[float, float]
     steps["query again"] = await meter.measure(lambda: agent.run_call(entry, arguments))
     window.close()
     steps["stop server"] = await meter.measure(agent.aclose)
-    await window.tasks.wait_idle()
+    await window.operations.wait_idle()
     await window.aclose()
     window.deleteLater()
     return steps

@@ -34,7 +34,7 @@ async def reload_once(window: Any, meter: GapMeter) -> dict[str, float]:
     window.registryReloaded.connect(shown.set)
     meter.start()
     started = time.perf_counter()
-    window.reload_action.trigger()  # F5
+    window.menus.reload_action.trigger()  # F5
     await shown.wait()
     shown_ms = (time.perf_counter() - started) * 1000
     await asyncio.sleep(AFTER_RELOAD_S)
@@ -75,7 +75,7 @@ def main() -> None:
         found["reload_stall_ms"] = max(r["stall_ms"] for r in rounds)
         found["reload_shown_ms"] = max(r["shown_ms"] for r in rounds)
         window.close()
-        window.tasks.cancel_all()
+        window.operations.cancel_all()
         await window.aclose()
 
     loop.run_until_complete(session())

@@ -105,7 +105,7 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
             if time.monotonic() > deadline:
                 raise TimeoutError("the neighbour layout did not come")
             await asyncio.sleep(0.05)
-        await window.tasks.wait_idle()
+        await window.operations.wait_idle()
         await asyncio.sleep(SETTLE_S)  # the picture of the view drawn
 
     found["make_ms"], found["make_gap_ms"] = await meter.measure(make)
@@ -161,8 +161,8 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
     found["anon_peak_growth_mb"] = sampler.stop() - found["vectors_mb"]
     found["idle_gap_ms"] = await idle_gap()
     window.close()
-    window.tasks.cancel_all()
-    await window.tasks.wait_idle()
+    window.operations.cancel_all()
+    await window.operations.wait_idle()
     await window.aclose()
     return found
 
@@ -175,7 +175,7 @@ async def colour_and_lasso(window: Any, meter: GapMeter, found: dict[str, Any]) 
     async def colour() -> None:
         combo.setCurrentIndex(combo.findData("topic"))
         combo.activated.emit(combo.currentIndex())
-        await window.tasks.wait_idle()
+        await window.operations.wait_idle()
         await asyncio.sleep(SETTLE_S)
 
     found["colour_ms"], found["colour_gap_ms"] = await meter.measure(colour)
@@ -187,7 +187,7 @@ async def colour_and_lasso(window: Any, meter: GapMeter, found: dict[str, Any]) 
 
     async def lasso() -> None:
         page.view.finish_outline(corners)
-        await window.tasks.wait_idle()
+        await window.operations.wait_idle()
         await asyncio.sleep(SETTLE_S)
 
     found["lasso_ms"], found["lasso_gap_ms"] = await meter.measure(lasso)

@@ -202,8 +202,8 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
     measured["browse_1m"] = await browse_1m(window)
     measured["idle_gap_ms"] = await idle_gap()
     window.close()
-    window.tasks.cancel_all()
-    await window.tasks.wait_idle()
+    window.operations.cancel_all()
+    await window.operations.wait_idle()
     await window.aclose()
     return measured
 

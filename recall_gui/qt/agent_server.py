@@ -2,9 +2,10 @@
 
 One server runs per window, for the window's registry and config dir (so it serves the suffix the window
 saves). It lives on the qasync loop: a holder task enters the probe and stays inside it until it is told
-to stop, because the SDK's client must be left by the same task that entered it. Requests come from other
-tasks and go through the open probe. Nothing here blocks the GUI thread: even the SDK's import (about a
-second) happens on the background thread.
+to stop, because the SDK's client must be left by the same task that entered it (both it and the shared
+start run in an awaited lane of the window's operations: their outcome is for whoever awaits them).
+Requests come from other tasks and go through the open probe. Nothing here blocks the GUI thread: even the
+SDK's import (about a second) happens on the background thread.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from PySide6.QtCore import QObject, Signal
 
 from recall_gui.core.base import CONFIG_ENV, RecallError
 from recall_gui.mcp.probe import AgentListing, AgentPayload, AgentProbe, AgentProbeError, ServerLaunch
+from recall_gui.qt.operations import Operations
 
 log = logging.getLogger(__name__)
 
@@ -80,12 +82,15 @@ class AgentServer(QObject):
     def __init__(
         self,
         chores: Executor,
+        operations: Operations,
         launch: Callable[[ServerTarget], ServerLaunch] = launch_for,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         #: Where blocking chores run (loading the MCP client's modules).
         self.chores = chores
+        #: The start callers share and the holder: awaited (by the callers, by :meth:`stop`).
+        self._tasks = operations.lane(awaited=True)
         #: How a target becomes a command line (replaceable, e.g. to try another interpreter).
         self.launch = launch
         self.state = ServerState.STOPPED
@@ -121,8 +126,7 @@ class AgentServer(QObject):
         """
         task = self._ensuring
         if task is None or task.done() or self._ensuring_target != target:
-            task = asyncio.get_running_loop().create_task(self._ensure(target))
-            task.add_done_callback(_retrieve)
+            task = self._tasks.start(self._ensure(target))
             self._ensuring, self._ensuring_target = task, target
         await asyncio.shield(task)
 
@@ -153,7 +157,7 @@ class AgentServer(QObject):
         entered: asyncio.Future[None] = loop.create_future()
         entered.add_done_callback(_retrieve)
         self._release = asyncio.Event()
-        self._holder = loop.create_task(self._hold(probe, entered, self._release))
+        self._holder = self._tasks.start(self._hold(probe, entered, self._release))
         try:
             # Shielded: a cancelled caller leaves the start to the holder, which stop() ends.
             await asyncio.shield(entered)

@@ -95,8 +95,8 @@ def run_app(
             outcome = await _smoke(window, start)
             window.close()
         await closed.wait()
-        window.tasks.cancel_all()
-        await window.tasks.wait_idle()
+        window.operations.cancel_all()
+        await window.operations.wait_idle()
         await window.aclose()
 
     # Ctrl+C in the terminal closes the window; the timer lets Python see the signal while Qt runs.

@@ -1,7 +1,7 @@
 """What every page of the window shares, handed to each page instead of the window itself.
 
 A page (the knowledge base, the tool description, the agent view) gets the registry snapshot, the
-background tasks, the heavy libraries, one session and harness, the remembered settings and the message
+background operations, the heavy libraries, one session and harness, the remembered settings and the message
 banner from here, so it can be built, tested and added to the window without knowing the window.
 """
 
@@ -20,9 +20,9 @@ from recall_gui.core.drafts import Drafts
 from recall_gui.core.messages import Topic, UserMessage, user_message
 from recall_gui.core.registry import Registry
 from recall_gui.qt.golden_checks import GoldenChecks
+from recall_gui.qt.operations import Operations
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.settings import WindowMemory
-from recall_gui.qt.tasks import TaskKeeper
 
 if TYPE_CHECKING:
     from recall_gui.core.embedders import ModelInfo
@@ -62,7 +62,8 @@ class WindowServices:
         self.activity = activity
         #: What the user is editing or searching now: pages publish to it and read it, never each other.
         self.drafts = drafts
-        self.tasks = TaskKeeper(self.show_error)
+        #: The window's one way to run work in the background (``qt/operations.py``).
+        self.operations = Operations(self.show_error)
         #: Plain worker threads for the window's blocking chores (imports, reading the registry, building
         #: the demo): Python threads, not qasync's QThreads, so closing a loop never leaves a running
         #: QThread behind. Two, so a registry read never waits for a long chore.

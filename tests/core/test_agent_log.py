@@ -14,20 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.agents.agent_log import (
-    LOCK_FILE,
-    LOG_FILE,
-    OLDER_FILE,
-    SWITCH_ENV,
-    CallLog,
-    CallRecord,
-    LogFiles,
-    LogSwitch,
-    now_iso,
-    parse_since,
-    select,
-    switch_from_env,
-)
+from recall_gui.core.agents.agent_log import LOCK_FILE, LOG_FILE, OLDER_FILE, LogFiles, select
+from recall_gui.core.agents.call_log import SWITCH_ENV, CallLog, LogSwitch, switch_from_env
+from recall_gui.core.agents.call_record import CallRecord, now_iso, parse_since
 from recall_gui.core.base.app_settings import AppSettings, AppSettingsError, SettingsStore
 from recall_gui.core.base.errors import InvalidInputError
 
@@ -186,7 +175,8 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from recall_gui.core.agents.agent_log import CallRecord, LogFiles
+    from recall_gui.core.agents.agent_log import LogFiles
+    from recall_gui.core.agents.call_record import CallRecord
     files, writer, count, bound = LogFiles(Path(sys.argv[1])), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     for n in range(count):
         item = CallRecord("2025-06-01T12:00:00+00:00", writer, "1", "recall_search",

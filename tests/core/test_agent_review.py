@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.agents.agent_log import CallRecord, now_iso
 from recall_gui.core.agents.agent_review import (
     coverage,
     lookup_contents,
@@ -18,6 +17,7 @@ from recall_gui.core.agents.agent_review import (
     returned_ids,
     rows_by_row_id,
 )
+from recall_gui.core.agents.call_record import CallRecord, now_iso
 from recall_gui.core.agents.rank_changes import compare_ids
 from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.search.harness import Harness

@@ -36,6 +36,14 @@ def test_every_window_layer_is_named_in_the_architecture_document() -> None:
     assert sorted(set(layer_names("The window's layers")) - named_in_architecture()) == []
 
 
+def test_every_part_of_a_split_page_or_window_is_named_in_the_architecture_document() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    parts = [c["name"] for c in config["tool"]["importlinter"]["contracts"] if c["name"].endswith("'s parts")]
+    assert "The knowledge page's parts" in parts and len(parts) >= 5  # the window's and its pages' parts
+    unnamed = {name: sorted(set(layer_names(name)) - named_in_architecture()) for name in parts}
+    assert {name: missing for name, missing in unnamed.items() if missing} == {}
+
+
 def test_every_core_subpackage_has_a_layer() -> None:
     packages = {p.parent.name for p in (ROOT / "recall_gui/core").glob("*/__init__.py")}
     assert sorted(packages - set(layer_names("The core's layers"))) == []

@@ -117,7 +117,7 @@ def window_of(
         yield window
     finally:
         window.close()
-        loop.run_until_complete(window.tasks.wait_idle())
+        loop.run_until_complete(window.operations.wait_idle())
         loop.run_until_complete(window.aclose())
         window.deleteLater()
 

@@ -151,7 +151,7 @@ def test_an_unsaved_suffix_edit_shows_a_diff_until_saving_it_is_served(
         described(generated + "Prefer notes for password questions.\n")
     )
     assert json.loads(cli(window, "tool").stdout) == json.loads(agent.tool_json_view.toPlainText())
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_a_suffix_saved_elsewhere_is_reported_as_served_but_not_shown(
@@ -169,7 +169,7 @@ def test_a_suffix_saved_elsewhere_is_reported_as_served_but_not_shown(
     assert agent.verdict.message.startswith("The server serves something else")
     removed = [line.text for line in agent.diff_view.lines if line.kind == "removed"]
     assert "Saved by another window." in removed
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_saved_notes_stay_served_with_a_database_cosh_activates_later(
@@ -204,7 +204,7 @@ def test_saved_notes_stay_served_with_a_database_cosh_activates_later(
     assert "- Name: archive\n  Description: Old notes\n" in served and served.endswith("\n\nPrefer notes.\n")
     assert agent.verdict.message == "The agent gets exactly what you see."
     assert json.loads(cli(window, "tool").stdout)["description"] == served
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_the_current_query_through_the_server_is_what_recall_gui_search_prints(
@@ -239,7 +239,7 @@ def test_the_current_query_through_the_server_is_what_recall_gui_search_prints(
     table = window.findChild(QTableView, "resultsTable")
     shown = [table.model().index(row, 1).data() for row in range(table.model().rowCount())]
     assert shown == [result["id"] for result in json.loads(printed.stdout)["results"]]
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
     # The query box emptied (or changed): the payload below is never taken for this call's answer.
     window.knowledge.query_bar.query_edit.clear()
@@ -275,7 +275,7 @@ def test_with_a_filter_the_payload_is_compared_in_the_agents_scope_and_the_view_
         "The knowledge page shows another view: the agent searches without your filter."
     )
     assert "Matches the window:" not in message
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_an_inactive_database_shows_the_servers_tool_error(
@@ -310,7 +310,7 @@ def test_an_inactive_database_shows_the_servers_tool_error(
     assert "while the window finds 5 results" in state
     assert "archive is not active: agents cannot search it" in state
     assert agent.payload_state.tone == "bad"
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_closing_the_window_terminates_the_server(
@@ -324,7 +324,7 @@ def test_closing_the_window_terminates_the_server(
     assert agent.server.state is ServerState.STOPPED
     assert_gone(process)
     agent.request_listing()  # e.g. a late announcement or timer: it must not start another server
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert agent.server.state is ServerState.STOPPED
     assert server_processes(kb.registry_dir) == []
 
@@ -357,7 +357,7 @@ def test_a_server_that_cannot_start_is_explained_and_the_window_stays_usable(
     assert agent.server.state is ServerState.RUNNING
     assert agent.error_note.isHidden()
     assert agent.verdict.message == "The agent gets exactly what you see."
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_a_crashed_server_is_reported_and_refresh_starts_a_new_one(
@@ -386,7 +386,7 @@ def test_a_crashed_server_is_reported_and_refresh_starts_a_new_one(
     assert restarted.pid != crashed.pid
     run_through_server(window, loop)
     assert "Matches the window" in agent.payload_state.message
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_another_registry_directory_gets_its_own_server(
@@ -404,4 +404,4 @@ def test_another_registry_directory_gets_its_own_server(
     assert len(server_processes(second.registry_dir)) == 1
     assert "- Name: handbook\n  Description: The team handbook" in agent.description_view.toPlainText()
     assert str(second.registry_dir) in agent.server_state.text()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())

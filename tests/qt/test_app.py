@@ -205,7 +205,7 @@ def test_the_libraries_and_the_model_are_kept_out_of_full_garbage_collections(
             window.show()
             before = gc.get_freeze_count()
             await window.start()
-            await window.tasks.wait_idle()
+            await window.operations.wait_idle()
             print(before, gc.get_freeze_count(), flush=True)
             window.close()
             await window.aclose()
@@ -262,21 +262,21 @@ def test_keyboard_ctrl_l_focuses_the_query_and_f5_reloads(
 ) -> None:
     window = open_window(kb.registry_dir)
     window.pages.setCurrentIndex(1)
-    window.focus_query_action.trigger()
+    window.menus.focus_query_action.trigger()
     query = window.findChild(QLineEdit, "queryEdit")
     assert window.pages.currentIndex() == 0
     assert QApplication.focusWidget() is query or query.hasFocus() or window.focusWidget() is query
-    assert window.focus_query_action.shortcut().toString() == "Ctrl+L"
-    assert window.reload_action.shortcut().toString() == "F5"
-    assert window.cancel_action.shortcut().toString() == "Esc"
+    assert window.menus.focus_query_action.shortcut().toString() == "Ctrl+L"
+    assert window.menus.reload_action.shortcut().toString() == "F5"
+    assert window.menus.cancel_action.shortcut().toString() == "Esc"
     assert window.knowledge.results.copy_action.shortcut().toString() == "Ctrl+C"
     entry = cosh_entry("new-db", kb.db_dir)
     data = json.loads((kb.registry_dir / "rag_dbs.json").read_text())
     (kb.registry_dir / "rag_dbs.json").write_text(json.dumps({"dbs": [*data["dbs"], entry]}))
     with waiting_for(loop, window.registryReloaded):
-        window.reload_action.trigger()
+        window.menus.reload_action.trigger()
     assert "new-db" in window.knowledge.database_bar.names()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_first_start_sets_up_the_prebuilt_demo_at_once_and_opens_it(
@@ -296,7 +296,7 @@ def test_a_cancelled_demo_set_up_leaves_nothing_and_says_how_to_get_it(
     open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(None, start=False)
-    build = window.tasks.start(window.build_demo(), key="demo")
+    build = window.start_up.building_demo.start(window.build_demo())
     run(loop, asyncio.sleep(0))  # the set-up has begun: its dialog exists
     dialog = window.findChild(QProgressDialog, "demoDialog")
     assert dialog is not None

@@ -16,8 +16,8 @@ from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import BrowseRow, Page, fetch_page
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.roles import ITEM_ROLE, PREVIEW_CHARS, VALUE_ROLE
+from recall_gui.qt.operations import Operations
 from recall_gui.qt.panels.results_panel import ResultsPanel
-from recall_gui.qt.tasks import TaskKeeper
 from tests.kbtools import PASSAGES, KnowledgeBase
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
@@ -41,8 +41,8 @@ def test_the_model_grows_page_by_page_and_keeps_only_a_few_pages(
     session: Session, kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
     errors: list[BaseException] = []
-    keeper = TaskKeeper(errors.append)
-    model = BrowseModel(keeper.start, page_size=4, max_pages=2)
+    keeper = Operations(lambda error, _topic: errors.append(error))
+    model = BrowseModel(keeper.lane().start, page_size=4, max_pages=2)
 
     async def fetch(offset: int, limit: int) -> Page:
         return await fetch_page(session, TableTarget(str(kb.db_dir), kb.name), offset=offset, limit=limit)
@@ -68,8 +68,8 @@ def test_the_model_grows_page_by_page_and_keeps_only_a_few_pages(
 def test_cells_answer_the_roles_a_view_and_the_detail_panel_ask_for(
     session: Session, kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
-    keeper = TaskKeeper(lambda error: None)
-    model = BrowseModel(keeper.start, page_size=4)
+    keeper = Operations(lambda error, topic: None)
+    model = BrowseModel(keeper.lane().start, page_size=4)
 
     async def fetch(offset: int, limit: int) -> Page:
         return await fetch_page(session, TableTarget(str(kb.db_dir), kb.name), offset=offset, limit=limit)
@@ -95,8 +95,8 @@ def test_cells_answer_the_roles_a_view_and_the_detail_panel_ask_for(
 def test_a_table_view_fetches_more_rows_as_it_scrolls(
     session: Session, kb: KnowledgeBase, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
-    keeper = TaskKeeper(lambda error: None)
-    model = BrowseModel(keeper.start, page_size=4, max_pages=8)
+    keeper = Operations(lambda error, topic: None)
+    model = BrowseModel(keeper.lane().start, page_size=4, max_pages=8)
 
     async def fetch(offset: int, limit: int) -> Page:
         return await fetch_page(session, TableTarget(str(kb.db_dir), kb.name), offset=offset, limit=limit)
@@ -155,7 +155,7 @@ def test_opening_a_browsed_row_reads_its_vector(
     assert window.findChild(QLineEdit, "detailId").text() == kb.ids[2]
     assert window.findChild(QPlainTextEdit, "detailContent").toPlainText() == kb.contents[2]
     assert window.findChild(QLabel, "detailPosition").text() == "row 3 of 12"
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert window.findChild(QLabel, "detailVector").text().startswith("384-d · norm 1.00")
 
 
@@ -193,8 +193,8 @@ def test_cells_carry_no_more_text_than_their_column_can_show(
         rows = [BrowseRow(row, f"row-{row}", texts[row]) for row in range(offset, min(offset + limit, 4))]
         return Page.of_rows(offset, rows, len(texts))
 
-    keeper = TaskKeeper(lambda error: None)
-    model = BrowseModel(keeper.start)
+    keeper = Operations(lambda error, topic: None)
+    model = BrowseModel(keeper.lane().start)
     panel = ResultsPanel(model)
     qtbot.addWidget(panel)
     panel.set_mode("browse")

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from recall_gui.core.agents.golden import GoldenCheck, GoldenFile, read_golden, write_golden
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.models.checks_model import EXPECTED, LIMIT, QUERY, RESULT
-from recall_gui.qt.pages.checks_page import ChecksPage
+from recall_gui.qt.pages.checks.page import ChecksPage
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.test_checks_page import cells, default_golden

@@ -44,13 +44,13 @@ def test_a_check_made_on_an_opened_folder_follows_it_into_the_registry(
 
     # Registered under another name than the table's: the check follows, and the file is not touched.
     with waiting_for(loop, window.opened.addDialogShown):
-        window.add_to_agents_action.trigger()
+        window.menus.add_to_agents_action.trigger()
     dialog = window.opened.add_dialog
     assert dialog is not None
     dialog.name_edit.setText("lc-notes")
     with waiting_for(loop, window.registryReloaded):
         dialog.add_button.click()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     shown = "lc-notes (registered; the check names its folder)"
     assert cells(table, DATABASE) == [shown]
     with waiting_for(loop, page.runFinished):

@@ -149,7 +149,7 @@ def test_a_run_can_be_cancelled_and_keeps_nothing(
     assert len(cells(page.table, RESULT)) == 300
     first_done = asyncio.Event()
     page.progress.valueChanged.connect(lambda value: value >= 1 and first_done.set())
-    task = window.tasks.start(page.run_checks(), key="checks")
+    task = page.running.start(page.run_checks())
 
     async def cancel_after_first() -> None:
         await first_done.wait()

@@ -29,14 +29,14 @@ def action_named(menu: QMenu, text: str) -> QAction:
 def trigger(loop: asyncio.AbstractEventLoop, window: MainWindow, action: QAction) -> None:
     assert action.isEnabled(), action.text()
     action.trigger()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def click_undo(loop: asyncio.AbstractEventLoop, window: MainWindow) -> None:
     button = window.banner.findChild(QPushButton, "bannerAction")
     assert button.isVisible() and button.text() == "&Undo"
     QTest.mouseClick(button, Qt.MouseButton.LeftButton)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def listed(window: MainWindow) -> list[str]:
@@ -104,7 +104,7 @@ def test_the_database_menu_deactivates_the_shown_database_and_undo_puts_it_back_
     registry_dir = write_registry(tmp_path / "reg", entries, active=["third", kb.name, "first"])
     window = open_window(registry_dir)
     run(loop, window.knowledge.choose_database(kb.name))
-    window.database_menu.aboutToShow.emit()
+    window.menus.database_menu.aboutToShow.emit()
     actions = window.database_actions
     assert not actions.activate_action.isEnabled() and actions.unregister_action.isEnabled()
 
@@ -112,7 +112,7 @@ def test_the_database_menu_deactivates_the_shown_database_and_undo_puts_it_back_
     assert json.loads((registry_dir / "rag_active.json").read_text()) == ["third", "first"]
     assert f"{kb.name} (inactive)" in window.knowledge.database_bar.combo.currentText()
     assert banner(window)[0] == f"Deactivated {kb.name}: agents no longer search it."
-    window.database_menu.aboutToShow.emit()
+    window.menus.database_menu.aboutToShow.emit()
     assert actions.activate_action.isEnabled() and not actions.deactivate_action.isEnabled()
 
     click_undo(loop, window)

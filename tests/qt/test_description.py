@@ -136,7 +136,7 @@ def test_saved_notes_reach_the_cli_and_a_database_activated_later_reaches_them_t
     # cosh activates the other database: the notes stay, the list follows, for the window and the CLI.
     with waiting_for(loop, window.registryReloaded):
         set_active(kb.registry_dir, "archive", True)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     generated = generated_of(kb) + cosh_listing(("archive", "Old notes", kb.db_dir)).removeprefix(
         "Available databases:\n\n"
     )
@@ -305,12 +305,12 @@ def test_toggling_a_database_writes_only_its_active_state_and_the_list_follows(
         window.knowledge.database_bar.combo.itemText(window.knowledge.database_bar.combo.count() - 1)
         == "other (inactive)"
     )
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
     with waiting_for(loop, window.registryReloaded):
         set_checked(table, 0, Qt.CheckState.Unchecked)
     assert "(none active)" in window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_editing_a_description_saves_it_keeps_unknown_fields_and_confirms_it(
@@ -346,7 +346,7 @@ def test_editing_a_description_saves_it_keeps_unknown_fields_and_confirms_it(
     )
     editor.setPlainText("Changed again")
     assert label.text() == f"Description of {kb.name}:"
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_a_name_that_could_not_be_written_back_is_refused_when_read_and_the_file_kept(
@@ -392,7 +392,7 @@ def test_another_program_changing_the_registry_is_noticed_and_unsaved_edits_surv
     assert "added-by-cosh" in window.knowledge.database_bar.names()
     assert notes.toPlainText() == "my unsaved notes"
     assert description.toPlainText() == "my unsaved description"
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_space_toggles_the_selected_database_from_the_keyboard(
@@ -406,7 +406,7 @@ def test_space_toggles_the_selected_database_from_the_keyboard(
         qtbot.keyClick(table, Qt.Key.Key_Space)
     assert json.loads((kb.registry_dir / "rag_active.json").read_text()) == []
     assert check_state(table, 0) == Qt.CheckState.Unchecked
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_the_page_fits_a_small_window(kb: KnowledgeBase, open_window: WindowFactory, tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ def test_selecting_a_result_shows_its_document_and_neighbours(
     ids = [table.model().index(row, 1).data() for row in range(table.model().rowCount())]
     table.selectRow(ids.index("guide-1"))
     label = window.findChild(QLabel, "detailContext")
-    loop.run_until_complete(window.tasks.wait_idle())  # the document is read by a task of the window
+    loop.run_until_complete(window.operations.wait_idle())  # the document is read by a task of the window
     assert label.text().splitlines() == [
         "guide.md · chunk 2 of 3",
         "previous: guide-0 “To reset your password, first open the Settings window.”",
@@ -70,7 +70,7 @@ def test_the_documents_tab_counts_the_results_of_each_document(
     write_notes(tmp_path, embedder, {"source": sources, "chunk_index": [n for _, _, n in CHUNKS.values()]})
     window = open_window(notes_registry(tmp_path))
     ask(window, qtbot, loop, QUESTION)
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     results = window.findChild(QTableView, "resultsTable").model()
     ids = [results.index(row, 1).data() for row in range(results.rowCount())]
     source_of = dict(zip(CHUNKS, sources, strict=True))
@@ -122,7 +122,7 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
         [cosh_entry("notes", tmp_path / "db"), {**cosh_entry("copy", tmp_path / "db"), "table": "notes"}],
     )
     window = open_window(registry)
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     document_box = window.findChild(QComboBox, "documentColumn")
     position_box = window.findChild(QComboBox, "positionColumn")
     # The boxes offer the table's columns as soon as it is open, before any search.
@@ -142,7 +142,7 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
     results = window.findChild(QTableView, "resultsTable")
     ids = [results.model().index(row, 1).data() for row in range(results.model().rowCount())]
     results.selectRow(ids.index("guide-1"))
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     label = window.findChild(QLabel, "detailContext")
 
     # The oracle: the table as LanceDB reads it, grouped and ordered here by plain Python.
@@ -153,7 +153,7 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
 
     _choose(qtbot, document_box, "do")
     _choose(qtbot, position_box, "w")
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     assert (document_box.currentText(), position_box.currentText()) == ("doc_id", "written")
     guide = sorted((row for row in rows if row["doc_id"] == "guide"), key=lambda row: row["written"])
     assert label.text().splitlines() == _neighbour_lines(guide, "guide-1", "guide")
@@ -173,13 +173,13 @@ def test_the_documents_tab_and_the_entry_follow_the_order_column_the_user_choose
 
     # Another search of the same table keeps the choice.
     ask(window, qtbot, loop, "What pulls the ocean tides?")
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     assert (document_box.currentText(), position_box.currentText()) == ("doc_id", "written")
     assert note.text().endswith("(documents by doc_id, chunks ordered by written, as you chose).")
 
     # Another database starts from what is detected again, without the previous table's results.
     run(loop, window.knowledge.choose_database("copy"))
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     assert (document_box.currentText(), position_box.currentText()) == (
         "source (detected)",
         "chunk_index (detected)",
@@ -205,16 +205,16 @@ def test_a_choice_an_older_version_lacks_the_column_of_is_refused_in_the_note(
     table.update(where="id = 'tides-0'", values={"doc_id": "sea"})
     window = open_window(notes_registry(tmp_path))
     ask(window, qtbot, loop, QUESTION)
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     document_box = window.findChild(QComboBox, "documentColumn")
     _choose(qtbot, document_box, "do")
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     note = window.findChild(QLabel, "documentsNote")
     assert note.text().endswith("(documents by doc_id, chunks ordered by chunk_index, as you chose).")
 
     page = window.knowledge
     run(loop, page.open_version(1, page.read_inputs()))
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     assert note.text().startswith('The table has no column "doc_id", so the detected columns are used. ')
     assert note.text().endswith("(documents by source, chunks ordered by chunk_index, detected).")
     assert document_box.currentText() == "source (detected)"
@@ -224,6 +224,6 @@ def test_a_choice_an_older_version_lacks_the_column_of_is_refused_in_the_note(
 
     # The choice holds again for the latest version, which has the column.
     run(loop, page.open_version(None, page.read_inputs()))
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     assert note.text().endswith("(documents by doc_id, chunks ordered by chunk_index, as you chose).")
     assert document_box.currentText() == "doc_id"

@@ -96,7 +96,7 @@ def test_would_the_agent_see_a_result_and_a_browsed_row_outside_the_results(
 
     # Browse all (Ctrl+B): the last query searched is the one asked about.
     knowledge.browse_all()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     first = ranking[0]
     with waiting_for(loop, knowledge.visibilityShown):
         select_rows(knowledge.results.browse_table, list(PASSAGES).index(first))

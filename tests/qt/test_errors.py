@@ -65,7 +65,7 @@ def test_choosing_a_failing_database_shows_its_error_and_what_to_do(
     query.setText("where is Paris")
     combo.setCurrentIndex(combo.findText("gone — missing folder"))
     combo.activated.emit(combo.currentIndex())
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert window.banner.isVisible()
     text = window.banner.findChild(QLabel, "bannerText").text()
     hint = window.banner.findChild(QLabel, "bannerHint").text()
@@ -147,7 +147,7 @@ def test_an_unexpected_failure_in_an_operation_reaches_the_banner(
         raise ValueError("something nobody expected")
 
     with pytest.raises(ValueError):
-        run(loop, window.tasks.start(broken()))
+        run(loop, window.operations.lane().start(broken()))
     assert window.banner.findChild(QLabel, "bannerText").text() == (
         "Unexpected error: ValueError: something nobody expected"
     )
@@ -160,7 +160,7 @@ def test_escape_closes_the_banner_when_nothing_runs(
     window.show_message(user_message(ConnectError("x")))
     assert window.banner.isVisible()
     window.activateWindow()
-    window.cancel_action.trigger()
+    window.menus.cancel_action.trigger()
     assert not window.banner.isVisible()
 
 

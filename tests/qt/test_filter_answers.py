@@ -22,7 +22,7 @@ def test_typing_a_filter_starts_its_checker_before_enter_which_then_uses_it(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(kb.registry_dir)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     before = spawned_children()
     edit = window.knowledge.filter_bar.where_edit
     QTest.keyClicks(edit, "id = 'paris'")
@@ -43,7 +43,7 @@ def test_a_filter_that_keeps_no_row_says_so_with_the_tables_size_searched_and_br
     page.filter_bar.where_edit.setText(NO_MATCH)
     with waiting_for(loop, page.browseReady):
         QTest.keyClick(page.filter_bar.where_edit, Qt.Key.Key_Return)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     expected = f"No row matches the filter “{NO_MATCH}” ({kb.name} has {len(kb.ids)} rows)."
     assert page.results.browse_table.placeholder() == expected
     page.query_bar.query_edit.setText("capital of France")

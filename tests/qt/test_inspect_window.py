@@ -40,7 +40,7 @@ def apply_where(window: MainWindow, loop: asyncio.AbstractEventLoop, qtbot: QtBo
     edit.setText(text)
     with waiting_for(loop, window.knowledge.browseReady):
         qtbot.keyClick(edit, Qt.Key.Key_Return)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_the_filter_narrows_browsing_and_searching_and_a_bad_one_says_why(
@@ -68,7 +68,7 @@ def test_the_filter_narrows_browsing_and_searching_and_a_bad_one_says_why(
     page.query_bar.query_edit.clear()
     page.filter_bar.where_edit.setText("pages < 3")
     qtbot.keyClick(page.filter_bar.where_edit, Qt.Key.Key_Return)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert "there is no column named pages (did you mean page?)" in banner_text(window)
     hint = window.banner.findChild(QLabel, "bannerHint").text()
     assert "id, content, source, page, meta, meta.lang" in hint
@@ -76,7 +76,7 @@ def test_the_filter_narrows_browsing_and_searching_and_a_bad_one_says_why(
     # Clearing the filter shows every row again.
     with waiting_for(loop, page.browseReady):
         page.filter_bar.where_edit.clear()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert column(browse, 1) == everything
 
 
@@ -84,7 +84,7 @@ def test_the_schema_view_lists_every_column_and_puts_a_name_into_the_filter(
     history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
     window = open_window(history.kb.registry_dir)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     page = window.knowledge
     qtbot.mouseClick(page.filter_bar.schema_button, Qt.MouseButton.LeftButton)
     assert page.side.currentWidget() is page.schema_panel and page.schema_panel.isVisible()
@@ -111,7 +111,7 @@ def test_an_older_version_opens_read_only_marked_everywhere_and_one_click_goes_b
 ) -> None:
     before = snapshot_tree(history.kb.db_dir), lancedb_versions(history.kb.db_dir)
     window = open_window(history.kb.registry_dir)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     page, browse = window.knowledge, window.findChild(QTableView, "browseTable")
     combo = page.filter_bar.version_combo
     assert combo.count() == 6 and combo.itemText(0).startswith("6 · latest")
@@ -119,7 +119,7 @@ def test_an_older_version_opens_read_only_marked_everywhere_and_one_click_goes_b
     assert not page.version_bar.isVisible()
     with waiting_for(loop, page.browseReady):
         combo.activated.emit(combo.findData(2))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert page.version == 2
     assert page.version_bar.isVisible()
     assert "Version 2 of notes" in page.version_bar.note.message
@@ -129,7 +129,7 @@ def test_an_older_version_opens_read_only_marked_everywhere_and_one_click_goes_b
     assert "coffee" in ids and "paris-2" in ids and "kyoto" not in ids
     # The entry detail says which version it shows.
     browse.selectRow(ids.index("tides"))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert page.detail.content.toPlainText() == PASSAGES["tides"]
     assert page.detail.position.text().endswith("version 2, not the latest")
     # A search in it finds its rows, not the latest's.
@@ -146,7 +146,7 @@ def test_an_older_version_opens_read_only_marked_everywhere_and_one_click_goes_b
     # One click back.
     with waiting_for(loop, page.browseReady):
         qtbot.mouseClick(page.version_bar.latest_button, Qt.MouseButton.LeftButton)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert page.version is None and not page.version_bar.isVisible()
     assert "kyoto" in column(browse, 1) and "coffee" not in column(browse, 1)
     assert page.results.caption.text() == f"All 12 rows of {NAME}"
@@ -195,7 +195,7 @@ def test_the_history_page_compares_two_versions_and_shows_a_change_side_by_side(
 def show_map(window: MainWindow, loop: asyncio.AbstractEventLoop) -> Any:
     with waiting_for(loop, window.map.mapShown):
         window.pages.setCurrentWidget(window.map)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     return window.map.view
 
 
@@ -226,7 +226,7 @@ def test_the_map_hovers_opens_highlights_colours_and_narrows_the_table(
     assert labels[row_id] == target
     # Click: the knowledge page opens that very row.
     QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, spot)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert window.pages.currentWidget() is page
     assert page.detail.id_edit.text() == identifier
     assert page.detail.content.toPlainText().startswith(first_line)
@@ -288,13 +288,13 @@ def test_the_neighbour_layout_replaces_the_pca_map_with_progress_and_can_be_canc
     assert "laying out the sample" in page.progress.format()
     assert "laying out every row by its neighbours" in page.status.message
     page.cancel_button.click()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert "was cancelled; the map shown is PCA" in page.status.message
     assert page.method() == "pca" and page.table_map.method == "pca" and not page.progress.isVisible()
     combo = page.projection_combo
     combo.setCurrentIndex(combo.findData("tsne"))
     combo.activated.emit(combo.currentIndex())
-    run(loop, window.tasks.wait_idle(), timeout=300)
+    run(loop, window.operations.wait_idle(), timeout=300)
     assert page.table_map.method == "tsne" and len(page.table_map) == 240
     assert "Laid out by t-SNE of 240 rows (l2)" in page.status.message
     assert "near in vector space" in page.status.toolTip()
@@ -308,7 +308,7 @@ def test_choosing_another_database_clears_the_filter_without_applying_it(
     applied: list[str] = []
     window.knowledge.filter_bar.whereChanged.connect(applied.append)
     run(loop, window.knowledge.choose_database(NAME))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert window.knowledge.filter_bar.where_edit.text() == "" and applied == []
     assert window.knowledge.results.caption.text() == f"All 12 rows of {NAME}"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from recall_gui.qt.main_window import HEALTH_FIRST
+from recall_gui.qt.window.registry_reading import HEALTH_FIRST
 from tests.kbtools import cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import table_names
@@ -36,11 +36,11 @@ def test_every_list_shows_all_of_a_large_registry_and_follows_its_changes(
     assert table_names(window.description.active_table) == names
     health_picker = window.health.database_combo
     assert [health_picker.itemText(row) for row in (0, COUNT - 1)] == ["db-0001", "db-4998 (inactive)"]
-    assert window.log.coverage_database.count() == COUNT
+    assert window.log.coverage_tab.coverage_database.count() == COUNT
 
     # The first databases were checked during start-up; the rest in the background, to the last one.
     assert "Checking…" not in combo.itemData(HEALTH_FIRST - 1, Qt.ItemDataRole.ToolTipRole)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     last = combo.itemData(combo.count() - 1, Qt.ItemDataRole.ToolTipRole)
     assert "Checking…" not in last and str(tmp_path / "gone" / "db-4998") in last
 
@@ -53,4 +53,4 @@ def test_every_list_shows_all_of_a_large_registry_and_follows_its_changes(
     assert table_names(window.description.active_table)[-1] == "zz-new"
     assert window.health.database_combo.itemText(len(active)) == "zz-new"
     assert json.loads((registry_dir / "rag_active.json").read_text())[-1] == "zz-new"
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())

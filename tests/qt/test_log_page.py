@@ -12,14 +12,15 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from recall_gui.core.agents.agent_log import CallRecord, LogSwitch
+from recall_gui.core.agents.call_log import LogSwitch
+from recall_gui.core.agents.call_record import CallRecord
 from recall_gui.core.base import TOOL_NAME
 from recall_gui.core.base.app_settings import MB, AppSettings, SettingsStore
 from recall_gui.core.tables.browse import BrowseRow
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.models.call_results_model import CHANGE, CONTENT, NOT_THERE, RANK
 from recall_gui.qt.models.calls_model import CLIENT, DATABASE, QUERY, RESULTS
-from recall_gui.qt.pages.log_page import LogPage
+from recall_gui.qt.pages.log.page import LogPage
 from tests.kbtools import KnowledgeBase
 from tests.logtools import add_row_elsewhere, answered, write_records
 from tests.qt.conftest import WindowFactory, run, waiting_for
@@ -43,12 +44,15 @@ def open_log(window: MainWindow, loop: asyncio.AbstractEventLoop) -> LogPage:
 
 
 def shown(page: LogPage, column: int) -> list[str]:
-    return [str(page.calls_model.index(row, column).data()) for row in range(page.calls_model.rowCount())]
+    return [
+        str(page.calls.calls_model.index(row, column).data())
+        for row in range(page.calls.calls_model.rowCount())
+    ]
 
 
 def select_call(page: LogPage, loop: asyncio.AbstractEventLoop, row: int) -> CallRecord:
     with waiting_for(loop, page.contentsShown):
-        record = page.select_row(row)
+        record = page.calls.select_row(row)
     return record
 
 
@@ -78,14 +82,14 @@ def test_calls_are_listed_newest_first_and_filtered(
     assert shown(page, CLIENT) == ["claude-code 1.0", "cursor 1.0", "claude-code 1.0"]
     assert shown(page, DATABASE) == [kb.name, "elsewhere", kb.name]
     assert shown(page, RESULTS) == ["2", "error", "3"]
-    assert page.caption.text() == "3 calls, newest first"
+    assert page.calls.caption.text() == "3 calls, newest first"
 
-    page.filter_edit.setText("CURSOR")
+    page.calls.filter_edit.setText("CURSOR")
     assert shown(page, QUERY) == ["anything"]
-    assert page.caption.text() == "1 of 3 calls"
-    page.filter_edit.setText("nothing like this")
-    assert page.calls_model.rowCount() == 0
-    assert page.calls_table.placeholder() == "No call matches the filter."
+    assert page.calls.caption.text() == "1 of 3 calls"
+    page.calls.filter_edit.setText("nothing like this")
+    assert page.calls.calls_model.rowCount() == 0
+    assert page.calls.calls_table.placeholder() == "No call matches the filter."
 
 
 def test_a_call_shows_its_results_as_the_agent_got_them_with_contents_now(
@@ -95,16 +99,16 @@ def test_a_call_shows_its_results_as_the_agent_got_them_with_contents_now(
     page = open_log(window, loop)
     record = select_call(page, loop, 2)
     assert record == records[0]
-    model = page.results_model
+    model = page.calls.results_model
     assert model.ids == records[0].result_ids and model.ids[0] == "pw-reset"
     for row, entry_id in enumerate(model.ids):
         assert model.index(row, CONTENT).data() == kb.contents[kb.ids.index(entry_id)]
-    summary = page.summary.text()
+    summary = page.calls.summary.text()
     assert summary.startswith("Sent: " + json.dumps(records[0].arguments, ensure_ascii=False))
     assert f"3 results · table version {records[0].table_version}" in summary
 
     failed = select_call(page, loop, 1)
-    assert failed.error is not None and failed.error in page.summary.text()
+    assert failed.error is not None and failed.error in page.calls.summary.text()
     assert model.rowCount() == 0
 
 
@@ -123,7 +127,7 @@ def test_an_id_no_longer_in_the_table_says_so(
     write_records(window.log.files, [gone])
     page = open_log(window, loop)
     select_call(page, loop, 0)
-    model = page.results_model
+    model = page.calls.results_model
     assert [model.index(row, CONTENT).data() for row in range(2)] == [
         kb.contents[kb.ids.index("tides")],
         NOT_THERE,
@@ -145,28 +149,28 @@ def test_replay_marks_ids_gained_lost_and_moved_after_another_program_adds_a_row
     )
     page = open_log(window, loop)
     select_call(page, loop, 0)
-    header = page.results_model.headerData
+    header = page.calls.results_model.headerData
     assert header(RANK, Qt.Orientation.Horizontal) == "Rank"
     with waiting_for(loop, page.replayFinished):
-        page.replay_button.click()
+        page.calls.replay_button.click()
     assert header(RANK, Qt.Orientation.Horizontal) == "Rank now"  # the ranks shown are today's
     assert header(CONTENT, Qt.Orientation.Horizontal) == "Content (now)"
-    assert page.replay_note.message == "Replayed now: the same ids in the same order as the agent got."
-    assert page.replay_note.tone == "good"
+    assert page.calls.replay_note.message == "Replayed now: the same ids in the same order as the agent got."
+    assert page.calls.replay_note.tone == "good"
 
     content = "Paris is the capital city of France."
     add_row_elsewhere(kb.db_dir, kb.name, "paris-capital", content, embedder, tmp_path)
     with waiting_for(loop, page.contentsShown):
-        page.replay_button.click()
-    model = page.results_model
+        page.calls.replay_button.click()
+    model = page.calls.results_model
     changes = {model.entry_id(row): model.index(row, CHANGE).data() for row in range(model.rowCount())}
     assert changes["paris-capital"] == "new"
     assert changes[before.result_ids[-1]] == f"lost (was {len(before.result_ids)})"
     assert [text for text in changes.values() if text.startswith("moved from")]
     gained_row = model.ids.index("paris-capital")
     assert model.index(gained_row, CONTENT).data() == content  # looked up in the table now
-    assert page.replay_note.message.startswith("Replayed now: 1 gained, 1 lost")
-    assert f"table version {before.table_version} then" in page.replay_note.message
+    assert page.calls.replay_note.message.startswith("Replayed now: 1 gained, 1 lost")
+    assert f"table version {before.table_version} then" in page.calls.replay_note.message
 
 
 def test_a_result_opens_on_the_knowledge_page(
@@ -175,12 +179,12 @@ def test_a_result_opens_on_the_knowledge_page(
     window, records = window_with_calls
     page = open_log(window, loop)
     select_call(page, loop, 2)
-    assert not page.open_button.isEnabled()
-    page.results_table.selectRow(1)
-    assert page.open_button.isEnabled()
+    assert not page.calls.open_button.isEnabled()
+    page.calls.results_table.selectRow(1)
+    assert page.calls.open_button.isEnabled()
     entry_id = records[0].result_ids[1]
-    page.open_button.click()
-    run(loop, window.tasks.wait_idle())
+    page.calls.open_button.click()
+    run(loop, window.operations.wait_idle())
     knowledge = window.knowledge
     assert window.pages.currentWidget() is knowledge
     assert knowledge.current is not None and knowledge.current.name == kb.name
@@ -197,18 +201,22 @@ def test_coverage_lists_the_entries_never_returned_and_opens_them(
     window, records = window_with_calls
     page = open_log(window, loop)
     page.tabs.setCurrentIndex(1)
-    assert page.coverage_database.currentText() == kb.name
+    assert page.coverage_tab.coverage_database.currentText() == kb.name
     with waiting_for(loop, page.coverageFinished):
-        page.coverage_button.click()
+        page.coverage_tab.coverage_button.click()
     returned = {i for r in records if r.error is None for i in r.result_ids}
     never = [i for i in kb.ids if i not in returned]
-    assert page.coverage is not None
-    assert (page.coverage.entries, page.coverage.returned, page.coverage.calls) == (
+    assert page.coverage_tab.coverage is not None
+    assert (
+        page.coverage_tab.coverage.entries,
+        page.coverage_tab.coverage.returned,
+        page.coverage_tab.coverage.calls,
+    ) == (
         len(kb.ids),
         len(returned),
         2,
     )
-    assert page.coverage_summary.text().startswith(
+    assert page.coverage_tab.coverage_summary.text().startswith(
         f"{len(returned)} of {len(kb.ids)} entries ({len(returned) / len(kb.ids):.0%}) of {kb.name} were "
         "returned to agents at least once by 2 calls since "
     )
@@ -217,23 +225,27 @@ def test_coverage_lists_the_entries_never_returned_and_opens_them(
     counted = {i: sum(i in r.result_ids for r in calls) for i in returned}
     hubs = sorted((i for i, n in counted.items() if n / len(calls) > 0.25), key=lambda i: (-counted[i], i))
     shown = ", ".join(f"{i} ({counted[i] / len(calls):.0%})" for i in hubs[:5])
-    assert page.hubs_label.text().startswith(f"Hubs, returned for more than 25% of the calls: {shown}")
-    model = page.never_model
+    assert page.coverage_tab.hubs_label.text().startswith(
+        f"Hubs, returned for more than 25% of the calls: {shown}"
+    )
+    model = page.coverage_tab.never_model
     assert [model.index(row, 1).data() for row in range(model.rowCount())] == never
     assert [model.index(row, 2).data() for row in range(model.rowCount())] == [
         kb.contents[kb.ids.index(i)] for i in never
     ]
 
-    page.never_table.selectRow(2)
+    page.coverage_tab.never_table.selectRow(2)
     # A call arriving meanwhile is not counted behind the user's back (that would reset the rows shown).
     with waiting_for(loop, page.logLoaded, timeout=10):
         record_calls(window, loop, [("cursor", {"db_name": kb.name, "query": "espresso", "limit": 1})])
-    assert page.coverage_summary.text().endswith("Calls arrived since: press Compute to count them too.")
+    assert page.coverage_tab.coverage_summary.text().endswith(
+        "Calls arrived since: press Compute to count them too."
+    )
     assert model.rowCount() == len(never)
-    item = page.never_table.selectionModel().selectedRows()[0].data(Qt.ItemDataRole.UserRole + 2)
+    item = page.coverage_tab.never_table.selectionModel().selectedRows()[0].data(Qt.ItemDataRole.UserRole + 2)
     assert isinstance(item, BrowseRow) and item.id == never[2]
-    page.never_open_button.click()
-    run(loop, window.tasks.wait_idle())
+    page.coverage_tab.never_open_button.click()
+    run(loop, window.operations.wait_idle())
     assert window.pages.currentWidget() is window.knowledge
     assert window.knowledge.detail.id_edit.text() == never[2]
 
@@ -247,8 +259,11 @@ def test_the_page_reloads_when_the_log_changes_and_keeps_the_selection(
     with waiting_for(loop, page.logLoaded, timeout=10):  # the page looks at the files once a second
         record_calls(window, loop, [("cursor", {"db_name": kb.name, "query": "espresso", "limit": 1})])
     assert shown(page, QUERY)[0] == "espresso"
-    assert page.calls_table.selectionModel().currentIndex().data(Qt.ItemDataRole.UserRole + 2) == records[0]
-    assert page.results_model.ids == records[0].result_ids
+    assert (
+        page.calls.calls_table.selectionModel().currentIndex().data(Qt.ItemDataRole.UserRole + 2)
+        == records[0]
+    )
+    assert page.calls.results_model.ids == records[0].result_ids
 
 
 def test_a_cut_line_in_the_log_is_noted_on_the_page(
@@ -259,7 +274,7 @@ def test_a_cut_line_in_the_log_is_noted_on_the_page(
     with window.log.files.current.open("ab") as handle:
         handle.write(b'{"time": "2025-06-01T10:00:00+00:00", "tool": "recall_sea')
     page = open_log(window, loop)
-    assert page.calls_model.rowCount() == 1
+    assert page.calls.calls_model.rowCount() == 1
     assert page.note.isVisible()
     assert "the last line is incomplete (a write cut short): skipped" in page.note.message
 
@@ -309,22 +324,25 @@ def test_a_call_through_the_agent_view_appears_in_the_log(
     payload = window.agent.last_payload
     assert payload is not None and not payload.is_error
     page = open_log(window, loop)
-    if page.calls_model.rowCount() == 0:  # the server writes after it replied: at most one look later
+    if page.calls.calls_model.rowCount() == 0:  # the server writes after it replied: at most one look later
         with waiting_for(loop, page.logLoaded, timeout=10):
             pass
-    (record,) = page.calls_model.records
+    (record,) = page.calls.calls_model.records
     assert record.client == "recall-gui agent view"
     assert record.result_ids == tuple(hit["id"] for hit in json.loads(payload.text)["results"])
     assert shown(page, CLIENT) == [f"recall-gui agent view {record.client_version}"]
     # The window's own call is listed, but not counted as an agent's: neither here nor by coverage.
-    assert page.caption.text() == (
+    assert page.calls.caption.text() == (
         "0 calls by agents and 1 by this window's Agent view (not counted as agents'), newest first"
     )
     page.tabs.setCurrentIndex(1)
     with waiting_for(loop, page.coverageFinished):
-        page.coverage_button.click()
-    assert page.coverage is not None and (page.coverage.returned, page.coverage.calls) == (0, 0)
-    assert page.coverage_summary.text().startswith(
+        page.coverage_tab.coverage_button.click()
+    assert page.coverage_tab.coverage is not None and (
+        page.coverage_tab.coverage.returned,
+        page.coverage_tab.coverage.calls,
+    ) == (0, 0)
+    assert page.coverage_tab.coverage_summary.text().startswith(
         f"0 of {len(kb.ids)} entries (0%) of {kb.name} were returned to agents at least once by 0 calls; "
     )
 
@@ -353,7 +371,7 @@ def test_a_long_log_is_shown_as_it_is_read_with_progress_and_never_more_than_the
     """The reading happens on a worker and hands the page what it read every so often (here: as soon as
     the page took the batch before); the calls read so far are listed at once, the progress bar says how
     far it got, and the page holds no more than its bound of the newest calls while it reads."""
-    from recall_gui.qt.pages import log_reading
+    from recall_gui.qt.pages.log import reading as log_reading
 
     window = open_window(kb.registry_dir)
     write_records(
@@ -369,10 +387,10 @@ def test_a_long_log_is_shown_as_it_is_read_with_progress_and_never_more_than_the
     page = window.log
     page.max_shown_calls = 25
     seen: list[tuple[int, bool, int]] = []
-    model = page.calls_model
+    model = page.calls.calls_model
 
     def inserted(*_args: object) -> None:
-        seen.append((model.held, page.progress.isVisible(), page.progress.value()))
+        seen.append((model.held, page.calls.progress.isVisible(), page.calls.progress.value()))
 
     model.rowsInserted.connect(inserted)
     with waiting_for(loop, page.logLoaded):
@@ -382,7 +400,7 @@ def test_a_long_log_is_shown_as_it_is_read_with_progress_and_never_more_than_the
     assert any(bar for _held, bar, _value in seen[:-1])
     values = [value for _held, bar, value in seen if bar]
     assert values == sorted(values)
-    assert not page.progress.isVisible()
+    assert not page.calls.progress.isVisible()
     assert shown(page, QUERY) == [f"question {n}" for n in range(59, 34, -1)]
     assert "Only the newest 25 calls are shown, and counted by coverage: 35 older ones are left out" in (
         page.note.message

@@ -212,7 +212,7 @@ def test_add_to_agents_databases_registers_it_and_the_mcp_server_offers_it(
     opened_ids = shown_ids(window)
 
     with waiting_for(loop, window.opened.addDialogShown):
-        window.add_to_agents_action.trigger()
+        window.menus.add_to_agents_action.trigger()
     dialog = window.opened.add_dialog
     assert dialog is not None and dialog.name_edit.text() == "vectorstore"
     assert dialog.model_spec() == EmbedderSpec("local", "AllMiniLML6V2")
@@ -229,7 +229,7 @@ def test_add_to_agents_databases_registers_it_and_the_mcp_server_offers_it(
     dialog.description_edit.setPlainText("Passwords, capitals and other notes kept by LangChain")
     with waiting_for(loop, window.registryReloaded):
         dialog.add_button.click()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
     entry = load_registry(kb.registry_dir).get("lc-notes")
     assert entry is not None and entry.active and entry.table_name == "vectorstore"
@@ -263,11 +263,12 @@ def test_recall_gui_path_opens_the_window_on_the_folder_and_it_is_kept_in_open_r
 
     again = open_window(kb.registry_dir, config_dir=config)
     assert again.knowledge.current is not None and again.knowledge.current.name == kb.name
-    again._fill_recent_menu()
-    labels = [action.text() for action in again.recent_menu.actions()]
+    recent = again.menus.recent_menu
+    recent.aboutToShow.emit()  # as when the menu opens
+    labels = [action.text() for action in recent.actions()]
     assert labels[0] == f"beta — {db.resolve()}" and "Clear Recent" in labels
     with waiting_for(loop, again.knowledge.browseReady):
-        again.recent_menu.actions()[0].trigger()
+        recent.actions()[0].trigger()
     assert again.knowledge.current is not None and again.knowledge.current.table_name == "beta"
 
 
@@ -296,7 +297,7 @@ def test_a_uri_on_s3_opens_with_the_options_typed_and_secrets_stay_out_of_the_re
     )
     upload_tree(client, s3.bucket, local, "kb")
     window = open_window(kb.registry_dir)
-    window.open_uri_action.trigger()
+    window.menus.open_uri_action.trigger()
     dialog = window.opened.uri_dialog
     assert dialog is not None and not dialog.buttons.buttons()[0].isEnabled()
     dialog.uri_edit.setText(s3.uri("kb"))

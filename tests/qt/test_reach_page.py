@@ -35,7 +35,7 @@ def test_the_report_lists_the_unreachable_and_opens_and_keeps_them(
     before = snapshot_tree(planted.db_dir)
     window = open_window(planted.registry_dir)
     page = window.reach
-    next(a for a in window.page_actions if a.shortcut() == QKeySequence("Ctrl+0")).trigger()
+    next(a for a in window.menus.page_actions if a.shortcut() == QKeySequence("Ctrl+0")).trigger()
     assert window.pages.currentIndex() == window.pages.indexOf(page)
     assert page.database_combo.currentData() == NAME
     page.limit_spin.setValue(1)
@@ -106,4 +106,4 @@ def test_cancel_stops_a_report_and_a_bad_rule_is_named(
     assert "searching" not in stages
     assert "Cancelled" in page.note.message and page.report is None
     assert page.run_button.isEnabled() and not page.cancel_button.isEnabled()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())

@@ -31,7 +31,7 @@ def folder(tmp_path: Path, passage_vectors: Any) -> Path:
 def add_dialog_intro(window: MainWindow, loop: asyncio.AbstractEventLoop, folder: Path) -> str:
     assert run(loop, window.opened.open_place(str(folder)))
     with waiting_for(loop, window.opened.addDialogShown):
-        window.add_to_agents_action.trigger()
+        window.menus.add_to_agents_action.trigger()
     dialog = window.opened.add_dialog
     assert dialog is not None
     return str(dialog.findChild(type(dialog.problem), "addIntro").text())
@@ -55,7 +55,7 @@ def test_with_no_cosh_registry_the_dialog_names_the_apps_own_registry_which_cosh
     assert dialog is not None
     with waiting_for(loop, window.registryReloaded):
         dialog.add_button.click()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     message = window.banner.message
     assert message is not None and message.text == "Added vectorstore to the agents' databases (active)."
     assert message.hint is not None
@@ -89,7 +89,7 @@ def test_ctrl_g_right_after_the_register_dialog_adds_the_check_and_says_so_besid
     dialog.name_edit.setText("lc-notes")
     with waiting_for(loop, page.searchFinished):  # registered, then searched with the query typed
         dialog.add_button.click()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert page.current is not None and page.current.name == "lc-notes"
 
     results = page.results.results_table

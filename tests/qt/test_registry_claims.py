@@ -24,11 +24,11 @@ def verdict(window: MainWindow) -> str:
 
 def trigger(window: MainWindow, loop: asyncio.AbstractEventLoop, action: str) -> None:
     """A Database menu action, as the menu offers it."""
-    window.database_menu.aboutToShow.emit()
+    window.menus.database_menu.aboutToShow.emit()
     chosen = getattr(window.database_actions, f"{action}_action")
     assert chosen.isEnabled()
     chosen.trigger()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def search(window: MainWindow, loop: asyncio.AbstractEventLoop, query: str) -> None:
@@ -36,7 +36,7 @@ def search(window: MainWindow, loop: asyncio.AbstractEventLoop, query: str) -> N
     page.query_bar.query_edit.setText(query)
     with waiting_for(loop, page.searchFinished):
         QTest.keyClick(page.query_bar.query_edit, Qt.Key.Key_Return)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_deactivating_the_shown_database_turns_the_would_see_answer_at_once(
@@ -89,7 +89,7 @@ def test_after_unregister_then_undo_every_page_shows_the_database_again_and_no_m
 
     undo = window.banner.findChild(QPushButton, "bannerAction")
     QTest.mouseClick(undo, Qt.MouseButton.LeftButton)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert {page: name() for page, name in shown.items()} == dict.fromkeys(shown, kb.name)
     window.pages.setCurrentWidget(window.history)  # it follows the knowledge page's table
     run(loop, until(lambda: window.history.title.text().startswith(f"{kb.name}: "), "History shows it"))
@@ -104,14 +104,14 @@ def test_a_deactivation_undone_by_another_program_withdraws_the_message(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(kb.registry_dir)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     trigger(window, loop, "deactivate")
     claim = f"Deactivated {kb.name}: agents no longer search it."
     assert window.status_activity.text() == claim and window.banner.message.text == claim
     (kb.registry_dir / "rag_active.json").write_text(f'["{kb.name}"]', encoding="utf-8")
     with waiting_for(loop, window.registryReloaded):
         window.reread_registry(external=True)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert window.status_activity.text() != claim
     assert window.banner.message is None or window.banner.message.text != claim
 

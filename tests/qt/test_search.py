@@ -119,7 +119,7 @@ def test_two_quick_searches_end_with_the_second_ones_rows(
     query.setText("brewing coffee")
     with waiting_for(loop, window.knowledge.searchFinished):
         qtbot.keyClick(query, Qt.Key.Key_Return)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     table = window.findChild(QTableView, "resultsTable")
     assert column(table, 1) == core_ids(loop, kb, "brewing coffee", 5)
     assert column(table, 1)[0] == "coffee"
@@ -135,7 +135,7 @@ def test_an_older_search_that_finishes_last_never_overwrites_the_newer_one(
     window = open_window(kb.registry_dir)
     held = HeldSearch(monkeypatch, "the capital of Germany")
     # Not superseded by key (the task is not cancelled): only the generation counter guards it.
-    older = window.tasks.start(window.knowledge.search(Inputs("the capital of Germany", 5)))
+    older = window.operations.lane().start(window.knowledge.search(Inputs("the capital of Germany", 5)))
     run(loop, window.knowledge.search(Inputs("ocean tides and the moon", 5)))
     assert column(window.knowledge.results.results_table, 1)[0] == "tides"
     run(loop, held.reached.wait())  # the older search has its rows, and they arrive now, last
@@ -164,7 +164,7 @@ def test_escape_cancels_a_running_search_and_its_rows_never_appear(
     assert window.knowledge.query_bar.cancel_button.isEnabled()
     qtbot.keyClick(query, Qt.Key.Key_Escape)
     held.release.set()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert window.knowledge.results.mode == "browse"  # still what was shown before the search
     assert window.status_activity.text() == "Search cancelled"
     assert not window.knowledge.query_bar.cancel_button.isEnabled()
@@ -277,11 +277,11 @@ def test_choosing_another_database_mid_search_ends_with_the_new_databases_rows(
     )
     window = open_window(registry_dir)
     held = HeldSearch(monkeypatch, "where is the Seine")
-    older = window.tasks.start(window.knowledge.search(Inputs("where is the Seine", 5)), key="search")
+    older = window.knowledge.searching.lane.start(window.knowledge.search(Inputs("where is the Seine", 5)))
     run(loop, held.reached.wait())
     run(loop, window.knowledge.choose_database("second", Inputs("which city lies on the Seine", 5)))
     held.release.set()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert older.cancelled()
     assert window.knowledge.results.caption.text() == "5 results for “which city lies on the Seine” in second"
     hit = window.knowledge.results.results_model.hit(0)
@@ -297,7 +297,7 @@ def test_choosing_a_database_reads_its_vectors_before_the_first_search(
 ) -> None:
     window = open_window(kb.registry_dir)
     session = run(loop, window.services.session())
-    run(loop, window.tasks.wait_idle())  # choosing it started the read: no search has run
+    run(loop, window.operations.wait_idle())  # choosing it started the read: no search has run
     assert {key[1] for key in session.vectors.cached_versions()} == {kb.name}
     run(loop, window.knowledge.search(Inputs(QUERY, 3)))
     assert window.knowledge.status_search.text().endswith(" ms, exact")

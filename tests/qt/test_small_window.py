@@ -28,7 +28,7 @@ def test_every_button_label_and_fact_is_whole_at_800_by_500_and_1280_by_800(
     window.resize(*size)
     page = window.knowledge
     run(loop, page.search(Inputs("capital of France", 5)))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert page.detail.showing
     for name in ("copyIdButton", "copyVectorButton", "moreLikeButton", "addGoldenButton"):
         assert whole(window.findChild(QPushButton, name)), name

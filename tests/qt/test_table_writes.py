@@ -87,14 +87,14 @@ def caught_up(window: MainWindow, loop: asyncio.AbstractEventLoop, version: int,
     assert f"version {version}" in header(window), header(window)
     run(loop, until(lambda: says(window, version, rows), f"the header saying version {version}"))
     run(loop, until(lambda: marked_latest(window) == [f"{version} · latest · {rows} rows"], "the list"))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert says(window, version, rows), header(window)  # nothing later took it back
     assert "newer" not in header(window)
 
 
 def opened(window: MainWindow, kb: KnowledgeBase, loop: asyncio.AbstractEventLoop) -> MainWindow:
     run(loop, until(lambda: bool(marked_latest(window)), "the versions listed"))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     version, rows = lancedb_facts(kb)
     assert says(window, version, rows), header(window)
     return window
@@ -135,7 +135,7 @@ def test_an_older_version_opened_stays_shown_with_its_facts_while_the_list_marks
     window = opened(open_window(kb.registry_dir), kb, loop)
     page = window.knowledge
     run(loop, page.open_version(1, page.read_inputs()))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     first, first_rows = lancedb_facts(kb, 1)
     assert says(window, first, first_rows), header(window)  # the rows shown are version 1's
 
@@ -143,7 +143,7 @@ def test_an_older_version_opened_stays_shown_with_its_facts_while_the_list_marks
     search(window, loop)
     latest, rows = lancedb_facts(kb)
     run(loop, until(lambda: marked_latest(window) == [f"{latest} · latest · {rows} rows"], "the new latest"))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert page.last_report is not None and page.last_report.result.table_version == first
     assert says(window, first, first_rows), header(window)
     assert f"version {latest}" not in header(window)
@@ -161,7 +161,7 @@ def test_a_recheck_lists_the_new_latest_and_the_header_keeps_the_version_shown(
 
     run(loop, window.reread_registry())  # F5: the databases are checked again
     run(loop, until(lambda: marked_latest(window) == [f"{latest} · latest · {rows} rows"], "the new latest"))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert window.knowledge.results.caption.text().startswith(f"All {shown_rows} rows")
     assert says(window, shown, shown_rows), header(window)  # the rows on screen are still those
     assert f"version {latest} is newer" in header(window)

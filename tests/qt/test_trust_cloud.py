@@ -61,7 +61,7 @@ def test_a_key_with_a_line_break_is_named_in_the_window_without_showing_it(
     for part in (SECRET_KEY[:20], SECRET_KEY[20:]):
         assert part not in text + hint
     assert provider.requests == []
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_a_provider_trickling_its_answer_is_cut_off_at_the_bound(
@@ -85,4 +85,4 @@ def test_a_provider_trickling_its_answer_is_cut_off_at_the_bound(
     assert "no answer from 127.0.0.1 within 1 s" in banner(window)[0]
     assert elapsed < 10
     assert ticks[0] >= 20  # the window served its events while it waited
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())

@@ -114,7 +114,7 @@ def act(
     else:
         knowledge = window.knowledge
         running = knowledge.query_bar.cancel_button.isEnabled() or any(
-            window.tasks.running(key) for key in ("search", "choose")
+            window.operations.running(key) for key in ("search", "choose")
         )
         qtbot.keyClick(query, Qt.Key.Key_Escape)
         if running:
@@ -143,7 +143,7 @@ def test_hurried_typing_enter_switching_and_escape_always_end_with_the_latest_an
         act(window, qtbot, loop, watch, rng)
     watch.requests.append((window.knowledge.database_bar.current_name() or "", query.text()))
     qtbot.keyClick(query, Qt.Key.Key_Return)  # a last request, then let everything finish
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
     watch.check(loop, registry_dir)
     database, text = watch.requests[-1]
@@ -204,7 +204,7 @@ def test_a_search_entered_right_after_switching_databases_is_the_one_shown(
     window = open_window(registry_dir)
     qtbot.keyClicks(window.findChild(QLineEdit, "queryEdit"), "capital of France")
     switch_and_search(window, qtbot, "ocean tides")
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert column(window.knowledge.results.results_table, 1) == core_ids(
         loop, registry_dir, "second", "ocean tides"
     )
@@ -235,7 +235,7 @@ def test_a_search_entered_while_the_switch_checks_the_database_is_the_one_shown(
     with waiting_for(loop, window.knowledge.searchFinished):  # the newer search ends before the switch
         qtbot.keyClick(query, Qt.Key.Key_Return)
     held.release.set()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert column(window.knowledge.results.results_table, 1) == core_ids(
         loop, registry_dir, "second", "ocean tides"
     )

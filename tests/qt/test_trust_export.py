@@ -94,8 +94,8 @@ def test_cancel_in_the_progress_dialog_leaves_no_file(
     monkeypatch.setattr(export_dialog.ExportProgress, "update", update_then_cancel)
     exports = tmp_path / "exports"
     exports.mkdir()
-    task = window.tasks.start(window.knowledge.export_to(exports / "all.json", "json"), key="export")
-    run(loop, window.tasks.wait_idle())
+    task = window.knowledge.exporter.exporting.start(window.knowledge.export_to(exports / "all.json", "json"))
+    run(loop, window.operations.wait_idle())
     assert task.cancelled()
     assert shown == [(f"Writing all.json: 500 of {ROWS:,} rows", 500, ROWS)]
     assert list(exports.iterdir()) == []

@@ -95,7 +95,7 @@ def test_two_hundred_searches_in_a_row_through_the_window(
     started = time.perf_counter()
     for n in range(SEARCHES):
         if n in (WARMUP, SEARCHES // 2):
-            loop.run_until_complete(window.tasks.wait_idle())
+            loop.run_until_complete(window.operations.wait_idle())
             marks[n] = Resources.now(process, window, loop)
         text = QUERIES[n % len(QUERIES)]
         query.selectAll()
@@ -106,7 +106,7 @@ def test_two_hundred_searches_in_a_row_through_the_window(
         latencies.append((time.perf_counter() - begun) * 1000)
         assert banner(window) == ("", ""), n
         answers.setdefault(text, set()).add(tuple(check_consistent(window, text, kb_100k.name)))
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     end = Resources.now(process, window, loop)
     elapsed = time.perf_counter() - started
 
@@ -124,7 +124,7 @@ def test_two_hundred_searches_in_a_row_through_the_window(
     for text, shown in answers.items():
         assert shown == {tuple(core_ids(loop, kb_100k.registry_dir, kb_100k.name, text))}, text
     assert growth < MEMORY_GROWTH_BOUND
-    assert end.tasks == 0 and window.tasks.pending == 0
+    assert end.tasks == 0 and window.operations.pending == 0
     assert end.qt_objects == warm.qt_objects
     assert end.python_threads == warm.python_threads
     for count in ("os_threads", "fds"):

@@ -76,7 +76,7 @@ def choose_with_keyboard(
     for _ in range(abs(steps)):
         qtbot.keyClick(combo, Qt.Key.Key_Down if steps > 0 else Qt.Key.Key_Up)
     assert bar.current_name() == name
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     assert window.knowledge.current is not None and window.knowledge.current.name == name
 
 

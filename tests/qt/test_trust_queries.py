@@ -191,7 +191,7 @@ def test_the_limit_spinner_holds_only_1_to_1000_and_the_search_uses_what_it_show
         spin.selectAll()
         qtbot.keyClicks(spin, keys) if keys else qtbot.keyClick(spin, Qt.Key.Key_Delete)
         qtbot.keyClick(spin, Qt.Key.Key_Return)
-        loop.run_until_complete(window.tasks.wait_idle())
+        loop.run_until_complete(window.operations.wait_idle())
         assert window.knowledge.results.caption.text() == shown
         query.setFocus()
         return banner(window)[0]

@@ -155,7 +155,7 @@ def test_a_broken_registry_opens_names_every_problem_and_keeps_what_it_could_rea
         set_checked(table, 0, Qt.CheckState.Unchecked)
         window.findChild(QPlainTextEdit, "dbDescriptionEdit").setPlainText("edited")
         window.findChild(QPushButton, "saveDescriptionButton").click()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     for name in broken:
         assert snapshot_tree(kb.registry_dir)[name] == before[name], name
 
@@ -218,7 +218,7 @@ def test_edits_made_after_another_programs_rewrite_keep_its_changes(
     editor.setPlainText("Team notes: passwords and cities")
     with waiting_for(loop, window.registryReloaded):
         window.findChild(QPushButton, "saveDescriptionButton").click()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
     saved = dbs_json(registry_dir)
     expected = json.loads(json.dumps(theirs))
@@ -241,7 +241,7 @@ def test_an_edit_saved_before_the_window_noticed_a_rewrite_keeps_it_too(
     # No event has run since: the window's snapshot still holds the old file.
     assert window.registry.get("archive").description == "Old notes"  # type: ignore[union-attr]
     assert window.description.save_description()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     saved = dbs_json(registry_dir)
     assert [db["description"] for db in saved["dbs"]] == [
         "Edited in the window",
@@ -282,11 +282,11 @@ def test_a_save_refused_because_the_file_does_not_parse_keeps_the_edit_until_it_
     theirs["dbs"].append(view_entry(kb, "added-by-cosh"))
     with waiting_for(loop, window.registryReloaded):
         rewrite(dbs, json.dumps(theirs, indent=2))  # the other program finishes its save
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert editor.toPlainText() == "My careful description" and save.isEnabled()
     with waiting_for(loop, window.registryReloaded):
         save.click()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     saved = dbs_json(registry_dir)
     assert [db["name"] for db in saved["dbs"]] == [kb.name, "archive", "added-by-cosh"]
     assert saved["dbs"][0]["description"] == "My careful description"
@@ -304,7 +304,7 @@ def test_a_description_another_program_changed_under_an_unsaved_edit_is_pointed_
     theirs["dbs"][0]["description"] = "Theirs"
     with waiting_for(loop, window.registryReloaded):
         rewrite(registry_dir / "rag_dbs.json", json.dumps(theirs, indent=2))
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     label = window.findChild(QLabel, "dbDescriptionLabel")
     assert label.text().startswith(f"Description of {kb.name} — another program changed it while you were")
     assert "Save replaces their text with yours, Revert shows theirs" in label.text()

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import QPlainTextEdit, QPushButton
 from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.registry.registry_types import Registry
 from recall_gui.core.search.health import DatabaseHealth
-from recall_gui.qt import main_window
 from recall_gui.qt.panels import database_bar
 from recall_gui.qt.panels.database_bar import DatabaseBar
+from recall_gui.qt.window import registry_reading
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.test_trust_registry import banner, dbs_json, rewrite, two_database_registry
@@ -49,7 +49,7 @@ class SlowReads:
 @pytest.fixture
 def slow_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowReads]:
     reads = SlowReads()
-    monkeypatch.setattr(main_window, "load_registry", reads)
+    monkeypatch.setattr(registry_reading, "load_registry", reads)
     yield reads
 
 
@@ -76,11 +76,11 @@ def test_f5_reads_the_registry_off_the_gui_thread_and_the_window_stays_responsiv
     data = dbs_json(kb.registry_dir)
     data["dbs"].append(cosh_entry("added", kb.db_dir))
     rewrite(kb.registry_dir / "rag_dbs.json", json.dumps(data))
-    ticks = ticks_while(loop, window.reload_action.trigger, window.registryReloaded)
+    ticks = ticks_while(loop, window.menus.reload_action.trigger, window.registryReloaded)
     assert "added" in window.knowledge.database_bar.names()
     assert slow_reads.threads and threading.main_thread() not in slow_reads.threads
     assert ticks >= SLOW_READ_S / 0.010 / 3  # the GUI thread served its timer while the registry was read
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
 
 def test_the_windows_own_write_is_not_taken_for_another_programs_while_it_is_read(
@@ -99,7 +99,9 @@ def test_the_windows_own_write_is_not_taken_for_another_programs_while_it_is_rea
     editor.setPlainText("Saved from the window")
     with waiting_for(loop, window.registryReloaded):
         window.findChild(QPushButton, "saveDescriptionButton").click()
-    run(loop, window.tasks.wait_idle())  # the watcher fired during the slow read, and any read it started
+    run(
+        loop, window.operations.wait_idle()
+    )  # the watcher fired during the slow read, and any read it started
     assert "another program" not in banner(window)[0]
     assert window.registry.get(kb.name).description == "Saved from the window"  # type: ignore[union-attr]
     assert suffix.toPlainText() == "my unsaved suffix"
@@ -124,8 +126,8 @@ def test_another_programs_change_during_a_read_is_still_noticed(
 
     slow_reads.after_read = another_program_writes
     with waiting_for(loop, window.registryReloaded):
-        window.reload_action.trigger()  # this read misses their change: it read the files before it
-    run(loop, window.tasks.wait_idle())
+        window.menus.reload_action.trigger()  # this read misses their change: it read the files before it
+    run(loop, window.operations.wait_idle())
     assert window.registry.get("archive").description == theirs["dbs"][1]["description"]  # type: ignore[union-attr]
     assert "changed by another program" in banner(window)[0]
 

@@ -48,4 +48,4 @@ def test_a_registry_with_text_that_is_not_unicode_opens_and_saves(
     assert saved[1] == odd
     window.pages.setCurrentWidget(window.description)
     assert "Team notes" in window.findChild(QPlainTextEdit, "generatedSuffixView").toPlainText()
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())

@@ -54,7 +54,7 @@ def test_an_empty_limit_is_refused_not_searched_with_the_previous_one(
     spin.selectAll()
     qtbot.keyClick(spin, Qt.Key.Key_Backspace)
     qtbot.keyClick(window.knowledge.query_bar.query_edit, Qt.Key.Key_Return)  # Enter in the query box
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert banner(window)[0] == "The limit holds 1 to 1,000: the box is empty; it stays 5."
     assert window.knowledge.results.caption.text() == shown  # no search ran
 
@@ -93,7 +93,7 @@ def test_browse_all_rows_clears_an_old_filter_and_keeps_the_typed_query(
     assert window.knowledge.browse_model.total == 2
     window.knowledge.query_bar.query_edit.setText("something")
     with waiting_for(loop, window.knowledge.browseReady):
-        window.browse_action.trigger()  # Ctrl+B
+        window.menus.browse_action.trigger()  # Ctrl+B
     assert window.knowledge.results.filter_edit.text() == ""
     assert window.knowledge.browse_model.total == 12
     assert window.knowledge.results.caption.text() == f"All 12 rows of {kb.name}"
@@ -148,8 +148,8 @@ def test_the_page_holds_at_800_by_500_with_long_names_and_a_long_query(
     assert inside(combo, window) and inside(knowledge.database_bar.info, window)
     for label in knowledge.status_labels:
         assert inside(label, window), label.objectName()
-    window.browse_action.trigger()
-    run(loop, window.tasks.wait_idle())
+    window.menus.browse_action.trigger()
+    run(loop, window.operations.wait_idle())
     filter_edit = knowledge.results.filter_edit
     filter_edit.setText("x")
     clear = next(b for b in filter_edit.findChildren(QToolButton) if b.isVisible())
@@ -188,7 +188,7 @@ def test_the_detail_marks_what_the_filter_matched(
     knowledge.results.filter_edit.setText("CAPITAL")
     run(loop, knowledge.browse(knowledge.read_inputs()))
     knowledge.results.browse_table.selectRow(0)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     assert knowledge.detail.id_edit.text() == "paris"
     assert knowledge.detail.highlighted() == ["capital"]
     search(window, loop, qtbot, "capital of France")  # a search matches by meaning: nothing to mark

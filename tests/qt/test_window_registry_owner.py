@@ -46,7 +46,7 @@ def test_the_windows_harness_searches_the_windows_snapshot_without_reading_the_r
         return real_load(directory, previous)
 
     window = open_window(registry_dir)
-    monkeypatch.setattr("recall_gui.qt.main_window.load_registry", watched_load)
+    monkeypatch.setattr("recall_gui.qt.window.registry_reading.load_registry", watched_load)
     harness = run(loop, window.services.harness())
     assert harness.registry is window.registry
     answer = json.loads(run(loop, harness.recall_search({"db_name": kb.name, "query": QUERY, "limit": 2})))

@@ -25,7 +25,7 @@ def search(window: Any, qtbot: QtBot, loop: asyncio.AbstractEventLoop) -> None:
     qtbot.keyClicks(query, QUERY)
     with waiting_for(loop, window.knowledge.searchFinished):
         qtbot.keyClick(query, Qt.Key.Key_Return)
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
 
 
 def test_the_three_lists_are_lancedbs_answers(

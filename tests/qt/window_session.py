@@ -54,7 +54,7 @@ def drive_session(window: MainWindow, loop: asyncio.AbstractEventLoop, export_di
 
     window.banner.show_message = record  # type: ignore[method-assign]
     summary: dict[str, Any] = {}
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
 
     # Browse every row, page by page, as the view scrolls to the end.
     browse = window.findChild(QTableView, "browseTable")
@@ -64,11 +64,11 @@ def drive_session(window: MainWindow, loop: asyncio.AbstractEventLoop, export_di
         if model.rowCount() >= total:
             break
         browse.scrollToBottom()  # the view asks the model for the next page
-        run(loop, window.tasks.wait_idle())
+        run(loop, window.operations.wait_idle())
     summary["rows"], summary["paged"] = total, model.rowCount()
     summary["pages_read"] = model.cache.pages_held
     select_row(browse, total - 1)  # open the last row: its vector is read on demand
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     summary["last_row"] = window.findChild(QLineEdit, "detailId").text()
     summary["last_row_vector"] = window.findChild(QLabel, "detailVector").text()
 
@@ -79,7 +79,7 @@ def drive_session(window: MainWindow, loop: asyncio.AbstractEventLoop, export_di
         QTest.keyClick(filter_edit, Qt.Key.Key_Return)
     summary["filtered"] = model.total
     select_row(browse, 0)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     summary["rows_exported"] = run(loop, knowledge.export_to(export_dir / "rows.json", "json"))
 
     # Search from the keyboard, open and copy results, export them.
@@ -119,13 +119,13 @@ def drive_session(window: MainWindow, loop: asyncio.AbstractEventLoop, export_di
     for _ in range(2):
         with waiting_for(loop, window.registryReloaded):
             QTest.keyClick(active, Qt.Key.Key_Space)
-        run(loop, window.tasks.wait_idle())
+        run(loop, window.operations.wait_idle())
     editor = window.findChild(QPlainTextEdit, "dbDescriptionEdit")
     editor.setPlainText(DESCRIPTION)
     with waiting_for(loop, window.registryReloaded):
         QTest.mouseClick(window.findChild(QPushButton, "saveDescriptionButton"), Qt.MouseButton.LeftButton)
     QTest.keyClick(window, Qt.Key.Key_F5)
-    run(loop, window.tasks.wait_idle())
+    run(loop, window.operations.wait_idle())
     QTest.keyClick(window, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     entry = window.registry.get(knowledge.current.name if knowledge.current else "")
     summary["active_after"] = bool(entry and entry.active)
@@ -150,7 +150,7 @@ def main(argv: list[str]) -> int:
     run(loop, window.knowledge.choose_database(db_name))
     summary = drive_session(window, loop, Path(export_dir))
     window.close()
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     loop.run_until_complete(window.aclose())
     print(json.dumps(summary))
     return 0

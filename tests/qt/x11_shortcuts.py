@@ -30,9 +30,9 @@ def main(registry_dir: str, config_dir: str) -> dict[str, bool]:
     exports: list[str] = []
     window.knowledge.ask_export = exports.append  # type: ignore[method-assign]  # no file dialog here
     actions = {
-        "Ctrl+E": window.export_csv_action,
-        "Ctrl+Shift+E": window.export_json_action,
-        "Ctrl+B": window.browse_action,
+        "Ctrl+E": window.menus.export_csv_action,
+        "Ctrl+Shift+E": window.menus.export_json_action,
+        "Ctrl+B": window.menus.browse_action,
     }
     knowledge = window.knowledge
     fields = {
@@ -55,7 +55,7 @@ def main(registry_dir: str, config_dir: str) -> dict[str, bool]:
             QApplication.processEvents()
             reached[f"{name} {keys}"] = bool(seen)
     window.close()
-    loop.run_until_complete(window.tasks.wait_idle())
+    loop.run_until_complete(window.operations.wait_idle())
     loop.run_until_complete(window.aclose())
     return reached
 

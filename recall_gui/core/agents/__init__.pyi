@@ -9,18 +9,9 @@ from .agent_check import (
 )
 from .agent_log import (
     SHOWN_LOG_BYTES as SHOWN_LOG_BYTES,
-    SWITCH_ENV as SWITCH_ENV,
-    WINDOW_CLIENT as WINDOW_CLIENT,
-    CallLog as CallLog,
-    CallRecord as CallRecord,
     LogFiles as LogFiles,
-    LogSwitch as LogSwitch,
     Stamp as Stamp,
-    now_iso as now_iso,
-    parse_since as parse_since,
-    records_json as records_json,
     select as select,
-    switch_from_env as switch_from_env,
 )
 from .agent_review import (
     Coverage as Coverage,
@@ -28,6 +19,19 @@ from .agent_review import (
     lookup_contents as lookup_contents,
     replay as replay,
     rows_by_row_id as rows_by_row_id,
+)
+from .call_log import (
+    SWITCH_ENV as SWITCH_ENV,
+    CallLog as CallLog,
+    LogSwitch as LogSwitch,
+    switch_from_env as switch_from_env,
+)
+from .call_record import (
+    WINDOW_CLIENT as WINDOW_CLIENT,
+    CallRecord as CallRecord,
+    now_iso as now_iso,
+    parse_since as parse_since,
+    records_json as records_json,
 )
 from .check_comparison import (
     Comparison as Comparison,

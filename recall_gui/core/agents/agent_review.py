@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from recall_gui.core.agents.agent_log import CallRecord
+from recall_gui.core.agents.call_record import CallRecord
 from recall_gui.core.agents.rank_changes import ReplayDiff, compare_ids
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.tool import TOOL_NAME

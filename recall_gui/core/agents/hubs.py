@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recall_gui.core.agents.agent_log import CallRecord
+from recall_gui.core.agents.call_record import CallRecord
 from recall_gui.core.agents.golden import GoldenCheck
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.tool import TOOL_NAME

@@ -8,12 +8,12 @@ arguments. What the other pages hold comes from the services' drafts, never from
 
 The server starts when the view is first shown (or on Refresh), follows the window's registry, and stops
 when the window closes. Operations are plain ``async def`` methods that tests await directly; slots start
-them as kept tasks. A failure shows inside the view, with what to do; the rest of the window is unaffected.
+them in their lanes (``qt/operations.py``). A failure shows inside the view, with what to do; the rest of
+the window is unaffected.
 """
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import shlex
@@ -83,7 +83,12 @@ class AgentPage(QWidget):
         self.setObjectName("agentPage")
         self.services = services
         self.drafts = services.drafts
-        self.server = AgentServer(services.chores, parent=self)
+        self.server = AgentServer(services.chores, services.operations, parent=self)
+        lane = services.operations.lane
+        #: Listing the tools, and one call through the server (a newer one of each cancels the older);
+        #: the window's own answer, awaited beside the call.
+        self.listing, self.calling = lane("agent-list"), lane("agent-call")
+        self.answering = lane(awaited=True)
         self._listing: AgentListing | None = None
         #: The last ``tools/call`` result received (``None`` before the first, or after a failed call).
         self.last_payload: AgentPayload | None = None
@@ -398,7 +403,7 @@ class AgentPage(QWidget):
             self.payloadFinished.emit()
             return
         view_differences = self.view_differences()
-        window = asyncio.ensure_future(
+        window = self.answering.start(
             self._window_answer(entry, arguments["query"], arguments["limit"], view_differences)
         )
         try:
@@ -457,14 +462,14 @@ class AgentPage(QWidget):
     # --- slots and events (thin: they read the widgets and start an operation) ------------------------
 
     def request_listing(self) -> None:
-        self.services.tasks.start(self.refresh_listing(), key="agent-list")
+        self.listing.start(self.refresh_listing())
 
     def request_call(self) -> None:
         entry, arguments = self.current_call()
         self._show_arguments()
         if entry is None or entry.origin == "opened" or not arguments["query"].strip():
             return
-        self.services.tasks.start(self.run_call(entry, arguments), key="agent-call")
+        self.calling.start(self.run_call(entry, arguments))
 
     def follow_registry(self) -> None:
         """After the registry was read again: a server for another registry directory is replaced."""

@@ -48,6 +48,8 @@ class DatabaseActions(QObject):
         self._show_again = show_again
         #: The last message's database, the state it claimed and its text.
         self._claim: tuple[str, State, str] | None = None
+        #: The changes and their Undo, side by side (each its own database's).
+        self.changing = services.operations.lane()
         self.activate_action = self._action("&Activate", "Let agents search this database", parent)
         self.deactivate_action = self._action("&Deactivate", "Stop agents searching this database", parent)
         self.unregister_action = self._action(
@@ -98,7 +100,7 @@ class DatabaseActions(QObject):
             self._start(work(name))
 
     def _start(self, work: Coroutine[Any, Any, Any]) -> None:
-        self.services.tasks.start(work)
+        self.changing.start(work)
 
     # --- the changes --------------------------------------------------------------------------------------
 

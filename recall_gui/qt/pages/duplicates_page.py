@@ -157,6 +157,8 @@ class DuplicatesPage(QWidget):
         super().__init__(parent)
         self.setObjectName("duplicatesPage")
         self.services = services
+        #: The search for near-duplicates running (a newer one cancels it).
+        self.finding = services.operations.lane("duplicates")
         self.report: DuplicateReport | None = None
         #: The database whose report is shown.
         self.shown_database: str | None = None
@@ -281,7 +283,7 @@ class DuplicatesPage(QWidget):
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
         self.database_combo.show_registry(self.services.registry)
         listed = self.database_combo.count() > 0
-        self.find_button.setEnabled(listed and not self.services.tasks.running("duplicates"))
+        self.find_button.setEnabled(listed and not self.finding.running)
         self._on_metric()
         self._on_database_changed()
 
@@ -430,10 +432,8 @@ class DuplicatesPage(QWidget):
     def request_find(self) -> None:
         name = self.database_combo.currentData()
         if name:
-            self.services.tasks.start(
-                self.look_for(str(name), self.threshold_spin.value(), self.chosen_metric()), key="duplicates"
-            )
+            self.finding.start(self.look_for(str(name), self.threshold_spin.value(), self.chosen_metric()))
 
     def cancel(self) -> bool:
         """Stop the running search (Cancel, Esc); ``False`` if none was running."""
-        return self.services.tasks.cancel("duplicates")
+        return self.finding.cancel()

@@ -89,6 +89,8 @@ class HealthPage(QWidget):
         super().__init__(parent)
         self.setObjectName("healthPage")
         self.services = services
+        #: The report being made (a newer one cancels it).
+        self.checking = services.operations.lane("health")
         self.report: HealthReport | None = None
         self.shown_database: str | None = None
         self.database_combo = DatabasePicker()
@@ -134,7 +136,7 @@ class HealthPage(QWidget):
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
         self.database_combo.show_registry(self.services.registry)
         listed = self.database_combo.count() > 0
-        self.check_button.setEnabled(listed and not self.services.tasks.running("health"))
+        self.check_button.setEnabled(listed and not self.checking.running)
         self._on_database_changed()
 
     def _on_database_changed(self) -> None:
@@ -215,7 +217,7 @@ class HealthPage(QWidget):
     def request_check(self) -> None:
         name = self.database_combo.currentData()
         if name:
-            self.services.tasks.start(self.check(str(name)), key="health")
+            self.checking.start(self.check(str(name)))
 
     def cancel(self) -> bool:
-        return self.services.tasks.cancel("health")
+        return self.checking.cancel()

@@ -103,6 +103,9 @@ class HistoryPage(QWidget):
         self.setObjectName("historyPage")
         self.services = services
         self.knowledge = knowledge
+        #: Reading the versions or comparing two, and reading one changed row: a newer one cancels it.
+        self.comparing = services.operations.lane("history")
+        self.showing_change = services.operations.lane("history-change")
         self._entry: DatabaseEntry | None = None
         self._versions: tuple[TableVersion, ...] = ()
         self._diff: VersionDiff | None = None
@@ -344,12 +347,12 @@ class HistoryPage(QWidget):
     # --- slots ----------------------------------------------------------------------------------------
 
     def request_refresh(self) -> None:
-        self.services.tasks.start(self.refresh(), key="history")
+        self.comparing.start(self.refresh())
 
     def request_compare(self) -> None:
         older, newer = self.from_combo.currentData(), self.to_combo.currentData()
         if isinstance(older, int) and isinstance(newer, int):
-            self.services.tasks.start(self.compare(older, newer), key="history")
+            self.comparing.start(self.compare(older, newer))
 
     def _selected_version(self) -> int | None:
         rows = self.versions_table.selectionModel().selectedRows()
@@ -366,8 +369,7 @@ class HistoryPage(QWidget):
         number = self._selected_version()
         if number is None:
             return
-        knowledge = self.knowledge
-        self.services.tasks.start(knowledge.open_version(number, knowledge.read_inputs()), key="search")
+        self.knowledge.request_version(number)
         self.showKnowledge.emit()
 
     def _on_change_selected(self) -> None:
@@ -375,7 +377,7 @@ class HistoryPage(QWidget):
         if not rows or self._diff is None:
             return
         change = self._diff.changes[rows[0].row()]
-        self.services.tasks.start(self.show_change(change), key="history-change")
+        self.showing_change.start(self.show_change(change))
 
     def _on_scope_changed(self) -> None:
         current = self.knowledge.current

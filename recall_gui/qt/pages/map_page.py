@@ -89,6 +89,11 @@ class MapPage(QWidget):
         self.setObjectName("mapPage")
         self.services = services
         self.knowledge = knowledge
+        lane = services.operations.lane
+        #: The map being made or coloured, the rows being chosen, the label under the pointer, the point
+        #: being opened: a newer request of each kind cancels the older one.
+        self.making, self.choosing = lane("map"), lane("map-choice")
+        self.hovering, self.opening = lane("map-hover"), lane("map-open")
         self.view: MapView | None = None
         self._map: TableMap | None = None
         self._target: TableTarget | None = None
@@ -507,19 +512,19 @@ class MapPage(QWidget):
         self.clear_button.setEnabled(visible)
 
     def cancel(self) -> bool:
-        return self.services.tasks.cancel("map")
+        return self.making.cancel()
 
     # --- slots --------------------------------------------------------------------------------------
 
     def request_map(self) -> None:
-        self.services.tasks.start(self.make_map(), key="map")
+        self.making.start(self.make_map())
 
     def request_colour(self) -> None:
         column = self.colour_combo.currentData()
-        self.services.tasks.start(self.colour(column if isinstance(column, str) else None), key="map")
+        self.making.start(self.colour(column if isinstance(column, str) else None))
 
     def request_clear_choice(self) -> None:
-        self.services.tasks.start(self.clear_choice(), key="map-choice")
+        self.choosing.start(self.clear_choice())
 
     def _on_seed_changed(self) -> None:
         if self._map is not None and self._map.projection.seed != self.seed_spin.value():
@@ -531,15 +536,15 @@ class MapPage(QWidget):
 
     def _on_hovered(self, index: int) -> None:
         if index >= 0:
-            self.services.tasks.start(self.show_label(index), key="map-hover")
+            self.hovering.start(self.show_label(index))
 
     def _on_clicked(self, index: int) -> None:
-        self.services.tasks.start(self.open_point(index), key="map-open")
+        self.opening.start(self.open_point(index))
         self.showKnowledge.emit()
 
     def _on_area(self, corners: object) -> None:
         if isinstance(corners, list):
-            self.services.tasks.start(self.choose_inside(corners), key="map-choice")
+            self.choosing.start(self.choose_inside(corners))
 
     def _on_scope_changed(self) -> None:
         self._stale = True

@@ -32,6 +32,7 @@ from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
     from recall_gui.core.tables import Folder, ModelDetection, Registration, TableInfo
+    from recall_gui.qt.operations import Lane
 
 
 def entry_key(entry: DatabaseEntry) -> str:
@@ -61,6 +62,10 @@ class OpenedHost(Protocol):
     def table_info(self) -> TableInfo | None: ...
 
     def read_inputs(self) -> Inputs: ...
+
+    @property
+    def choose_lane(self) -> Lane:
+        """Where choosing a database runs (a newer choice cancels the older one)."""
 
     def show_opened_entries(self, entries: Mapping[str, DatabaseEntry]) -> None:
         """List ``entries`` (by :func:`entry_key`) as the opened tables to choose from."""
@@ -94,6 +99,13 @@ class OpenedTables(QObject):
         self.picker: TablePicker | None = None
         self.add_dialog: AddDatabaseDialog | None = None
         self.uri_dialog: UriDialog | None = None
+        #: Opening a folder, a URI or a recent place (a newer one cancels the older); adding a table.
+        self.opening = services.operations.lane("open")
+        self.registering = services.operations.lane("register")
+
+    def request_place(self, where: str, inputs: Inputs = EMPTY_INPUTS) -> None:
+        """Open the folder or URI ``where`` (see :meth:`open_place`) in the opening lane."""
+        self.opening.start(self.open_place(where, inputs=inputs))
 
     def _give_back_keys(self) -> None:
         """A dialog over the window closed: the window takes the keyboard again. Where no window manager
@@ -137,7 +149,7 @@ class OpenedTables(QObject):
         def chosen() -> None:
             name = picker.chosen()
             if name is not None:
-                self.services.tasks.start(self.open_table(folder, name, inputs=inputs), key="open")
+                self.opening.start(self.open_table(folder, name, inputs=inputs))
 
         picker.accepted.connect(chosen)
         picker.rejected.connect(self.pickerCancelled)
@@ -201,7 +213,7 @@ class OpenedTables(QObject):
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         inputs = self.knowledge.read_inputs()
         dialog.accepted.connect(
-            lambda: self.services.tasks.start(self.register(entry, dialog.request(), inputs), key="register")
+            lambda: self.registering.start(self.register(entry, dialog.request(), inputs))
         )
         dialog.finished.connect(dialog.deleteLater)
         dialog.finished.connect(self._give_back_keys)
@@ -245,9 +257,7 @@ class OpenedTables(QObject):
         dialog = UriDialog(self.window)
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.accepted.connect(
-            lambda: self.services.tasks.start(
-                self.open_place(dialog.uri(), dialog.storage_options(), inputs=inputs), key="open"
-            )
+            lambda: self.opening.start(self.open_place(dialog.uri(), dialog.storage_options(), inputs=inputs))
         )
         dialog.finished.connect(dialog.deleteLater)
         dialog.finished.connect(self._give_back_keys)
@@ -255,9 +265,7 @@ class OpenedTables(QObject):
         dialog.open()
 
     def open_recent(self, place: RecentPlace, inputs: Inputs = EMPTY_INPUTS) -> None:
-        self.services.tasks.start(
-            self.open_place(place.uri, place.storage_options, place.table, inputs), key="open"
-        )
+        self.opening.start(self.open_place(place.uri, place.storage_options, place.table, inputs))
 
     # --- slots --------------------------------------------------------------------------------------------
 
@@ -268,4 +276,4 @@ class OpenedTables(QObject):
 
     def on_model_chosen(self, spec: object) -> None:
         if isinstance(spec, EmbedderSpec):
-            self.services.tasks.start(self.choose_model(spec, self.knowledge.read_inputs()), key="choose")
+            self.knowledge.choose_lane.start(self.choose_model(spec, self.knowledge.read_inputs()))

@@ -78,6 +78,8 @@ class ReachPage(QWidget):
         super().__init__(parent)
         self.setObjectName("reachPage")
         self.services = services
+        #: The report being made (a newer one cancels it).
+        self.reaching = services.operations.lane("reach")
         self.report: ReachReport | None = None
         self.chart: ReachChart | None = None
         self._build_widgets()
@@ -201,7 +203,7 @@ class ReachPage(QWidget):
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
         self.database_combo.show_registry(self.services.registry)
         listed = self.database_combo.count() > 0
-        self.run_button.setEnabled(listed and not self.services.tasks.running("reach"))
+        self.run_button.setEnabled(listed and not self.reaching.running)
 
     def choose_database(self, name: str) -> None:
         self.database_combo.choose(name)
@@ -313,7 +315,7 @@ class ReachPage(QWidget):
 
     def _on_selection(self, *_args: object) -> None:
         item = self.selected()
-        running = self.services.tasks.running("reach")
+        running = self.reaching.running
         self.open_button.setEnabled(item is not None and not running)
         self.golden_button.setEnabled(item is not None and bool(item.query) and not running)
 
@@ -359,7 +361,7 @@ class ReachPage(QWidget):
         if name:
             engine = str(self.engine_combo.currentData() or "local")
             report = self.check(name, self.limit_spin.value(), self.chosen_rule(), engine)
-            self.services.tasks.start(report, key="reach")
+            self.reaching.start(report)
 
     def cancel(self) -> bool:
-        return self.services.tasks.cancel("reach")
+        return self.reaching.cancel()

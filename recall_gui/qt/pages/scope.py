@@ -54,6 +54,9 @@ class TableScope(Protocol):
 
     async def open_version(self, version: int | None, inputs: Inputs = ...) -> None: ...
 
+    def request_version(self, version: int | None) -> None:
+        """Open ``version`` (``None``: the latest) in the page's search lane, with what the user typed."""
+
     async def open_row(self, row_id: int, how: str = ...) -> SearchHit | None: ...
 
     async def show_selection(self, row_ids: npt.NDArray[np.uint64], label: str, inputs: Inputs) -> None: ...

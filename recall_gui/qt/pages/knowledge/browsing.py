@@ -70,7 +70,7 @@ class Browser:
         entry = looking_at.current
         if entry is None:
             return
-        searching.requests.supersede()
+        searching.lane.supersede()
         searching.last_report = None
         filter_text = inputs.filter_text.strip()
         session = await self.services.session()

@@ -52,6 +52,12 @@ class Chooser:
         self.database_bar, self.opened_bar, self.query_bar, self.results = bars
         self._read_inputs = read_inputs
         self._publish_search = publish_search
+        lane = services.operations.lane
+        #: Choosing a database (a newer choice cancels the older); Esc cancels it with the search.
+        self.lane = lane("choose")
+        #: What a choice starts beside it: reading the vectors ahead, the versions and columns, and
+        #: loading the model (side by side, so no database's model load is cut short).
+        self.preparing, self.reading_facts, self.loading_model = lane("prepare"), lane("table-facts"), lane()
 
     # --- the registry -----------------------------------------------------------------------------------
 
@@ -84,7 +90,7 @@ class Chooser:
         """:meth:`choose_opened` from a slot: the switch happens now, the opening as a kept task."""
         inputs = self._read_inputs()
         self.looking_at.opened_key = key
-        self.services.tasks.start(self.open_database(self.switch_to(None, entry), inputs), key="choose")
+        self.lane.start(self.open_database(self.switch_to(None, entry), inputs))
 
     def _show_entry_health(self, entry: DatabaseEntry, health: DatabaseHealth) -> None:
         opened_key = self.looking_at.opened_key
@@ -101,8 +107,8 @@ class Chooser:
         whose key press was queued behind the choice) is newer than the choice. Returns its generation."""
         services, looking_at = self.services, self.looking_at
         entry = opened if opened is not None else services.registry.get(name) if name else None
-        services.tasks.cancel("search")  # a search in the previous database must not land here
-        generation = self.searching.requests.supersede()
+        self.searching.lane.cancel()  # a search in the previous database must not land here
+        generation = self.searching.lane.supersede()
         looking_at.current = entry
         looking_at.forget_table()
         self._publish_search()
@@ -147,16 +153,16 @@ class Chooser:
                 UserMessage(f"{entry.name}: {problem.message}", problem.hint, "warning", "database")
             )
         else:
-            services.tasks.start(self._preload_model(entry, health))
-            services.tasks.start(self._prepare_table(entry), key="prepare")
-            services.tasks.start(self.scope_controls.load_table_facts(entry), key="table-facts")
-        if not searching.requests.is_newest(generation):
+            self.loading_model.start(self._preload_model(entry, health))
+            self.preparing.start(self._prepare_table(entry))
+            self.reading_facts.start(self.scope_controls.load_table_facts(entry))
+        if not searching.lane.is_newest(generation):
             return  # a newer request (a search entered while the database was checked) shows its outcome
         if health.info is None:  # the table cannot be read
-            searching.requests.supersede()
+            searching.lane.supersede()
             self.browser.clear()
             searching.show_status(None)
-            searching.requests.set_busy(None)
+            searching.lane.set_busy(None)
             why = health.problems[0].message if health.problems else "the table cannot be read"
             # The caption says why in its own words: the banner may be dismissed, or replaced.
             self.results.show_browse(f"{entry.name} cannot be read: {why}", "No rows to show.")
@@ -234,7 +240,7 @@ class Chooser:
         self.services.forget_model(dialog.model_name)
         self.services.set_activity(f"{dialog.model_name} is exact now: searches use it")
         if entry is not None and entry.embedder.model == dialog.model_name:
-            self.services.tasks.start(self._load_model_again(entry))
+            self.loading_model.start(self._load_model_again(entry))
 
     async def _load_model_again(self, entry: DatabaseEntry) -> None:
         session = await self.services.session()

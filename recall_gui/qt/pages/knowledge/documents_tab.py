@@ -36,6 +36,9 @@ class DocumentsTab:
         self.searching = searching
         self.entry_detail = entry_detail
         self.panel = panel
+        lane = services.operations.lane
+        #: Reading the table's columns, and the last search's results by document.
+        self.reading_columns, self.by_document = lane("document-columns"), lane("documents")
         panel.columnsChosen.connect(self.choose_columns)
 
     async def _choices(self) -> LayoutChoices:
@@ -51,7 +54,7 @@ class DocumentsTab:
         table's columns when it is open."""
         self.panel.clear()
         if self.looking_at.current is not None:
-            self.services.tasks.start(self.show_columns(), key="document-columns")
+            self.reading_columns.start(self.show_columns())
 
     async def show_columns(self) -> None:
         entry = self.looking_at.current
@@ -66,7 +69,7 @@ class DocumentsTab:
         """After a search: its results by document."""
         report = self.searching.last_report
         if report is not None:
-            self.services.tasks.start(self.show_documents(report), key="documents")
+            self.by_document.start(self.show_documents(report))
 
     async def show_documents(self, report: SearchReport) -> None:
         """Fill the tab: the results shown, by the document each chunk belongs to."""
@@ -89,4 +92,4 @@ class DocumentsTab:
         self.request()
         item = self.entry_detail.item
         if item is not None:
-            self.services.tasks.start(self.entry_detail.load_context(item), key="context")
+            self.entry_detail.request_context(item)

@@ -60,6 +60,9 @@ class EntryDetail:
         self.side = side
         #: The tools under the table, which follow the selection.
         self.would_see = would_see
+        lane = services.operations.lane
+        #: Reading the open entry's document around it, and a browsed row's vector.
+        self.reading_context, self.reading_vector = lane("context"), lane("detail")
         #: The entry open in the detail: a search hit, a browsed row, or ``None``.
         self.item: object | None = None
 
@@ -77,7 +80,7 @@ class EntryDetail:
         else:
             self._show_row(item)  # type: ignore[arg-type]
         if item is not None:
-            self.services.tasks.start(self.load_context(item), key="context")
+            self.request_context(item)
         self.would_see.show(item)
 
     def _show_hit(self, hit: SearchHit) -> None:
@@ -107,7 +110,7 @@ class EntryDetail:
             highlight=browsing.filter_text if browsing is not None else "",
         )
         if row.row_id is not None:
-            self.services.tasks.start(self.load_vector(row), key="detail")
+            self.reading_vector.start(self.load_vector(row))
 
     async def load_vector(self, row: BrowseRow) -> None:
         """Read a browsed row's vector (pages leave vectors out) and show it if the row is still open."""
@@ -118,6 +121,10 @@ class EntryDetail:
         hit = await core.tables.fetch_row(await self.services.session(), self.looking_at.target(), row.row_id)
         if self.item is row:
             self.detail.set_vector(hit.vector if hit else None, hit.vector_norm if hit else None)
+
+    def request_context(self, item: object) -> None:
+        """Read ``item``'s document around it (a newer request replaces an older one)."""
+        self.reading_context.start(self.load_context(item))
 
     async def load_context(self, item: object) -> None:
         """Show the entry's document and the chunks before and after it, if the entry is still open."""

@@ -40,6 +40,7 @@ class Exporter:
         self.browser = browser
         self.results = results
         self.window = window
+        self.exporting = services.operations.lane("export")
 
     async def export_to(self, path: Path, fmt: ExportFormat) -> int:
         """Write the search results as shown, or every row of the browsed table (that its filter keeps),
@@ -103,4 +104,4 @@ class Exporter:
         kind = "CSV files (*.csv)" if fmt == "csv" else "JSON files (*.json)"
         path, _filter = QFileDialog.getSaveFileName(self.window, "Export the table", suggested, kind)
         if path:
-            self.services.tasks.start(self.export_to(Path(path), fmt), key="export")
+            self.exporting.start(self.export_to(Path(path), fmt))

@@ -23,11 +23,6 @@ if TYPE_CHECKING:
     from recall_gui.qt.pages.knowledge.scope_controls import ScopeControls
     from recall_gui.qt.panels.database_bar import DatabaseBar
 
-#: The kept task that brings the header and the list up to the rows shown (a newer one replaces it).
-FOLLOW_KEY = "table-writes"
-#: The kept task that lists the versions again after a re-check of the databases found a newer one.
-LATEST_KEY = "table-latest"
-
 
 class WriteFollower:
     """Brings the header's facts to the version of the rows shown, and the version list to the latest."""
@@ -44,6 +39,10 @@ class WriteFollower:
         self.looking_at = looking_at
         self.database_bar = database_bar
         self.scope_controls = scope_controls
+        lane = services.operations.lane
+        #: Bringing the header and the list up to the rows shown; listing the versions again after a
+        #: re-check of the databases found a newer one (a newer request of each replaces the older).
+        self.following, self.listing_latest = lane("table-writes"), lane("table-latest")
 
     def shown(self, entry: DatabaseEntry, version: int | None) -> None:
         """Rows of ``entry`` read at ``version`` are now shown: follow them in a kept task."""
@@ -53,7 +52,7 @@ class WriteFollower:
         if info is not None and self.looking_at.is_current(entry):
             # Never the facts of another version meanwhile.
             self.database_bar.show_reading(version if info.version != version else None)
-        self.services.tasks.start(self.follow(entry, version), key=FOLLOW_KEY)
+        self.following.start(self.follow(entry, version))
 
     async def follow(self, entry: DatabaseEntry, version: int) -> None:
         """Make the header state the facts of ``version`` (the rows shown come from it) and the list mark
@@ -113,7 +112,7 @@ class WriteFollower:
         if not looking_at.is_current(health.entry) or shown is None or info is None:
             return health
         if info.version != shown.version:
-            self.services.tasks.start(self.latest_seen(health.entry, info.version), key=LATEST_KEY)
+            self.listing_latest.start(self.latest_seen(health.entry, info.version))
             return replace(health, info=shown)
         return health
 

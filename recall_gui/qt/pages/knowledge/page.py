@@ -3,10 +3,10 @@
 The page builds the widgets and composes the parts that do each job (this package's ``__init__`` lists
 them); what other modules and tests call on the page is passed on to the part that does it. Each
 operation is a plain ``async def`` that tests await directly; the slots read the widgets into
-:class:`Inputs` and start the operation as a kept task, so no slot blocks and no failure is lost. A search
-that finishes after a newer request started is dropped: the newer request cancels the older task (by key)
-and supersedes it in the search lane (``qt/query_op.py``), which the older one checks before it shows
-anything.
+:class:`Inputs` and start the operation in its lane (``qt/operations.py``), so no slot blocks and no
+failure is lost. A search that finishes after a newer request started is dropped: the newer request
+cancels the older one in the search lane and supersedes it there, which the older one checks before it
+shows anything.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from recall_gui.core.search import DatabaseHealth, SearchReport
     from recall_gui.core.storage import TableTarget
     from recall_gui.core.tables import BrowseRow, TableInfo, TableVersion
+    from recall_gui.qt.operations import Lane
 
 
 class KnowledgePage(QWidget):
@@ -80,7 +81,7 @@ class KnowledgePage(QWidget):
         self.database_bar.model_of = services.model_of
         self.opened_bar = OpenedBar()
         self.query_bar = QueryBar()
-        self.browse_model = BrowseModel(services.tasks.start)
+        self.browse_model = BrowseModel(services.operations.lane().start)  # pages load side by side
         self.results = ResultsPanel(self.browse_model)
         self.detail = DetailPanel()
         self.entry_tools = EntryTools()
@@ -160,6 +161,8 @@ class KnowledgePage(QWidget):
         )
         #: Tables opened from a folder (the database bar's "Opened" group), their dialogs and recents.
         self.opened = OpenedTables(services, self, self)
+        #: The same query by words and hybrid, after a search.
+        self.comparing_words = services.operations.lane("words")
         self._connect()
 
     def _lay_out(self) -> None:
@@ -214,7 +217,7 @@ class KnowledgePage(QWidget):
         services, query_bar, limit_spin = self.services, self.query_bar, self.query_bar.limit_spin
         query_bar.searchRequested.connect(self.request_search)
         query_bar.cancelRequested.connect(self.cancel)
-        self.database_bar.databaseChosen.connect(self._on_database_chosen)
+        self.database_bar.databaseChosen.connect(self.request_database)
         self.database_bar.openedChosen.connect(self.opened.on_opened_chosen)
         self.opened_bar.modelChosen.connect(self.opened.on_model_chosen)
         self.opened_bar.addRequested.connect(self.opened.ask_register)
@@ -248,7 +251,7 @@ class KnowledgePage(QWidget):
         report, searched = self.searching.last_report, self.searching.searched
         if report is None or searched is None or self.searching.like is not None:
             return
-        self.services.tasks.start(self.compare_words(report, self.read_inputs().where), key="words")
+        self.comparing_words.start(self.compare_words(report, self.read_inputs().where))
 
     async def compare_words(self, report: SearchReport, where: str) -> None:
         """Fill the *Words* tab: LanceDB's full-text and hybrid answers for the query just searched."""
@@ -371,7 +374,7 @@ class KnowledgePage(QWidget):
         await self.browser.browse(inputs)
 
     def cancel(self) -> bool:
-        return self.searching.cancel()
+        return self.searching.cancel(self.chooser.lane)
 
     async def load_table_facts(self, entry: DatabaseEntry) -> None:
         await self.scope_controls.load_table_facts(entry)
@@ -416,36 +419,45 @@ class KnowledgePage(QWidget):
         if problem is not None:  # the box shows a limit it does not hold: never search with another one
             self.searching.on_limit_refused(problem)
             return
-        self.services.tasks.start(self.search(self.read_inputs()), key="search")
+        self.searching.lane.start(self.search(self.read_inputs()))
 
     def request_more_like(self) -> None:
         item = self.entry_detail.item
         if item is not None and self.looking_at.current is not None:
-            self.services.tasks.start(self.more_like_this(item, self.query_bar.limit()), key="search")
+            self.searching.lane.start(self.more_like_this(item, self.query_bar.limit()))
 
     def request_open_entry(self, name: str, entry_id: str) -> None:
-        self.services.tasks.start(self.open_entry(name, entry_id), key="search")
+        self.searching.lane.start(self.open_entry(name, entry_id))
 
-    def _on_database_chosen(self, name: str) -> None:
+    @property
+    def choose_lane(self) -> Lane:
+        """Where choosing a database runs (a newer choice cancels the older one)."""
+        return self.chooser.lane
+
+    def request_database(self, name: str | None) -> None:
+        """Choose ``name`` (``None``: the usual one) as if from the database bar."""
         inputs = self.read_inputs()
         chooser = self.chooser
-        self.services.tasks.start(chooser.open_database(chooser.switch_to(name), inputs), key="choose")
+        chooser.lane.start(chooser.open_database(chooser.switch_to(name), inputs))
 
     def _on_filter_changed(self, _text: str) -> None:
-        self.services.tasks.start(self.browse(self.read_inputs()), key="search")
+        self.searching.lane.start(self.browse(self.read_inputs()))
 
     def _on_where_changed(self, _where: str) -> None:
-        self.services.tasks.start(self.search(self.read_inputs()), key="search")
+        self.searching.lane.start(self.search(self.read_inputs()))
 
     def _on_version_chosen(self, version: object) -> None:
-        number = version if isinstance(version, int) else None
-        self.services.tasks.start(self.open_version(number, self.read_inputs()), key="search")
+        self.request_version(version if isinstance(version, int) else None)
+
+    def request_version(self, version: int | None) -> None:
+        """Open ``version`` (``None``: the latest) in the search lane, with what the user typed."""
+        self.searching.lane.start(self.open_version(version, self.read_inputs()))
 
     def browse_all(self) -> None:
         """Every row of the table; the query typed stays in its box (Enter searches it again)."""
         self.looking_at.selection = None
         self.results.filter_edit.clear()  # all rows: an earlier filter would hide some
-        self.services.tasks.start(self.browse(self.read_inputs()), key="search")
+        self.searching.lane.start(self.browse(self.read_inputs()))
 
     def focus_query(self) -> None:
         self.query_bar.query_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)

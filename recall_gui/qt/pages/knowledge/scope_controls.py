@@ -47,6 +47,8 @@ class ScopeControls:
         self.entry_detail = entry_detail
         self.filter_bar, self.version_bar, self.schema_panel = bars
         self._changed = changed
+        #: Starting the process that checks filters first, while the user types one.
+        self.warming = services.operations.lane("warm-filters")
         #: The search (database, query, limit) the map's choice replaced: Clear Choice searches it again.
         self._searched_before_choice: tuple[str, str, int] | None = None
 
@@ -61,7 +63,7 @@ class ScopeControls:
     def on_where_typed(self, text: str) -> None:
         """The user types a filter: start the process that checks filters first, so it is ready by Enter."""
         if text.strip():
-            self.services.tasks.start(self._warm_filters(), key="warm-filters")
+            self.warming.start(self._warm_filters())
 
     async def _warm_filters(self) -> None:
         (await self.services.session()).filters.warm()

@@ -15,13 +15,13 @@ from recall_gui.core.base import DEFAULT_LIMIT, MAX_QUERY_CHARS, RecallError, Se
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
-from recall_gui.qt.query_op import NewestWins
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import ElidedLabel
 
 if TYPE_CHECKING:
     from recall_gui.core.registry import DatabaseEntry
     from recall_gui.core.search import SearchReport
+    from recall_gui.qt.operations import Lane
     from recall_gui.qt.pages.inputs import Inputs
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
 
@@ -53,7 +53,9 @@ class Searching:
         self.results = results
         self._browse = browse
         self._finished = finished
-        self.requests = NewestWins(self._show_busy, lambda error: services.show_error(error, "search"))
+        #: The search lane: a search, "more like this", browsing, opening a version or an entry; a newer
+        #: request cancels the one running and supersedes what it would show.
+        self.lane = services.operations.lane("search", topic="search", show_busy=self._show_busy)
         #: The caption of the search results shown and the limit they were asked with.
         self.results_caption: tuple[str, int] | None = None
         #: The last search by text shown in this database: (database, query, limit).
@@ -144,7 +146,7 @@ class Searching:
             )
             self._finished.emit()
 
-        await self.requests.run(
+        await self.lane.run(
             find,
             busy=f"Searching {entry.name}…",
             success=lambda found: self._show_found(entry, inputs, *found),
@@ -223,21 +225,23 @@ class Searching:
             self.show_status(report)
             self._finished.emit()
 
-        await self.requests.run(
+        await self.lane.run(
             find,
             busy=f"Searching {entry.name} for entries like the selected one…",
             success=found,
             failure=lambda _error: self._finished.emit(),
         )
 
-    def cancel(self) -> bool:
-        """Stop the running search (Esc); its results will never be shown. ``False`` if none was running."""
-        tasks = self.services.tasks
-        stopped = tasks.cancel("search") | tasks.cancel("choose")
-        if not (stopped or self.requests.busy):
+    def cancel(self, *also: Lane) -> bool:
+        """Stop the running search (Esc), and what runs in ``also`` (choosing a database); its results will
+        never be shown. ``False`` if none was running."""
+        stopped = self.lane.cancel()
+        for lane in also:
+            stopped = lane.cancel() or stopped
+        if not (stopped or self.lane.busy):
             return False
-        self.requests.supersede()
-        self.requests.set_busy(None)
+        self.lane.supersede()
+        self.lane.set_busy(None)
         self.services.set_activity("Search cancelled")
         return True
 

@@ -47,12 +47,14 @@ class WouldSee:
         #: The entry open in the detail now (a verdict for another one is not shown).
         self._selected = selected
         self._shown = shown
+        #: Ranking the selected entry for the query (selecting another cancels it).
+        self.ranking = services.operations.lane("visibility")
 
     def show(self, item: object) -> None:
         """The tools for ``item`` (a search hit or a browsed row; ``None``: nothing selected)."""
         tools, entry, searching = self.entry_tools, self.looking_at.current, self.searching
         searched, like = searching.searched, searching.like
-        self.services.tasks.cancel("visibility")
+        self.ranking.cancel()
         is_hit = isinstance(item, SearchHit)
         golden = is_hit and like is None and searched is not None
         tip = None if golden else "Search for a question first, then select the rows it must return"
@@ -85,7 +87,7 @@ class WouldSee:
             tools.show_verdict(NO_QUERY, "neutral")
             return
         tools.show_verdict(f"Ranking this entry for {quoted(query)}…", "neutral")
-        self.services.tasks.start(self.show_visibility(item, query, limit), key="visibility")
+        self.ranking.start(self.show_visibility(item, query, limit))
 
     def _show_in_result(self, hit: SearchHit, result: SearchResult) -> bool:
         """The verdict for a result of a search that is the agent's own (the same table, the latest

@@ -1,0 +1,193 @@
+"""Running the golden checks through the agent's search — on this process's harness or on Ray — and the
+runs beside it: every version of each table, an A/B comparison, the hubs among the results. A run's ranks
+are kept for the next one to compare with; the outcome goes to the page's table, note and views."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QComboBox, QProgressBar
+
+from recall_gui import core
+from recall_gui.core.base import RecallError, window_address
+from recall_gui.core.messages import UserMessage
+from recall_gui.qt.models.checks_model import ChecksModel
+from recall_gui.qt.pages.checks.outcome import when
+from recall_gui.qt.panels.check_views import CompareView, HubsView, VersionsView
+from recall_gui.qt.panels.status_note import StatusNote
+from recall_gui.qt.services import WindowServices
+
+if TYPE_CHECKING:
+    from recall_gui.core.agents import (
+        Change,
+        CheckHubs,
+        CheckRun,
+        Comparison,
+        GoldenCheck,
+        LastRun,
+        VersionsReport,
+    )
+    from recall_gui.core.search import Harness
+
+
+class CheckRunner:
+    """Runs the checks of the page's golden file and shows what came of it."""
+
+    def __init__(
+        self,
+        services: WindowServices,
+        model: ChecksModel,
+        *,
+        note: StatusNote,
+        progress: QProgressBar,
+        engine: QComboBox,
+        views: tuple[VersionsView, CompareView, HubsView],
+        set_running: Callable[[bool], None],
+        show_detail: Callable[[], None],
+        finished: SignalInstance,
+    ) -> None:
+        self.services = services
+        self.golden = services.golden
+        self.model = model
+        self.note, self.progress, self.engine = note, progress, engine
+        self.versions_view, self.compare_view, self.hubs_view = views
+        self._set_running = set_running
+        self._show_detail = show_detail
+        self._finished = finished
+        self.last_run: CheckRun | None = None
+        #: The run before the last one, which the last one was compared with.
+        self.previous: LastRun | None = None
+
+    def forget(self) -> None:
+        """Another golden file: no run of it yet."""
+        self.last_run, self.previous = None, None
+        self.model.set_outcomes((), ())
+
+    async def run_checks(self) -> CheckRun | None:
+        """Run every check of the golden file through the agent's search; show pass/fail, the ranks and
+        what moved since the last run, then keep this run for the next one to compare with."""
+        golden, services, progress = self.golden, self.services, self.progress
+        checks, path = golden.checks, golden.path
+        if not checks:
+            return None
+        self._set_running(True)
+        progress.setRange(0, len(checks))
+        progress.setValue(0)
+        progress.setFormat(f"%v of {len(checks)} checks")
+        self.note.show_note(f"Running {len(checks):,} checks…", "neutral")
+        services.set_activity("Running golden checks…")
+        started = time.perf_counter()
+        try:
+            previous = core.agents.load_last_run(path)
+            harness = await services.harness()
+            run = await self._engine_run(harness, checks)
+        except RecallError as error:  # the Ray engine could not start (the local one reports per check)
+            self.note.show_note(error.full_text(), "bad")
+            services.set_activity("Ready")
+            self._finished.emit()
+            return None
+        except asyncio.CancelledError:
+            self.note.show_note(
+                f"Cancelled after {progress.value()} of {len(checks)} checks; nothing was kept.", "warning"
+            )
+            services.set_activity("Golden checks cancelled")
+            self._finished.emit()
+            raise
+        finally:
+            self._set_running(False)
+        elapsed = time.perf_counter() - started
+        changes = tuple(core.agents.change_since(outcome, previous) for outcome in run.outcomes)
+        self.last_run, self.previous = run, previous
+        self.model.set_outcomes(run.outcomes, changes)
+        self._show_detail()
+        try:
+            core.agents.save_run(path, run)
+        except OSError as error:
+            services.show_message(
+                UserMessage(
+                    f"This run's ranks could not be kept for the next run to compare with: {error}",
+                    "Check that the app's data folder can be written.",
+                    "warning",
+                )
+            )
+        self._show_summary(run, changes, previous, elapsed)
+        services.set_activity(f"Golden checks: {run.passed} of {len(run.outcomes)} passed")
+        self._finished.emit()
+        return run
+
+    async def _engine_run(self, harness: Harness, checks: Sequence[GoldenCheck]) -> CheckRun:
+        """The checks on the engine chosen: this process's harness, or Ray."""
+
+        def progress(done: int, _total: int) -> None:
+            self.progress.setValue(done)
+
+        if self.engine.currentData() != "ray":
+            return await core.agents.with_crowding(
+                harness, await core.agents.run_checks(harness, checks, progress)
+            )
+
+        return await core.agents.run_checks_in_ray(
+            harness.registry_dir, checks, progress, address=window_address()
+        )
+
+    def _show_summary(
+        self, run: CheckRun, changes: tuple[Change, ...], previous: LastRun | None, elapsed: float
+    ) -> None:
+        parts = [f"{run.passed} passed", f"{run.failed} failed"]
+        if run.errors:
+            parts.append(f"{run.errors} could not run")
+        count = len(run.outcomes)
+        text = f"Ran {count:,} check{'s' if count != 1 else ''} in {elapsed:.1f} s: {', '.join(parts)}."
+        if previous is not None:
+            moved = sum(change.kind not in ("same", "new") for change in changes)
+            text += f" Since the run of {when(previous.ran_at)}: {moved or 'nothing'} changed."
+        means = run.metrics
+        if means is not None:
+            text += f" Means: {means.describe()}, each at its check's limit on the latest version."
+        self.note.show_note(text, "good" if run.failed == 0 and run.errors == 0 else "bad")
+
+    async def run_on_versions(self) -> VersionsReport | None:
+        """Every check on every version of its table still on disk (read-only checkouts), charted."""
+        checks = self.golden.checks
+        if not checks:
+            return None
+        self.versions_view.note.setText(f"Running {len(checks):,} checks on every version…")
+        report = await core.agents.run_on_versions(await self.services.harness(), checks)
+        self.versions_view.show_report(report)
+        self._finished.emit()
+        return report
+
+    async def compare(self, version: int | None = None, other: str | None = None) -> Comparison | None:
+        """A/B: A is each check's database at ``version`` (or its latest), B the latest (or ``other``)."""
+        checks = self.golden.checks
+        entry = self.services.registry.get(other) if other is not None else None
+        if not checks or (other is not None and entry is None):
+            return None
+        self.compare_view.note.setText(f"Comparing {len(checks):,} checks…")
+        comparison = await core.agents.compare_checks(
+            await self.services.harness(), checks, version=version, other=entry
+        )
+        a_label = f"version {version}" if version is not None else "each check's database, latest"
+        b_label = "the latest version" if other is None else f"{other}, latest, with its own model"
+        self.compare_view.show_comparison(comparison, a_label, b_label)
+        self._finished.emit()
+        return comparison
+
+    async def find_hubs(self) -> tuple[CheckHubs, ...] | None:
+        """The entries the agent's search returns for many of the file's queries, per database."""
+        checks = self.golden.checks
+        if not checks:
+            return None
+        self.hubs_view.note.setText(f"Searching {len(checks):,} queries as the agent does…")
+
+        def progress(done: int, total: int) -> None:
+            self.hubs_view.note.setText(f"Searched {done:,} of {total:,} queries…")
+
+        found = await core.agents.hubs_of_checks(await self.services.harness(), checks, progress)
+        self.hubs_view.show_hubs(found, core.agents.DEFAULT_HUB_SHARE)
+        self._finished.emit()
+        return found
