@@ -194,8 +194,8 @@ def run(args: argparse.Namespace) -> int:
     except ScaleUnavailableError as error:  # what to install: the message and its hint
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE
-    except RecallError as error:  # the file (or the registry) cannot be used: one line, status 2
-        report_error(error.message)
+    except RecallError as error:  # the file, the registry or the Ray cluster cannot be used: status 2
+        report_error(error.message, error.hint)
         return EXIT_UNUSABLE
     if args.json:
         write_stdout(json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False) + "\n")

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         REGISTRY_ENV,
         RegistryLocation,
         app_config_dir,
+        cache_problem,
         folder_problem,
         resolve_registry_dir,
     )
@@ -86,6 +87,7 @@ __all__ = [
     "SettingsStore",
     "Vector",
     "app_config_dir",
+    "cache_problem",
     "compose_description",
     "defer_lance_rest_client",
     "first_surrogate",
@@ -163,6 +165,7 @@ if not TYPE_CHECKING:
                 "REGISTRY_ENV",
                 "RegistryLocation",
                 "app_config_dir",
+                "cache_problem",
                 "folder_problem",
                 "resolve_registry_dir",
             ),

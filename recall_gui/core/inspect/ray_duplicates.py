@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.base.errors import OperationCancelled, RecallError
+from recall_gui.core.base.ray_reach import watched
 from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
 from recall_gui.core.inspect.duplicates import DEFAULT_METRIC, DuplicateReport, entries_of, report_of
@@ -131,22 +132,20 @@ async def find_duplicates_on_ray(
         if on_progress is not None:
             loop.call_soon_threadsafe(on_progress, share)
 
-    job = loop.run_in_executor(
-        None,
-        functools.partial(
-            _pairs_on_ray,
-            uri=uri,
-            storage_options=dict(target.options.storage_options),
-            version=opened.version,
-            vector=opened.columns.vector,
-            threshold=threshold,
-            metric=metric,
-            partitions=count,
-            rows=rows,
-            progress=progress,
-            cancel=cancel,
-        ),
+    pairs_on_ray = functools.partial(
+        _pairs_on_ray,
+        uri=uri,
+        storage_options=dict(target.options.storage_options),
+        version=opened.version,
+        vector=opened.columns.vector,
+        threshold=threshold,
+        metric=metric,
+        partitions=count,
+        rows=rows,
+        progress=progress,
+        cancel=cancel,
     )
+    job = loop.run_in_executor(None, watched, pairs_on_ray, cancel, "the search for near-duplicates")
     try:
         found = await asyncio.shield(job)
     except asyncio.CancelledError:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         parse_limit,
     )
     from recall_gui.core.search.health import CHECKS, DatabaseHealth, HealthProblem, check_health
-    from recall_gui.core.search.health_scan import HealthReport, health_report
+    from recall_gui.core.search.health_scan import HEALTH_KINDS, HealthReport, health_report
     from recall_gui.core.search.method_comparison import compare_lists
     from recall_gui.core.search.nearest import prepare
     from recall_gui.core.search.preloading import preload
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_COLUMNS",
     "CHECKS",
+    "HEALTH_KINDS",
     "AgentVerdict",
     "DatabaseHealth",
     "Document",
@@ -110,6 +111,7 @@ if not TYPE_CHECKING:
                 "check_health",
             ),
             "health_scan": (
+                "HEALTH_KINDS",
                 "HealthReport",
                 "health_report",
             ),

@@ -245,7 +245,8 @@ class _MatrixBuilder:
         except OSError as error:
             note = (
                 f"the float32 copy of the vectors could not be written to {self.coding.folder} ({error}), "
-                "so exact search holds them in memory and scans them"
+                "so exact search holds them in memory and scans them: slower than through int8 codes, "
+                "with four times the memory"
             )
             return CachedTable(vectors, payload, note)
 
