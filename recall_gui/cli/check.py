@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
-from recall_gui.core.base import RecallError, ScaleUnavailableError
+from recall_gui.core.base import GoldenFileError, RecallError, ScaleUnavailableError, printable
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import CheckOutcome, CheckRun, VersionsReport
@@ -73,21 +72,23 @@ async def _run(args: argparse.Namespace) -> CheckRun:
 
 
 def format_outcome(outcome: CheckOutcome) -> str:
+    """The outcome's lines; what the golden file, the registry or a table holds is shown escaped (a name,
+    a tag or an id with control characters must not drive the terminal or forge a line)."""
     check = outcome.check
-    where = outcome.searched or check.named
-    head = f"{where}  {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
+    where = printable(outcome.searched or check.named)
+    head = f"{where}  {printable(json.dumps(check.query, ensure_ascii=False))} (limit {check.limit})"
     if outcome.error is not None:
-        return f"ERROR  {head}\n       {outcome.error}"
+        return f"ERROR  {head}\n       {printable(outcome.error)}"
     verdict = "PASS " if outcome.passed else "FAIL "
     lines = [f"{verdict}  {head}"]
     for expected in outcome.expected:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
-        lines.append(f"       {expected.id}: {where}")
+        lines.append(f"       {printable(expected.id)}: {where}")
     from recall_gui.core.agents import crowding_text
 
     crowding = crowding_text(outcome.near_copies)
     if crowding is not None:
-        lines.append(f"       {crowding}")
+        lines.append(f"       {printable(crowding)}")
     return "\n".join(lines)
 
 
@@ -135,17 +136,16 @@ def format_versions(report: VersionsReport) -> str:
         metrics = data["metrics"]
         means = "" if metrics is None else f"  recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}"
         lines.append(
-            f"{run.searched or run.db_name} version {run.version}: {data['passed']} passed, "
+            f"{printable(run.searched or run.db_name)} version {run.version}: {data['passed']} passed, "
             f"{data['failed']} failed{means}"
         )
     for index, check in enumerate(report.checks):
         broke = report.broke_at(index)
+        query = printable(json.dumps(check.query, ensure_ascii=False))
         if broke is not None:
-            lines.append(
-                f"broke at version {broke}: {check.named}  {json.dumps(check.query, ensure_ascii=False)}"
-            )
+            lines.append(f"broke at version {broke}: {printable(check.named)}  {query}")
         if index in report.unusable:
-            lines.append(f"could not run: {check.named}  {report.unusable[index]}")
+            lines.append(f"could not run: {printable(check.named)}  {printable(report.unusable[index])}")
     return "\n".join(lines) if lines else "no checks in the file"
 
 
@@ -194,8 +194,11 @@ def run(args: argparse.Namespace) -> int:
     except ScaleUnavailableError as error:  # what to install: the message and its hint
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE
-    except RecallError as error:  # the file, the registry or the Ray cluster cannot be used: status 2
-        report_error(error.message, error.hint)
+    except GoldenFileError as error:  # the file cannot be used: one line, status 2
+        report_error(error.message)
+        return EXIT_UNUSABLE
+    except RecallError as error:  # the registry cannot be used (one line), or Ray (and what to check)
+        report_error(error.message, error.hint if args.engine == "ray" else None)
         return EXIT_UNUSABLE
     if args.json:
         write_stdout(json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -206,6 +209,6 @@ def run(args: argparse.Namespace) -> int:
     if outcome.errors:
         number, first = next((n, o) for n, o in enumerate(outcome.outcomes, 1) if o.error is not None)
         more = f" (and {outcome.errors - 1} more)" if outcome.errors > 1 else ""
-        print(f"error: {args.file}, check {number} could not run: {first.error}{more}", file=sys.stderr)
+        report_error(f"{args.file}, check {number} could not run: {first.error}{more}")
         return EXIT_UNUSABLE
     return EXIT_PASSED if outcome.failed == 0 else EXIT_FAILED

@@ -15,7 +15,7 @@ from recall_gui.cli.common import (
     storage_options,
     write_stdout,
 )
-from recall_gui.core.base import has_credentials, masked
+from recall_gui.core.base import has_credentials, masked, printable
 
 NAME = "register"
 
@@ -59,10 +59,20 @@ def add_to(commands: Any) -> None:
 
 
 async def _register(args: argparse.Namespace) -> str:
+    from recall_gui.core.base import InvalidInputError
     from recall_gui.core.session import Session
-    from recall_gui.core.tables import Registration, open_table, refuse_credentials, register_table
+    from recall_gui.core.tables import (
+        Registration,
+        check_name,
+        open_table,
+        refuse_credentials,
+        register_table,
+    )
 
     where = location(args)
+    problem = check_name(args.name, set())  # a name that cannot be is refused before anything is read
+    if problem is not None:
+        raise InvalidInputError(f"not registered: {problem}", hint="Choose another name.")
     # Before anything is opened: the password would travel to the object store for nothing.
     refuse_credentials(args.path, where.directory, allowed=args.store_credentials)
     async with Session() as session:
@@ -83,7 +93,7 @@ async def _register(args: argparse.Namespace) -> str:
         )
         done = await register_table(session, where.directory, entry, request)
     for note in done.notes:
-        print(f"note: {masked(note)}", file=sys.stderr)
+        print(f"note: {printable(masked(note))}", file=sys.stderr)
     if has_credentials(entry.uri):
         report_error(
             f"the password in the URI is stored in plain text in {done.registry_file}",
@@ -95,10 +105,11 @@ async def _register(args: argparse.Namespace) -> str:
         if args.inactive
         else "active"
     )
-    return (
+    text = (
         f'registered "{args.name}" ({state}) in {done.registry_file}: table "{entry.table_name}" of '
-        f"{masked(entry.uri)}, model {entry.embedder.label}, {entry.model_reason}\n"
+        f"{masked(entry.uri)}, model {entry.embedder.label}, {entry.model_reason}"
     )
+    return printable(text) + "\n"  # a table's or a folder's name may hold control characters
 
 
 def run(args: argparse.Namespace) -> int:
