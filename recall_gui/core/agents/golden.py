@@ -40,6 +40,9 @@ from recall_gui.core.base.types import (
     query_too_long,
 )
 
+#: The largest version number Lance can look up (its versions are signed 64-bit on the way in).
+MAX_VERSION = 2**63 - 1
+
 GOLDEN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "recall-gui golden checks",
@@ -67,7 +70,7 @@ GOLDEN_SCHEMA: dict[str, Any] = {
                         "uniqueItems": True,
                     },
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
-                    "version": {"type": "integer", "minimum": 1},
+                    "version": {"type": "integer", "minimum": 1, "maximum": MAX_VERSION},
                     "tag": {"type": "string", "minLength": 1},
                 },
             },
@@ -372,11 +375,18 @@ def _located(text: str, source: str, path: Sequence[Any]) -> str:
     return f"{source}{', ' + inner if inner else ''}"
 
 
+def _whole(_checker: Any, value: Any) -> bool:
+    """A JSON integer as written: ``3``, never ``3.0`` (JSON Schema's "integer" counts that in)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _validate(data: Any, text: str, source: str) -> None:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import best_match
 
-    error = best_match(Draft202012Validator(GOLDEN_SCHEMA).iter_errors(data))
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole)
+    validator = validators.extend(Draft202012Validator, type_checker=checker)
+    error = best_match(validator(GOLDEN_SCHEMA).iter_errors(data))
     if error is None:
         return
     path = list(error.absolute_path)
