@@ -103,11 +103,38 @@ def format_run(run: CheckRun) -> str:
     return "\n".join([*lines, summary]) if lines else "no checks in the file\n" + summary
 
 
+def run_inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """What the run reads that a file it writes must never replace: the golden file, the registry's files."""
+    from recall_gui.core.base import ACTIVE_FILE, DBS_FILE
+
+    registry = location(args).directory
+    return [
+        ("the golden file", Path(args.file)),
+        ("the registry's list of databases", registry / DBS_FILE),
+        ("the registry's list of active databases", registry / ACTIVE_FILE),
+    ]
+
+
+def _junit_path_usable(args: argparse.Namespace) -> bool:
+    """Refuse ``--junit OUT`` before anything runs, when OUT may not be written (the run would be lost)."""
+    from recall_gui.core.base import refuse_output
+
+    try:
+        refuse_output(Path(args.junit), inputs=run_inputs(args), what="the JUnit report")
+    except RecallError as error:
+        report_error(error.message, error.hint)
+        return False
+    return True
+
+
 def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
     from recall_gui.core.agents import write_junit
 
     try:
-        write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit))
+        write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit), run_inputs(args))
+    except RecallError as error:  # what is at the path now may not be replaced
+        report_error(error.message, error.hint)
+        return False
     except OSError as error:
         report_error(
             f"the JUnit report was not written to {args.junit}: {error.strerror or error}",
@@ -183,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     if args.versions:
         return run_versions(args)
+    if args.junit is not None and not _junit_path_usable(args):
+        return EXIT_UNUSABLE
     try:
         check_engine_options(args)
         if args.engine == "ray":

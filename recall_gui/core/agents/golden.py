@@ -30,6 +30,7 @@ from recall_gui.core.base.json_bounds import (
     read_integer,
     too_deep,
 )
+from recall_gui.core.base.output_paths import OUTPUT_HINT, output_problem
 from recall_gui.core.base.paths import app_data_dir
 from recall_gui.core.base.surrogates import is_unicode
 from recall_gui.core.base.types import (
@@ -468,7 +469,11 @@ def read_golden(path: Path) -> GoldenFile:
 
 
 def write_golden(path: Path, golden: GoldenFile) -> None:
-    """Write ``golden`` to ``path`` atomically (a reader sees the old file or the new one)."""
+    """Write ``golden`` to ``path`` atomically (a reader sees the old file or the new one); a path that
+    is not a file to write (a FIFO, a table's folder) is refused."""
+    problem = output_problem(path)
+    if problem is not None:
+        raise GoldenFileError(f"{path}: not written: {problem}", hint=OUTPUT_HINT)
     try:
         write_text_atomic(path, golden.to_json())
     except OSError as error:

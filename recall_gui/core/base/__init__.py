@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         recordable,
         too_deep,
     )
+    from recall_gui.core.base.output_paths import OutputRefused, refuse_output
     from recall_gui.core.base.paths import (
         ACTIVE_FILE,
         CONFIG_ENV,
@@ -77,6 +78,7 @@ __all__ = [
     "HeavyModules",
     "InvalidInputError",
     "LongNumber",
+    "OutputRefused",
     "Recall",
     "RecallError",
     "RegistryLocation",
@@ -103,6 +105,7 @@ __all__ = [
     "ray_cluster",
     "read_integer",
     "recordable",
+    "refuse_output",
     "resolve_registry_dir",
     "set_aside",
     "shown",
@@ -116,6 +119,10 @@ if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_face(
         __name__,
         {
+            "output_paths": (
+                "OutputRefused",
+                "refuse_output",
+            ),
             "ray_runtime": (
                 "window_address",
                 "ray_cluster",
