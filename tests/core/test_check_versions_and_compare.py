@@ -12,6 +12,7 @@ import lancedb
 
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
+from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
 
 FRANCE = "What is the capital of France?"
 PASSWORD = "How do I change my password?"
@@ -142,3 +143,51 @@ def test_compare_refuses_no_side_or_two(kb: KnowledgeBase, tmp_path: Path) -> No
         done = cli("compare", "--registry", str(kb.registry_dir), *extra, str(path))
         assert done.returncode != 0
         assert "give exactly one of --version V, --db OTHER or --path PATH" in done.stderr
+
+
+def test_compare_says_a_side_that_could_not_run_is_an_error_not_a_fail(make_kb: Any, tmp_path: Path) -> None:
+    """A at a version that is not on disk, B a registered database whose folder is gone: each is an
+    error naming the side and why (status 2), with nothing lost or gained, never FAIL."""
+    import shutil
+
+    from tests.kbtools import cosh_entry, write_registry
+
+    kb = make_kb()
+    path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 3}])
+    done = cli("compare", "--registry", str(kb.registry_dir), "--version", "7", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: {path}, check 1: A could not run it: ")
+    assert "version 7" in done.stderr.splitlines()[0]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "A: no check ran"
+    assert lines[2].startswith("A ERROR, B PASS  ")
+    assert lines[3].startswith("       A could not run: ") and "lost" not in done.stdout
+
+    gone = make_kb(name="gone")
+    write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), cosh_entry("gone", gone.db_dir)])
+    shutil.rmtree(gone.db_dir)
+    done = cli("compare", "--registry", str(kb.registry_dir), "--db", "gone", "--json", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: {path}, check 1: B could not run it: ")
+    (check,) = json.loads(done.stdout)["checks"]
+    assert "error" in check["b"] and "error" not in check["a"]
+    assert check["lost"] == [] and check["gained"] == []
+
+
+def test_the_checks_page_shows_a_side_that_could_not_run_as_such(
+    kb: KnowledgeBase,
+    open_window: Any,  # noqa: F811
+    loop: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from tests.qt.conftest import run
+
+    path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 3}])
+    page = open_window(kb.registry_dir).checks
+    assert page.open_file(path)
+    comparison = run(loop, page.compare(version=7))
+    assert comparison is not None and [(n, side) for n, side, _ in comparison.unusable] == [(1, "A")]
+    view = page.compare_view
+    assert view.note.text().splitlines()[-1].startswith("Check 1: A could not run it: ")
+    assert [view.table.item(0, column).text() for column in (1, 2, 3)] == ["could not run", "pass", ""]
+    assert "version 7" in view.table.item(0, 1).toolTip().lower()

@@ -141,9 +141,21 @@ class Comparison:
     b: tuple[CheckOutcome, ...]
 
     @property
+    def unusable(self) -> tuple[tuple[int, str, CheckOutcome], ...]:
+        """The checks a side could not run: (check number from 1, "A" or "B", that side's outcome)."""
+        return tuple(
+            (number, name, outcome)
+            for number, pair in enumerate(zip(self.a, self.b, strict=True), start=1)
+            for name, outcome in zip(("A", "B"), pair, strict=True)
+            if outcome.error is not None
+        )
+
+    @property
     def regressed(self) -> bool:
-        """Whether B misses an expected id that A found."""
+        """Whether B misses an expected id that A found (among the checks both sides ran)."""
         for a, b in zip(self.a, self.b, strict=True):
+            if a.error is not None or b.error is not None:
+                continue
             found_a = {e.id for e in a.expected if e.rank is not None}
             found_b = {e.id for e in b.expected if e.rank is not None}
             if found_a - found_b:
@@ -152,13 +164,16 @@ class Comparison:
 
     @property
     def shares_ids(self) -> bool:
-        """Whether A's and B's results have any id in common (else they are hardly the same entries)."""
-        return any(set(a.results) & set(b.results) for a, b in zip(self.a, self.b, strict=True))
+        """Whether A's and B's results have any id in common (else they are hardly the same entries),
+        among the checks both sides ran (none: nothing to say)."""
+        ran = [(a, b) for a, b in zip(self.a, self.b, strict=True) if a.error is None and b.error is None]
+        return not ran or any(set(a.results) & set(b.results) for a, b in ran)
 
     def to_dict(self) -> dict[str, Any]:
         checks = []
         for a, b in zip(self.a, self.b, strict=True):
             check = a.check
+            ran = a.error is None and b.error is None  # else nothing was lost or gained: not compared
             checks.append(
                 {
                     **check.database_fields(),
@@ -167,8 +182,8 @@ class Comparison:
                     "limit": check.limit,
                     "a": _side(a),
                     "b": _side(b),
-                    "lost": [i for i in a.results if i not in set(b.results)],
-                    "gained": [i for i in b.results if i not in set(a.results)],
+                    "lost": [i for i in a.results if i not in set(b.results)] if ran else [],
+                    "gained": [i for i in b.results if i not in set(a.results)] if ran else [],
                 }
             )
         return {"a": {"metrics": _means(self.a)}, "b": {"metrics": _means(self.b)}, "checks": checks}
