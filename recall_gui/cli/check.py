@@ -6,17 +6,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
+from recall_gui.cli.versions import ListingProgress
 from recall_gui.core.base import GoldenFileError, RecallError, ScaleUnavailableError, printable
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import CheckOutcome, CheckRun, VersionsReport
+    from recall_gui.core.agents import CheckOutcome, CheckRun, VersionChoice, VersionsReport
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+
+#: The options that choose versions for ``--versions``, and where argparse keeps them.
+VERSION_OPTIONS = {"from": "from_version", "to": "to_version", "last": "last"}
 
 
 NAME = "check"
@@ -41,7 +47,23 @@ def add_to(commands: Any) -> None:
         "--versions",
         action="store_true",
         help="run every check against every version of its database's table still on disk (read-only) "
-        "and say which version broke it",
+        "and say which version broke it; progress goes to stderr",
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_version",
+        type=int,
+        metavar="V",
+        help="with --versions: only versions from V on",
+    )
+    parser.add_argument(
+        "--to", dest="to_version", type=int, metavar="V", help="with --versions: only versions up to V"
+    )
+    parser.add_argument(
+        "--last",
+        type=int,
+        metavar="N",
+        help="with --versions: only the newest N versions (of those --from and --to leave), e.g. --last 50",
     )
     parser.add_argument(
         "--junit",
@@ -144,15 +166,56 @@ def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
     return True
 
 
-async def _run_versions(args: argparse.Namespace) -> VersionsReport:
+class VersionsRunProgress:
+    """How far ``check --versions`` is, on stderr: on a terminal one line redrawn in place; anywhere else
+    (a pipe, a CI log) a line every :data:`EVERY` versions, at the last one, and after :data:`QUIET_S`
+    seconds without one, so a log shows that the run moves."""
+
+    EVERY = 100
+    QUIET_S = 30.0
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.on_terminal = stream.isatty()
+        self._listings: dict[str, ListingProgress] = {}
+        self._drawn = False
+        self._line_at = time.monotonic()
+
+    def listing(self, name: str, count: int | None, seconds: float) -> None:
+        self._listings.setdefault(name, ListingProgress(name))(count, seconds)
+
+    def ran(self, name: str, done: int, total: int, version: int) -> None:
+        listing = self._listings.pop(name, None)
+        if listing is not None:
+            listing.end()
+        text = f"{printable(name)}: checked version {version} ({done:,} of {total:,} versions)"
+        if self.on_terminal:
+            print(f"\r{text}\x1b[K", end="", file=self.stream, flush=True)
+            self._drawn = True
+            return
+        now = time.monotonic()
+        if done % self.EVERY == 0 or done == total or now - self._line_at >= self.QUIET_S:
+            print(text, file=self.stream, flush=True)
+            self._line_at = now
+
+    def end(self) -> None:
+        for listing in self._listings.values():
+            listing.end()
+        if self._drawn:
+            print(file=self.stream, flush=True)
+
+
+async def _run_versions(args: argparse.Namespace, choice: VersionChoice) -> VersionsReport:
     from recall_gui.core.agents import read_golden, run_on_versions
     from recall_gui.core.search import Harness
 
     golden = read_golden(Path(args.file))
     harness = Harness(location(args).directory)
+    progress = VersionsRunProgress(sys.stderr)
     try:
-        return await run_on_versions(harness, golden.checks)
+        return await run_on_versions(harness, golden.checks, choice, progress)
     finally:
+        progress.end()
         await harness.aclose()
 
 
@@ -188,12 +251,26 @@ def _versions_status(report: VersionsReport) -> int:
     return EXIT_FAILED if any(not o.passed for r in last_runs for o in r.outcomes) else EXIT_PASSED
 
 
+def _version_choice(args: argparse.Namespace) -> VersionChoice | None:
+    """The versions ``--from``, ``--to`` and ``--last`` choose, or ``None`` after saying why they cannot."""
+    from recall_gui.core.agents import VersionChoice
+
+    try:
+        return VersionChoice.of(args.from_version, args.to_version, args.last)
+    except RecallError as error:
+        report_error(error.message, error.hint)
+        return None
+
+
 def run_versions(args: argparse.Namespace) -> int:
     if args.junit is not None:
         report_error("--junit reports one run: leave --versions out for it")
         return EXIT_UNUSABLE
+    choice = _version_choice(args)
+    if choice is None:
+        return EXIT_UNUSABLE
     try:
-        report = asyncio.run(_run_versions(args))
+        report = asyncio.run(_run_versions(args, choice))
     except RecallError as error:
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE
@@ -205,6 +282,11 @@ def run_versions(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    chosen = [f"--{option}" for option, dest in VERSION_OPTIONS.items() if getattr(args, dest) is not None]
+    if chosen and not args.versions:
+        verb = "applies" if len(chosen) == 1 else "apply"
+        report_error(f"{' and '.join(chosen)} {verb} only with --versions", "Add --versions to run them.")
+        return EXIT_UNUSABLE
     if args.versions and args.engine == "ray":
         report_error("--versions runs on the local engine only", "Leave --engine ray out for it.")
         return EXIT_UNUSABLE

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     )
     from recall_gui.core.agents.check_comparison import (
         Comparison,
+        VersionChoice,
+        VersionsProgress,
         VersionsReport,
         compare_checks,
         run_on_versions,
@@ -106,6 +108,8 @@ __all__ = [
     "ReplayDiff",
     "Shadowing",
     "Stamp",
+    "VersionChoice",
+    "VersionsProgress",
     "VersionsReport",
     "WindowAnswer",
     "change_since",
@@ -184,6 +188,8 @@ if not TYPE_CHECKING:
             ),
             "check_comparison": (
                 "Comparison",
+                "VersionChoice",
+                "VersionsProgress",
                 "VersionsReport",
                 "compare_checks",
                 "run_on_versions",

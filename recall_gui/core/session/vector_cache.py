@@ -443,6 +443,19 @@ class VectorCache:
         on_disk = int(total or 0) - rows * opened.columns.vector_dim * 4
         return payload_limit if on_disk <= payload_limit else 0
 
+    def forget_version(self, uri: str, table: str, version: int) -> None:
+        """Drop what is kept of one pinned version of a table, and stop its read in progress (a run over
+        many versions searches each once: keeping them would hold every version's vectors)."""
+        for key in [k for k in (*self._entries, *self._refused, *self._reads) if k[:2] == (uri, table)]:
+            if key[3] != version:
+                continue
+            self._entries.pop(key, None)
+            self._refused.pop(key, None)
+            read = self._reads.pop(key, None)
+            if read is not None:
+                self._reserved.pop(key, None)
+                read.task.cancel()
+
     def forget(self, uri: str | None = None) -> None:
         """Drop the matrices of one database (or all); reads in progress still finish."""
         for key in [k for k in self._entries if uri is None or k[0] == uri]:

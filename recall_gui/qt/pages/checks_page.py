@@ -503,7 +503,7 @@ class ChecksPage(QWidget):
         if not checks:
             return None
         self.versions_view.note.setText(f"Running {len(checks):,} checks on every version…")
-        report = await run_on_versions(await self.services.harness(), checks)
+        report = await run_on_versions(await self.services.harness(), checks, progress=self.versions_view)
         self.versions_view.show_report(report)
         self.runFinished.emit()
         return report

@@ -47,6 +47,15 @@ class VersionsView(QWidget):
         self._layout.setContentsMargins(4, 4, 4, 4)
         self._layout.addWidget(self.note)
 
+    def listing(self, name: str, count: int | None, seconds: float) -> None:
+        """How a run over versions goes (:class:`recall_gui.core.agents.VersionsProgress`): the listing."""
+        many = f"{count:,} versions" if count is not None else "the versions"
+        self.note.setText(f"Listing {many} of {name} ({seconds:.0f} s)…")
+
+    def ran(self, name: str, done: int, total: int, version: int) -> None:
+        """How a run over versions goes: a version checked."""
+        self.note.setText(f"{name}: checked version {version} ({done:,} of {total:,} versions)…")
+
     def show_report(self, report: VersionsReport) -> None:
         import pyqtgraph as pg
 
