@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.core.base import ACTIVE_FILE
+from recall_gui.core.base import ACTIVE_FILE, printable
 from recall_gui.core.registry import change_active
 
 
@@ -37,9 +37,9 @@ class ActivationCommand:
         changed = (before is not None) != self.active
         state = "active: agents can search it" if self.active else "inactive: agents cannot search it"
         if changed:
-            write_stdout(f'"{args.name}" is now {state} ({path})\n')
+            write_stdout(printable(f'"{args.name}" is now {state} ({path})') + "\n")
         else:
-            write_stdout(f'"{args.name}" was already {state}; {path} is unchanged\n')
+            write_stdout(printable(f'"{args.name}" was already {state}; {path} is unchanged') + "\n")
         return 0
 
 

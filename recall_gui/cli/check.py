@@ -14,13 +14,26 @@ from recall_gui import core
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.model_notes import note_stand_ins
+from recall_gui.cli.versions_progress import VersionsRunProgress
 from recall_gui.core.agents import read_golden
-from recall_gui.core.base import RecallError, ScaleUnavailableError, json_text
+from recall_gui.core.base import (
+    ACTIVE_FILE,
+    DBS_FILE,
+    GoldenFileError,
+    RecallError,
+    ScaleUnavailableError,
+    json_text,
+    printable,
+    refuse_output,
+)
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import CheckOutcome, CheckRun, VersionsReport
+    from recall_gui.core.agents import CheckOutcome, CheckRun, VersionChoice, VersionsReport
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+
+#: The options that choose versions for ``--versions``, and where argparse keeps them.
+VERSION_OPTIONS = {"from": "from_version", "to": "to_version", "last": "last"}
 
 
 NAME = "check"
@@ -45,7 +58,23 @@ def add_to(commands: Any) -> None:
         "--versions",
         action="store_true",
         help="run every check against every version of its database's table still on disk (read-only) "
-        "and say which version broke it",
+        "and say which version broke it; progress goes to stderr",
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_version",
+        type=int,
+        metavar="V",
+        help="with --versions: only versions from V on",
+    )
+    parser.add_argument(
+        "--to", dest="to_version", type=int, metavar="V", help="with --versions: only versions up to V"
+    )
+    parser.add_argument(
+        "--last",
+        type=int,
+        metavar="N",
+        help="with --versions: only the newest N versions (of those --from and --to leave), e.g. --last 50",
     )
     parser.add_argument(
         "--junit",
@@ -69,20 +98,22 @@ async def _run(args: argparse.Namespace) -> CheckRun:
 
 
 def format_outcome(outcome: CheckOutcome) -> str:
+    """The outcome's lines; what the golden file, the registry or a table holds is shown escaped (a name,
+    a tag or an id with control characters must not drive the terminal or forge a line)."""
     check = outcome.check
-    where = outcome.searched or check.named
-    head = f"{where}  {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
+    where = printable(outcome.searched or check.named)
+    head = f"{where}  {printable(json.dumps(check.query, ensure_ascii=False))} (limit {check.limit})"
     if outcome.error is not None:
-        return f"ERROR  {head}\n       {outcome.error}"
+        return f"ERROR  {head}\n       {printable(outcome.error)}"
     verdict = "PASS " if outcome.passed else "FAIL "
     lines = [f"{verdict}  {head}"]
     for expected in outcome.expected:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
-        lines.append(f"       {expected.id}: {where}")
+        lines.append(f"       {printable(expected.id)}: {where}")
 
     crowding = core.agents.crowding_text(outcome.near_copies)
     if crowding is not None:
-        lines.append(f"       {crowding}")
+        lines.append(f"       {printable(crowding)}")
     return "\n".join(lines)
 
 
@@ -97,9 +128,32 @@ def format_run(run: CheckRun) -> str:
     return "\n".join([*lines, summary]) if lines else "no checks in the file\n" + summary
 
 
+def run_inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """What the run reads that a file it writes must never replace: the golden file, the registry's files."""
+    registry = location(args).directory
+    return [
+        ("the golden file", Path(args.file)),
+        ("the registry's list of databases", registry / DBS_FILE),
+        ("the registry's list of active databases", registry / ACTIVE_FILE),
+    ]
+
+
+def _junit_path_usable(args: argparse.Namespace) -> bool:
+    """Refuse ``--junit OUT`` before anything runs, when OUT may not be written (the run would be lost)."""
+    try:
+        refuse_output(Path(args.junit), inputs=run_inputs(args), what="the JUnit report")
+    except RecallError as error:
+        report_error(error.message, error.hint)
+        return False
+    return True
+
+
 def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
     try:
-        core.agents.write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit))
+        core.agents.write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit), run_inputs(args))
+    except RecallError as error:  # what is at the path now may not be replaced
+        report_error(error.message, error.hint)
+        return False
     except OSError as error:
         report_error(
             f"the JUnit report was not written to {args.junit}: {error.strerror or error}",
@@ -109,12 +163,14 @@ def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
     return True
 
 
-async def _run_versions(args: argparse.Namespace) -> VersionsReport:
+async def _run_versions(args: argparse.Namespace, choice: VersionChoice) -> VersionsReport:
     golden = read_golden(Path(args.file))
     harness = core.search.Harness(location(args).directory)
+    progress = VersionsRunProgress(sys.stderr)
     try:
-        return await core.agents.run_on_versions(harness, golden.checks)
+        return await core.agents.run_on_versions(harness, golden.checks, choice, progress)
     finally:
+        progress.end()
         await harness.aclose()
 
 
@@ -125,17 +181,16 @@ def format_versions(report: VersionsReport) -> str:
         metrics = data["metrics"]
         means = "" if metrics is None else f"  recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}"
         lines.append(
-            f"{run.searched or run.db_name} version {run.version}: {data['passed']} passed, "
+            f"{printable(run.searched or run.db_name)} version {run.version}: {data['passed']} passed, "
             f"{data['failed']} failed{means}"
         )
     for index, check in enumerate(report.checks):
         broke = report.broke_at(index)
+        query = printable(json.dumps(check.query, ensure_ascii=False))
         if broke is not None:
-            lines.append(
-                f"broke at version {broke}: {check.named}  {json.dumps(check.query, ensure_ascii=False)}"
-            )
+            lines.append(f"broke at version {broke}: {printable(check.named)}  {query}")
         if index in report.unusable:
-            lines.append(f"could not run: {check.named}  {report.unusable[index]}")
+            lines.append(f"could not run: {printable(check.named)}  {printable(report.unusable[index])}")
     return "\n".join(lines) if lines else "no checks in the file"
 
 
@@ -151,12 +206,24 @@ def _versions_status(report: VersionsReport) -> int:
     return EXIT_FAILED if any(not o.passed for r in last_runs for o in r.outcomes) else EXIT_PASSED
 
 
+def _version_choice(args: argparse.Namespace) -> VersionChoice | None:
+    """The versions ``--from``, ``--to`` and ``--last`` choose, or ``None`` after saying why they cannot."""
+    try:
+        return core.agents.VersionChoice.of(args.from_version, args.to_version, args.last)
+    except RecallError as error:
+        report_error(error.message, error.hint)
+        return None
+
+
 def run_versions(args: argparse.Namespace) -> int:
     if args.junit is not None:
         report_error("--junit reports one run: leave --versions out for it")
         return EXIT_UNUSABLE
+    choice = _version_choice(args)
+    if choice is None:
+        return EXIT_UNUSABLE
     try:
-        report = asyncio.run(_run_versions(args))
+        report = asyncio.run(_run_versions(args, choice))
     except RecallError as error:
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE
@@ -169,11 +236,18 @@ def run_versions(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    chosen = [f"--{option}" for option, dest in VERSION_OPTIONS.items() if getattr(args, dest) is not None]
+    if chosen and not args.versions:
+        verb = "applies" if len(chosen) == 1 else "apply"
+        report_error(f"{' and '.join(chosen)} {verb} only with --versions", "Add --versions to run them.")
+        return EXIT_UNUSABLE
     if args.versions and args.engine == "ray":
         report_error("--versions runs on the local engine only", "Leave --engine ray out for it.")
         return EXIT_UNUSABLE
     if args.versions:
         return run_versions(args)
+    if args.junit is not None and not _junit_path_usable(args):
+        return EXIT_UNUSABLE
     try:
         check_engine_options(args)
         if args.engine == "ray":
@@ -183,8 +257,11 @@ def run(args: argparse.Namespace) -> int:
     except ScaleUnavailableError as error:  # what to install: the message and its hint
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE
-    except RecallError as error:  # the file (or the registry) cannot be used: one line, status 2
+    except GoldenFileError as error:  # the file cannot be used: one line, status 2
         report_error(error.message)
+        return EXIT_UNUSABLE
+    except RecallError as error:  # the registry cannot be used (one line), or Ray (and what to check)
+        report_error(error.message, error.hint if args.engine == "ray" else None)
         return EXIT_UNUSABLE
     note_stand_ins(o.model for o in outcome.outcomes)
     if args.json:
@@ -196,6 +273,6 @@ def run(args: argparse.Namespace) -> int:
     if outcome.errors:
         number, first = next((n, o) for n, o in enumerate(outcome.outcomes, 1) if o.error is not None)
         more = f" (and {outcome.errors - 1} more)" if outcome.errors > 1 else ""
-        print(f"error: {args.file}, check {number} could not run: {first.error}{more}", file=sys.stderr)
+        report_error(f"{args.file}, check {number} could not run: {first.error}{more}")
         return EXIT_UNUSABLE
     return EXIT_PASSED if outcome.failed == 0 else EXIT_FAILED

@@ -1,6 +1,6 @@
 """``recall-gui compare FILE``: A/B of golden checks — a table version against the latest, or one knowledge
 base against another with the same ids (another model, other chunking). Exit 1 when B loses an expected id
-that A found."""
+that A found, 2 when a side could not run a check (an error, never a FAIL)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from recall_gui.cli.common import location, registry_option, report_error, write
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.cli.model_notes import note_stand_ins
 from recall_gui.core.agents import read_golden
-from recall_gui.core.base import InvalidInputError, RecallError, json_text
+from recall_gui.core.base import InvalidInputError, RecallError, json_text, printable
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import Comparison
@@ -32,7 +32,8 @@ def add_to(commands: Any) -> None:
         description="Run every check of a golden file twice, as an agent's search: A is each check's "
         "database at --version V and B its latest; or A is each check's database and B another knowledge "
         "base (--db OTHER, or --path PATH --table T) searched with its own model. Prints the metrics of "
-        "both, and per check what was lost and gained. Exit status 1 when B misses an expected id A found.",
+        "both, and per check what was lost and gained. Exit status 1 when B misses an expected id A found, "
+        "2 when a side could not run a check (its version is gone, the other base cannot be searched).",
     )
     registry_option(parser)
     parser.add_argument("file", metavar="FILE", help="the golden file")
@@ -81,6 +82,10 @@ async def _compare(args: argparse.Namespace) -> Comparison:
         await harness.aclose()
 
 
+def _verdict(side: dict[str, Any]) -> str:
+    return "ERROR" if "error" in side else "PASS" if side["passed"] else "FAIL"
+
+
 def format_comparison(comparison: Comparison) -> str:
     data = comparison.to_dict()
     lines = []
@@ -92,15 +97,16 @@ def format_comparison(comparison: Comparison) -> str:
             means = f"recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}, nDCG {metrics['ndcg']:.3f}"
             lines.append(f"{side.upper()}: {means}")
     for check in data["checks"]:
-        head = f"{check['searched']}  {json.dumps(check['query'], ensure_ascii=False)}"
-        verdicts = (
-            f"A {'PASS' if check['a']['passed'] else 'FAIL'}, B {'PASS' if check['b']['passed'] else 'FAIL'}"
-        )
+        head = printable(f"{check['searched']}  {json.dumps(check['query'], ensure_ascii=False)}")
+        verdicts = ", ".join(f"{side.upper()} {_verdict(check[side])}" for side in ("a", "b"))
         lines.append(f"{verdicts}  {head}")
+        for side in ("a", "b"):
+            if "error" in check[side]:
+                lines.append(f"       {side.upper()} could not run: {printable(check[side]['error'])}")
         if check["lost"]:
-            lines.append(f"       lost: {', '.join(check['lost'])}")
+            lines.append(printable(f"       lost: {', '.join(check['lost'])}"))
         if check["gained"]:
-            lines.append(f"       gained: {', '.join(check['gained'])}")
+            lines.append(printable(f"       gained: {', '.join(check['gained'])}"))
     return "\n".join(lines)
 
 
@@ -119,4 +125,13 @@ def run(args: argparse.Namespace) -> int:
         if args.json
         else format_comparison(comparison) + "\n"
     )
+    if comparison.unusable:
+        number, side, outcome = comparison.unusable[0]
+        more = len(comparison.unusable) - 1
+        report_error(
+            f"{args.file}, check {number}: {side} could not run it: {outcome.error}"
+            + (f" (and {more} more)" if more else ""),
+            outcome.hint,
+        )
+        return EXIT_UNUSABLE
     return EXIT_LOST if comparison.regressed else EXIT_SAME_OR_BETTER

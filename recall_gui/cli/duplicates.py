@@ -11,13 +11,14 @@ from recall_gui import core
 from recall_gui.cli.common import registry_option, report_error, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
-from recall_gui.core.base import InvalidInputError, ScaleUnavailableError, json_text
+from recall_gui.core.base import InvalidInputError, RecallError, ScaleUnavailableError, json_text
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, GROUPING_RULE, METRICS
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect import DuplicateReport
 
-#: The exit status when the engine asked for cannot be used (its libraries are not installed).
+#: The exit status when the engine asked for cannot be used (its libraries are not installed, its
+#: cluster cannot be reached or failed during the job).
 EXIT_UNUSABLE = 2
 #: How much of each entry's content the text output shows.
 PREVIEW_CHARS = 100
@@ -144,6 +145,11 @@ def run(args: argparse.Namespace) -> int:
             report = asyncio.run(_duplicates(args))
     except ScaleUnavailableError as error:
         report_error(error.message, error.hint)
+        return EXIT_UNUSABLE
+    except RecallError as error:
+        if args.engine != "ray":
+            raise
+        report_error(error.message, error.hint)  # Ray could not be reached, or failed: no groups
         return EXIT_UNUSABLE
     if args.json:
         write_stdout(json_text(report.to_dict(), ensure_ascii=False, indent=2) + "\n")

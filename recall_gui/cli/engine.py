@@ -23,8 +23,14 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ray-address",
         metavar="ADDR",
-        help="the Ray cluster to run on (ray://host:10001); without it --engine ray starts a Ray of this "
-        "machine's cores and stops it at the end",
+        help="the Ray cluster to run on (ray://host:10001 or a head's host:6379); without it --engine ray "
+        "starts a Ray of this machine's cores on loopback and stops it at the end",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        default=None,
+        help="with --engine ray: also show Ray's own log lines and warnings",
     )
 
 
@@ -33,7 +39,7 @@ def check_engine_options(args: argparse.Namespace, *ray_only: str) -> None:
     the command's own such options, as attributes of ``args``)."""
     if args.engine == "ray":
         return
-    for name in ("ray_address", *ray_only):
+    for name in ("ray_address", "verbose", *ray_only):
         if getattr(args, name, None) is not None:
             option = "--" + name.replace("_", "-")
             raise InvalidInputError(
@@ -49,5 +55,5 @@ def engine_for(args: argparse.Namespace) -> Iterator[Any]:
             yield nothing
         return
 
-    with ray_cluster(args.ray_address) as cluster:
+    with ray_cluster(args.ray_address, verbose=bool(args.verbose)) as cluster:
         yield cluster

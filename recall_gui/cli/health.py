@@ -1,4 +1,4 @@
-"""``recall-gui health``: a knowledge base's health report (exit 0 healthy, 1 something is listed)."""
+"""``recall-gui health``: a knowledge base's health report (exit 1 when it lists a kind --fail-on names)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any
 from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
-from recall_gui.core.base import json_text, plural
+from recall_gui.core.base import InvalidInputError, json_text, plural
 
 if TYPE_CHECKING:
     from recall_gui.core.search import HealthReport
 
 NAME = "health"
+#: What fails the command unless ``--fail-on`` says otherwise: what makes a search fail or miss rows.
+DEFAULT_FAIL_ON = ("vectors", "model")
 #: Ids shown per list in the plain output (--json lists them all).
 SHOWN_IDS = 10
 
@@ -27,12 +29,21 @@ def add_to(commands: Any) -> None:
         description="Report what LanceDB's statistics say (rows, versions, fragments, indexes and the rows "
         "they do not cover) and what one streamed scan finds (vectors missing, of zero length, not finite, "
         "too short or too long for float32's arithmetic; empty contents; contents that are exactly the "
-        "same). Exit status 0 when nothing is listed, 1 "
-        "otherwise. Nothing is written: an optimize or a re-index is only advised.",
+        "same). Exit status 1 when it lists a kind --fail-on names, else 0. Nothing is written: an "
+        "optimize or a re-index is only advised.",
     )
     registry_option(parser)
     database_options(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--fail-on",
+        metavar="KINDS",
+        default=",".join(DEFAULT_FAIL_ON),
+        help="what makes the exit status 1, comma-separated: vectors (missing, of zero length, not "
+        "finite, too short or too long for float32), model (the model or the vectors' width: searches "
+        "fail), empty (contents), duplicates (the same content), advice (index coverage, small "
+        f"fragments, a legacy full-text index), all, none (default: {','.join(DEFAULT_FAIL_ON)})",
+    )
     parser.set_defaults(run=run)
 
 
@@ -55,7 +66,21 @@ def _ids(ids: list[str]) -> str:
     return ", ".join(ids[:SHOWN_IDS]) + more
 
 
-def format_report(report: HealthReport) -> str:
+def fail_kinds(text: str) -> frozenset[str]:
+    """The kinds ``--fail-on`` names; refuses one it does not know."""
+    kinds = core.search.HEALTH_KINDS
+    words = {word.strip() for word in text.split(",") if word.strip()}
+    unknown = sorted(words - {*kinds, "all", "none"})
+    if unknown or not words or ("none" in words and len(words) > 1):
+        raise InvalidInputError(
+            f"--fail-on {text!r} is not a list of kinds"
+            + (f" ({', '.join(unknown)} unknown)" if unknown else ""),
+            hint=f"Name some of {', '.join(kinds)}, or all, or none, separated by commas.",
+        )
+    return frozenset(kinds) if "all" in words else frozenset(words - {"none"})
+
+
+def format_report(report: HealthReport, failing: frozenset[str]) -> str:
     lines = [
         f"{plural(report.rows, 'row')}, {plural(report.versions, 'version')}, "
         f"{plural(report.fragments, 'fragment')} ({report.small_fragments:,} small), "
@@ -77,17 +102,26 @@ def format_report(report: HealthReport) -> str:
     for group in report.duplicate_groups:
         lines.append(f"the same content ({len(group)}): {_ids(group)}")
     lines.extend(f"warning: {warning}" for warning in report.warnings)
-    lines.append("healthy" if report.healthy else "something is listed above")
+    listed = report.listed_kinds()
+    if not listed:
+        lines.append("healthy")
+    elif listed & failing:
+        lines.append(f"something is listed above ({', '.join(sorted(listed & failing))}: fails)")
+    else:
+        lines.append(
+            f"something is listed above ({', '.join(sorted(listed))}: --fail-on does not fail on it)"
+        )
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
+    failing = fail_kinds(args.fail_on)  # before the scan: a typo costs nothing
     report = asyncio.run(_report(args))
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
         write_stdout(json_text(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        write_stdout(format_report(report) + "\n")
-    return 0 if report.healthy else 1
+        write_stdout(format_report(report, failing) + "\n")
+    return 1 if report.listed_kinds() & failing else 0

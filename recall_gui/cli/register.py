@@ -16,7 +16,7 @@ from recall_gui.cli.common import (
     storage_options,
     write_stdout,
 )
-from recall_gui.core.base import has_credentials, masked
+from recall_gui.core.base import InvalidInputError, has_credentials, masked, printable
 
 NAME = "register"
 
@@ -61,6 +61,10 @@ def add_to(commands: Any) -> None:
 
 async def _register(args: argparse.Namespace) -> str:
     where = location(args)
+    # A name that cannot be is refused before anything is read.
+    problem = core.tables.check_name(args.name, set())
+    if problem is not None:
+        raise InvalidInputError(f"not registered: {problem}", hint="Choose another name.")
     # Before anything is opened: the password would travel to the object store for nothing.
     core.tables.refuse_credentials(args.path, where.directory, allowed=args.store_credentials)
     async with core.session.Session() as session:
@@ -81,7 +85,7 @@ async def _register(args: argparse.Namespace) -> str:
         )
         done = await core.tables.register_table(session, where.directory, entry, request)
     for note in done.notes:
-        print(f"note: {masked(note)}", file=sys.stderr)
+        print(f"note: {printable(masked(note))}", file=sys.stderr)
     if has_credentials(entry.uri):
         report_error(
             f"the password in the URI is stored in plain text in {done.registry_file}",
@@ -93,10 +97,11 @@ async def _register(args: argparse.Namespace) -> str:
         if args.inactive
         else "active"
     )
-    return (
+    text = (
         f'registered "{args.name}" ({state}) in {done.registry_file}: table "{entry.table_name}" of '
-        f"{masked(entry.uri)}, model {entry.embedder.label}, {entry.model_reason}\n"
+        f"{masked(entry.uri)}, model {entry.embedder.label}, {entry.model_reason}"
     )
+    return printable(text) + "\n"  # a table's or a folder's name may hold control characters
 
 
 def run(args: argparse.Namespace) -> int:

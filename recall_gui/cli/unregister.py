@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from recall_gui.cli.common import location, registry_option, write_stdout
-from recall_gui.core.base import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.base import ACTIVE_FILE, DBS_FILE, masked, printable
 from recall_gui.core.registry import unregister_database
 
 NAME = "unregister"
@@ -30,5 +30,8 @@ def run(args: argparse.Namespace) -> int:
     was = " (it was active)" if removed.active_position is not None else ""
     uri = removed.raw.get("uri")
     kept = f"; its knowledge base at {uri} was not touched" if isinstance(uri, str) else ""
-    write_stdout(f'unregistered "{args.name}" from {removed.registry_file}{was}{kept}\n')
+    # The name and the URI come from the registry: shown escaped, as `list` shows them.
+    write_stdout(
+        printable(masked(f'unregistered "{args.name}" from {removed.registry_file}{was}{kept}')) + "\n"
+    )
     return 0

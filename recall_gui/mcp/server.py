@@ -43,6 +43,7 @@ from recall_gui.core.base import (
     TOOL_NAME,
     Recall,
     RecallError,
+    cache_problem,
     masked,
     printable,
     recordable,
@@ -416,6 +417,9 @@ def run(registry_dir: Path, *, source: str = "") -> None:
     configure_logging()
     where = f" ({source})" if source else ""
     logger.info("serving %s for the registry in %s%s", TOOL_NAME, registry_dir, where)
+    cache = cache_problem()
+    if cache is not None:
+        logger.warning("%s", cache)
     server = RecallMcpServer(registry_dir)
     logger.info("%s", server.call_log.describe())
     asyncio.run(server.serve_stdio())

@@ -12,6 +12,7 @@ import lancedb
 
 from tests.core.test_cli import cli
 from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, snapshot_tree
+from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
 
 FRANCE = "What is the capital of France?"
 PASSWORD = "How do I change my password?"
@@ -147,3 +148,176 @@ def test_compare_refuses_no_side_or_two(kb: KnowledgeBase, tmp_path: Path) -> No
         done = cli("compare", "--registry", str(kb.registry_dir), *extra, str(path))
         assert done.returncode != 0
         assert "give exactly one of --version V, --db OTHER or --path PATH" in done.stderr
+
+
+def test_compare_says_a_side_that_could_not_run_is_an_error_not_a_fail(make_kb: Any, tmp_path: Path) -> None:
+    """A at a version that is not on disk, B a registered database whose folder is gone: each is an
+    error naming the side and why (status 2), with nothing lost or gained, never FAIL."""
+    import shutil
+
+    from tests.kbtools import cosh_entry, write_registry
+
+    kb = make_kb()
+    path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 3}])
+    done = cli("compare", "--registry", str(kb.registry_dir), "--version", "7", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: {path}, check 1: A could not run it: ")
+    assert "version 7" in done.stderr.splitlines()[0]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "A: no check ran"
+    assert lines[2].startswith("A ERROR, B PASS  ")
+    assert lines[3].startswith("       A could not run: ") and "lost" not in done.stdout
+
+    gone = make_kb(name="gone")
+    write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), cosh_entry("gone", gone.db_dir)])
+    shutil.rmtree(gone.db_dir)
+    done = cli("compare", "--registry", str(kb.registry_dir), "--db", "gone", "--json", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: {path}, check 1: B could not run it: ")
+    (check,) = json.loads(done.stdout)["checks"]
+    assert "error" in check["b"] and "error" not in check["a"]
+    assert check["lost"] == [] and check["gained"] == []
+
+
+def test_the_checks_page_shows_a_side_that_could_not_run_as_such(
+    kb: KnowledgeBase,
+    open_window: Any,  # noqa: F811
+    loop: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from tests.qt.conftest import run
+
+    path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 3}])
+    page = open_window(kb.registry_dir).checks
+    assert page.open_file(path)
+    comparison = run(loop, page.compare(version=7))
+    assert comparison is not None and [(n, side) for n, side, _ in comparison.unusable] == [(1, "A")]
+    view = page.compare_view
+    assert view.note.text().splitlines()[-1].startswith("Check 1: A could not run it: ")
+    assert [view.table.item(0, column).text() for column in (1, 2, 3)] == ["could not run", "pass", ""]
+    assert "version 7" in view.table.item(0, 1).toolTip().lower()
+
+
+def grow_history(kb: KnowledgeBase, embedder: Any, last: int, gaps: range = range(0)) -> None:
+    """One appended row per version up to version ``last``: filler in random directions (far from every
+    query), at version 150 a row holding the France query's own vector (it outranks paris from then on),
+    at version 180 pw-reset deleted. The manifests of the versions in ``gaps`` are removed, as a cleanup
+    of old versions removes them."""
+    import numpy as np
+    import pyarrow as pa
+
+    table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
+    rng = np.random.default_rng(35)
+    for version in range(2, last + 1):
+        if version == 180:
+            table.delete("id = 'pw-reset'")
+            continue
+        vector = embedder.embed_sync(FRANCE) if version == 150 else rng.normal(size=384)
+        vector = np.asarray(vector, np.float32) / np.linalg.norm(vector)
+        row_id = "france-copy" if version == 150 else f"filler-{version}"
+        column = pa.FixedSizeListArray.from_arrays(pa.array(vector.astype(np.float32)), 384)
+        table.add(pa.table({"id": [row_id], "content": [row_id], "vector": column}))
+    assert table.version == last
+    for version in gaps:  # LanceDB names a version's manifest by 2**64 - 1 - version
+        (kb.db_dir / f"{kb.name}.lance" / "_versions" / f"{2**64 - 1 - version}.manifest").unlink()
+
+
+def history_checks(kb: KnowledgeBase) -> list[dict[str, Any]]:
+    return [
+        {"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 1},
+        {"db_name": kb.name, "query": PASSWORD, "expect": ["pw-reset"], "limit": 3},
+    ]
+
+
+def test_check_versions_on_a_long_history_shows_progress_and_honours_the_bounds(
+    kb: KnowledgeBase, tmp_path: Path, embedder: Any
+) -> None:
+    import re
+
+    grow_history(kb, embedder, 230, gaps=range(120, 125))
+    path = golden(tmp_path, history_checks(kb))
+    before = snapshot_tree(kb.db_dir)
+    done = cli("check", "--registry", str(kb.registry_dir), "--versions", "--from", "96", "--json", str(path))
+    assert done.returncode == 1, done.stderr  # the latest version fails both checks
+    ran = [v for v in range(96, 231) if v not in range(120, 125)]
+    report = json.loads(done.stdout)
+    assert [v["version"] for v in report["versions"]] == ran
+    for check, (query, expect, limit) in zip(
+        report["checks"], ((FRANCE, "paris", 1), (PASSWORD, "pw-reset", 3)), strict=True
+    ):
+        assert [b["version"] for b in check["by_version"]] == ran
+        for run in check["by_version"]:
+            ids = lance_ids(embedder, kb.db_dir, kb.name, query, limit, run["version"])
+            rank = ids.index(expect) + 1 if expect in ids else None
+            assert run["expected"] == [{"id": expect, "rank": rank}], run["version"]
+    # Not a terminal: a line every 100 versions and at the last (and one after 30 s without any).
+    lines = done.stderr.splitlines()
+    shape = re.compile(rf"{kb.name}: checked version (\d+) \(([\d,]+) of 130 versions\)")
+    assert all(shape.fullmatch(line) for line in lines[1:]), lines
+    assert f"{kb.name}: checked version {ran[99]} (100 of 130 versions)" in lines
+    assert lines[-1] == f"{kb.name}: checked version 230 (130 of 130 versions)"
+    assert lines[0].startswith(f'listing 230 versions of "{kb.name}"') or shape.fullmatch(lines[0])
+
+    plain = cli(
+        "check", "--registry", str(kb.registry_dir), "--versions", "--last", "40", "--to", "200", str(path)
+    )
+    assert plain.returncode == 1, plain.stderr
+    out = plain.stdout.splitlines()
+    assert [line.split(":")[0] for line in out[:40]] == [f"{kb.name} version {v}" for v in range(161, 201)]
+    assert f'broke at version 180: {kb.name}  "{PASSWORD}"' in out
+    assert not any(line.startswith("broke at version 150") for line in out)  # before the versions run
+    assert snapshot_tree(kb.db_dir) == before
+
+
+def test_check_versions_refuses_bounds_it_cannot_honour(kb: KnowledgeBase, tmp_path: Path) -> None:
+    path = golden(tmp_path, history_checks(kb))
+    base = ("check", "--registry", str(kb.registry_dir))
+    for extra, message in (
+        (("--versions", "--from", "5", "--to", "3"), "error: --from 5 is after --to 3"),
+        (("--versions", "--last", "0"), "error: --last 0 is not a number of versions"),
+        (("--versions", "--to", "-1"), "error: --to -1 is not a version number"),
+        (("--versions", "--from", str(2**63)), f"error: --from {2**63} is not a version number"),
+        (("--last", "5"), "error: --last applies only with --versions"),
+        (("--versions", "--from", "x"), "argument --from: invalid int value: 'x'"),
+    ):
+        done = cli(*base, *extra, str(path))
+        assert done.returncode == 2 and message in done.stderr, (extra, done.stderr)
+        assert done.stdout == ""
+    done = cli(*base, "--versions", "--from", "7", str(path))  # the table has version 1 only
+    assert done.returncode == 2
+    assert (
+        f"could not run: {kb.name}  none of versions from 7 is on disk (its table's versions end at 1)"
+        in (done.stdout.splitlines())
+    )
+
+
+def test_a_run_over_versions_keeps_none_of_them_in_the_session(kb: KnowledgeBase, embedder: Any) -> None:
+    """Each version's open table and vectors are dropped before the next: a run over thousands of
+    versions must not hold them all (it grew to 2.26 GB)."""
+    import asyncio
+
+    from recall_gui.core.agents import GoldenCheck, run_on_versions
+    from recall_gui.core.search import Harness
+
+    grow_history(kb, embedder, 30)
+    checks = [GoldenCheck(kb.name, FRANCE, ("paris",), 1), GoldenCheck(kb.name, PASSWORD, ("pw-reset",), 3)]
+    held: list[int] = []
+
+    class Progress:
+        def listing(self, name: str, count: int | None, seconds: float) -> None:
+            pass
+
+        def ran(self, name: str, done: int, total: int, version: int) -> None:
+            pinned = [key for key in harness.session.vectors.cached_versions() if key[3] is not None]
+            held.append(len(pinned))
+
+    async def run() -> Any:
+        try:
+            return await run_on_versions(harness, checks, progress=Progress())
+        finally:
+            await harness.aclose()
+
+    harness = Harness(kb.registry_dir)
+    report = asyncio.run(run())
+    assert [run.version for run in report.runs] == list(range(1, 31))
+    assert held == [0] * 30

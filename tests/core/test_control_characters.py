@@ -10,7 +10,7 @@ import pytest
 from recall_gui.core.agents.agent_log import LogFiles
 from recall_gui.core.agents.call_record import CallRecord, now_iso
 from tests.core.test_cli import cli
-from tests.kbtools import KnowledgeBase, view_entry, write_registry
+from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 
 EVIL = "odd\x1b]0;owned\x07\x1b[2J\rname\u202e"
 ESCAPED = "odd\\x1b]0;owned\\x07\\x1b[2J\\rname\\u202e"
@@ -51,3 +51,54 @@ def test_log_prints_what_an_agent_chose_escaped(
     out, err = capsys.readouterr()
     assert out.count(ESCAPED) == 3  # the client, the database and the error
     assert raw_controls(out + err) == []
+
+
+@pytest.mark.parametrize("name", ["esc\x1b[31mred", "two\nlines", "bell\x07", "back\u202ewards"])
+def test_register_refuses_a_name_with_a_control_character_and_echoes_it_escaped(
+    kb: KnowledgeBase, tmp_path: Path, name: str
+) -> None:
+    registry = write_registry(tmp_path / "registry", [])
+    before = (registry / "rag_dbs.json").read_bytes()
+    done = cli("register", str(kb.db_dir), "--name", name, "--registry", str(registry))
+    assert done.returncode != 0 and done.stdout == ""
+    assert "holds a control character" in done.stderr and "could not show it" in done.stderr
+    assert raw_controls(done.stderr) == []
+    assert (registry / "rag_dbs.json").read_bytes() == before  # nothing written
+
+
+def test_register_unregister_and_activation_print_names_from_the_registry_escaped(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """A name cosh (or an editor) wrote with control characters: every command that names it prints it
+    escaped."""
+    registry = write_registry(tmp_path / "registry", [{**cosh_entry(EVIL, kb.db_dir), "table": kb.name}])
+    for args in (("deactivate", EVIL), ("activate", EVIL), ("activate", EVIL), ("unregister", EVIL)):
+        done = cli(*args, "--registry", str(registry))
+        assert done.returncode == 0, done.stderr
+        assert ESCAPED in done.stdout
+        assert raw_controls(done.stdout + done.stderr) == []
+    taken = write_registry(tmp_path / "taken", [{**cosh_entry(EVIL, kb.db_dir), "table": kb.name}])
+    done = cli("register", str(kb.db_dir), "--name", "fine", "--registry", str(taken))
+    assert done.returncode == 0, done.stderr
+    assert raw_controls(done.stdout + done.stderr) == []
+
+
+def test_check_prints_a_hostile_tag_database_and_id_escaped(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """A golden file's tag, database name and expected id with control characters: the text output and
+    its error line show them escaped."""
+    from tests.core.test_check_command import golden
+
+    path = golden(
+        tmp_path,
+        [
+            {"db_name": kb.name, "query": "capital of France\u202e", "expect": [EVIL], "tag": EVIL},
+            {"db_name": kb.name, "query": "capital of France", "expect": [EVIL]},
+            {"db_name": EVIL, "query": "x", "expect": ["paris"]},
+        ],
+    )
+    done = cli("check", "--registry", str(kb.registry_dir), str(path))
+    assert done.returncode == 2
+    assert raw_controls(done.stdout + done.stderr) == []
+    assert f"       {ESCAPED}: missing" in done.stdout.splitlines()
+    assert done.stdout.count(ESCAPED) >= 4  # the tag, the ids, the unknown database
+    assert ESCAPED in done.stderr

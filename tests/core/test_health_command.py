@@ -123,3 +123,56 @@ def test_a_healthy_table_exits_0_and_says_so(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[0] == "50 rows, 1 version, 1 fragment (1 small), vectors of width 384"
     assert done.stdout.splitlines()[-1] == "healthy"
+
+
+def twin_table(folder: Path) -> None:
+    """A sound table whose only blemish is one pair of entries with the same content."""
+    table = rows(0, 30, 4)
+    contents = table.column("content").to_pylist()
+    contents[7] = contents[3]
+    lancedb.connect(str(folder)).create_table("kb", table.set_column(1, "content", pa.array(contents)))
+
+
+def test_one_pair_of_identical_contents_does_not_fail_by_default(tmp_path: Path) -> None:
+    """A CI step on a sound knowledge base passes; the pair is still listed, and --fail-on can make it
+    fail."""
+    folder = tmp_path / "lancedb"
+    twin_table(folder)
+    where = ("health", "--path", str(folder), "--table", "kb")
+    done = cli(*where)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "the same content (2): row-3, row-7" in lines
+    assert lines[-1] == "something is listed above (duplicates: --fail-on does not fail on it)"
+    for kinds, status in (("duplicates", 1), ("all", 1), ("vectors,empty", 0), ("none", 0)):
+        done = cli(*where, "--fail-on", kinds)
+        assert done.returncode == status, (kinds, done.stdout, done.stderr)
+    assert cli(*where, "--fail-on", "duplicates").stdout.splitlines()[-1] == (
+        "something is listed above (duplicates: fails)"
+    )
+
+
+def test_fail_on_chooses_what_fails_on_a_table_with_every_kind(tmp_path: Path) -> None:
+    """Bad vectors fail by default; each kind listed fails when named and only then."""
+    folder = tmp_path / "lancedb"
+    build(folder)
+    where = ("health", "--path", str(folder), "--table", "kb", "--json")
+    assert cli(*where).returncode == 1
+    for kinds, status in (
+        ("none", 0),
+        ("model", 0),
+        ("empty", 1),
+        ("duplicates", 1),
+        ("advice", 1),
+        ("vectors", 1),
+    ):
+        assert cli(*where, "--fail-on", kinds).returncode == status, kinds
+
+
+def test_an_unknown_kind_is_refused_before_the_scan(tmp_path: Path) -> None:
+    folder = tmp_path / "lancedb"
+    twin_table(folder)
+    done = cli("health", "--path", str(folder), "--table", "kb", "--fail-on", "vectors,dupes")
+    assert done.returncode != 0 and done.stdout == ""
+    assert "--fail-on 'vectors,dupes' is not a list of kinds (dupes unknown)" in done.stderr
+    assert "advice" in done.stderr  # the hint names the kinds

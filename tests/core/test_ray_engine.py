@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +31,14 @@ from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the w
 INSTALL = "pip install 'recall-gui[scale]'"
 
 
+#: The app's cache folder while the run's Ray starts: deeper than Ray's sockets allow below it.
+DEEP_CACHE = "cache-" + "d" * 60
+
+
 @pytest.fixture(scope="session")
-def ray_address(shared_model_cache: Path) -> Iterator[str]:
-    """A local Ray of 2 cores for the whole run (started once: it takes seconds), and its address."""
+def ray_address(shared_model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A local Ray of 2 cores for the whole run (started once: it takes seconds), and its address. It is
+    started with a cache folder too deep for Ray's socket paths, as a user's may be."""
     import importlib.util
 
     if importlib.util.find_spec("ray") is None or importlib.util.find_spec("lance_ray") is None:
@@ -40,7 +47,12 @@ def ray_address(shared_model_cache: Path) -> Iterator[str]:
 
     # Not imported before this: Ray reads its settings (a token of this run) when first imported.
 
-    with ray_cluster(cpus=2):
+    with ExitStack() as stack:
+        os.environ["RECALL_GUI_CACHE_DIR"] = str(tmp_path_factory.mktemp(DEEP_CACHE))
+        try:
+            stack.enter_context(ray_cluster(cpus=2))
+        finally:
+            os.environ["RECALL_GUI_CACHE_DIR"] = str(shared_model_cache)
         import ray
 
         yield str(ray.get_runtime_context().gcs_address)

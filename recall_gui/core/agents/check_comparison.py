@@ -6,21 +6,24 @@ version is a checkout, another knowledge base is searched with its own model. No
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from recall_gui.core.agents.check_places import CheckPlace, locate
-from recall_gui.core.agents.checks import CheckOutcome, run_check_on
+from recall_gui.core.agents.checks import CheckOutcome, ExpectedRank, run_check_on
 from recall_gui.core.agents.golden import CheckDatabase, GoldenCheck
-from recall_gui.core.agents.retrieval_metrics import MeanMetrics, mean_metrics
-from recall_gui.core.base.errors import RecallError
+from recall_gui.core.agents.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
+from recall_gui.core.base.errors import InvalidInputError, RecallError
+from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
-from recall_gui.core.tables.versions import list_versions
+from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.tables.versions import latest_version, list_versions, versions_on_disk
 
 
-def _means(outcomes: Sequence[CheckOutcome]) -> dict[str, float] | None:
+def _means(outcomes: Sequence[CheckOutcome | VersionOutcome]) -> dict[str, float] | None:
     means: MeanMetrics | None = mean_metrics([m for m in (o.metrics for o in outcomes) if m is not None])
     return None if means is None else means.to_dict()
 
@@ -40,12 +43,81 @@ def _side(outcome: CheckOutcome) -> dict[str, Any]:
 # --- which version broke it -----------------------------------------------------------------------------
 
 
+#: The largest version number LanceDB can name (a signed 64-bit count).
+MAX_VERSION = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class VersionChoice:
+    """Which versions of each check's table a run covers: those numbered ``first`` to ``last`` (``None``:
+    the latest) still on disk, and of those the ``newest`` last ones (``None``: all)."""
+
+    first: int = 1
+    last: int | None = None
+    newest: int | None = None
+
+    @classmethod
+    def of(cls, first: int | None, last: int | None, newest: int | None) -> VersionChoice:
+        """The choice as the user gave it (``--from``, ``--to``, ``--last``), or a clear refusal."""
+        for option, value in (("--from", first), ("--to", last), ("--last", newest)):
+            if value is not None and not 1 <= value <= MAX_VERSION:
+                what = "a number of versions" if option == "--last" else "a version number"
+                raise InvalidInputError(
+                    f"{option} {value} is not {what}", hint=f"Give a whole number from 1 to {MAX_VERSION}."
+                )
+        if first is not None and last is not None and first > last:
+            raise InvalidInputError(
+                f"--from {first} is after --to {last}: no version lies between them",
+                hint="Give the older version to --from, the newer to --to.",
+            )
+        return cls(first if first is not None else 1, last, newest)
+
+    @property
+    def everything(self) -> bool:
+        return self == VersionChoice()
+
+    def text(self) -> str:
+        """The choice in words, for a message: "versions from 900 to 1000", "the last 50 versions"."""
+        span = "versions"
+        if self.first > 1:
+            span += f" from {self.first}"
+        if self.last is not None:
+            span += f" to {self.last}"
+        return span if self.newest is None else f"the last {self.newest} {span}"
+
+
+@dataclass(frozen=True)
+class VersionOutcome:
+    """What a run over versions keeps of one check at one version: the verdict, the expected ids' ranks
+    and the metrics, not the results (thousands of versions of many checks must fit in memory)."""
+
+    check: GoldenCheck
+    expected: tuple[ExpectedRank, ...]
+    error: str | None = None
+    #: What embedded its query (exact, or a stand-in: :class:`CheckOutcome`'s).
+    model: ModelInfo | None = None
+
+    @classmethod
+    def of(cls, outcome: CheckOutcome) -> VersionOutcome:
+        return cls(outcome.check, outcome.expected, outcome.error, outcome.model)
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and all(expected.rank is not None for expected in self.expected)
+
+    @property
+    def metrics(self) -> CheckMetrics | None:
+        if self.error is not None:
+            return None
+        return check_metrics([expected.rank for expected in self.expected], self.check.limit)
+
+
 @dataclass(frozen=True)
 class VersionRun:
     #: The name of the database searched (an unregistered folder's: its table's).
     db_name: str
     version: int
-    outcomes: tuple[CheckOutcome, ...]
+    outcomes: tuple[VersionOutcome, ...]
     #: The database as the checks name it (:attr:`GoldenCheck.database`).
     database: CheckDatabase = ()
     #: Where the checks ran, in words (:func:`recall_gui.core.agents.check_places.place_text`).
@@ -71,15 +143,17 @@ class VersionsReport:
     #: Checks whose database could not be used at all (by the check's index), with why.
     unusable: dict[int, str]
 
-    def by_version(self, index: int) -> list[tuple[int, CheckOutcome]]:
-        check = self.checks[index]
-        return [
-            (run.version, outcome)
-            for run in self.runs
-            if run.database == check.database
-            for outcome in run.outcomes
-            if outcome.check is check
-        ]
+    @functools.cached_property
+    def _by_check(self) -> dict[int, list[tuple[int, VersionOutcome]]]:
+        index_of = {id(check): index for index, check in enumerate(self.checks)}
+        found: dict[int, list[tuple[int, VersionOutcome]]] = {}
+        for run in self.runs:
+            for outcome in run.outcomes:
+                found.setdefault(index_of[id(outcome.check)], []).append((run.version, outcome))
+        return found
+
+    def by_version(self, index: int) -> list[tuple[int, VersionOutcome]]:
+        return self._by_check.get(index, [])
 
     def broke_at(self, index: int) -> int | None:
         """The first version at which the check failed after passing at the version before it."""
@@ -111,8 +185,50 @@ class VersionsReport:
         return {"versions": [run.to_dict() for run in self.runs], "checks": checks}
 
 
-async def run_on_versions(harness: Harness, checks: Sequence[GoldenCheck]) -> VersionsReport:
-    """Every check against every version of its database's table still on disk, oldest first."""
+#: Versions searched through one LanceDB connection: each connection caches every version's manifest
+#: it reads (up to 1 GB), so a run over thousands of versions reconnects now and then.
+VERSIONS_PER_CONNECTION = 100
+
+
+class VersionsProgress(Protocol):
+    """How a run over versions goes: the listing of a table's history, then each version run."""
+
+    def listing(self, name: str, count: int | None, seconds: float) -> None:
+        """``name``'s history is being listed: ``count`` versions (``None``: unknown), for ``seconds``."""
+
+    def ran(self, name: str, done: int, total: int, version: int) -> None:
+        """``name``'s checks ran on ``version``, the ``done``-th of the ``total`` versions chosen."""
+
+
+async def _chosen_versions(
+    harness: Harness,
+    target: TableTarget,
+    name: str,
+    choice: VersionChoice,
+    progress: VersionsProgress | None,
+) -> tuple[int, ...]:
+    """The version numbers of ``target``'s table that ``choice`` takes, oldest first."""
+    if not choice.everything:
+        return await versions_on_disk(harness.session, target, choice.first, choice.last, choice.newest)
+
+    def listing(count: int | None, seconds: float) -> None:
+        if progress is not None:
+            progress.listing(name, count, seconds)
+
+    versions = await list_versions(harness.session, target, progress=listing)
+    return tuple(version.version for version in versions)
+
+
+async def run_on_versions(
+    harness: Harness,
+    checks: Sequence[GoldenCheck],
+    choice: VersionChoice | None = None,
+    progress: VersionsProgress | None = None,
+) -> VersionsReport:
+    """Every check against every version of its database's table still on disk that ``choice`` takes
+    (default: all), oldest first, one version at a time: what a version's search kept in the session is
+    dropped before the next, and only the ranks are kept of each outcome."""
+    choice = choice if choice is not None else VersionChoice()
     runs: list[VersionRun] = []
     unusable: dict[int, str] = {}
     for database in dict.fromkeys(check.database for check in checks):
@@ -122,17 +238,32 @@ async def run_on_versions(harness: Harness, checks: Sequence[GoldenCheck]) -> Ve
             if place.entry is None:
                 raise RecallError(place.error or "cannot be searched", hint=place.hint)
             entry = place.entry
-            versions = await list_versions(harness.session, entry.target)
+            numbers = await _chosen_versions(harness, entry.target, entry.name, choice, progress)
+            latest = await latest_version(harness.session, entry.target)
         except RecallError as error:
             unusable.update({i: error.message for i, _ in mine})
             continue
-        for version in versions:
-            at = None if version.latest else version.version
-            outcomes = [
-                await run_check_on(harness, check, entry, at, place.text, follow_pin=False)
-                for _, check in mine
-            ]
-            runs.append(VersionRun(entry.name, version.version, tuple(outcomes), database, place.text))
+        if not numbers:
+            latest_text = f"its table's versions end at {latest}"
+            unusable.update({i: f"none of {choice.text()} is on disk ({latest_text})" for i, _ in mine})
+            continue
+        for done, number in enumerate(numbers, start=1):
+            at = None if number == latest else number
+            try:
+                outcomes = [
+                    VersionOutcome.of(
+                        await run_check_on(harness, check, entry, at, place.text, follow_pin=False)
+                    )
+                    for _, check in mine
+                ]
+            finally:
+                if at is not None:
+                    harness.session.forget_version(entry.target.at(at))
+                if done % VERSIONS_PER_CONNECTION == 0:  # its cache of manifests goes with it
+                    harness.session.tables.forget(entry.target.uri)
+            runs.append(VersionRun(entry.name, number, tuple(outcomes), database, place.text))
+            if progress is not None:
+                progress.ran(entry.name, done, len(numbers), number)
     return VersionsReport(tuple(checks), tuple(runs), unusable)
 
 
@@ -145,9 +276,21 @@ class Comparison:
     b: tuple[CheckOutcome, ...]
 
     @property
+    def unusable(self) -> tuple[tuple[int, str, CheckOutcome], ...]:
+        """The checks a side could not run: (check number from 1, "A" or "B", that side's outcome)."""
+        return tuple(
+            (number, name, outcome)
+            for number, pair in enumerate(zip(self.a, self.b, strict=True), start=1)
+            for name, outcome in zip(("A", "B"), pair, strict=True)
+            if outcome.error is not None
+        )
+
+    @property
     def regressed(self) -> bool:
-        """Whether B misses an expected id that A found."""
+        """Whether B misses an expected id that A found (among the checks both sides ran)."""
         for a, b in zip(self.a, self.b, strict=True):
+            if a.error is not None or b.error is not None:
+                continue
             found_a = {e.id for e in a.expected if e.rank is not None}
             found_b = {e.id for e in b.expected if e.rank is not None}
             if found_a - found_b:
@@ -156,13 +299,16 @@ class Comparison:
 
     @property
     def shares_ids(self) -> bool:
-        """Whether A's and B's results have any id in common (else they are hardly the same entries)."""
-        return any(set(a.results) & set(b.results) for a, b in zip(self.a, self.b, strict=True))
+        """Whether A's and B's results have any id in common (else they are hardly the same entries),
+        among the checks both sides ran (none: nothing to say)."""
+        ran = [(a, b) for a, b in zip(self.a, self.b, strict=True) if a.error is None and b.error is None]
+        return not ran or any(set(a.results) & set(b.results) for a, b in ran)
 
     def to_dict(self) -> dict[str, Any]:
         checks = []
         for a, b in zip(self.a, self.b, strict=True):
             check = a.check
+            ran = a.error is None and b.error is None  # else nothing was lost or gained: not compared
             checks.append(
                 {
                     **check.database_fields(),
@@ -171,8 +317,8 @@ class Comparison:
                     "limit": check.limit,
                     "a": _side(a),
                     "b": _side(b),
-                    "lost": [i for i in a.results if i not in set(b.results)],
-                    "gained": [i for i in b.results if i not in set(a.results)],
+                    "lost": [i for i in a.results if i not in set(b.results)] if ran else [],
+                    "gained": [i for i in b.results if i not in set(a.results)] if ran else [],
                 }
             )
         return {"a": {"metrics": _means(self.a)}, "b": {"metrics": _means(self.b)}, "checks": checks}

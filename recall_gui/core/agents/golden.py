@@ -30,6 +30,7 @@ from recall_gui.core.base.json_bounds import (
     read_integer,
     too_deep,
 )
+from recall_gui.core.base.output_paths import OUTPUT_HINT, output_problem
 from recall_gui.core.base.paths import app_data_dir
 from recall_gui.core.base.surrogates import is_unicode
 from recall_gui.core.base.types import (
@@ -39,6 +40,9 @@ from recall_gui.core.base.types import (
     QUERY_TOO_LONG_HINT,
     query_too_long,
 )
+
+#: The largest version number Lance can look up (its versions are signed 64-bit on the way in).
+MAX_VERSION = 2**63 - 1
 
 GOLDEN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -67,7 +71,7 @@ GOLDEN_SCHEMA: dict[str, Any] = {
                         "uniqueItems": True,
                     },
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
-                    "version": {"type": "integer", "minimum": 1},
+                    "version": {"type": "integer", "minimum": 1, "maximum": MAX_VERSION},
                     "tag": {"type": "string", "minLength": 1},
                 },
             },
@@ -372,11 +376,18 @@ def _located(text: str, source: str, path: Sequence[Any]) -> str:
     return f"{source}{', ' + inner if inner else ''}"
 
 
+def _whole(_checker: Any, value: Any) -> bool:
+    """A JSON integer as written: ``3``, never ``3.0`` (JSON Schema's "integer" counts that in)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _validate(data: Any, text: str, source: str) -> None:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import best_match
 
-    error = best_match(Draft202012Validator(GOLDEN_SCHEMA).iter_errors(data))
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole)
+    validator = validators.extend(Draft202012Validator, type_checker=checker)
+    error = best_match(validator(GOLDEN_SCHEMA).iter_errors(data))
     if error is None:
         return
     path = list(error.absolute_path)
@@ -458,7 +469,11 @@ def read_golden(path: Path) -> GoldenFile:
 
 
 def write_golden(path: Path, golden: GoldenFile) -> None:
-    """Write ``golden`` to ``path`` atomically (a reader sees the old file or the new one)."""
+    """Write ``golden`` to ``path`` atomically (a reader sees the old file or the new one); a path that
+    is not a file to write (a FIFO, a table's folder) is refused."""
+    problem = output_problem(path)
+    if problem is not None:
+        raise GoldenFileError(f"{path}: not written: {problem}", hint=OUTPUT_HINT)
     try:
         write_text_atomic(path, golden.to_json())
     except OSError as error:

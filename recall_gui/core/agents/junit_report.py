@@ -8,11 +8,13 @@ not run has an ``<error>``. The file is written atomically: a CI job never reads
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from xml.etree import ElementTree
 
 from recall_gui.core.agents.checks import CheckOutcome, CheckRun
 from recall_gui.core.base.atomic import write_text_atomic
+from recall_gui.core.base.output_paths import refuse_output
 
 
 def _case_name(outcome: CheckOutcome) -> str:
@@ -60,6 +62,8 @@ def junit_xml(run: CheckRun, suite: str) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(run: CheckRun, suite: str, path: Path) -> None:
-    """Write the report to ``path`` atomically (raises ``OSError`` when it cannot be written)."""
+def write_junit(run: CheckRun, suite: str, path: Path, inputs: Iterable[tuple[str, Path]] = ()) -> None:
+    """Write the report to ``path`` atomically (raises ``OSError`` when it cannot be written); a path
+    that is not a file to write, or is one of the run's ``inputs``, is refused (:class:`OutputRefused`)."""
+    refuse_output(path, inputs=inputs, what="the JUnit report")
     write_text_atomic(path, junit_xml(run, suite))

@@ -10,6 +10,7 @@ embedding model (the packaged one, or one in the node's cache).
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from recall_gui.core.agents.checks import CheckOutcome, CheckRun, run_checks
 from recall_gui.core.agents.golden import GoldenCheck
 from recall_gui.core.agents.shadowing import with_crowding
 from recall_gui.core.base.errors import OperationCancelled, RecallError
+from recall_gui.core.base.ray_reach import watched
 from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.search.harness import Harness
 
@@ -58,9 +60,10 @@ async def run_checks_on_ray(
         if on_progress is not None:
             loop.call_soon_threadsafe(on_progress, done, len(checks))
 
-    job = loop.run_in_executor(
-        None, _run_all, str(registry_dir), list(checks), list(shares.values()), progress, cancel
+    run_all = functools.partial(
+        _run_all, str(registry_dir), list(checks), list(shares.values()), progress, cancel
     )
+    job = loop.run_in_executor(None, watched, run_all, cancel, "the golden checks")
     try:
         outcomes = await asyncio.shield(job)
     except asyncio.CancelledError:
@@ -103,7 +106,12 @@ def _run_all(
         while pending:
             if cancel.is_set():
                 raise OperationCancelled("the checks were cancelled")
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
+            try:
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
+            except Exception as error:  # the connection to the cluster failed (Ray Client: lost)
+                raise RayChecksError(
+                    f"the Ray cluster could not be asked about the checks: {error}"
+                ) from error
             for ref in ready:
                 numbers = pending.pop(ref)
                 try:

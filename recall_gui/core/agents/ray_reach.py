@@ -24,6 +24,7 @@ from recall_gui.core.agents.reach import find_reach
 from recall_gui.core.agents.reach_report import ReachReport
 from recall_gui.core.agents.reach_search import Ranking, RowIds, places
 from recall_gui.core.base.errors import OperationCancelled, RecallError
+from recall_gui.core.base.ray_reach import watched
 from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.inspect.ray_duplicates import RayJobError, lance_uri, read_vectors, usable_rows
 from recall_gui.core.registry.registry_types import DatabaseEntry
@@ -67,20 +68,19 @@ async def rank_queries_on_ray(
         )
     loop = asyncio.get_running_loop()
     cancel = threading.Event()
-    job = loop.run_in_executor(
-        None,
-        functools.partial(
-            _ranked_on_ray,
-            uri=lance_uri(TableTarget(opened.uri, opened.name)),
-            storage_options=dict(opened.storage_options),
-            version=opened.version,
-            vector=opened.columns.vector,
-            queries=np.ascontiguousarray(queries, dtype=np.float32),
-            metric=metric,
-            depth=max(depth, limit),
-            cancel=cancel,
-        ),
+    ranked_on_ray = functools.partial(
+        _ranked_on_ray,
+        uri=lance_uri(TableTarget(opened.uri, opened.name)),
+        storage_options=dict(opened.storage_options),
+        version=opened.version,
+        vector=opened.columns.vector,
+        queries=np.ascontiguousarray(queries, dtype=np.float32),
+        metric=metric,
+        depth=max(depth, limit),
+        cancel=cancel,
     )
+    # A cluster lost during the job ends it with an error, never with part of the ranking.
+    job = loop.run_in_executor(None, watched, ranked_on_ray, cancel, "the reach report's searches")
     try:
         deep = await asyncio.shield(job)
     except asyncio.CancelledError:

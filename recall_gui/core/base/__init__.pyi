@@ -34,6 +34,7 @@ from .json_bounds import (
     recordable as recordable,
     too_deep as too_deep,
 )
+from .output_paths import OutputRefused as OutputRefused, refuse_output as refuse_output
 from .paths import (
     ACTIVE_FILE as ACTIVE_FILE,
     CONFIG_ENV as CONFIG_ENV,
@@ -41,6 +42,7 @@ from .paths import (
     REGISTRY_ENV as REGISTRY_ENV,
     RegistryLocation as RegistryLocation,
     app_config_dir as app_config_dir,
+    cache_problem as cache_problem,
     folder_problem as folder_problem,
     resolve_registry_dir as resolve_registry_dir,
 )

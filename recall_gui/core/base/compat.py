@@ -25,6 +25,7 @@ TESTED = {
     "openTSNE": ("1.0",),
     "onnxruntime": ("1.32",),
     "tokenizers": ("0.23",),
+    "ray": ("2.60",),
     # The window's libraries: no internals, but the series the window was tested with (pyproject bounds them).
     "PySide6-Essentials": ("6.11",),
     "qasync": ("0.28",),

@@ -1,13 +1,17 @@
-"""Credentials written into a URL or URI (``s3://KEY:SECRET@bucket``, ``http://user:password@host``).
+"""Credentials written into a URL or URI: in its user part (``s3://KEY:SECRET@bucket``,
+``http://TOKEN@host``) or in its query (``?access_key=…&secret_key=…``, ``?token=…``, a presigned
+``X-Amz-Credential``/``X-Amz-Signature``, an Azure SAS ``sig``).
 
 A secret in an address is a secret like any key: every place that shows or logs an address, and every
 error text, passes it through :func:`masked`, which keeps the user name (it says which account) and
-writes ``***`` for the password, or for the whole user part when it has no password (a token alone).
+writes ``***`` for the password, or for the whole user part when it has no password (a token alone), and
+for the value of every query parameter whose name says it holds a secret.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from urllib.parse import unquote, urlsplit
 
@@ -20,6 +24,30 @@ _USERINFO = re.compile(
 
 MASK = "***"
 
+#: A query parameter after ``?``, ``&`` or ``;``: its name and its value (up to the next separator).
+_PARAMETER = re.compile(r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.~%-]+)=(?P<value>[^&;#\s\"'<>]*)")
+#: Words of a parameter's name that make its value a secret (``access_key``, ``AWSAccessKeyId``, ``sig``).
+_SECRET_WORDS = frozenset({"key", "apikey", "accesskey", "secretkey", "sig", "sas", "pwd", "pass", "auth"})
+#: Pieces of a name that do, wherever they stand in it (``client_secret``, ``X-Amz-Security-Token``).
+_SECRET_PIECES = ("secret", "token", "passw", "signature", "credential")
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+@functools.lru_cache(maxsize=1024)
+def is_secret_parameter(name: str) -> bool:
+    """Whether a URL query parameter called ``name`` carries a secret."""
+    name = unquote(name)
+    lowered = name.lower()
+    if any(piece in lowered for piece in _SECRET_PIECES):
+        return True
+    return any(word.lower() in _SECRET_WORDS for word in _WORDS.findall(name))
+
+
+def _masked_parameter(match: re.Match[str]) -> str:
+    if not match.group("value") or not is_secret_parameter(match.group("name")):
+        return match.group()
+    return f"{match.group('lead')}{match.group('name')}={MASK}"
+
 
 def _masked_userinfo(match: re.Match[str]) -> str:
     user = match.group("user")
@@ -28,20 +56,29 @@ def _masked_userinfo(match: re.Match[str]) -> str:
 
 
 def masked(text: str) -> str:
-    """``text`` with the password of every URL or URI in it written as ``***``."""
-    if "@" not in text:
-        return text
-    return _USERINFO.sub(_masked_userinfo, text)
+    """``text`` with the password of every URL or URI in it, and the value of every secret query
+    parameter, written as ``***``."""
+    if "@" in text:
+        text = _USERINFO.sub(_masked_userinfo, text)
+    if "=" in text:
+        text = _PARAMETER.sub(_masked_parameter, text)
+    return text
 
 
 def without_credentials(uri: str) -> str:
-    """``uri`` without its user part, for what is kept to reopen a place (the secret comes from the
-    environment or is typed again)."""
-    return _USERINFO.sub(lambda match: match.group("scheme"), uri)
+    """``uri`` without its user part and its secret query parameters, for what is kept to reopen a place
+    (the secret comes from the environment or is typed again)."""
+    uri = _USERINFO.sub(lambda match: match.group("scheme"), uri)
+    head, mark, query = uri.partition("?")
+    if not mark:
+        return uri
+    query, hash_mark, fragment = query.partition("#")
+    kept = [part for part in query.split("&") if not is_secret_parameter(part.partition("=")[0])]
+    return head + (mark + "&".join(kept) if kept else "") + hash_mark + fragment
 
 
 def has_credentials(uri: str) -> bool:
-    """Whether ``uri`` carries a password or token before its host."""
+    """Whether ``uri`` carries a password or token before its host, or a secret in its query."""
     return masked(uri) != uri
 
 
@@ -52,12 +89,19 @@ def url_secrets(url: str) -> list[str]:
         parts = urlsplit(url.strip())
     except ValueError:
         return []
-    if parts.password is None:
-        return [parts.username] if parts.username else []
-    forms = {parts.password, unquote(parts.password)}
+    forms: set[str] = set()
+    for match in _PARAMETER.finditer("?" + parts.query):
+        if is_secret_parameter(match.group("name")):
+            forms |= {match.group("value"), unquote(match.group("value"))}
+    if parts.password is None and not parts.username:
+        return [form for form in forms if form]
+    if parts.password is None:  # a token alone: an HTTP client sends it as the user, with no password
+        forms |= {parts.username or "", unquote(parts.username or "")}
+    else:
+        forms |= {parts.password, unquote(parts.password)}
     for user, password in (
-        (parts.username or "", parts.password),
-        (unquote(parts.username or ""), unquote(parts.password)),
+        (parts.username or "", parts.password or ""),
+        (unquote(parts.username or ""), unquote(parts.password or "")),
     ):
         pair = f"{user}:{password}".encode()
         forms.add(base64.b64encode(pair).decode("ascii"))

@@ -54,6 +54,23 @@ def app_cache_dir() -> Path:
     return _env_path(CACHE_ENV) or Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
 
 
+def cache_problem() -> str | None:
+    """Why the app's cache folder cannot be written (made here if need be), or ``None`` when it can.
+    Everything in it is disposable: searches go on without it, slower, and this says so."""
+    folder = app_cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as error:
+        return (
+            f"the cache folder {folder} cannot be written ({error.strerror or error}): searches go on "
+            "without it, slower (exact search scans float32 vectors instead of int8 codes, with four times "
+            f"the memory; t-SNE maps are not kept); set {CACHE_ENV} to a folder you can write"
+        )
+    return None
+
+
 def agent_log_dir() -> Path:
     """Where ``recall-gui mcp`` records the calls agents make (the app's data dir unless moved)."""
     return _env_path(AGENT_LOG_ENV) or app_data_dir()

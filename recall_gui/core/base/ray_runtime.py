@@ -16,14 +16,27 @@ import asyncio
 import logging
 import os
 import secrets
+import tempfile
+import threading
 import time
+import warnings
 from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.paths import app_cache_dir
+from recall_gui.core.base.ray_reach import (
+    ADDRESS_HINT,
+    RayStartError,
+    joined_within,
+    on_loopback,
+    output_aside,
+    parse_address,
+    reach,
+)
 
 #: Where the window's Ray engine runs: the cluster this names (Ray's own variable), else a local Ray.
 ADDRESS_ENV = "RAY_ADDRESS"
@@ -32,14 +45,15 @@ INSTALL_HINT = "Install them with: pip install 'recall-gui[scale]'"
 _CLOSED_PROXY = "http://127.0.0.1:9"
 _PROXY_NAMES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
 _LOCAL_HOSTS = "127.0.0.1,localhost,::1"
+#: The longest folder Ray's files may go in: a socket path below it (``/session_<date>_<time>_<pid>/
+#: sockets/plasma_store``, 62 bytes and more for a longer process id) may have 107 bytes in all.
+RAY_FOLDER_BYTES = 40
+#: How long stopping Ray may take before the process goes on without it (a dead cluster never answers).
+SHUTDOWN_SECONDS = 10.0
 
 
 class ScaleUnavailableError(RecallError):
     """Ray or lance-ray is not installed (the ``scale`` extra)."""
-
-
-class RayStartError(RecallError):
-    """Ray could not be started, or its cluster could not be reached."""
 
 
 def require_scale(what: str = "--engine ray") -> None:
@@ -68,41 +82,70 @@ class RayCluster:
 
 
 @contextmanager
-def ray_cluster(address: str | None = None, *, cpus: int | None = None) -> Iterator[RayCluster]:
+def ray_cluster(
+    address: str | None = None, *, cpus: int | None = None, verbose: bool = False
+) -> Iterator[RayCluster]:
     """Ray for the duration of the block: the cluster at ``address``, or one started on this machine
     (``cpus``: its cores by default) and stopped at the end. Ray already running in this process (a
-    caller's own) is used as it is and left running."""
+    caller's own) is used as it is and left running. An address nothing answers at is refused within
+    seconds (:class:`RayStartError`); a Ray started here, or joined at a loopback address, stays on
+    loopback. ``verbose``: Ray's own log lines and warnings are shown (else only its errors)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # A job's thread left behind by a lost cluster must not start a new Ray of its own (read on import).
+    os.environ.setdefault("RAY_ENABLE_AUTO_CONNECT", "0")
+    where = parse_address(address) if address is not None else None
     if address is None:
         # Read once, when Ray is first imported: kept for the process's life (one token per process).
         os.environ.setdefault("RAY_AUTH_MODE", "token")
         os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(16))
     require_scale()
+    if where is not None:
+        reach(where)
     import ray
 
     if ray.is_initialized():
         yield RayCluster(address, _cpus(ray), 0.0)
         return
-    _quiet()
+    _quiet(verbose)
     started = time.perf_counter()
+    folder = _ray_folder()
+    aside = nullcontext() if verbose else output_aside(folder / "start.log" if folder else None)
     try:
-        if address is None:
-            _start_local(cpus)
-        else:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        with aside, on_loopback(where is None or where.loopback):
+            if address is None:
+                _start_local(cpus, verbose, folder)
+            else:
+                joined_within(lambda: _join(address, verbose), address)
+    except RayStartError:
+        raise
     except Exception as error:  # Ray raises many kinds: connection, timeout, value, runtime
-        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        place = f"the Ray cluster at {address}" if address else "a local Ray"
         raise RayStartError(
-            f"could not start {where}: {error}",
-            hint="Check the address (ray://host:10001 for Ray Client) and that the cluster runs."
-            if address
-            else "See Ray's logs in the app's cache folder (ray/).",
+            f"could not start {place}: {error}",
+            hint=ADDRESS_HINT if address else f"See Ray's logs in {folder or '/tmp/ray'}.",
         ) from error
     try:
         seconds = time.perf_counter() - started
         yield RayCluster(address, _cpus(ray), seconds)
     finally:
-        ray.shutdown()
+        _shut_down(ray)
+
+
+def _join(address: str, verbose: bool) -> None:
+    import ray
+
+    ray.init(address=address, log_to_driver=verbose, logging_level=_level(verbose))
+
+
+def _shut_down(ray: Any) -> None:
+    """Stop Ray, bounded: a cluster that died may keep Ray's shutdown waiting for it."""
+    stopping = threading.Thread(target=ray.shutdown, name="ray-shutdown", daemon=True)
+    stopping.start()
+    stopping.join(SHUTDOWN_SECONDS)
+
+
+def _level(verbose: bool) -> int:
+    return logging.INFO if verbose else logging.ERROR
 
 
 @asynccontextmanager
@@ -135,11 +178,9 @@ def _cpus(ray: Any) -> float:
     return float(ray.cluster_resources().get("CPU", 0))
 
 
-def _start_local(cpus: int | None) -> None:
+def _start_local(cpus: int | None, verbose: bool, folder: Path | None) -> None:
     import ray
 
-    folder = app_cache_dir() / "ray"
-    folder.mkdir(parents=True, exist_ok=True)
     proxies = {name: os.environ.get(name) for name in _PROXY_NAMES}
     # The processes Ray starts inherit this environment: their tasks get the user's settings back.
     restored = {name: value or "" for name, value in proxies.items()}
@@ -156,13 +197,28 @@ def _start_local(cpus: int | None) -> None:
             address="local",  # a new Ray here, even when RAY_ADDRESS names a cluster
             num_cpus=cpus or os.cpu_count() or 1,
             include_dashboard=False,
-            _temp_dir=str(folder),
-            log_to_driver=False,
-            logging_level=logging.WARNING,
+            # Ray's files in the app's cache folder; where it cannot be written, in Ray's own (/tmp/ray).
+            _temp_dir=str(folder) if folder is not None else None,
+            log_to_driver=verbose,
+            logging_level=_level(verbose),
             runtime_env={"env_vars": restored},
         )
     finally:
         _restore(proxies)
+
+
+def _ray_folder() -> Path | None:
+    """Ray's files: under the app's cache folder (``None`` where it cannot be made: it is disposable).
+    Ray puts its sockets a fixed depth below it, and a socket's path is at most 107 bytes: below a
+    deeper cache folder, Ray's files go to a new folder of the temporary directory instead."""
+    folder = app_cache_dir() / "ray"
+    try:
+        if len(os.fsencode(folder)) > RAY_FOLDER_BYTES:
+            return Path(tempfile.mkdtemp(prefix="recall-gui-ray-"))
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder
 
 
 def _restore(saved: dict[str, str | None]) -> None:
@@ -173,11 +229,15 @@ def _restore(saved: dict[str, str | None]) -> None:
             os.environ[name] = value
 
 
-def _quiet() -> None:
-    """Ray Data reports each step's progress on the terminal: the jobs report their own."""
+def _quiet(verbose: bool) -> None:
+    """Ray Data reports each step's progress on the terminal: the jobs report their own. Ray's warnings
+    (and lance's note on forking, which Ray's start-up sets off) only when ``verbose``."""
     from ray.data import DataContext
 
     context = DataContext.get_current()
     context.enable_progress_bars = False
+    if verbose:
+        return
+    warnings.filterwarnings("ignore", message="lance is not fork-safe", category=UserWarning)
     for name in ("ray", "ray.data"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+        logging.getLogger(name).setLevel(logging.ERROR)

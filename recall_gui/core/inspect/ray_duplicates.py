@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.base.errors import OperationCancelled, RecallError
+from recall_gui.core.base.ray_reach import watched
 from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.inspect.duplicates import (
     DEFAULT_METRIC,
@@ -134,22 +135,21 @@ class RayEngine:
         def report_progress(share: float) -> None:
             loop.call_soon_threadsafe(job.progress, share)
 
-        on_ray = loop.run_in_executor(
-            None,
-            functools.partial(
-                _pairs_on_ray,
-                uri=uri,
-                storage_options=dict(target.options.storage_options),
-                version=opened.version,
-                vector=opened.columns.vector,
-                threshold=threshold,
-                metric=metric,
-                partitions=self.partitions or max(1, math.ceil(rows / PARTITION_ROWS)),
-                rows=rows,
-                progress=report_progress,
-                cancel=cancel,
-            ),
+        pairs_on_ray = functools.partial(
+            _pairs_on_ray,
+            uri=uri,
+            storage_options=dict(target.options.storage_options),
+            version=opened.version,
+            vector=opened.columns.vector,
+            threshold=threshold,
+            metric=metric,
+            partitions=self.partitions or max(1, math.ceil(rows / PARTITION_ROWS)),
+            rows=rows,
+            progress=report_progress,
+            cancel=cancel,
         )
+        # A cluster lost during the job ends it with an error, never with part of its pairs.
+        on_ray = loop.run_in_executor(None, watched, pairs_on_ray, cancel, "the search for near-duplicates")
         found: _Pairs = await off_loop(on_ray, cancel)
         groups = await loop.run_in_executor(
             job.session.compute_executor, groups_of_pairs, len(found.row_ids), found.first, found.second

@@ -29,7 +29,11 @@ from .health import (
     HealthProblem as HealthProblem,
     check_health as check_health,
 )
-from .health_scan import HealthReport as HealthReport, health_report as health_report
+from .health_scan import (
+    HEALTH_KINDS as HEALTH_KINDS,
+    HealthReport as HealthReport,
+    health_report as health_report,
+)
 from .method_comparison import compare_lists as compare_lists
 from .nearest import prepare as prepare
 from .preloading import preload as preload

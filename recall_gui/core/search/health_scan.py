@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 SMALL_FRAGMENTS_WARNED = 10
 #: Rows read per page of the scan (its memory grows with it: docs/PERFORMANCE_LOG.md#health).
 SCAN_BATCH_ROWS = 4096
+#: What a report can list, by kind (``health --fail-on`` chooses among them): vectors a search cannot use;
+#: a model or width a search fails with; empty contents; contents that are exactly the same; advice
+#: (rows outside an index, many small fragments, a legacy full-text index).
+HEALTH_KINDS = ("vectors", "model", "empty", "duplicates", "advice")
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,21 @@ class HealthReport:
     empty: list[str] = field(default_factory=list)
     duplicate_groups: list[list[str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The warnings that say a search fails (the model, the vectors' width).
+    search_problems: list[str] = field(default_factory=list)
+
+    def listed_kinds(self) -> frozenset[str]:
+        """The kinds of :data:`HEALTH_KINDS` the report lists something of."""
+        listed = {
+            "vectors": bool(
+                self.missing or self.zero_norm or self.not_finite or self.too_short or self.too_long
+            ),
+            "model": bool(self.search_problems),
+            "empty": bool(self.empty),
+            "duplicates": bool(self.duplicate_groups),
+            "advice": len(self.warnings) > len(self.search_problems),
+        }
+        return frozenset(kind for kind, found in listed.items() if found)
 
     @property
     def healthy(self) -> bool:
@@ -270,3 +289,4 @@ def _warn(report: HealthReport, entry: DatabaseEntry, searching: list[str]) -> N
             "is none"
         )
     report.warnings.extend(searching)
+    report.search_problems.extend(searching)

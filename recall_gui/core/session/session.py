@@ -20,6 +20,7 @@ from recall_gui.core.session.map_cache import MapCache
 from recall_gui.core.session.vector_cache import VectorCache
 from recall_gui.core.storage.filter_guard import FilterGuard
 from recall_gui.core.storage.table_cache import TableCache
+from recall_gui.core.storage.target import TableTarget
 
 #: Threads scanning int8 codes for exact search (docs/PERFORMANCE_LOG.md#certified-exact-search).
 SCAN_THREADS = 2
@@ -82,6 +83,13 @@ class Session:
         #: would otherwise keep the process alive for minutes after its window closed).
         self.running_inspections: set[threading.Event] = set()
         self.closed = False
+
+    def forget_version(self, target: TableTarget) -> None:
+        """Drop what is kept of ``target`` at its pinned version (its open table, its vectors): a run over
+        a table's versions searches each once, and must not hold them all."""
+        assert target.version is not None
+        self.tables.forget_version(target)
+        self.vectors.forget_version(target.uri, target.table_name, target.version)
 
     async def aclose(self) -> None:
         """Release the HTTP clients, the caches and the threads (a job still running finishes on its own)."""

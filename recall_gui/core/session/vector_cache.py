@@ -245,7 +245,8 @@ class _MatrixBuilder:
         except OSError as error:
             note = (
                 f"the float32 copy of the vectors could not be written to {self.coding.folder} ({error}), "
-                "so exact search holds them in memory and scans them"
+                "so exact search holds them in memory and scans them: slower than through int8 codes, "
+                "with four times the memory"
             )
             return CachedTable(vectors, payload, note)
 
@@ -441,6 +442,19 @@ class VectorCache:
         total = stats.get("total_bytes", 0) if isinstance(stats, dict) else getattr(stats, "total_bytes", 0)
         on_disk = int(total or 0) - rows * opened.columns.vector_dim * 4
         return payload_limit if on_disk <= payload_limit else 0
+
+    def forget_version(self, uri: str, table: str, version: int) -> None:
+        """Drop what is kept of one pinned version of a table, and stop its read in progress (a run over
+        many versions searches each once: keeping them would hold every version's vectors)."""
+        for key in [k for k in (*self._entries, *self._refused, *self._reads) if k[:2] == (uri, table)]:
+            if key[3] != version:
+                continue
+            self._entries.pop(key, None)
+            self._refused.pop(key, None)
+            read = self._reads.pop(key, None)
+            if read is not None:
+                self._reserved.pop(key, None)
+                read.task.cancel()
 
     def forget(self, uri: str | None = None) -> None:
         """Drop the matrices of one database (or all); reads in progress still finish."""

@@ -528,6 +528,10 @@ class TableCache:
             return None
         return cached
 
+    def forget_version(self, target: TableTarget) -> None:
+        """Drop the kept open table of ``target`` (pinned to a version), keeping the connection."""
+        self._tables.pop(_table_key(target), None)
+
     def forget(self, uri: str | None = None) -> None:
         """Drop kept connections and tables (all, or those of one URI), e.g. after a storage failure."""
         for connection_key in [k for k in self._connections if uri is None or k[0] == uri]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recall_gui.core.base.control_chars import printable
 from recall_gui.core.base.credentials import has_credentials, masked
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.registry.registry import load_registry
@@ -71,6 +72,11 @@ def check_name(name: str, taken: set[str]) -> str | None:
         return "the name is empty"
     if name != name.strip():
         return "the name starts or ends with a space"
+    if printable(name) != name:
+        return (
+            f'the name "{printable(name)}" holds a control character (escaped here): agents and cosh '
+            "could not show it"
+        )
     if name in taken:
         return f'a database called "{name}" is already registered'
     return None

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.base.atomic import AtomicTextFile
 from recall_gui.core.base.errors import ExportError
+from recall_gui.core.base.output_paths import refuse_output
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.rows import ArrowColumns, columns_from_arrow
 from recall_gui.core.storage.table_cache import bounded
@@ -53,7 +54,9 @@ async def export_table(
 ) -> int:
     """Write every row of ``target`` (whose id or content contains ``filter_text``, that the LanceDB SQL
     predicate ``where`` keeps, and whose row id is in ``row_ids``, for each that is given) to ``path``;
-    returns the number of rows written. Cancelling the task leaves no file."""
+    returns the number of rows written. Cancelling the task leaves no file. A path that is not a file to
+    write (a FIFO, a device, a place inside a knowledge base) is refused before anything is read."""
+    refuse_output(path, what="the export")
     opened = await session.tables.open(target)
     what = f'exporting table "{target.table_name}"'
     if where is not None:

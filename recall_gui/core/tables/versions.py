@@ -178,3 +178,36 @@ async def latest_version(session: Session, target: TableTarget) -> int:
     opened), whatever version ``target`` names."""
     opened = await session.tables.open(target.at(None))
     return opened.version
+
+
+async def versions_on_disk(
+    session: Session, target: TableTarget, first: int, last: int | None, newest: int | None
+) -> tuple[int, ...]:
+    """The numbers of the versions of ``target``'s table still on disk from ``first`` to ``last`` (``None``:
+    the latest), of those the ``newest`` last ones (``None``: all), oldest first.
+
+    Each number is tried by a checkout on a table handle of its own (one manifest read), from the newest
+    down: the whole history is not listed, which reads every version's manifest (minutes on a long one).
+    """
+    what = f'looking for versions of "{target.table_name}"'
+    top = await latest_version(session, target)
+    if last is not None:
+        top = min(top, last)
+    connection = await session.tables.connect(target.uri, target.options.storage_options)
+    table = await bounded(connection.open_table(target.table_name), what)
+    found: list[int] = []
+    for number in range(top, first - 1, -1):
+        if newest is not None and len(found) >= newest:
+            break
+        if await bounded(_kept(table, number), what):
+            found.append(number)
+    return tuple(reversed(found))
+
+
+async def _kept(table: Any, number: int) -> bool:
+    """Whether version ``number`` is still on disk (LanceDB says ``ValueError`` for one cleaned up)."""
+    try:
+        await table.checkout(number)
+    except ValueError:
+        return False
+    return True

@@ -47,6 +47,15 @@ class VersionsView(QWidget):
         self._layout.setContentsMargins(4, 4, 4, 4)
         self._layout.addWidget(self.note)
 
+    def listing(self, name: str, count: int | None, seconds: float) -> None:
+        """How a run over versions goes (:class:`recall_gui.core.agents.VersionsProgress`): the listing."""
+        many = f"{count:,} versions" if count is not None else "the versions"
+        self.note.setText(f"Listing {many} of {name} ({seconds:.0f} s)…")
+
+    def ran(self, name: str, done: int, total: int, version: int) -> None:
+        """How a run over versions goes: a version checked."""
+        self.note.setText(f"{name}: checked version {version} ({done:,} of {total:,} versions)…")
+
     def show_report(self, report: VersionsReport) -> None:
         import pyqtgraph as pg
 
@@ -122,18 +131,33 @@ class CompareView(QWidget):
             return f"recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}, nDCG {metrics['ndcg']:.3f}"
 
         verdict = "B lost an expected id that A found." if comparison.regressed else "B lost no expected id."
+        if comparison.unusable:  # a side that could not run is no verdict: say why, first
+            number, side, outcome = comparison.unusable[0]
+            more = (
+                f" ({len(comparison.unusable) - 1} more could not run)"
+                if len(comparison.unusable) > 1
+                else ""
+            )
+            verdict = f"Check {number}: {side} could not run it: {outcome.error}{more}"
         self.note.setText(f"A: {a_label} — {means('a')}.\nB: {b_label} — {means('b')}.\n{verdict}")
         self.table.setRowCount(len(data["checks"]))
+
+        def shown(side: dict[str, Any]) -> str:
+            return "could not run" if "error" in side else "pass" if side["passed"] else "FAIL"
+
         for row, check in enumerate(data["checks"]):
             cells = (
                 f"{check['searched']}: “{check['query']}” (limit {check['limit']})",
-                "pass" if check["a"]["passed"] else "FAIL",
-                "pass" if check["b"]["passed"] else "FAIL",
+                shown(check["a"]),
+                shown(check["b"]),
                 ", ".join(check["lost"]),
                 ", ".join(check["gained"]),
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                side = check["a" if column == 1 else "b"] if column in (1, 2) else {}
+                if "error" in side:
+                    item.setToolTip(side["error"])
                 if column == 3 and text:
                     item.setBackground(QBrush(LOST))
                 if column == 4 and text:

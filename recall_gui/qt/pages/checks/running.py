@@ -156,7 +156,8 @@ class CheckRunner:
         if not checks:
             return None
         self.versions_view.note.setText(f"Running {len(checks):,} checks on every version…")
-        report = await core.agents.run_on_versions(await self.services.harness(), checks)
+        harness = await self.services.harness()
+        report = await core.agents.run_on_versions(harness, checks, progress=self.versions_view)
         self.versions_view.show_report(report)
         self._finished.emit()
         return report

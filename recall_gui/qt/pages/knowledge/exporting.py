@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from recall_gui import core
-from recall_gui.core.base import RecallError, plural, write_text_atomic
+from recall_gui.core.base import RecallError, plural, refuse_output, write_text_atomic
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.tables import to_csv, to_json
 from recall_gui.qt.export_dialog import ExportProgress
@@ -50,7 +50,11 @@ class Exporter:
         table = self.results.shown_results()
         text = to_csv(table) if fmt == "csv" else to_json(table)
         try:
+            refuse_output(path, what="the export")
             write_text_atomic(path, text)
+        except RecallError as error:  # a path that is not a file to write
+            self.services.show_error(error)
+            return 0
         except OSError as error:
             self.services.show_message(
                 UserMessage(f"Could not write {path}: {error.strerror or error}", "Choose another folder.")

@@ -1,0 +1,95 @@
+"""Where the app may write a file the user named (a JUnit report, an export, a golden file): a new path or a
+regular file that is not an input of the run and lies in no LanceDB table or database folder.
+
+A write replaces what is at the path (atomically, through a rename): named wrongly, it would replace the
+golden file being run, a table's manifest (the table could no longer be read: a write into a knowledge
+base), a FIFO another program reads, or a device node. Such a path is refused, with what it is.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from recall_gui.core.base.errors import InvalidInputError
+
+#: A Lance dataset (a LanceDB table) is a folder named ``<table>.lance`` holding ``_versions``.
+LANCE_SUFFIX = ".lance"
+LANCE_VERSIONS = "_versions"
+OUTPUT_HINT = "Name a new file, or a regular file to replace, outside every knowledge base."
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (a named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class OutputRefused(InvalidInputError):
+    """A path a file must not be written to."""
+
+
+def refuse_output(path: Path, *, inputs: Iterable[tuple[str, Path]] = (), what: str = "the file") -> None:
+    """Refuse (:class:`OutputRefused`) to write ``what`` to ``path`` when it is not a new path or a regular
+    file, when it is one of ``inputs`` (``(what it is, its path)``: the run's golden file, the registry's
+    files), or when it lies inside a LanceDB table or in a database folder."""
+    problem = output_problem(path, inputs)
+    if problem is not None:
+        raise OutputRefused(f"{what} was not written to {path}: {problem}", hint=OUTPUT_HINT)
+
+
+def output_problem(path: Path, inputs: Iterable[tuple[str, Path]] = ()) -> str | None:
+    """Why ``path`` must not be written (see :func:`refuse_output`), or ``None``."""
+    try:
+        found = os.stat(path)  # through links: what a write would replace
+    except FileNotFoundError:
+        found = None
+    except OSError as error:
+        return f"nothing can be written there ({error.strerror or error})"
+    if found is not None:
+        kind = next((name for test, name in _KINDS if test(found.st_mode)), None)
+        if kind is not None or not stat.S_ISREG(found.st_mode):
+            return f"it is {kind or 'not a regular file'}, which writing would replace"
+        for name, source in inputs:
+            if _same_file(path, source):
+                return f"it is {name}, an input of this run"
+    real = Path(os.path.realpath(path))
+    table = _lance_table_around(real)
+    if table is not None:
+        return f"it lies inside the LanceDB table {table}, which this app never writes"
+    if _holds_lance_table(real.parent):
+        return f"it lies in the LanceDB database folder {real.parent}, which this app never writes"
+    return None
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False
+
+
+def _lance_table_around(real: Path) -> Path | None:
+    """The LanceDB table (a Lance dataset's folder) that ``real`` lies in, if any."""
+    for folder in real.parents:
+        if (folder / LANCE_VERSIONS).is_dir():
+            return folder
+    return None
+
+
+def _holds_lance_table(folder: Path) -> bool:
+    """Whether ``folder`` holds a LanceDB table (it is a database folder)."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(
+                entry.name.endswith(LANCE_SUFFIX)
+                and entry.is_dir()
+                and os.path.isdir(os.path.join(entry.path, LANCE_VERSIONS))
+                for entry in entries
+            )
+    except OSError:
+        return False

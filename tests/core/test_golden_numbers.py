@@ -1,0 +1,70 @@
+"""A golden file's numbers that JSON can write but a check cannot use (``3.0``, ``2**64``): refused like
+every other golden-file error, naming the file, the check and the field, in the core, by ``check`` (status
+2, one line, no traceback) and by the window's Checks page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recall_gui.core.agents.golden import parse_golden
+from recall_gui.core.base import GoldenFileError
+from tests.core.test_cli import cli
+from tests.kbtools import KnowledgeBase
+from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
+
+CASES = [
+    ('"version": 3.0', "version: 3.0 is not of type 'integer'"),
+    ('"version": 18446744073709551616', "version: 18446744073709551616 is greater than the maximum of "),
+    ('"version": 9223372036854775808', "version: 9223372036854775808 is greater than the maximum of "),
+    ('"limit": 5.0', "limit: 5.0 is not of type 'integer'"),
+]
+
+
+def golden_text(name: str, field: str) -> str:
+    return '{"checks": [\n  {"db_name": "' + name + '", "query": "q", "expect": ["x"], ' + field + "}\n]}"
+
+
+@pytest.mark.parametrize(("field", "said"), CASES)
+def test_the_core_refuses_the_number_naming_the_check_and_the_field(field: str, said: str) -> None:
+    with pytest.raises(GoldenFileError) as raised:
+        parse_golden(golden_text("notes", field), "g.json")
+    assert raised.value.message.startswith(f"g.json, line 2, check 1, {said}")
+
+
+@pytest.mark.parametrize(("field", "said"), CASES[:2])
+def test_check_refuses_the_number_with_status_2_and_one_line(
+    kb: KnowledgeBase, tmp_path: Path, field: str, said: str
+) -> None:
+    path = tmp_path / "golden.json"
+    path.write_text(golden_text(kb.name, field), encoding="utf-8")
+    done = cli("check", "--registry", str(kb.registry_dir), str(path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"error: {path}, line 2, check 1, {said}")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_whole_version_still_runs(kb: KnowledgeBase, tmp_path: Path) -> None:
+    path = tmp_path / "golden.json"
+    check = {"db_name": kb.name, "query": "capital of France", "expect": ["paris"], "version": 1}
+    path.write_text(json.dumps({"checks": [check]}), encoding="utf-8")
+    assert cli("check", "--registry", str(kb.registry_dir), str(path)).returncode == 0
+
+
+def test_the_checks_page_refuses_the_file_naming_the_field(
+    kb: KnowledgeBase,
+    open_window: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    window = open_window(kb.registry_dir)
+    for number, (field, said) in enumerate(CASES[:2]):
+        bad = tmp_path / f"bad{number}.json"
+        bad.write_text(golden_text(kb.name, field), encoding="utf-8")
+        assert not window.checks.open_file(bad)
+        banner = window.banner.findChild(QLabel, "bannerText").text()
+        assert banner.startswith(f"{bad}, line 2, check 1, {said}")

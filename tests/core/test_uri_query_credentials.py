@@ -1,0 +1,150 @@
+"""Credentials in every spelling an address can carry them — a query's ``access_key``/``secret_key``, a
+``token``, ``password`` or ``sig`` parameter, a presigned ``X-Amz-Credential``/``X-Amz-Signature``, a token
+alone before the host — are masked wherever an address is shown: listings, errors, the MCP tool
+description, the agent log, and the provider's answer quoting the header an HTTP client made of them
+(a stand-in provider on 127.0.0.1). ``register`` refuses them without ``--store-credentials``."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recall_gui.core.base.credentials import has_credentials, masked, without_credentials
+from tests.core.test_cli import cli
+from tests.kbtools import KnowledgeBase, write_registry
+from tests.mcp.live import server_env
+from tests.mcp.test_server_wire import RawServer
+from tests.providers import FakeProvider
+
+SECRET = "qu3ry-s3cr3t-n0t-f0r-y0ur-3y35"
+AMZ_SIGNATURE = "b1f5e3d2c4a69788badc0ffee0ddf00d"
+
+
+@pytest.mark.parametrize(
+    ("uri", "shown"),
+    [
+        (f"s3://b/kb?access_key=AKIA1&secret_key={SECRET}", "s3://b/kb?access_key=***&secret_key=***"),
+        (f"gs://b/kb?token={SECRET}&region=eu", "gs://b/kb?token=***&region=eu"),
+        (f"http://h/v1?password={SECRET}#top", "http://h/v1?password=***#top"),
+        (f"az://c/kb?sv=2024&sig={SECRET}%3D", "az://c/kb?sv=2024&sig=***"),
+        (
+            f"https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4&X-Amz-Credential=AKIA%2F1&X-Amz-Date=2"
+            f"&X-Amz-Signature={AMZ_SIGNATURE}",
+            "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4&X-Amz-Credential=***&X-Amz-Date=2"
+            "&X-Amz-Signature=***",
+        ),
+        (f"s3://b/kb?AWSAccessKeyId=AKIA1&Signature={SECRET}", "s3://b/kb?AWSAccessKeyId=***&Signature=***"),
+        (f"http://h/v1?api_key={SECRET}&keyword=lance", "http://h/v1?api_key=***&keyword=lance"),
+        (f"http://{SECRET}@h/v1", "http://***@h/v1"),
+    ],
+)
+def test_every_spelling_of_a_credential_in_an_address_is_masked(uri: str, shown: str) -> None:
+    assert masked(f"cannot open {uri} now") == f"cannot open {shown} now"
+    assert has_credentials(uri)
+    kept = without_credentials(uri)
+    assert SECRET not in kept and AMZ_SIGNATURE not in kept and "AKIA1" not in kept
+    assert not has_credentials(kept)
+
+
+def test_addresses_without_credentials_are_left_as_they_are() -> None:
+    for uri in ("s3://b/kb?region=eu&keyword=x", "http://h/v1?q=a=b", "/data/kb", "s3://b/k?versionId=3"):
+        assert masked(uri) == uri and not has_credentials(uri) and without_credentials(uri) == uri
+
+
+def query_entry(kb: KnowledgeBase, name: str) -> dict[str, Any]:
+    """A registered database whose URI carries its secrets in a query (LanceDB cannot open it)."""
+    return {
+        "name": name,
+        "uri": f"s3://kb-bucket/team/kb?access_key=AKIA1&secret_key={SECRET}&token={SECRET}",
+        "table": kb.name,
+        "description": "the team's notes",
+        "embedder": {"Local": {"model": "AllMiniLML6V2"}},
+    }
+
+
+def test_listings_errors_and_the_tool_description_mask_a_query_secret(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    registry = write_registry(tmp_path / "registry", [query_entry(kb, "team")])
+    shown = "s3://kb-bucket/team/kb?access_key=***&secret_key=***&token=***"
+    listed = cli("list", "--registry", str(registry))
+    listed_json = cli("list", "--json", "--registry", str(registry))
+    assert json.loads(listed_json.stdout)[0]["uri"] == shown
+    tool = cli("tool", "--registry", str(registry))
+    assert f"DB URI: {shown}" in json.loads(tool.stdout)["description"]
+    searched = cli(
+        "search", "--registry", str(registry), "--db", "team", "notes",
+        env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_REGION": "us-east-1"},
+    )  # fmt: skip
+    assert searched.returncode == 1
+    for done in (listed, listed_json, tool, searched):
+        assert SECRET not in done.stdout + done.stderr
+        assert "AKIA1" not in done.stdout + done.stderr
+
+
+def test_the_mcp_server_and_its_agent_log_mask_a_query_secret(kb: KnowledgeBase, tmp_path: Path) -> None:
+    registry = write_registry(tmp_path / "registry", [query_entry(kb, "team")])
+    env = {**server_env(tmp_path), "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_REGION": "us-east-1"}
+    raw = RawServer(registry, env, tmp_path / "server.log")
+    try:
+        raw.initialize()
+        (tool,) = raw.request("tools/list")["result"]["tools"]
+        reply = raw.request(
+            "tools/call", {"name": "recall_search", "arguments": {"db_name": "team", "query": "notes"}}
+        )
+    finally:
+        raw.close()
+    assert reply["result"]["isError"] is True
+    assert "secret_key=***" in tool["description"]
+    log = cli("log", "--json", env={"RECALL_GUI_DATA_DIR": env["RECALL_GUI_DATA_DIR"]})
+    assert log.returncode == 0 and "recall_search" in log.stdout
+    stored = (Path(env["RECALL_GUI_DATA_DIR"]) / "agent-log.jsonl").read_text(encoding="utf-8")
+    for text in (json.dumps(tool), json.dumps(reply), raw.log(), log.stdout, log.stderr, stored):
+        assert SECRET not in text and "AKIA1" not in text
+
+
+def test_register_refuses_a_uri_with_a_query_secret_unless_told_to_store_it(tmp_path: Path) -> None:
+    registry = tmp_path / "registry"
+    done = cli("register", f"s3://b/kb?secret_key={SECRET}", "--name", "team", "--registry", str(registry))
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: not registered: the URI s3://b/kb?secret_key=*** holds a password")
+    assert "--store-credentials" in done.stderr and SECRET not in done.stderr
+    assert not (registry / "rag_dbs.json").exists()
+
+
+@pytest.mark.parametrize("spelling", ["token alone", "query"])
+def test_a_provider_address_with_a_token_never_shows_it_nor_its_basic_header(
+    kb: KnowledgeBase, fake_provider: FakeProvider, spelling: str
+) -> None:
+    """The stand-in provider refuses the call and quotes the authorization it was sent: neither the
+    token nor the Basic header an HTTP client makes of ``http://TOKEN@host`` reaches the user."""
+    write_registry(
+        kb.registry_dir,
+        [
+            {
+                "name": kb.name,
+                "uri": str(kb.db_dir),
+                "description": "notes",
+                "embedder": {"Cloud": {"provider": "ollama", "model": "all-minilm"}},
+                "created_at": 1,
+            }
+        ],
+    )
+    env = fake_provider.environment("ollama")
+    base = "http://" + env["OLLAMA_HOST"]
+    if spelling == "token alone":
+        env["OLLAMA_HOST"] = base.replace("http://", f"http://{SECRET}@")
+    else:
+        env["OLLAMA_HOST"] = f"{base}?api_key={SECRET}"
+    done = cli("search", "--registry", str(kb.registry_dir), "--db", kb.name, "q", env=env)
+    assert done.returncode == 1, done.stdout
+    basic = base64.b64encode(f"{SECRET}:".encode()).decode()
+    for secret in (SECRET, basic):
+        assert secret not in done.stdout + done.stderr
+    assert "HTTP" in done.stderr  # the provider's answer is still shown
+    if spelling == "token alone":  # the token did travel, as the user wrote it: only never shown
+        assert any(basic in str(request.headers) for request in fake_provider.requests)
