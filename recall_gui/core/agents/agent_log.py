@@ -225,7 +225,9 @@ def _read_records(path: Path, file: BinaryIO, notes: list[str]) -> Iterator[tupl
             continue
         try:
             value = json.loads(line)
-            deep = too_deep(value, RECORD_NESTING) is not None
+            # Each level opens with a bracket: a line with few brackets needs no walk (most of a read).
+            brackets = line.count(b"{") + line.count(b"[")
+            deep = brackets > RECORD_NESTING and too_deep(value, RECORD_NESTING) is not None
         except RecursionError:  # deeper than Python's reader goes
             deep = True
         except ValueError:

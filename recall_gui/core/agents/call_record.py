@@ -62,10 +62,10 @@ class CallRecord:
 
     def __post_init__(self) -> None:
         # Microseconds are all a log needs; rounded here, a record reads back equal to the one written.
-        for name in ("embed_ms", "search_ms"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, round(value, 3))
+        if self.embed_ms is not None:
+            object.__setattr__(self, "embed_ms", round(self.embed_ms, 3))
+        if self.search_ms is not None:
+            object.__setattr__(self, "search_ms", round(self.search_ms, 3))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -110,7 +110,7 @@ class CallRecord:
             client_version=_text_or_none(data.get("client_version")),
             tool=tool,
             arguments=data.get("arguments"),
-            result_ids=tuple(str(item) for item in ids),
+            result_ids=tuple(map(str, ids)),
             error=_text_or_none(data.get("error")),
             embed_ms=_number_or_none(data.get("embed_ms")),
             search_ms=_number_or_none(data.get("search_ms")),
