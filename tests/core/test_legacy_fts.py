@@ -47,7 +47,10 @@ def test_lancedb_refuses_the_legacy_index_and_health_says_what_to_do(kb: Knowled
     with pytest.raises(ValueError, match="Legacy Tantivy FTS index detected"):
         table.search("password", query_type="fts").limit(3).to_list()
     before = snapshot_tree(kb.db_dir)
-    done = cli("health", "--registry", str(kb.registry_dir), "--db", kb.name, "--json")
+    # Advice: listed, not failing by default; failing when --fail-on names it.
+    advised = cli("health", "--registry", str(kb.registry_dir), "--db", kb.name)
+    assert advised.returncode == 0, advised.stderr
+    done = cli("health", "--registry", str(kb.registry_dir), "--db", kb.name, "--json", "--fail-on", "advice")
     assert done.returncode == 1, done.stderr
     warning = (
         f"the table has a legacy (Tantivy) full-text index, {legacy}: LanceDB 0.40 refuses full-text search "

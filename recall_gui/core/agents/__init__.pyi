@@ -36,7 +36,6 @@ from .call_record import (
 from .check_comparison import (
     Comparison as Comparison,
     VersionChoice as VersionChoice,
-    VersionsProgress as VersionsProgress,
     VersionsReport as VersionsReport,
     compare_checks as compare_checks,
     run_on_versions as run_on_versions,
