@@ -245,6 +245,11 @@ def run(args: argparse.Namespace) -> int:
         report_error("--versions runs on the local engine only", "Leave --engine ray out for it.")
         return EXIT_UNUSABLE
     if args.versions:
+        try:
+            check_engine_options(args)  # --ray-address or --verbose without the Ray engine: refused
+        except RecallError as error:
+            report_error(error.message, error.hint)
+            return EXIT_UNUSABLE
         return run_versions(args)
     if args.junit is not None and not _junit_path_usable(args):
         return EXIT_UNUSABLE

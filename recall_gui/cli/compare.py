@@ -100,9 +100,15 @@ def format_comparison(comparison: Comparison) -> str:
         head = printable(f"{check['searched']}  {json.dumps(check['query'], ensure_ascii=False)}")
         verdicts = ", ".join(f"{side.upper()} {_verdict(check[side])}" for side in ("a", "b"))
         lines.append(f"{verdicts}  {head}")
-        for side in ("a", "b"):
-            if "error" in check[side]:
-                lines.append(f"       {side.upper()} could not run: {printable(check[side]['error'])}")
+        errors = {side: check[side].get("error") for side in ("a", "b")}
+        if errors["a"] is not None and errors["a"] == errors["b"]:
+            lines.append(f"       neither side could run it: {printable(errors['a'])}")
+        else:
+            lines.extend(
+                f"       {side.upper()} could not run: {printable(error)}"
+                for side, error in errors.items()
+                if error is not None
+            )
         if check["lost"]:
             lines.append(printable(f"       lost: {', '.join(check['lost'])}"))
         if check["gained"]:
@@ -127,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if comparison.unusable:
         number, side, outcome = comparison.unusable[0]
-        more = len(comparison.unusable) - 1
+        more = len({n for n, _, _ in comparison.unusable}) - 1
         report_error(
             f"{args.file}, check {number}: {side} could not run it: {outcome.error}"
             + (f" (and {more} more)" if more else ""),

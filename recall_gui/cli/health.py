@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.core.base import InvalidInputError, json_text, plural
 
@@ -116,7 +116,11 @@ def format_report(report: HealthReport, failing: frozenset[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
-    failing = fail_kinds(args.fail_on)  # before the scan: a typo costs nothing
+    try:
+        failing = fail_kinds(args.fail_on)  # before the scan: a typo costs nothing
+    except InvalidInputError as error:  # a usage error, not an unhealthy table: status 2
+        report_error(error.message, error.hint)
+        return 2
     report = asyncio.run(_report(args))
     if sys.stderr.isatty():
         print(file=sys.stderr)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from recall_gui import core
 from recall_gui.cli.common import registry_option, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
-from recall_gui.core.base import json_text
+from recall_gui.core.base import json_text, printable
 
 if TYPE_CHECKING:
     from recall_gui.core.tables import TableVersion
@@ -42,7 +42,7 @@ class ListingProgress:
     one line when it starts being long (so a script's log says why it waits)."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
+        self.name = printable(name)  # a table's or registry's name may hold control characters
         self.shown = False
 
     def __call__(self, count: int | None, seconds: float) -> None:

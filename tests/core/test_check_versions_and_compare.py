@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import lancedb
+import pytest
 
 from tests.core.test_cli import cli
 from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, snapshot_tree
@@ -177,6 +178,41 @@ def test_compare_says_a_side_that_could_not_run_is_an_error_not_a_fail(make_kb: 
     (check,) = json.loads(done.stdout)["checks"]
     assert "error" in check["b"] and "error" not in check["a"]
     assert check["lost"] == [] and check["gained"] == []
+
+
+def test_compare_names_once_a_check_neither_side_could_run_and_averages_both_over_the_same_checks(
+    make_kb: Any, tmp_path: Path
+) -> None:
+    kb = make_kb()
+    path = golden(
+        tmp_path,
+        [
+            {"db_name": "missing", "query": FRANCE, "expect": ["paris"], "limit": 3},
+            {"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 3},
+        ],
+    )
+    done = cli("compare", "--registry", str(kb.registry_dir), "--version", "1", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"error: {path}, check 1: A and B could not run it: ") and "more" not in first
+    assert "       neither side could run it: " in done.stdout.splitlines()
+    assert "A could not run" not in done.stdout and "B could not run" not in done.stdout
+    shown = cli("compare", "--registry", str(kb.registry_dir), "--version", "1", "--json", str(path))
+    data = json.loads(shown.stdout)
+    # Both sides ran check 2 only: each side's means are check 2's recall and reciprocal rank.
+    for side in ("a", "b"):
+        (expected,) = data["checks"][1][side]["expected"]
+        rank = expected["rank"]
+        assert data[side]["metrics"]["recall"] == (1.0 if rank is not None else 0.0)
+        assert data[side]["metrics"]["mrr"] == pytest.approx(1 / rank if rank is not None else 0.0)
+
+
+def test_check_versions_refuses_options_of_the_ray_engine(kb: KnowledgeBase, tmp_path: Path) -> None:
+    path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 3}])
+    for option in (["--ray-address", "127.0.0.1:1"], ["--verbose"]):
+        done = cli("check", "--registry", str(kb.registry_dir), "--versions", *option, str(path))
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.startswith(f"error: {option[0]} is for --engine ray"), done.stderr
 
 
 def test_the_checks_page_shows_a_side_that_could_not_run_as_such(

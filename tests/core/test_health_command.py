@@ -173,6 +173,15 @@ def test_an_unknown_kind_is_refused_before_the_scan(tmp_path: Path) -> None:
     folder = tmp_path / "lancedb"
     twin_table(folder)
     done = cli("health", "--path", str(folder), "--table", "kb", "--fail-on", "vectors,dupes")
-    assert done.returncode != 0 and done.stdout == ""
+    assert done.returncode == 2 and done.stdout == ""  # not 1: that says the table is unhealthy
     assert "--fail-on 'vectors,dupes' is not a list of kinds (dupes unknown)" in done.stderr
     assert "advice" in done.stderr  # the hint names the kinds
+
+
+def test_vectors_too_short_or_too_long_are_vectors_not_advice() -> None:
+    from recall_gui.core.search.health_scan import HealthReport
+
+    for field in ("too_short", "too_long"):
+        report = HealthReport(**{field: ["a"]})  # type: ignore[arg-type]
+        report.warnings.append("1 vector is too short or too long for float32")
+        assert report.listed_kinds() == {"vectors"}

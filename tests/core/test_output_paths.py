@@ -55,6 +55,14 @@ def places(kb: KnowledgeBase, tmp_path: Path, golden_path: Path) -> dict[str, tu
             "it lies inside the LanceDB",
         ),
         "the database folder": (kb.db_dir / "report.xml", "it lies in the LanceDB database folder"),
+        "a new folder in the database folder": (
+            kb.db_dir / "reports" / "report.xml",
+            "it would make folders in the LanceDB database folder",
+        ),
+        "a new folder LanceDB would take for a table": (
+            tmp_path / "out.lance" / "report.xml",
+            "it would make the folder",
+        ),
         "a FIFO": (fifo(tmp_path), "it is a FIFO (a named pipe), which writing would replace"),
         "a folder": (tmp_path, "it is a folder, which writing would replace"),
     }

@@ -50,6 +50,12 @@ def test_every_spelling_of_a_credential_in_an_address_is_masked(uri: str, shown:
     assert not has_credentials(kept)
 
 
+def test_what_is_kept_to_reopen_a_place_drops_a_secret_after_either_separator() -> None:
+    assert without_credentials(f"s3://b/kb?x=1;token={SECRET}") == "s3://b/kb?x=1"
+    assert without_credentials(f"s3://b/kb?token={SECRET}&x=1;y=2#f") == "s3://b/kb?x=1;y=2#f"
+    assert without_credentials(f"s3://b/kb?region=eu;sig={SECRET};z=3") == "s3://b/kb?region=eu;z=3"
+
+
 def test_addresses_without_credentials_are_left_as_they_are() -> None:
     for uri in ("s3://b/kb?region=eu&keyword=x", "http://h/v1?q=a=b", "/data/kb", "s3://b/k?versionId=3"):
         assert masked(uri) == uri and not has_credentials(uri) and without_credentials(uri) == uri

@@ -277,13 +277,15 @@ class Comparison:
 
     @property
     def unusable(self) -> tuple[tuple[int, str, CheckOutcome], ...]:
-        """The checks a side could not run: (check number from 1, "A" or "B", that side's outcome)."""
-        return tuple(
-            (number, name, outcome)
-            for number, pair in enumerate(zip(self.a, self.b, strict=True), start=1)
-            for name, outcome in zip(("A", "B"), pair, strict=True)
-            if outcome.error is not None
-        )
+        """The checks a side could not run: (check number from 1, "A", "B" or "A and B" when neither could
+        for one reason, that side's outcome)."""
+        found: list[tuple[int, str, CheckOutcome]] = []
+        for number, (a, b) in enumerate(zip(self.a, self.b, strict=True), start=1):
+            if a is b and a.error is not None:  # its database could not be used at all
+                found.append((number, "A and B", a))
+                continue
+            found.extend((number, name, o) for name, o in (("A", a), ("B", b)) if o.error is not None)
+        return tuple(found)
 
     @property
     def regressed(self) -> bool:
@@ -321,7 +323,13 @@ class Comparison:
                     "gained": [i for i in b.results if i not in set(a.results)] if ran else [],
                 }
             )
-        return {"a": {"metrics": _means(self.a)}, "b": {"metrics": _means(self.b)}, "checks": checks}
+        # Both means over the checks both sides ran: a check one side could not run would tilt one mean.
+        both = [(a, b) for a, b in zip(self.a, self.b, strict=True) if a.error is None and b.error is None]
+        return {
+            "a": {"metrics": _means([a for a, _ in both])},
+            "b": {"metrics": _means([b for _, b in both])},
+            "checks": checks,
+        }
 
 
 async def compare_checks(

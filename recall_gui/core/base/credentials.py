@@ -73,8 +73,14 @@ def without_credentials(uri: str) -> str:
     if not mark:
         return uri
     query, hash_mark, fragment = query.partition("#")
-    kept = [part for part in query.split("&") if not is_secret_parameter(part.partition("=")[0])]
-    return head + (mark + "&".join(kept) if kept else "") + hash_mark + fragment
+    # "&" and ";" both separate parameters (as masked() reads them); a kept one keeps the separator it had.
+    parts = re.split(r"([&;])", query)
+    kept = ""
+    for index in range(0, len(parts), 2):
+        if is_secret_parameter(parts[index].partition("=")[0]):
+            continue
+        kept += (parts[index - 1] if kept and index else "") + parts[index]
+    return head + (mark + kept if kept else "") + hash_mark + fragment
 
 
 def has_credentials(uri: str) -> bool:

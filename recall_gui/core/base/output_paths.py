@@ -63,6 +63,14 @@ def output_problem(path: Path, inputs: Iterable[tuple[str, Path]] = ()) -> str |
         return f"it lies inside the LanceDB table {table}, which this app never writes"
     if _holds_lance_table(real.parent):
         return f"it lies in the LanceDB database folder {real.parent}, which this app never writes"
+    # Folders a write would make: never inside a database folder, never one LanceDB would take for a table.
+    existing = real.parent
+    while not existing.exists() and existing != existing.parent:
+        if existing.name.endswith(LANCE_SUFFIX):
+            return f"it would make the folder {existing}, which LanceDB would take for a table"
+        existing = existing.parent
+    if existing != real.parent and _holds_lance_table(existing):
+        return f"it would make folders in the LanceDB database folder {existing}, which this app never writes"
     return None
 
 

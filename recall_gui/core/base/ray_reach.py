@@ -163,30 +163,63 @@ def output_aside(path: Path | None) -> Iterator[None]:
         target.close()
 
 
+#: The threads a Ray start or stop runs on; one still alive means Ray is not yet started or stopped.
+RAY_THREADS = ("ray-join", "ray-shutdown")
+
+
+def ray_still_busy() -> bool:
+    """Whether a join given up on, or a stop past its bound, still runs in this process."""
+    return any(thread.name in RAY_THREADS and thread.is_alive() for thread in threading.enumerate())
+
+
+class _Join:
+    """One join attempt: its outcome, and whether the caller gave up on it first (then a join that
+    succeeds late is shut down at once: nobody would use or stop it)."""
+
+    def __init__(self, join: Callable[[], None]) -> None:
+        self.join = join
+        self.lock = threading.Lock()
+        self.outcome: list[BaseException | None] = []
+        self.given_up = False
+
+    def run(self) -> None:
+        try:
+            self.join()
+        except BaseException as error:  # handed to the waiting thread, which raises it
+            result: BaseException | None = error
+        else:
+            result = None
+        with self.lock:
+            self.outcome.append(result)
+            late = self.given_up and result is None
+        if late:
+            import ray
+
+            ray.shutdown()
+
+    def give_up(self) -> bool:
+        """Give up unless it has ended; whether it was given up."""
+        with self.lock:
+            self.given_up = not self.outcome
+            return self.given_up
+
+
 def joined_within(join: Callable[[], None], address: str, seconds: float = JOIN_SECONDS) -> None:
     """Run ``join`` (Ray's ``init``) for at most ``seconds``: past that the address answers but not as a
-    Ray cluster, and the attempt is left behind (a daemon thread) with a :class:`RayStartError`."""
-    outcome: list[BaseException | None] = []
-    thread = threading.Thread(target=_capture, args=(join, outcome), name="ray-join", daemon=True)
+    Ray cluster, and the attempt is left behind (a daemon thread, which stops Ray should it still join)
+    with a :class:`RayStartError`."""
+    attempt = _Join(join)
+    thread = threading.Thread(target=attempt.run, name="ray-join", daemon=True)
     thread.start()
     thread.join(seconds)
-    if not outcome:
+    if attempt.give_up():
         raise RayStartError(
             f"the Ray cluster at {address} did not answer within {seconds:g} s (something listens there, "
             "but not a Ray cluster's head, or it is overloaded)",
             hint=ADDRESS_HINT,
         )
-    if outcome[0] is not None:
-        raise outcome[0]
-
-
-def _capture(call: Callable[[], None], outcome: list[BaseException | None]) -> None:
-    try:
-        call()
-    except BaseException as error:  # handed to the waiting thread, which raises it
-        outcome.append(error)
-    else:
-        outcome.append(None)
+    if attempt.outcome[0] is not None:
+        raise attempt.outcome[0]
 
 
 def cluster_problem() -> str | None:

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import secrets
+import shutil
 import tempfile
 import threading
 import time
@@ -35,6 +36,7 @@ from recall_gui.core.base.ray_reach import (
     on_loopback,
     output_aside,
     parse_address,
+    ray_still_busy,
     reach,
 )
 
@@ -46,8 +48,10 @@ _CLOSED_PROXY = "http://127.0.0.1:9"
 _PROXY_NAMES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
 _LOCAL_HOSTS = "127.0.0.1,localhost,::1"
 #: The longest folder Ray's files may go in: a socket path below it (``/session_<date>_<time>_<pid>/
-#: sockets/plasma_store``, 62 bytes and more for a longer process id) may have 107 bytes in all.
-RAY_FOLDER_BYTES = 40
+#: sockets/plasma_store``, 62 bytes and more for a longer process id) may have 103 bytes in all (macOS).
+RAY_FOLDER_BYTES = 36
+#: The name of a folder made for one run's Ray files (removed when that Ray stops).
+_SHORT_PREFIX = "recall-gui-ray-"
 #: How long stopping Ray may take before the process goes on without it (a dead cluster never answers).
 SHUTDOWN_SECONDS = 10.0
 
@@ -103,12 +107,18 @@ def ray_cluster(
         reach(where)
     import ray
 
+    if ray_still_busy():
+        raise RayStartError(
+            "Ray is still starting or stopping from the previous run",
+            hint="Try again in a few seconds.",
+        )
     if ray.is_initialized():
         yield RayCluster(address, _cpus(ray), 0.0)
         return
     _quiet(verbose)
     started = time.perf_counter()
-    folder = _ray_folder()
+    folder = _log_folder() if address is not None else _ray_folder()
+    made = folder is not None and folder.name.startswith(_SHORT_PREFIX)
     aside = nullcontext() if verbose else output_aside(folder / "start.log" if folder else None)
     try:
         with aside, on_loopback(where is None or where.loopback):
@@ -128,7 +138,8 @@ def ray_cluster(
         seconds = time.perf_counter() - started
         yield RayCluster(address, _cpus(ray), seconds)
     finally:
-        _shut_down(ray)
+        if _shut_down(ray) and made and folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)  # a folder of this run only: its logs go with it
 
 
 def _join(address: str, verbose: bool) -> None:
@@ -137,11 +148,12 @@ def _join(address: str, verbose: bool) -> None:
     ray.init(address=address, log_to_driver=verbose, logging_level=_level(verbose))
 
 
-def _shut_down(ray: Any) -> None:
-    """Stop Ray, bounded: a cluster that died may keep Ray's shutdown waiting for it."""
+def _shut_down(ray: Any) -> bool:
+    """Stop Ray, bounded: a cluster that died may keep Ray's shutdown waiting for it. Whether it stopped."""
     stopping = threading.Thread(target=ray.shutdown, name="ray-shutdown", daemon=True)
     stopping.start()
     stopping.join(SHUTDOWN_SECONDS)
+    return not stopping.is_alive()
 
 
 def _level(verbose: bool) -> int:
@@ -208,13 +220,27 @@ def _start_local(cpus: int | None, verbose: bool, folder: Path | None) -> None:
 
 
 def _ray_folder() -> Path | None:
-    """Ray's files: under the app's cache folder (``None`` where it cannot be made: it is disposable).
-    Ray puts its sockets a fixed depth below it, and a socket's path is at most 107 bytes: below a
-    deeper cache folder, Ray's files go to a new folder of the temporary directory instead."""
+    """Ray's files for a Ray started here: under the app's cache folder (``None`` where it cannot be made:
+    it is disposable, and Ray then uses its own). Ray puts its sockets a fixed depth below it, and a
+    socket's path is short (107 bytes on Linux, 103 on macOS): below a deeper cache folder, Ray's files
+    go to a new folder of this run in /tmp, as Ray's own default does."""
     folder = app_cache_dir() / "ray"
     try:
-        if len(os.fsencode(folder)) > RAY_FOLDER_BYTES:
-            return Path(tempfile.mkdtemp(prefix="recall-gui-ray-"))
+        if len(os.fsencode(folder)) <= RAY_FOLDER_BYTES:
+            folder.mkdir(parents=True, exist_ok=True)
+            return folder
+        base = "/tmp" if os.name == "posix" and os.path.isdir("/tmp") else tempfile.gettempdir()
+        if len(os.fsencode(os.path.join(base, _SHORT_PREFIX + "x" * 8))) > RAY_FOLDER_BYTES:
+            return None
+        return Path(tempfile.mkdtemp(prefix=_SHORT_PREFIX, dir=base))
+    except OSError:
+        return None
+
+
+def _log_folder() -> Path | None:
+    """Where Ray's start-up lines go when joining a cluster (no sockets here: any depth will do)."""
+    folder = app_cache_dir() / "ray"
+    try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None

@@ -68,6 +68,8 @@ class HealthReport:
     warnings: list[str] = field(default_factory=list)
     #: The warnings that say a search fails (the model, the vectors' width).
     search_problems: list[str] = field(default_factory=list)
+    #: The warnings that only advise (index coverage, small fragments, a legacy full-text index).
+    advice: list[str] = field(default_factory=list)
 
     def listed_kinds(self) -> frozenset[str]:
         """The kinds of :data:`HEALTH_KINDS` the report lists something of."""
@@ -78,7 +80,7 @@ class HealthReport:
             "model": bool(self.search_problems),
             "empty": bool(self.empty),
             "duplicates": bool(self.duplicate_groups),
-            "advice": len(self.warnings) > len(self.search_problems),
+            "advice": bool(self.advice),
         }
         return frozenset(kind for kind, found in listed.items() if found)
 
@@ -268,25 +270,28 @@ def _warn(report: HealthReport, entry: DatabaseEntry, searching: list[str]) -> N
             report.warnings.append(
                 f"{plural(len(ids), 'vector')} {'is' if len(ids) == 1 else 'are'} {_TOO[extreme]}"
             )
+    advice: list[str] = []
     for index in report.indices:
         if index.unindexed_rows:
-            report.warnings.append(
+            advice.append(
                 f'{index.unindexed_rows} rows are not in the index "{index.name}" (added after it was '
                 "built): searches scan them one by one; re-index the table to cover them"
             )
     if report.small_fragments > SMALL_FRAGMENTS_WARNED:
-        report.warnings.append(
+        advice.append(
             f"{report.small_fragments} of {report.fragments} fragments are small: searches read many files; "
             "an optimize is recommended (table.optimize() in LanceDB; this app never runs it)"
         )
     target = entry.target
     legacy = legacy_fts_folder(target.uri, target.table_name)
     if legacy is not None:
-        report.warnings.append(
+        advice.append(
             f"the table has a legacy (Tantivy) full-text index, {legacy}: LanceDB 0.40 refuses full-text "
             "search through table.search() while that folder exists, even beside a native index; delete "
             'that folder, then build a native index (table.create_index("content", config=FTS())) if there '
             "is none"
         )
+    report.warnings.extend(advice)
+    report.advice.extend(advice)
     report.warnings.extend(searching)
     report.search_problems.extend(searching)

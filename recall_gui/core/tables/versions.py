@@ -193,15 +193,44 @@ async def versions_on_disk(
     top = await latest_version(session, target)
     if last is not None:
         top = min(top, last)
+    oldest = oldest_kept(target)
+    first = max(first, oldest) if oldest is not None else first
     connection = await session.tables.connect(target.uri, target.options.storage_options)
     table = await bounded(connection.open_table(target.table_name), what)
     found: list[int] = []
-    for number in range(top, first - 1, -1):
-        if newest is not None and len(found) >= newest:
-            break
-        if await bounded(_kept(table, number), what):
-            found.append(number)
+    try:
+        for number in range(top, first - 1, -1):
+            if newest is not None and len(found) >= newest:
+                break
+            if await bounded(_kept(table, number), what):
+                found.append(number)
+    finally:
+        table.close()  # type: ignore[no-untyped-call]
+        session.tables.forget(target.uri)  # the connection keeps each manifest it read
     return tuple(reversed(found))
+
+
+#: Lance's second naming of manifests: ``u64::MAX - version``, written in 20 digits (newest sorts first).
+_V2_NAMES_ABOVE = 2**63
+
+
+def oldest_kept(target: TableTarget) -> int | None:
+    """The oldest version a local table still keeps (read from its manifests' names); ``None`` for object
+    storage, or a folder that cannot be listed."""
+    if not is_local_uri(target.uri):
+        return None
+    numbers = []
+    try:
+        folder = local_path(target.uri) / f"{target.table_name}.lance" / "_versions"
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                stem, _, kind = entry.name.partition(".")
+                if kind == "manifest" and stem.isdigit():
+                    number = int(stem)
+                    numbers.append(2**64 - 1 - number if number > _V2_NAMES_ABOVE else number)
+    except OSError:
+        return None
+    return min(numbers, default=None)
 
 
 async def _kept(table: Any, number: int) -> bool:

@@ -133,11 +133,8 @@ class CompareView(QWidget):
         verdict = "B lost an expected id that A found." if comparison.regressed else "B lost no expected id."
         if comparison.unusable:  # a side that could not run is no verdict: say why, first
             number, side, outcome = comparison.unusable[0]
-            more = (
-                f" ({len(comparison.unusable) - 1} more could not run)"
-                if len(comparison.unusable) > 1
-                else ""
-            )
+            others = len({n for n, _, _ in comparison.unusable}) - 1
+            more = f" ({others} more could not run)" if others else ""
             verdict = f"Check {number}: {side} could not run it: {outcome.error}{more}"
         self.note.setText(f"A: {a_label} — {means('a')}.\nB: {b_label} — {means('b')}.\n{verdict}")
         self.table.setRowCount(len(data["checks"]))
