@@ -128,7 +128,11 @@ async def measure(ctx: BenchContext, rows: int) -> list[Metric]:
         f"LanceDB agrees on {agrees}/{checked}",
         flush=True,
     )
-    facts = {"entries": report.entries, "embed_s": round(report.embed_s, 3), "model": report.model}
+    facts = {
+        "entries": report.entries,
+        "embed_s": round(report.embed_s, 3),
+        "model": None if report.model is None else report.model.to_json(),
+    }
     return [
         Metric("reach_100k", wall_s * 1000, "ms", extra=facts),
         Metric(
