@@ -1,6 +1,7 @@
-"""``first_search_while_checking``: the first exact search of a fresh session on 10k x 384 while the self-test
-of LanceDB's arithmetic runs beside it (no verdict remembered yet: candidates measured by LanceDB itself),
-against the same first search with the verdict remembered; both checked identical to LanceDB's flat search.
+"""``first_search_while_checking``: the first exact search of a fresh session on 10k x 384 where the
+self-test of LanceDB's arithmetic has not run yet (no verdict remembered: candidates measured by LanceDB
+itself; the test starts once the search has answered), against the same first search with the verdict
+remembered; both checked identical to LanceDB's flat search.
 ``arithmetic_self_test``: the self-test alone (:mod:`recall_gui.core.session.lance_arithmetic`)."""
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def run(ctx: BenchContext) -> list[Metric]:
     value, floor = statistics.median(checking), statistics.median(known)
     print(
         f"  self-test {statistics.median(self_test):.0f} ms (the emulation holds: {holds}); first search "
-        f"{value:.0f} ms while it runs, {floor:.0f} ms with the verdict remembered; identical to LanceDB in "
+        f"{value:.0f} ms with no verdict yet, {floor:.0f} ms with it remembered; identical to LanceDB in "
         f"{identical}/{len(answers)}",
         flush=True,
     )

@@ -195,7 +195,9 @@ def test_compare_names_once_a_check_neither_side_could_run_and_averages_both_ove
     assert done.returncode == 2, done.stdout + done.stderr
     first = done.stderr.splitlines()[0]
     assert first.startswith(f"error: {path}, check 1: A and B could not run it: ") and "more" not in first
-    assert "       neither side could run it: " in done.stdout.splitlines()
+    neither = "       neither side could run it: "
+    shared = [line for line in done.stdout.splitlines() if line.startswith(neither)]
+    assert len(shared) == 1 and "Database 'missing' not found" in shared[0], done.stdout
     assert "A could not run" not in done.stdout and "B could not run" not in done.stdout
     shown = cli("compare", "--registry", str(kb.registry_dir), "--version", "1", "--json", str(path))
     data = json.loads(shown.stdout)

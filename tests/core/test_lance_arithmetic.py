@@ -117,7 +117,7 @@ def test_a_session_on_such_a_processor_searches_in_lancedbs_order(tie_table: Any
                     request = RecallSearchInput(str(db_dir), "ties", 384, "q", query, 30)
                     result = await search_hits(session, request, TableOptions(metric=metric))
                     found.append((metric, query, result))
-            assert session.arithmetic.verdict is False  # it ran beside the first read
+            assert session.arithmetic.wait(60) is False  # the first answer started it
         return found
 
     for metric, query, result in asyncio.run(search_all()):
@@ -184,17 +184,41 @@ def test_the_verdict_here_is_remembered_per_machine_and_checked_again_where_it_c
     assert unwritable.read_text(encoding="utf-8") == "not a folder"
 
 
-def test_a_waiter_cancelled_midway_leaves_the_verdict_to_the_others(tmp_path: Path) -> None:
-    """A search superseded while the self-test runs stops waiting; the verdict still comes, for everyone."""
-    arithmetic = LanceArithmetic(tmp_path / "cache")
+def test_a_table_made_ready_and_searched_while_the_self_test_runs_waits_for_none_of_it(
+    tie_table: Any,
+) -> None:
+    """Choosing a database and searching it do not wait for the verdict: LanceDB measures the candidates."""
+    import threading
 
-    async def cancel_one_then_wait() -> bool:
-        first = asyncio.ensure_future(arithmetic.ready())
-        await asyncio.sleep(0)  # the waiter is waiting
-        first.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await first
-        return await arithmetic.ready()
+    from recall_gui.core.search.nearest import prepare
+    from recall_gui.core.storage.target import TableTarget
 
-    assert asyncio.run(cancel_one_then_wait()) is True
-    assert arithmetic.verdict is True
+    db_dir, _, queries = tie_table
+    release = threading.Event()
+
+    def held_emulation(rows: Any, query: Any, metric: str) -> Any:
+        release.wait(60)  # the self-test, once started, cannot end until the searches are done
+        return summed_backwards(rows, query, metric)
+
+    async def search_while_testing() -> list[Any]:
+        async with Session() as session:
+            session.arithmetic = LanceArithmetic(db_dir.parent / "held", emulation=held_emulation)
+            options = TableOptions(metric="cosine")
+            assert await prepare(session, TableTarget(str(db_dir), "ties", options)) is None
+            found = []
+            for query in queries:
+                request = RecallSearchInput(str(db_dir), "ties", 384, "q", query, 30)
+                found.append((query, await search_hits(session, request, options)))
+            assert session.arithmetic.verdict is None  # all of it done before the verdict
+            release.set()
+            assert session.arithmetic.wait(60) is False
+        return found
+
+    try:
+        answers = asyncio.run(search_while_testing())
+    finally:
+        release.set()
+    for query, result in answers:
+        expected, distances = lance_search(db_dir, "ties", query, "cosine", 30)
+        assert [hit.row_id for hit in result.hits] == expected
+        assert [hit.distance for hit in result.hits] == [float(d) for d in distances]

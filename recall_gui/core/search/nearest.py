@@ -85,12 +85,10 @@ async def prepare(session: Session, target: TableTarget) -> str | None:
     opened = await session.tables.open(target)
     if index_for(opened, metric_for(opened, target.options)) is not None:
         return None
-    session.arithmetic.start()  # the check of LanceDB's arithmetic here runs beside the read
     cached = await session.vectors.get(opened, wait=True)
-    if isinstance(cached, NotCached):
-        return cached.reason
-    await session.arithmetic.ready()  # searches then measure their candidates the fastest way
-    return None
+    # The self-test of LanceDB's arithmetic waits for the first answer: until then LanceDB measures the
+    # few candidates (a few ms more).
+    return cached.reason if isinstance(cached, NotCached) else None
 
 
 @dataclass(frozen=True)
@@ -191,7 +189,6 @@ async def rank(
             else ()
         )
         return Ranked(hits, metric, f"index:{index.index_type}" if index else "exact", embedded)
-    session.arithmetic.start()  # the check of LanceDB's arithmetic here runs beside the first read
     cached = await session.vectors.get(opened)
     if isinstance(cached, NotCached):
         embedded = await _ready(query, table_dim)
@@ -212,6 +209,7 @@ async def rank(
         ranking = functools.partial(_rank_when_ready, allowed=allowed, measure=session.arithmetic.measure())
         job = session.compute_executor.submit(ranking, query, matrix, metric, limit, table_dim)
         embedded, (positions, distances) = await asyncio.wrap_future(job)
+    session.arithmetic.start()  # once an answer is ranked, so the self-test never slows one down
     hits_in_memory = await _exact_hits(opened, cached, positions, distances, columns)
     if hits_in_memory is None:
         hits = await _lance_search(opened, embedded, metric, limit, where, columns=columns, indexed=False)

@@ -7,7 +7,8 @@ the emulation is checked where the app runs: a near-tie self-test compares it, b
 own flat search over small tables held in memory (``memory://``: nothing is written anywhere), for every
 metric and for widths that take each of its code paths. The verdict is remembered in the app's cache
 folder per machine, processor and LanceDB version; when that folder cannot be written, the test simply
-runs again in the next process. It runs on a thread of its own, beside the first table's load.
+runs again in the next process. It runs on a thread of its own, started once a session's first exact
+search has answered, so that it never slows that answer down (it keeps LanceDB busy for a while).
 
 Until the verdict is known, and wherever the emulation does not hold, the distances of the few candidate
 rows exact search ranks come from LanceDB itself (:func:`lancedb_distances`: a flat search over those
@@ -17,13 +18,14 @@ summation order (:func:`recall_gui.core.session.exact.rounding_slack`).
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import hashlib
 import json
 import logging
 import platform
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from importlib import metadata
 from pathlib import Path
@@ -33,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.base.atomic import write_text_atomic
+from recall_gui.core.base.thread_priority import lower_this_thread
 from recall_gui.core.session import lance_distance
 from recall_gui.core.session.lance_distance import Measure
 
@@ -41,6 +44,11 @@ CHECKED_WIDTHS = (3, 8, 13, 16, 17, 33, 384, 1000)
 METRICS = ("l2", "cosine", "dot")
 #: The file of verdicts in the cache folder (one per machine, processor and LanceDB version).
 VERDICTS_FILE = "lance-arithmetic.json"
+#: How much lower than the app's other threads the self-test runs (nice values).
+SELF_TEST_NICE_INCREMENT = 5
+
+#: Distances of a fixed set of rows to a query, by a metric.
+Measured = Callable[[npt.NDArray[Any], str], npt.NDArray[np.float32]]
 
 logger = logging.getLogger(__name__)
 
@@ -50,13 +58,21 @@ def lancedb_distances(
 ) -> npt.NDArray[np.float32]:
     """Each row's distance to ``query`` as LanceDB's flat search computes it here (NaN where it returns
     none): the rows in a table held in memory, searched with ``query`` and ``metric``."""
+    with _in_memory(rows) as searched:
+        return searched(query, metric)
+
+
+@contextlib.contextmanager
+def _in_memory(rows: npt.NDArray[Any]) -> Iterator[Measured]:
+    """``rows`` in a LanceDB table held in memory, and a function giving their distances to a query by
+    LanceDB's flat search over that table (dropped on leaving)."""
     import lancedb
     import pyarrow as pa
 
     matrix = np.ascontiguousarray(rows, np.float32)
-    found = np.full(len(matrix), np.nan, np.float32)
     if not len(matrix):
-        return found
+        yield lambda query, metric: np.full(0, np.nan, np.float32)
+        return
     data = pa.table(
         {
             "position": pa.array(np.arange(len(matrix), dtype=np.int64)),
@@ -66,13 +82,18 @@ def lancedb_distances(
     db = lancedb.connect("memory://")
     name = f"candidates_{uuid.uuid4().hex}"
     table: Any = db.create_table(name, data)
-    try:
+
+    def searched(query: npt.NDArray[Any], metric: str) -> npt.NDArray[np.float32]:
+        found = np.full(len(matrix), np.nan, np.float32)
         search = table.search(np.ascontiguousarray(query, np.float32)).distance_type(metric)
         result = search.bypass_vector_index().select(["position", "_distance"]).limit(len(matrix)).to_arrow()
+        found[result.column("position").to_numpy()] = result.column("_distance").to_numpy()
+        return found
+
+    try:
+        yield searched
     finally:
         db.drop_table(name)
-    found[result.column("position").to_numpy()] = result.column("_distance").to_numpy()
-    return found
 
 
 def near_ties(width: int, rng: np.random.Generator) -> npt.NDArray[np.float32]:
@@ -95,13 +116,14 @@ def emulation_holds(emulation: Measure = lance_distance.distances, seed: int = 3
     for width in CHECKED_WIDTHS:
         rows = near_ties(width, rng)
         queries = (rows[0] + np.float32(1e-4) * rng.standard_normal(width), rng.standard_normal(width))
-        for query in (np.asarray(q, np.float32) for q in queries):
-            for metric in METRICS:
-                expected = lancedb_distances(rows, query, metric)
-                got = emulation(rows, query, metric)
-                same = (got == expected) | (np.isnan(got) & np.isnan(expected))
-                if not same.all():
-                    return False
+        with _in_memory(rows) as lancedb_measured:  # one table per width: most of the test's time
+            for query in (np.asarray(q, np.float32) for q in queries):
+                for metric in METRICS:
+                    expected = lancedb_measured(query, metric)
+                    got = emulation(rows, query, metric)
+                    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+                    if not same.all():
+                        return False
     return True
 
 
@@ -162,21 +184,14 @@ class LanceArithmetic:
         assert self._verdict is not None
         return self._verdict.result(timeout)
 
-    async def ready(self) -> bool:
-        """:meth:`wait` for an event loop: the verdict, once known."""
-        self.start()
-        assert self._verdict is not None
-        # Shielded: a cancelled waiter (a search superseded) must not cancel the verdict for every other.
-        return await asyncio.shield(asyncio.wrap_future(self._verdict))
-
     def measure(self) -> Measure:
         """How exact search measures its candidates: the emulation where it holds, LanceDB itself
-        where it does not or while that is not known yet (the self-test is started then)."""
-        self.start()
+        where it does not or while that is not known yet."""
         return self.emulation if self.verdict else lancedb_distances
 
     def _check(self) -> None:
         assert self._verdict is not None
+        lower_this_thread(SELF_TEST_NICE_INCREMENT)  # the first searches, measured by LanceDB, go first
         try:
             holds = self._find()
         except Exception as error:  # e.g. LanceDB cannot search in memory here: trust LanceDB's distances

@@ -7,13 +7,11 @@ the session; two sessions share nothing.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from recall_gui.core.base.paths import app_cache_dir
+from recall_gui.core.base.thread_priority import lower_this_thread
 from recall_gui.core.embedders.pool import EmbedderPool
 from recall_gui.core.session.lance_arithmetic import LanceArithmetic
 from recall_gui.core.session.map_cache import MapCache
@@ -29,14 +27,7 @@ LAYOUT_NICE_INCREMENT = 5
 
 
 def _lower_priority() -> None:
-    """Run the calling thread :data:`LAYOUT_NICE_INCREMENT` nice levels lower (Linux gives each thread
-    its own): it still gets every idle cycle, but the window's thread goes first when the CPU is busy."""
-    if not sys.platform.startswith("linux"):
-        return
-    thread = threading.get_native_id()
-    with contextlib.suppress(OSError):
-        now = os.getpriority(os.PRIO_PROCESS, thread)
-        os.setpriority(os.PRIO_PROCESS, thread, min(19, now + LAYOUT_NICE_INCREMENT))
+    lower_this_thread(LAYOUT_NICE_INCREMENT)
 
 
 class Session:
