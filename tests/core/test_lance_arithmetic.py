@@ -222,3 +222,29 @@ def test_a_table_made_ready_and_searched_while_the_self_test_runs_waits_for_none
         expected, distances = lance_search(db_dir, "ties", query, "cosine", 30)
         assert [hit.row_id for hit in result.hits] == expected
         assert [hit.distance for hit in result.hits] == [float(d) for d in distances]
+
+
+def test_reach_on_such_a_processor_ranks_in_lancedbs_order(tie_table: Any) -> None:
+    """Reach's batched ranking measures its candidates as every other exact path does."""
+    from recall_gui.core.agents.reach_search import rank_queries
+    from recall_gui.core.storage.target import TableTarget
+
+    db_dir, _, queries = tie_table
+    asked = np.stack([np.asarray(query, np.float32) for query in queries])
+
+    async def ranked(metric: str) -> Any:
+        async with Session() as session:
+            session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulation=summed_backwards)
+            options = TableOptions(metric=metric)
+            opened = await session.tables.open(TableTarget(str(db_dir), "ties", options))
+            owners = np.array([5, 17], dtype=np.uint64)
+            return await rank_queries(session, opened, asked, owners, limit=10, depth=30, options=options)
+
+    for metric in METRICS:
+        ranking = asyncio.run(ranked(metric))
+        assert ranking.method == "exact"
+        for number, query in enumerate(queries):
+            expected, _ = lance_search(db_dir, "ties", query, metric, 30)
+            assert ranking.results[number].tolist() == expected[:10]
+            owner = (5, 17)[number]
+            assert ranking.own_rank[number] == (expected.index(owner) + 1 if owner in expected else 0)

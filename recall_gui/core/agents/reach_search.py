@@ -28,6 +28,7 @@ from recall_gui.core.embedders.base import QueryVector
 from recall_gui.core.search.harness import AGENT_COLUMNS
 from recall_gui.core.search.nearest import index_for, rank
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows_many
+from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import NotCached
 from recall_gui.core.storage.table_cache import metric_for
@@ -77,12 +78,20 @@ def places(ranked: Sequence[RowIds], owners: RowIds | None) -> npt.NDArray[np.in
 
 
 def rank_job(
-    vectors: VectorMatrix, queries: npt.NDArray[np.float32], metric: str, depth: int, limit: int
-) -> tuple[list[RowIds], list[RowIds]]:
-    """On the compute thread: each query's first ``depth`` rows and its first ``limit`` (row ids)."""
-    answers = nearest_rows_many(vectors, queries, metric, [max(depth, limit)] * len(queries))
+    vectors: VectorMatrix,
+    queries: npt.NDArray[np.float32],
+    *,
+    owners: RowIds | None,
+    metric: str,
+    depth: int,
+    limit: int,
+    measure: Measure,
+) -> tuple[list[RowIds], npt.NDArray[np.int64]]:
+    """On the compute thread: each query's first ``limit`` rows (row ids) and its owner's place within
+    ``depth``; candidates measured by ``measure`` (:meth:`LanceArithmetic.measure`)."""
+    answers = nearest_rows_many(vectors, queries, metric, [max(depth, limit)] * len(queries), measure=measure)
     deep = [vectors.row_ids[positions] for positions, _distances in answers]
-    return deep, [rows[:limit] for rows in deep]
+    return [rows[:limit] for rows in deep], places(deep, owners)
 
 
 async def rank_queries(
@@ -103,10 +112,10 @@ async def rank_queries(
     cached = await session.vectors.get(opened, wait=True)
     held = None if isinstance(cached, NotCached) else cached.vectors
     if index is None and held is not None:
-        deep, results = await _exact(
-            session, held, queries, metric=metric, depth=depth, limit=limit, on_progress=on_progress
+        results, own = await _exact(
+            session, held, queries, owners, metric=metric, depth=depth, limit=limit, on_progress=on_progress
         )
-        return Ranking(results, places(deep, owners), metric, "exact", held=held)
+        return Ranking(results, own, metric, "exact", held=held)
     method = f"index:{index.index_type}" if index is not None else "flat"
     searched = depth if index is None else limit
     found = await _each(session, opened, queries, limit=searched, options=options, on_progress=on_progress)
@@ -119,10 +128,9 @@ async def rank_queries(
         return Ranking(results, own, metric, method, exact_places=held is not None, held=held)
     missed = np.flatnonzero(own == NOT_RANKED)
     if held is not None:  # every place from the exact ranking, the results from the index
-        deep, _ = await _exact(
-            session, held, queries[missed], metric=metric, depth=depth, limit=limit, on_progress=None
+        _, own[missed] = await _exact(
+            session, held, queries[missed], owners[missed], metric=metric, depth=depth, limit=limit
         )
-        own[missed] = places(deep, owners[missed])
         return Ranking(results, own, metric, method, held=held)
     deeper = await _each(session, opened, queries[missed], limit=depth, options=options, on_progress=None)
     own[missed] = places(deeper, owners[missed])
@@ -137,23 +145,31 @@ async def _exact(
     session: Session,
     held: VectorMatrix,
     queries: npt.NDArray[np.float32],
+    owners: RowIds | None,
     *,
     metric: str,
     depth: int,
     limit: int,
-    on_progress: Progress | None,
-) -> tuple[list[RowIds], list[RowIds]]:
-    deep: list[RowIds] = []
+    on_progress: Progress | None = None,
+) -> tuple[list[RowIds], npt.NDArray[np.int64]]:
+    """Exact rankings in jobs, keeping only each query's results and its owner's place."""
     results: list[RowIds] = []
+    own = np.zeros(len(queries), np.int64)
     for start in range(0, len(queries), JOB_QUERIES):
         part = np.ascontiguousarray(queries[start : start + JOB_QUERIES], dtype=np.float32)
-        job = session.compute_executor.submit(rank_job, held, part, metric, depth, limit)
-        got_deep, got = await asyncio.wrap_future(job)
-        deep += got_deep
+        part_owners = None if owners is None else owners[start : start + JOB_QUERIES]
+        # Asked per job: LanceDB measures the candidates until its arithmetic here is known.
+        measure = session.arithmetic.measure()
+        job = session.compute_executor.submit(
+            rank_job, held, part, owners=part_owners, metric=metric, depth=depth, limit=limit, measure=measure
+        )
+        got, got_own = await asyncio.wrap_future(job)
+        session.arithmetic.start()  # once a job has answered, so the self-test never slows the first
         results += got
+        own[start : start + len(got)] = got_own
         if on_progress is not None:
             on_progress(len(results), len(queries))
-    return deep, results
+    return results, own
 
 
 async def _each(

@@ -66,7 +66,7 @@ class Session:
         )
         self.models = EmbedderPool(self.embed_executor)
         #: Whether LanceDB's float32 arithmetic here is the one exact search repeats (checked once per
-        #: machine and LanceDB version, on a thread of its own, when exact search is first used).
+        #: machine and LanceDB version, on a thread of its own, once a first exact search has answered).
         self.arithmetic = LanceArithmetic(app_cache_dir())
         #: Finished maps of tables' vectors, per table version (t-SNE's also in the app's cache folder).
         self.maps = MapCache(app_cache_dir() / "maps")
