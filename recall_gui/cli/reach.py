@@ -16,7 +16,7 @@ from recall_gui.cli.databases import chosen_database, database_options, refuse_u
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.hubs import queries_from_file, queries_from_log
 from recall_gui.cli.model_notes import note_stand_ins
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, json_text
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, json_text, printable
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, ReachReport
@@ -86,11 +86,11 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
         )
 
 
-def _given(args: argparse.Namespace) -> list[HubQuery]:
+def _given(args: argparse.Namespace, db_name: str) -> list[HubQuery]:
     """The queries to count retrievability by besides the pseudo-queries: a golden file's checks at their
     own limits, a text file's lines at ``--limit``, or the agent log's queries at the limits sent."""
     if args.log:
-        return queries_from_log(args.db, None)
+        return queries_from_log(db_name, None)
     if args.queries is None:
         return []
     path = Path(args.queries)
@@ -98,10 +98,10 @@ def _given(args: argparse.Namespace) -> list[HubQuery]:
         golden = path.read_text(encoding="utf-8-sig").lstrip().startswith("{")
     except (OSError, UnicodeDecodeError):
         golden = True  # queries_from_file says what is wrong with it
-    return queries_from_file(path, args.db, None if golden else args.limit)
+    return queries_from_file(path, db_name, None if golden else args.limit)
 
 
-async def _reach(args: argparse.Namespace, given: list[HubQuery]) -> ReachReport:
+async def _reach(args: argparse.Namespace) -> ReachReport:
     rule = core.agents.parse_rule(args.query_from)
     harness = core.search.Harness(location(args).directory)
     try:
@@ -113,6 +113,7 @@ async def _reach(args: argparse.Namespace, given: list[HubQuery]) -> ReachReport
                 f"{scope.entry.embedder.label}: --model would not be the agent's",
                 hint="Leave --model out.",
             )
+        given = _given(args, scope.entry.name)  # a golden file's checks of this database only
         ranker = None
         if args.engine == "ray":
             ranker = core.agents.rank_queries_on_ray
@@ -169,15 +170,14 @@ def format_report(report: ReachReport) -> str:
         lines.append(f"… and {len(report.unreachable) - SHOWN:,} more: --json lists every one")
     for hub in report.hubs[:SHOWN]:
         lines.append(f"hub  {hub.id}: returned for {hub.returned_for:,} queries")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # ids, names and texts come from the table
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         _refuse_bad_options(args)
-        given = _given(args)
         with engine_for(args):
-            report = asyncio.run(_reach(args, given))
+            report = asyncio.run(_reach(args))
     except RecallError as error:  # could not run: the message and what to do, status 2
         report_error(error.message, error.hint)
         return EXIT_UNUSABLE

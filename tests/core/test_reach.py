@@ -106,16 +106,25 @@ def test_reach_places_and_retrievability_are_lancedbs_query_by_query(
 def test_given_queries_count_at_their_own_limits(planted: Planted, embedder: Any) -> None:
     import lancedb
 
-    asked = [HubQuery("How do tides work?", 2), HubQuery("What is the capital of France?", 1)]
+    asked = [
+        HubQuery("How do tides work?", 2),
+        HubQuery("What is the capital of France?", 1),
+        HubQuery("Where do penguins live?", -1),  # the agent's harness reads a negative limit as 5
+        HubQuery("What is rust?", 0),  # and 0 as no result
+    ]
+    agents_limit = {2: 2, 1: 1, -1: 5, 0: 0}
     report = reach(planted, 1, queries=asked)
     table = lancedb.connect(str(planted.db_dir)).open_table(NAME)
     counted = {entry_id: 0 for entry_id in planted.ids}
     for query in asked:
-        found = table.search(embedder.embed_sync(query.text)).distance_type("l2").limit(query.limit)
+        if not agents_limit[query.limit]:
+            continue
+        vector = embedder.embed_sync(query.text)
+        found = table.search(vector).distance_type("l2").limit(agents_limit[query.limit])
         for row in found.to_list():
             counted[row["id"]] += 1
     assert {item.id: item.returned_for_queries for item in report.retrievability} == counted
-    assert report.queries == 2 and report.to_dict()["queries"] == 2
+    assert report.queries == 4 and report.to_dict()["queries"] == 4
 
 
 def test_the_model_named_is_the_one_the_pool_embedded_with(planted: Planted) -> None:

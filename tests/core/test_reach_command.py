@@ -63,7 +63,8 @@ def test_reach_text_lists_the_unreachable_with_why(planted: Planted) -> None:
 def test_reach_of_a_folder_path_counts_a_golden_files_queries(planted: Planted, tmp_path: Path) -> None:
     golden = tmp_path / "golden.json"
     check = {"db_name": NAME, "query": "Why are there tides?", "expect": ["tides"], "limit": 2}
-    golden.write_text(json.dumps({"checks": [check]}), encoding="utf-8")
+    other = {"db_name": "another", "query": "What is rust?", "expect": ["rust"], "limit": 3}
+    golden.write_text(json.dumps({"checks": [check, other]}), encoding="utf-8")  # another's not counted
     done = cli(
         "reach",
         "--registry",
@@ -123,3 +124,33 @@ def test_reach_counts_what_the_agents_logged_queries_return(kb: KnowledgeBase) -
         for entry_id in set(record.result_ids):
             expected[entry_id] += 1
     assert data["queries"] == 2 and returned == expected and sum(expected.values()) == 3
+
+
+def test_reach_text_escapes_control_characters_from_the_table() -> None:
+    from recall_gui.cli.reach import format_report
+    from recall_gui.core.agents.reach_report import ReachReport, Retrievability, Unreachable
+
+    hostile = "evil\x1b[2Jid"
+    report = ReachReport(
+        db_name="kb\x1b]0;title\x07",
+        agent_searches=True,
+        why_not=None,
+        version=1,
+        model=None,
+        metric="cosine",
+        method="exact",
+        exact_places=True,
+        note=None,
+        limit=1,
+        depth=10,
+        query_from="title",
+        searched=2,
+        reachable=1,
+        gini=0.5,
+        hub_min=1,
+        unreachable=(Unreachable(hostile, 1, "line\x07one", 2, ("taker\x1b",), "outranked", "why\x1b"),),
+        retrievability=(Retrievability(hostile, 1, 0, None, 2), Retrievability("taker\x1b", 0, 2, None, 1)),
+    )
+    text = format_report(report)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "evil\\x1b[2Jid" in text and "taker\\x1b" in text  # escaped, not dropped

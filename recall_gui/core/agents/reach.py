@@ -29,7 +29,7 @@ from recall_gui.core.agents.reach_report import ReachReport, Retrievability, Unr
 from recall_gui.core.agents.reach_search import Ranking, RowIds, rank_queries
 from recall_gui.core.agents.reach_vectors import stored_vectors
 from recall_gui.core.base.errors import InvalidInputError
-from recall_gui.core.base.types import DEFAULT_LIMIT
+from recall_gui.core.base.types import DEFAULT_LIMIT, effective_limit
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.agent_scope import ViewScope, agent_scope_of
@@ -247,8 +247,9 @@ async def _given(
         return None
     vectors, _used = await run.embedded([query.text for query in queries], step)
     counts = np.zeros(len(entries), np.int64)
-    for own_limit in sorted({query.limit for query in queries if query.limit >= 1}):
-        chosen = [number for number, query in enumerate(queries) if query.limit == own_limit]
+    limits = [effective_limit(query.limit) for query in queries]  # as the agent's harness reads them
+    for own_limit in sorted(set(limits) - {0}):  # a limit of 0 returns nothing
+        chosen = [number for number, limit in enumerate(limits) if limit == own_limit]
         ranking = await run.rank(vectors[chosen], None, own_limit, own_limit, None)
         counts += _counts(ranking.results, entries, by_row)
     return counts
