@@ -107,3 +107,21 @@ def test_cancel_stops_a_report_and_a_bad_rule_is_named(
     assert "Cancelled" in page.note.message and page.report is None
     assert page.run_button.isEnabled() and not page.cancel_button.isEnabled()
     run(loop, window.operations.wait_idle())
+
+
+def test_a_failed_run_leaves_no_earlier_report_on_screen(
+    planted: Planted, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(planted.registry_dir)
+    page = window.reach
+    page.limit_spin.setValue(1)
+    with waiting_for(loop, page.reportFinished):
+        page.request_report()
+    assert page.report is not None and page.table.model().rowCount() > 0
+    page.rule_combo.setEditText("column:nope")
+    with waiting_for(loop, page.reportFinished):
+        page.request_report()
+    assert page.note.tone == "bad" and "no column 'nope'" in page.note.message
+    assert page.report is None and page.table.model().rowCount() == 0
+    assert page.chart is not None and page.chart.curve_points() == ([], [])
+    assert page.run_button.isEnabled()

@@ -38,9 +38,6 @@ class ReachModel(QAbstractTableModel):
         self._rows, self._depth = rows, depth
         self.endResetModel()
 
-    def item(self, row: int) -> Unreachable:
-        return self._rows[row]
-
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
         return 0 if parent.isValid() else len(self._rows)
 

@@ -82,6 +82,7 @@ class ReachPage(QWidget):
         self.reaching = services.operations.lane("reach")
         self.report: ReachReport | None = None
         self.chart: ReachChart | None = None
+        self._running = False
         self._build_widgets()
         self._lay_out()
         self.run_button.clicked.connect(self.request_report)
@@ -203,7 +204,7 @@ class ReachPage(QWidget):
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
         self.database_combo.show_registry(self.services.registry)
         listed = self.database_combo.count() > 0
-        self.run_button.setEnabled(listed and not self.reaching.running)
+        self.run_button.setEnabled(listed and not self._running)
 
     def choose_database(self, name: str) -> None:
         self.database_combo.choose(name)
@@ -217,6 +218,7 @@ class ReachPage(QWidget):
         return text
 
     def _set_running(self, running: bool) -> None:
+        self._running = running  # the lane still runs while its task ends
         self.progress.setVisible(running)
         self.cancel_button.setVisible(running)
         self.cancel_button.setEnabled(running)
@@ -236,11 +238,14 @@ class ReachPage(QWidget):
         """The reach report of the database ``name``, shown."""
         entry = self.services.registry.get(name)
         if entry is None:
+            self.note.show_note(f"{name} is no longer registered: choose another database.", "warning")
+            self.reportFinished.emit()
             return None
         self._set_running(True)
         self._on_progress("reading entries", 0, 0)
         self.note.show_note(f"Asking for every entry of {name} as the agent searches…", "neutral")
         self.services.set_activity(f"Checking which entries of {name} the agent reaches…")
+        report: ReachReport | None = None
         try:
             asked_by = core.agents.parse_rule(rule)
             harness = await self.services.harness()
@@ -261,15 +266,20 @@ class ReachPage(QWidget):
         except asyncio.CancelledError:
             self.note.show_note("Cancelled: the report was not finished.", "warning")
             self.services.set_activity("Reach report cancelled")
-            self.reportFinished.emit()
             raise
         except RecallError as error:
+            self._forget_report()
             self.note.show_note(error.full_text(), "bad")
             self.services.set_activity("Ready")
-            self.reportFinished.emit()
             return None
+        except Exception:
+            self._forget_report()
+            self.note.show_note(f"The reach report of {name} failed (the message above says why).", "bad")
+            raise
         finally:
             self._set_running(False)
+            if report is None:
+                self.reportFinished.emit()
         self.show_report(report)
         self.services.set_activity(
             f"Reach of {report.db_name}: {len(report.unreachable):,} entries unreached"
@@ -291,6 +301,13 @@ class ReachPage(QWidget):
             self.chart_placeholder.deleteLater()
             self.chart_layout.addWidget(self.chart, 1)
         return self.chart
+
+    def _forget_report(self) -> None:
+        """No report on screen: the last one may be another database's, and this one failed."""
+        self.report = None
+        self.model.show((), 0)
+        if self.chart is not None:
+            self.chart.clear_counts()
 
     def show_report(self, report: ReachReport) -> None:
         import numpy as np
@@ -315,7 +332,7 @@ class ReachPage(QWidget):
 
     def _on_selection(self, *_args: object) -> None:
         item = self.selected()
-        running = self.reaching.running
+        running = self._running
         self.open_button.setEnabled(item is not None and not running)
         self.golden_button.setEnabled(item is not None and bool(item.query) and not running)
 

@@ -69,6 +69,12 @@ class ReachChart(QWidget):
         self._counts, self._gini = counts, gini
         self._draw()
 
+    def clear_counts(self) -> None:
+        """No report: an empty plot."""
+        self._counts, self._gini = np.zeros(0, np.int64), 0.0
+        self.plot.clear()
+        self.caption.setText("")
+
     def _draw(self) -> None:
         self.plot.clear()
         counts = self._counts
