@@ -121,11 +121,11 @@ def _ranked_on_ray(
             _block_best, vector=vector, queries=ray.put(queries), metric=metric, depth=depth
         )
         found = table.map_batches(ranking, batch_format="pyarrow", batch_size=BLOCK_ROWS)
-        parts = []
+        best: _Best | None = None
         for batch in found.iter_batches(batch_format="pyarrow"):
             if cancel.is_set():
                 raise OperationCancelled("the reach report was cancelled")
-            parts.append(batch)
+            best = _kept_best(best, batch, depth)  # merged as they come: the driver holds depth per query
     except (RecallError, OSError):
         raise
     except Exception as error:  # Ray wraps a task's error: its message is the cause's
@@ -135,7 +135,7 @@ def _ranked_on_ray(
             f"the Ray job on {uri} failed: {lines[-1] if lines else type(cause).__name__}",
             hint="Check that every Ray node can read the database and has recall-gui[scale] installed.",
         ) from error
-    return _merged(parts, len(queries), depth)
+    return _lists(best, len(queries))
 
 
 def _block_best(batch: pa.Table, *, vector: str, queries: Any, metric: str, depth: int) -> pa.Table:
@@ -163,15 +163,32 @@ def _block_best(batch: pa.Table, *, vector: str, queries: Any, metric: str, dept
     )
 
 
-def _merged(parts: list[pa.RecordBatch], queries: int, depth: int) -> list[RowIds]:
-    """Each query's first ``depth`` rows over every block: by distance, then row id."""
-    if not parts:
-        return [np.empty(0, np.uint64) for _ in range(queries)]
-    numbers = np.concatenate([part.column("query").to_numpy() for part in parts])
-    rows = np.concatenate([part.column("row").to_numpy() for part in parts]).astype(np.uint64)
-    distances = np.concatenate([part.column("distance").to_numpy() for part in parts])
+#: Ranked rows so far: each query's number, the row id and its distance, by query, distance, row id.
+_Best = tuple[npt.NDArray[np.int32], npt.NDArray[np.uint64], npt.NDArray[np.float32]]
+
+
+def _kept_best(best: _Best | None, batch: pa.RecordBatch, depth: int) -> _Best:
+    """Each query's first ``depth`` rows over the blocks merged so far and ``batch``: by distance, then
+    row id (LanceDB's order)."""
+    numbers = batch.column("query").to_numpy().astype(np.int32)
+    rows = batch.column("row").to_numpy().astype(np.uint64)
+    distances = batch.column("distance").to_numpy().astype(np.float32)
+    if best is not None:
+        numbers = np.concatenate([best[0], numbers])
+        rows = np.concatenate([best[1], rows])
+        distances = np.concatenate([best[2], distances])
     order = np.lexsort((rows, distances, numbers))
-    numbers, rows = numbers[order], rows[order]
+    numbers, rows, distances = numbers[order], rows[order], distances[order]
+    place = np.arange(len(numbers)) - np.searchsorted(numbers, numbers, side="left")
+    keep = place < depth
+    return numbers[keep], rows[keep], distances[keep]
+
+
+def _lists(best: _Best | None, queries: int) -> list[RowIds]:
+    """Each query's rows, nearest first."""
+    if best is None:
+        return [np.empty(0, np.uint64) for _ in range(queries)]
+    numbers, rows, _distances = best
     starts = np.searchsorted(numbers, np.arange(queries), side="left")
     ends = np.searchsorted(numbers, np.arange(queries), side="right")
-    return [rows[start : min(end, start + depth)] for start, end in zip(starts, ends, strict=True)]
+    return [rows[start:end] for start, end in zip(starts, ends, strict=True)]
