@@ -10,8 +10,8 @@
    single this one out.
 6. ``hub``: an entry that takes its place is a hub, returned for at least :data:`HUB_TIMES` times as
    many queries as an entry is on average (the limit).
-7. ``taken-by-zero``: an entry with a zero vector takes its place: by L2 or dot it is as near every
-   query (distance 1 from a query of length 1) as an entry of cosine similarity 0.5.
+7. ``taken-by-zero``: an entry with a zero vector takes its place: by L2 it is as near every query
+   (distance 1 from a query of length 1) as an entry of cosine similarity 0.5 (by dot, of cosine 0).
 8. ``index``: the agent's index misses it although an exact search ranks it within the limit.
 9. ``outranked``: other entries lie nearer its own query.
 """
