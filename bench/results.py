@@ -116,4 +116,4 @@ def number(value: float | None) -> str:
         return f"{value:,.0f}"
     if abs(value) >= 10:
         return f"{value:.1f}"
-    return f"{value:.2f}"
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3g}"
