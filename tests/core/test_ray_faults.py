@@ -349,3 +349,59 @@ def test_the_window_says_an_address_nothing_listens_at_cannot_be_reached(
     assert time.monotonic() - started < BOUND_S
     assert page.report is None
     assert page.note.message.startswith(f"could not reach the Ray cluster at {address}: the connection was")
+
+
+OVERLAPPING_JOBS = """
+import asyncio, time
+from recall_gui.core.base.ray_runtime import ray_running
+
+async def main():
+    first = ray_running()
+    await first.__aenter__()  # the first job starts a local Ray
+    import ray  # not before: Ray reads the token of the Ray started here on import
+    async with ray_running():  # a second job, as another page of the window starts one, uses it
+        await first.__aexit__(None, None, None)  # the first ends while the second still runs
+        print(ray.is_initialized(), ray.get(ray.put(41)) + 1)
+    deadline = time.monotonic() + 30  # the first job's thread stops it once the last job has left
+    while ray.is_initialized() and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    print(ray.is_initialized())
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.ray
+def test_overlapping_jobs_share_one_ray_which_the_last_to_end_stops(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", OVERLAPPING_JOBS],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "RECALL_GUI_CACHE_DIR": str(tmp_path / "c")},
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "42", "False"]
+
+
+def test_ray_is_started_without_a_standard_error_to_set_aside(tmp_path: Path) -> None:
+    """A process launched with no fd 2 (some desktop launchers): setting Ray's output aside is skipped."""
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from recall_gui.core.base.ray_reach import output_aside\n"
+        "os.close(2)\n"
+        "with output_aside(Path(sys.argv[1])):\n"
+        "    pass\n"
+        "print('went on')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "start.log")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.strip() == "went on"

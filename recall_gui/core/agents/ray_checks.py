@@ -20,6 +20,7 @@ from recall_gui.core.agents.checks import CheckOutcome, CheckRun, run_checks
 from recall_gui.core.agents.golden import GoldenCheck
 from recall_gui.core.agents.shadowing import with_crowding
 from recall_gui.core.base.errors import OperationCancelled, RecallError
+from recall_gui.core.base.own_thread import on_own_thread
 from recall_gui.core.base.ray_reach import watched
 from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.search.harness import Harness
@@ -63,7 +64,7 @@ async def run_checks_on_ray(
     run_all = functools.partial(
         _run_all, str(registry_dir), list(checks), list(shares.values()), progress, cancel
     )
-    job = loop.run_in_executor(None, watched, run_all, cancel, "the golden checks")
+    job = on_own_thread("recall-ray-job", watched, run_all, cancel, "the golden checks")
     try:
         outcomes = await asyncio.shield(job)
     except asyncio.CancelledError:

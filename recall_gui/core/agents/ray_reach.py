@@ -24,6 +24,7 @@ from recall_gui.core.agents.reach import find_reach
 from recall_gui.core.agents.reach_report import ReachReport
 from recall_gui.core.agents.reach_search import Ranking, RowIds, places
 from recall_gui.core.base.errors import OperationCancelled, RecallError
+from recall_gui.core.base.own_thread import on_own_thread
 from recall_gui.core.base.ray_reach import watched
 from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.inspect.ray_duplicates import RayJobError, lance_uri, read_vectors, usable_rows
@@ -66,7 +67,6 @@ async def rank_queries_on_ray(
             "reproduce: it ranks exactly",
             hint="Use --engine local for a table with a vector index.",
         )
-    loop = asyncio.get_running_loop()
     cancel = threading.Event()
     ranked_on_ray = functools.partial(
         _ranked_on_ray,
@@ -79,8 +79,10 @@ async def rank_queries_on_ray(
         depth=max(depth, limit),
         cancel=cancel,
     )
+    if on_progress is not None:
+        on_progress(0, 0)  # busy: Ray's blocks report nothing until the merge
     # A cluster lost during the job ends it with an error, never with part of the ranking.
-    job = loop.run_in_executor(None, watched, ranked_on_ray, cancel, "the reach report's searches")
+    job = on_own_thread("recall-ray-job", watched, ranked_on_ray, cancel, "the reach report's searches")
     try:
         deep = await asyncio.shield(job)
     except asyncio.CancelledError:

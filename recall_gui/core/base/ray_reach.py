@@ -152,7 +152,12 @@ def output_aside(path: Path | None) -> Iterator[None]:
         target = open(path if path is not None else os.devnull, "ab")  # noqa: SIM115 (closed below)
     except OSError:
         target = open(os.devnull, "ab")  # noqa: SIM115
-    saved = os.dup(2)
+    try:
+        saved = os.dup(2)
+    except OSError:  # no standard error at all (some desktop launchers): nothing to set aside
+        target.close()
+        yield
+        return
     os.dup2(target.fileno(), 2)
     try:
         yield

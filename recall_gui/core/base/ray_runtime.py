@@ -21,8 +21,9 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager, nullcontext
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import Future
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,15 +86,38 @@ class RayCluster:
     start_seconds: float
 
 
+@dataclass
+class _Started:
+    """The Ray :func:`ray_cluster` started or joined: the jobs using it, and the folder of this run's files
+    (removed once it stops)."""
+
+    users: int
+    folder: Path | None
+
+
+#: Ray is one per process, and so is what this module knows of it: the Ray it started or joined (jobs of
+#: the window may overlap), and the lock that makes one job start it (its condition: a job has left).
+_ours: list[_Started] = []
+_starting = threading.Lock()
+_left = threading.Condition(_starting)
+
+
 @contextmanager
 def ray_cluster(
-    address: str | None = None, *, cpus: int | None = None, verbose: bool = False
+    address: str | None = None,
+    *,
+    cpus: int | None = None,
+    verbose: bool = False,
+    done: Callable[[], None] | None = None,
 ) -> Iterator[RayCluster]:
     """Ray for the duration of the block: the cluster at ``address``, or one started on this machine
-    (``cpus``: its cores by default) and stopped at the end. Ray already running in this process (a
-    caller's own) is used as it is and left running. An address nothing answers at is refused within
-    seconds (:class:`RayStartError`); a Ray started here, or joined at a loopback address, stays on
-    loopback. ``verbose``: Ray's own log lines and warnings are shown (else only its errors)."""
+    (``cpus``: its cores by default) and stopped at the end. A Ray already running in this process is used
+    as it is: a caller's own is left running; when one this function started is still used by another
+    job at the end, the block waits for that job to end and then stops it (Ray's processes end with the
+    thread that started them), calling ``done`` first: the job itself is over. An address nothing answers
+    at is refused within seconds (:class:`RayStartError`); a Ray started here, or joined at a loopback
+    address, stays on loopback. ``verbose``: Ray's own log lines and warnings are shown (else only its
+    errors)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     # A job's thread left behind by a lost cluster must not start a new Ray of its own (read on import).
     os.environ.setdefault("RAY_ENABLE_AUTO_CONNECT", "0")
@@ -107,39 +131,82 @@ def ray_cluster(
         reach(where)
     import ray
 
-    if ray_still_busy():
-        raise RayStartError(
-            "Ray is still starting or stopping from the previous run",
-            hint="Try again in a few seconds.",
-        )
-    if ray.is_initialized():
-        yield RayCluster(address, _cpus(ray), 0.0)
-        return
+    with _starting:  # one job starts Ray; another waits for it, then uses it
+        if ray_still_busy():
+            raise RayStartError(
+                "Ray is still starting or stopping from the previous run",
+                hint="Try again in a few seconds.",
+            )
+        starter = not ray.is_initialized()
+        if starter:
+            started: _Started | None
+            started, cluster = _start(ray, address, where, cpus, verbose)
+        else:
+            started = _ours[0] if _ours else None  # None: a caller's own Ray, left as it is
+            if started is not None:
+                started.users += 1
+            cluster = RayCluster(address, _cpus(ray), 0.0)
+    try:
+        yield cluster
+    finally:
+        if started is not None:
+            _leave(ray, started, starter=starter, done=done)
+        elif done is not None:
+            done()
+
+
+def _start(
+    ray: Any, address: str | None, where: Any, cpus: int | None, verbose: bool
+) -> tuple[_Started, RayCluster]:
+    """Start a local Ray (``address`` ``None``) or join the cluster at ``address``; a start that fails is
+    stopped again."""
     _quiet(verbose)
-    started = time.perf_counter()
+    began = time.perf_counter()
     folder = _log_folder() if address is not None else _ray_folder()
     made = folder is not None and folder.name.startswith(_SHORT_PREFIX)
     aside = nullcontext() if verbose else output_aside(folder / "start.log" if folder else None)
+    # "auto" and "local" name no host: only a Ray started here, or a loopback address, stays on loopback.
+    loopback = address is None or (where is not None and where.loopback)
     try:
-        with aside, on_loopback(where is None or where.loopback):
+        with aside, on_loopback(loopback):
             if address is None:
                 _start_local(cpus, verbose, folder)
             else:
                 joined_within(lambda: _join(address, verbose), address)
-    except RayStartError:
-        raise
-    except Exception as error:  # Ray raises many kinds: connection, timeout, value, runtime
+    except BaseException as error:
+        if ray.is_initialized():
+            _shut_down(ray)  # half started: its processes would outlive the job
+        if isinstance(error, RayStartError) or not isinstance(error, Exception):
+            raise
         place = f"the Ray cluster at {address}" if address else "a local Ray"
-        raise RayStartError(
+        raise RayStartError(  # Ray raises many kinds: connection, timeout, value, runtime
             f"could not start {place}: {error}",
             hint=ADDRESS_HINT if address else f"See Ray's logs in {folder or '/tmp/ray'}.",
         ) from error
-    try:
-        seconds = time.perf_counter() - started
-        yield RayCluster(address, _cpus(ray), seconds)
-    finally:
-        if _shut_down(ray) and made and folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)  # a folder of this run only: its logs go with it
+    started = _Started(users=1, folder=folder if made else None)
+    _ours[:] = [started]
+    return started, RayCluster(address, _cpus(ray), time.perf_counter() - began)
+
+
+def _leave(ray: Any, started: _Started, *, starter: bool, done: Callable[[], None] | None) -> None:
+    """A job using a Ray started here ends. The job that started it waits until the others have left,
+    then stops it (and removes this run's folder); ``done`` is called once the job itself is over."""
+    over = done or (lambda: None)
+    with _left:
+        started.users -= 1
+        _left.notify_all()
+        if not starter:
+            over()
+            return
+        others = started.users > 0
+        if others:
+            over()  # this job is over; its thread keeps Ray alive for the others
+            _left.wait_for(lambda: started.users == 0)
+        _ours.clear()
+        if _shut_down(ray) and started.folder is not None:
+            shutil.rmtree(started.folder, ignore_errors=True)  # a folder of this run only
+    if not others:
+        over()
 
 
 def _join(address: str, verbose: bool) -> None:
@@ -162,22 +229,54 @@ def _level(verbose: bool) -> int:
 
 @asynccontextmanager
 async def ray_running(address: str | None = None) -> AsyncIterator[RayCluster]:
-    """:func:`ray_cluster` for a caller on an event loop: Ray starts and stops on a worker thread (it
-    takes seconds). Cancelled while Ray starts, it is stopped once it has started."""
-    loop = asyncio.get_running_loop()
-    stack = ExitStack()
-    starting = loop.run_in_executor(None, stack.enter_context, ray_cluster(address))
+    """:func:`ray_cluster` for a caller on an event loop, held by a thread of its own for the block (Ray
+    takes seconds to start and stop, and its processes end with the thread that started them). Cancelled
+    while Ray starts, it is stopped once it has started."""
+    holder = _RayHolder(address)
+    entered = asyncio.wrap_future(holder.entered)
     try:
-        cluster = await asyncio.shield(starting)
+        cluster = await asyncio.shield(entered)
     except asyncio.CancelledError:
-        starting.add_done_callback(
-            lambda done: done.cancelled() or done.exception() or loop.run_in_executor(None, stack.close)
-        )
+        holder.release()
+        entered.add_done_callback(lambda done: done.cancelled() or done.exception())  # read: not lost
         raise
     try:
         yield cluster
     finally:
-        await asyncio.shield(loop.run_in_executor(None, stack.close))
+        holder.release()
+        await asyncio.shield(asyncio.wrap_future(holder.over))
+
+
+class _RayHolder:
+    """A thread that enters :func:`ray_cluster`, waits to be released, and leaves it."""
+
+    def __init__(self, address: str | None) -> None:
+        self.entered: Future[RayCluster] = Future()
+        #: The job is over (its Ray stopped, or still used by another job).
+        self.over: Future[None] = Future()
+        self._released = threading.Event()
+        self._address = address
+        # Not a daemon: a process that ends while Ray stops on a daemon thread may abort.
+        threading.Thread(target=self._hold, name="recall-ray-holder", daemon=False).start()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def _hold(self) -> None:
+        try:
+            with ray_cluster(self._address, done=self._done) as cluster:
+                self.entered.set_result(cluster)
+                self._released.wait()
+        except BaseException as error:  # handed to the awaiting task
+            target = self.over if self.entered.done() else self.entered
+            if not target.done():
+                target.set_exception(error)
+            if not self.over.done():
+                self.over.set_result(None)
+
+    def _done(self) -> None:
+        if not self.over.done():
+            self.over.set_result(None)
 
 
 def window_address() -> str | None:

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.base.errors import OperationCancelled, RecallError
+from recall_gui.core.base.own_thread import on_own_thread
 from recall_gui.core.base.ray_reach import watched
 from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.inspect.duplicates import (
@@ -149,7 +150,9 @@ class RayEngine:
             cancel=cancel,
         )
         # A cluster lost during the job ends it with an error, never with part of its pairs.
-        on_ray = loop.run_in_executor(None, watched, pairs_on_ray, cancel, "the search for near-duplicates")
+        on_ray = on_own_thread(
+            "recall-ray-job", watched, pairs_on_ray, cancel, "the search for near-duplicates"
+        )
         found: _Pairs = await off_loop(on_ray, cancel)
         groups = await loop.run_in_executor(
             job.session.compute_executor, groups_of_pairs, len(found.row_ids), found.first, found.second
