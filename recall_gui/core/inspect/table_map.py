@@ -20,6 +20,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -94,6 +95,10 @@ class TableMap:
         at = np.minimum(at, max(len(ordered) - 1, 0))
         found = (len(ordered) > 0) & (ordered[at] == wanted) if len(ordered) else np.zeros(len(wanted), bool)
         return np.where(found, order[at] if len(ordered) else -1, -1).astype(np.intp)
+
+    def same_points(self, other: TableMap) -> bool:
+        """Whether ``other`` maps the same rows in the same order (what is read per point fits both)."""
+        return other is self or bool(np.array_equal(self.row_ids, other.row_ids))
 
     @property
     def how(self) -> str:
@@ -363,15 +368,26 @@ class Colouring:
     high: float = 0.0
 
 
-async def colour_by(session: Session, target: TableTarget, table_map: TableMap, column: str) -> Colouring:
-    """``column``'s value at each point of ``table_map`` (``parent.field`` names a nested field)."""
+async def colour_by(
+    session: Session,
+    target: TableTarget,
+    table_map: TableMap,
+    column: str,
+    *,
+    workers: Executor | None = None,
+) -> Colouring:
+    """``column``'s value at each point of ``table_map`` (``parent.field`` names a nested field), matched
+    to the points on ``workers`` (by default the inspection thread, which a neighbour layout holds until
+    it is done)."""
     opened = await session.tables.open(target)
     top = column.split(".", 1)[0]
     what = f'reading column "{column}" of "{opened.name}"'
     query = opened.table.query().select([top]).with_row_id()
     rows = await read_query(query, what)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(session.inspect_executor, _colouring, rows, column, table_map)
+    return await loop.run_in_executor(
+        workers or session.inspect_executor, _colouring, rows, column, table_map
+    )
 
 
 def _colouring(rows: pa.Table, column: str, table_map: TableMap) -> Colouring:
