@@ -12,7 +12,7 @@ the rows inside it. pyqtgraph is imported when the page is first shown, not at s
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QShowEvent
@@ -54,14 +54,6 @@ METHOD_TEXTS = {
     "pca": "PCA: the two directions in which the vectors differ most. Linear: a query lands where it\n"
     "belongs, but unrelated topics may overlap.",
 }
-
-
-def _coloured(count: int, colouring: Colouring | None, plain: str) -> tuple[Any, Any, Any]:
-    """The groups of points by colour and each point's colour (on a worker: passes over every point)."""
-    from recall_gui.qt.panels.map_colours import colour_codes, colour_groups
-
-    groups = colour_groups(count, colouring, plain)
-    return (groups, *colour_codes(count, groups))
 
 
 def _sorted_ids(row_ids: npt.NDArray[np.uint64], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint64]:
@@ -362,7 +354,7 @@ class MapPage(QWidget):
 
     async def draw(self) -> None:
         """Draw the map's points in their colours, and say what the map shows and how it was made."""
-        from recall_gui.qt.panels.map_colours import legend_html
+        from recall_gui.qt.panels.map_colours import coloured, legend_html
 
         table_map, view = self._map, await self._ensure_view()
         if table_map is None:
@@ -374,7 +366,7 @@ class MapPage(QWidget):
         column = None if colouring is None else colouring.column
         loop = asyncio.get_running_loop()
         groups, codes, palette = await loop.run_in_executor(
-            self.services.chores, _coloured, len(table_map), colouring, plain
+            self.services.chores, coloured, len(table_map), colouring, plain
         )
         if self._map is not table_map or self._colour_column != column:
             return  # a newer map or colouring is drawn instead
