@@ -1,4 +1,5 @@
-"""The map page while its neighbour layout is made: colouring and other requests meanwhile, and Cancel.
+"""The map page while its neighbour layout is made: colouring, choosing and other requests meanwhile,
+and Cancel.
 
 The layout's threads (or the inspection thread) are held by the test where a request must come while
 the map is being made, so nothing here depends on how fast the layout runs."""
@@ -6,17 +7,22 @@ the map is being made, so nothing here depends on how fast the layout runs."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from recall_gui import core
 from recall_gui.core.session.session import SCAN_THREADS
 from recall_gui.qt.main_window import MainWindow
+from recall_gui.qt.panels.map_view import CHOSEN_COLOUR
 from tests.kbtools import PASSAGES, cosh_entry, write_perturbed_table, write_registry
 from tests.qt.conftest import WindowFactory, run, until, waiting_for
+from tests.qt.test_map_view import colour_at
 
 LAYOUT_TIMEOUT_S = 300.0
 
@@ -114,3 +120,65 @@ def test_cancel_names_what_it_stopped(
     run(loop, window.operations.wait_idle())
     assert page.status.message == "Making the PCA map was cancelled; no map is shown."
     assert page.table_map is None and page.method() == "pca"
+
+
+def test_the_rows_chosen_on_the_pca_map_stay_chosen_on_the_layout_that_replaces_it(
+    kinds: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(kinds)
+    page, knowledge = window.map, window.knowledge
+    held = start_layout(window, loop)
+    try:
+        positions = page.table_map.positions
+        chosen = positions[:, 0] < np.median(positions[:, 0])
+        with waiting_for(loop, knowledge.browseReady):
+            run(loop, page.choose(chosen))
+        ids = np.sort(page.table_map.row_ids[chosen])
+    finally:
+        held.set()
+    run(loop, window.operations.wait_idle(), timeout=LAYOUT_TIMEOUT_S)
+    assert page.table_map.method == "tsne"
+    assert page.chosen_note.text().startswith(f"{len(ids)} points chosen")
+    assert page.clear_button.isEnabled() and page.show_button.isEnabled()
+    assert knowledge.selection is not None and np.array_equal(knowledge.selection[0], ids)
+    view, now = page.view, page.table_map
+    assert view is not None
+    for point in np.flatnonzero(np.isin(now.row_ids, ids))[:5]:  # drawn as chosen on the new map
+        x, y = (float(v) for v in now.positions[point])
+        assert colour_at(view, x, y).rgb() == CHOSEN_COLOUR.rgb()
+    with waiting_for(loop, knowledge.browseReady):
+        page.clear_button.click()
+    assert knowledge.selection is None and not page.clear_button.isEnabled()
+
+
+def test_a_map_without_some_of_the_chosen_rows_ends_the_choice_on_the_knowledge_page_too(
+    kinds: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = open_window(kinds)
+    page, knowledge = window.map, window.knowledge
+    combo = page.projection_combo
+    combo.setCurrentIndex(combo.findData("pca"))
+    with waiting_for(loop, page.mapShown):
+        window.pages.setCurrentWidget(page)
+    run(loop, window.operations.wait_idle())
+    chosen = np.zeros(len(page.table_map), bool)
+    chosen[-20:] = True
+    with waiting_for(loop, knowledge.browseReady):
+        run(loop, page.choose(chosen))
+    assert knowledge.selection is not None
+    made = core.inspect.build_map
+
+    async def first_half(*args: Any, **kwargs: Any) -> Any:
+        """A map of a sample without the rows chosen (as another seed of a bigger table draws)."""
+        whole = await made(*args, **kwargs)
+        half = slice(0, len(whole) // 2)
+        projection = dataclasses.replace(whole.projection, positions=whole.positions[half])
+        return dataclasses.replace(whole, projection=projection, row_ids=whole.row_ids[half], sampled=True)
+
+    monkeypatch.setattr(core.inspect, "build_map", first_half)
+    page.seed_spin.setValue(3)
+    page.seed_spin.editingFinished.emit()
+    run(loop, window.operations.wait_idle())
+    assert page.table_map.projection.seed == 3 and len(page.table_map) == 120
+    assert knowledge.selection is None and not page.clear_button.isEnabled()
+    assert knowledge.browse_model.total == 240  # every row of the table again

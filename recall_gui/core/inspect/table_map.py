@@ -100,6 +100,15 @@ class TableMap:
         """Whether ``other`` maps the same rows in the same order (what is read per point fits both)."""
         return other is self or bool(np.array_equal(self.row_ids, other.row_ids))
 
+    def points_of(self, row_ids: npt.ArrayLike) -> npt.NDArray[np.bool_] | None:
+        """The points of the rows ``row_ids``, as a mask; ``None`` if one of them is not on the map."""
+        found = self.index_of(row_ids)
+        if (found < 0).any():
+            return None
+        mask = np.zeros(len(self), bool)
+        mask[found] = True
+        return mask
+
     @property
     def how(self) -> str:
         """How the map was made, in words."""

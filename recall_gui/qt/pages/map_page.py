@@ -320,17 +320,36 @@ class MapPage(QWidget):
         self._select_method("pca")
 
     async def _made(self, entry: object, target: TableTarget, table_map: TableMap | None) -> TableMap | None:
-        """Draw ``table_map`` if the knowledge page still shows ``entry``."""
+        """Draw ``table_map`` if the knowledge page still shows ``entry``. The rows chosen on the map
+        before stay chosen if it shows them all; else the knowledge page's table shows every row again."""
         if table_map is None or self.knowledge.current is not entry:
             return None
-        self._target = target
-        self._map = table_map
-        self._labels = {}
-        self._chosen = None
-        self._show_chosen(None)
+        before, chosen = (self._map, self._target), self._chosen
+        self._target, self._map, self._labels, self._chosen = target, table_map, {}, None
+        carried = await self._carried(before, chosen, table_map) if chosen is not None else None
+        if self._map is not table_map:
+            return None
+        if chosen is not None and self._chosen is None:  # (not chosen again on the new map meanwhile)
+            self._chosen = carried
+            if carried is None and self.knowledge.selection is not None:
+                await self.knowledge.clear_selection(self.knowledge.read_inputs())
+        self._show_chosen(None if self._chosen is None else int(self._chosen.sum()))
         await self._fill_columns(target)
         await self.draw()
         return table_map
+
+    async def _carried(
+        self, before: tuple[TableMap | None, TableTarget | None], chosen: npt.NDArray[np.bool_], now: TableMap
+    ) -> npt.NDArray[np.bool_] | None:
+        """The rows ``chosen`` on the map ``before`` as points of the map ``now``, if it maps the same table
+        and version (on a worker: a million row ids are looked up)."""
+        (old, was), target = before, self._target
+        if old is None or was is None or target is None or self.knowledge.selection is None:
+            return None
+        if (was.uri, was.table_name, old.version) != (target.uri, target.table_name, now.version):
+            return None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.services.chores, lambda: now.points_of(old.row_ids[chosen]))
 
     def _select_method(self, method: str) -> None:
         self.projection_combo.setCurrentIndex(max(self.projection_combo.findData(method), 0))
