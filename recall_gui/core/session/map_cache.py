@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import os
+import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,13 +105,14 @@ class MapCache:
         if path is None or not path.is_file():
             return None
         try:
-            with np.load(path, allow_pickle=False) as stored:
+            # Opened here: np.load leaves a file it opened open when the file is not a zip archive.
+            with path.open("rb") as file, np.load(file, allow_pickle=False) as stored:
                 if json.loads(str(stored["key"])) != list(key):
                     return None
                 positions = np.asarray(stored["positions"], np.float32)
                 row_ids = np.asarray(stored["row_ids"], np.uint64)
                 how = str(stored["how"]) if "how" in stored else ""
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             return None  # a damaged cache file is made again
         if positions.shape != (len(row_ids), 2):
             return None
