@@ -30,7 +30,7 @@ import numpy.typing as npt
 from recall_gui.core.base.heap import release_free_memory
 from recall_gui.core.inspect.layout import project
 from recall_gui.core.inspect.projection import LABELS, MAX_MAP_POINTS, Cancelled, Progress, sample_rows
-from recall_gui.core.session.map_cache import MapKey, Method, Projection
+from recall_gui.core.session.map_cache import KeptMap, MapKey, Method, Projection
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CachedTable
 from recall_gui.core.storage.table_cache import OpenTable, metric_for, read_batches, read_query
@@ -202,7 +202,7 @@ async def build_map(
         finally:
             release()
             release_free_memory()
-        not_kept = session.maps.put(key, projection, row_ids)
+        not_kept = session.maps.put(key, KeptMap(projection, row_ids, total))
         elapsed = time.perf_counter() - started
         made = TableMap(
             opened.name,
@@ -255,16 +255,13 @@ async def _kept(session: Session, opened: OpenTable, key: MapKey, metric: str) -
     kept = await loop.run_in_executor(session.inspect_executor, session.maps.get, key)
     if kept is None:
         return None
-    projection, row_ids = kept
-    total = await _rows_with_vectors(session, opened)
+    projection, row_ids, total = kept
+    if total is None:  # a map file written before the count was kept with it: counted as then
+        total = await opened.count_rows(f"{_quote(opened.columns.vector)} IS NOT NULL")
     found = TableMap(
         opened.name, opened.version, projection, row_ids, total, len(row_ids) < total, 0.0, True, metric
     )
     return await loop.run_in_executor(session.inspect_executor, _with_finder, found)
-
-
-async def _rows_with_vectors(session: Session, opened: OpenTable) -> int:
-    return await opened.count_rows(f"{_quote(opened.columns.vector)} IS NOT NULL")
 
 
 async def _vectors(

@@ -15,7 +15,7 @@ import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,15 @@ class Projection:
         return float(point[0]), float(point[1])
 
 
+class KeptMap(NamedTuple):
+    """A finished map: its projection, the row of each point, and how many rows with a usable vector it
+    was made from (all of them mapped, or a sample; ``None`` in a file written before it was kept)."""
+
+    projection: Projection
+    row_ids: npt.NDArray[np.uint64]
+    total: int | None
+
+
 #: What identifies a map: URI, table, vector column, version, the version's time (a table dropped and
 #: made again restarts its version numbers), projection, seed, the sampling bound, the metric its
 #: neighbours are found by, and the layout's revision (a map made by an older layout is not reused).
@@ -67,9 +76,9 @@ class MapCache:
         self.folder = folder
         #: Why the last map could not be kept on disk ("" when it was, or was not meant to be).
         self.not_saved = ""
-        self._maps: OrderedDict[MapKey, tuple[Projection, npt.NDArray[np.uint64]]] = OrderedDict()
+        self._maps: OrderedDict[MapKey, KeptMap] = OrderedDict()
 
-    def get(self, key: MapKey) -> tuple[Projection, npt.NDArray[np.uint64]] | None:
+    def get(self, key: MapKey) -> KeptMap | None:
         found = self._maps.get(key)
         if found is not None:
             self._maps.move_to_end(key)
@@ -79,13 +88,13 @@ class MapCache:
             self._keep(key, found)
         return found
 
-    def put(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> str:
+    def put(self, key: MapKey, kept: KeptMap) -> str:
         """Keep a map; returns why it could not be kept on disk ("" if it was, or PCA's, never saved)."""
-        self._keep(key, (projection, row_ids))
-        self.not_saved = self._save(key, projection, row_ids) if projection.method != "pca" else ""
+        self._keep(key, kept)
+        self.not_saved = self._save(key, kept) if kept.projection.method != "pca" else ""
         return self.not_saved
 
-    def _keep(self, key: MapKey, value: tuple[Projection, npt.NDArray[np.uint64]]) -> None:
+    def _keep(self, key: MapKey, value: KeptMap) -> None:
         self._maps[key] = value
         self._maps.move_to_end(key)
         while len(self._maps) > MAPS_KEPT:
@@ -100,7 +109,7 @@ class MapCache:
         digest = hashlib.sha256(json.dumps(list(key)).encode("utf-8")).hexdigest()[:32]
         return self.folder / f"{digest}.npz"
 
-    def _load(self, key: MapKey) -> tuple[Projection, npt.NDArray[np.uint64]] | None:
+    def _load(self, key: MapKey) -> KeptMap | None:
         path = self.path(key)
         if path is None or not path.is_file():
             return None
@@ -112,24 +121,28 @@ class MapCache:
                 positions = np.asarray(stored["positions"], np.float32)
                 row_ids = np.asarray(stored["row_ids"], np.uint64)
                 how = str(stored["how"]) if "how" in stored else ""
+                total = int(stored["total"]) if "total" in stored else None
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             return None  # a damaged cache file is made again
         if positions.shape != (len(row_ids), 2):
             return None
-        return Projection(positions, key[5], key[6], how=how), row_ids  # type: ignore[arg-type]
+        projection = Projection(positions, key[5], key[6], how=how)  # type: ignore[arg-type]
+        return KeptMap(projection, row_ids, total)
 
-    def _save(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> str:
+    def _save(self, key: MapKey, kept: KeptMap) -> str:
         path = self.path(key)
         if path is None:
             return "no cache folder is set"
         buffer = io.BytesIO()
-        np.savez(
-            buffer,
-            key=json.dumps(list(key)),
-            positions=projection.positions,
-            row_ids=row_ids,
-            how=projection.how,
-        )
+        arrays: dict[str, Any] = {
+            "key": json.dumps(list(key)),
+            "positions": kept.projection.positions,
+            "row_ids": kept.row_ids,
+            "how": kept.projection.how,
+        }
+        if kept.total is not None:
+            arrays["total"] = kept.total
+        np.savez(buffer, **arrays)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
