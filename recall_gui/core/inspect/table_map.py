@@ -155,7 +155,7 @@ FINDER_POINTS = 50_000
 
 
 def _with_finder(table_map: TableMap) -> TableMap:
-    """``table_map`` with a k-d tree to find points in (built on a worker: about 0.5 s at 1M points)."""
+    """``table_map`` with a k-d tree to find points in (built on a worker: a big map's takes a while)."""
     if len(table_map) <= FINDER_POINTS:
         return table_map
     from scipy.spatial import cKDTree
@@ -428,8 +428,8 @@ def _colouring(rows: pa.Table, column: str, table_map: TableMap) -> Colouring:
 
 
 def _categories_vectorised(column: str, values: Any, at: Any, on_map: Any, points: int) -> Colouring:
-    """The categories by Arrow's kernels (a million rows in a fraction of a second): the most common
-    values of the points on the map, the rest "other"."""
+    """The categories by Arrow's kernels (one pass in C, not a Python loop over every row): the most
+    common values of the points on the map, the rest "other"."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -1,7 +1,7 @@
 """Finished maps: each row's place on a plane, kept per table version in memory and, for the neighbour
 layout, in the app's cache folder (never beside the knowledge base). The session owns the one cache.
 A cache folder that cannot be written costs only time: the map is made again next time, and
-:attr:`MapCache.not_saved` says why.
+:meth:`MapCache.put` says why.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class KeptMap(NamedTuple):
 MapKey = tuple[str, str, str, int, str, str, int, int, str, str]
 
 
-#: Finished maps kept in memory (each costs 12 bytes per point).
+#: Finished maps kept in memory (each costs 16 bytes per point: two float32 places and a uint64 row id).
 MAPS_KEPT = 8
 
 
@@ -74,8 +74,6 @@ class MapCache:
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
-        #: Why the last map could not be kept on disk ("" when it was, or was not meant to be).
-        self.not_saved = ""
         self._maps: OrderedDict[MapKey, KeptMap] = OrderedDict()
 
     def get(self, key: MapKey) -> KeptMap | None:
@@ -91,8 +89,7 @@ class MapCache:
     def put(self, key: MapKey, kept: KeptMap) -> str:
         """Keep a map; returns why it could not be kept on disk ("" if it was, or PCA's, never saved)."""
         self._keep(key, kept)
-        self.not_saved = self._save(key, kept) if kept.projection.method != "pca" else ""
-        return self.not_saved
+        return self._save(key, kept) if kept.projection.method != "pca" else ""
 
     def _keep(self, key: MapKey, value: KeptMap) -> None:
         self._maps[key] = value

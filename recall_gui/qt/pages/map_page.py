@@ -219,7 +219,7 @@ class MapPage(QWidget):
 
     async def _ensure_view(self) -> MapView:
         """The map widget, made on first use; pyqtgraph is imported on a worker thread first (importing it
-        on the GUI thread held the window for a few hundred milliseconds)."""
+        on the GUI thread holds the window)."""
         if self.view is None:
             import importlib
 

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from recall_gui.core.inspect import TableMap
 
 Mode = Literal["pan", "rectangle", "lasso"]
-#: Maps of up to this many points are drawn on the GUI thread (a few milliseconds); bigger ones on a worker.
+#: Maps of up to this many points are drawn on the GUI thread (at once, well within a stall's budget);
+#: bigger ones on a worker.
 DRAW_HERE_POINTS = 50_000
 #: How close (in pixels) the pointer must be to a point to hover or click it.
 PICK_PIXELS = 6.0
