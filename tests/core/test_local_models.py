@@ -275,3 +275,23 @@ def test_a_model_of_another_width_fails_before_loading_anything(
 def test_an_unknown_model_is_named() -> None:
     with pytest.raises(ModelUnavailableError, match='unknown local embedding model "NoSuchModel"'):
         load_local_model("NoSuchModel")
+
+
+def test_where_onnxruntime_offers_cuda_the_weights_still_serve_exactly(
+    monkeypatch: pytest.MonkeyPatch, reference: ReferenceMiniLM
+) -> None:
+    """Only the int8 path that imitates fastembed steps aside for CUDA (fastembed would use it); the
+    float32 weights run on the CPU and stay exact."""
+    import onnxruntime
+
+    from recall_gui.core.embedders.direct import DirectQueryModel, DirectUnavailable
+
+    monkeypatch.setattr(
+        onnxruntime, "get_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    )
+    model = load_local_model("AllMiniLML6V2")
+    assert (model.model_info.source, model.model_info.exact) == (WEIGHTS_SOURCE, True)
+    ours = model.embed_sync("capital of France")
+    assert np.abs(ours - reference.embed(["capital of France"])[0]).max() <= 1e-5
+    with pytest.raises(DirectUnavailable, match="CUDA"):
+        DirectQueryModel.from_folder(OFFLINE_DIR, 1, model_file=packaged_model())

@@ -119,7 +119,8 @@ def load_weights_model(path: Path, threads: int) -> DirectQueryModel:
                     values.append(ort.OrtValue.ortvalue_from_numpy(weights.get_tensor(name)))
         options = session_options(threads)
         options.add_external_initializers(names, values)
-        session = open_session(_graph(), threads, options)
+        # The float32 model is not fastembed's to imitate: it runs on the CPU wherever CUDA is offered.
+        session = open_session(_graph(), threads, options, refuse_cuda=False)
     except ModelUnavailableError:
         raise
     except Exception as error:  # onnxruntime and safetensors raise their own types for a bad file
