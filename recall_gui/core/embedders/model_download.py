@@ -16,6 +16,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import urllib.request
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -78,9 +79,24 @@ def hub_endpoint() -> str:
     return endpoint
 
 
+def behind_proxy(endpoint: str) -> bool:
+    """Whether a proxy setting the hub client honours (``HTTPS_PROXY``, ``HTTP_PROXY`` or ``ALL_PROXY``, in
+    either case, unless ``NO_PROXY`` names the host) routes requests to ``endpoint``."""
+    parsed = urlparse(endpoint)
+    proxies = urllib.request.getproxies_environment()
+    if parsed.scheme not in proxies and "all" not in proxies:
+        return False
+    return not urllib.request.proxy_bypass(parsed.hostname or HUB_HOST)
+
+
 def hub_reachable(endpoint: str, timeout: float = HUB_CHECK_TIMEOUT_S) -> bool:
     """Whether a TCP connection to the hub opens within ``timeout``. The name lookup is bounded too: it
-    runs on a daemon thread, because ``getaddrinfo`` ignores socket timeouts."""
+    runs on a daemon thread, because ``getaddrinfo`` ignores socket timeouts.
+
+    Behind a proxy the hub is taken as reachable: a direct connection may well be refused there while the
+    download, through the proxy, works (and if it does not, the download says so)."""
+    if behind_proxy(endpoint):
+        return True
     parsed = urlparse(endpoint)
     host, port = parsed.hostname or HUB_HOST, parsed.port or (80 if parsed.scheme == "http" else 443)
     answer: list[bool] = []
