@@ -295,3 +295,32 @@ def test_where_onnxruntime_offers_cuda_the_weights_still_serve_exactly(
     assert np.abs(ours - reference.embed(["capital of France"])[0]).max() <= 1e-5
     with pytest.raises(DirectUnavailable, match="CUDA"):
         DirectQueryModel.from_folder(OFFLINE_DIR, 1, model_file=packaged_model())
+
+
+def test_deleting_a_damaged_copy_is_advised_only_in_recall_gui_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """recall-gui's model folder is its own; cosh's cache is not (deleting a copy there breaks cosh
+    offline)."""
+    from recall_gui.core.base.paths import app_models_dir
+
+    cosh_cache = tmp_path / "cosh-cache"
+    monkeypatch.setenv("FASTEMBED_CACHE_DIR", str(cosh_cache))
+    for cache in (app_models_dir(), cosh_cache):
+        repo = fastembed_cache_with(cache, packaged_model())
+        damage(next(repo.glob("snapshots/*/model_optimized.onnx")))
+    with pytest.raises(ModelUnavailableError) as caught:
+        load_local_model("BGESmallENV15Q")
+    ours = app_models_dir() / "models--Qdrant--bge-small-en-v1.5-onnx-Q" / "snapshots" / "0123abcd"
+    assert (caught.value.hint or "").startswith(
+        f"The copy in recall-gui's model folder looks damaged: delete {ours}, then `recall-gui models get "
+        "BGESmallENV15Q` downloads cosh's file at once"
+    )
+    shutil.rmtree(app_models_dir())
+    with pytest.raises(ModelUnavailableError) as caught:
+        load_local_model("BGESmallENV15Q")
+    hint = caught.value.hint or ""
+    theirs = cosh_cache / "models--Qdrant--bge-small-en-v1.5-onnx-Q" / "snapshots" / "0123abcd"
+    assert hint.startswith(f"The copy in {theirs} did not load; it is in another program's cache, so leave")
+    assert "delete" not in hint and "recall-gui models get BGESmallENV15Q" in hint
+    assert "asks before downloading" not in hint
