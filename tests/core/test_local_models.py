@@ -324,3 +324,22 @@ def test_deleting_a_damaged_copy_is_advised_only_in_recall_gui_own_folder(
     assert hint.startswith(f"The copy in {theirs} did not load; it is in another program's cache, so leave")
     assert "delete" not in hint and "recall-gui models get BGESmallENV15Q" in hint
     assert "asks before downloading" not in hint
+
+
+def test_a_weights_file_of_another_size_is_not_listed_as_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing reads sizes only: a cut-off copy is no candidate, so `models` does not call it exact."""
+    from recall_gui.core.base.paths import app_models_dir
+    from recall_gui.core.embedders.model_catalog import catalog_entry
+
+    original = published_weights.package_weights()
+    assert original is not None
+    cut = tmp_path / "model.safetensors"
+    cut.write_bytes(original.read_bytes()[:-1])
+    hf_cache_with(app_models_dir(), {"model.safetensors": cut}, repo="sentence-transformers/all-MiniLM-L6-v2")
+    entry = catalog_entry("AllMiniLML6V2")
+    assert (entry.status, entry.path) == ("exact", original)  # the package's copy, not the cut one
+    monkeypatch.setattr(published_weights, "package_weights", lambda: cut)
+    entry = catalog_entry("AllMiniLML6V2")
+    assert entry.status == "stand-in" and entry.source.startswith(INT8_SOURCE)
