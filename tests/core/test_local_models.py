@@ -343,3 +343,16 @@ def test_a_weights_file_of_another_size_is_not_listed_as_exact(
     monkeypatch.setattr(published_weights, "package_weights", lambda: cut)
     entry = catalog_entry("AllMiniLML6V2")
     assert entry.status == "stand-in" and entry.source.startswith(INT8_SOURCE)
+
+
+def test_a_deleted_current_folder_is_not_searched_and_breaks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recall_gui.core.embedders.model_caches import cache_roots
+
+    def deleted() -> Path:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(Path, "cwd", staticmethod(deleted))
+    searched = [root.what for root in cache_roots()]
+    assert "fastembed-rs's cache in the current folder" not in searched
+    assert "fastembed-rs's cache in the home folder" in searched
+    assert load_local_model("AllMiniLML6V2").model_info.source == WEIGHTS_SOURCE
