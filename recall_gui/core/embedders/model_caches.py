@@ -115,9 +115,3 @@ def find_snapshot(root: Path, repo: str, files: tuple[str, ...]) -> Path | None:
             if all(_usable(snapshot / name) for name in files):
                 return snapshot
     return None
-
-
-def file_size(path: Path) -> int | None:
-    with contextlib.suppress(OSError):
-        return path.stat().st_size
-    return None
