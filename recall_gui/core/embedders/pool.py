@@ -1,4 +1,5 @@
-"""Embedders by registry spec: local fastembed models and cloud providers, kept by a session's pool.
+"""Embedders by registry spec: local models (``local.py``: cosh's own file, the published weights or a
+stand-in) and cloud providers, kept by a session's pool.
 
 Local models load on the session's embedding thread (loading is CPU- and disk-heavy). Cloud embedders are
 cheap objects around an HTTP client.
