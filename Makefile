@@ -72,7 +72,8 @@ clean:
 	rm -rf $(VENV) .venv-latest build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 # The prebuilt demo shipped as package data (recall_gui/core/demo_data/): embeds the demo's passages with
-# the packaged model, writes them with their vectors, and verifies the file (`--check` only verifies).
+# the exact model (all-MiniLM-L6-v2 in float32, from its published weights), writes them with their
+# vectors, and verifies the file (`--check` only verifies).
 .PHONY: demo-data
 demo-data: $(APP_STAMP)
 	$(BIN)/python packaging/demo_data.py
@@ -89,8 +90,8 @@ bench-smoke: $(TEST_STAMP)
 	$(BIN)/python -m bench --smoke
 
 # The desktop build (packaging/): `make package` builds dist/recall-gui/ with PyInstaller; `make package-smoke`
-# builds it and runs the built program headless through demo, search, list, tool, mcp, the window and
-# install.sh.
+# builds it and runs the built program headless through --version, models, demo, search, list, tool, mcp,
+# the window and install.sh.
 PACKAGE_STAMP := $(VENV)/.installed-package
 
 $(PACKAGE_STAMP): pyproject.toml $(APP_STAMP)

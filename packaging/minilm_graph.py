@@ -1,4 +1,4 @@
-"""Write the ONNX graph the float32 all-MiniLM-L6-v2 runs on: ``make model-graph``.
+"""Write the ONNX graph the float32 all-MiniLM-L6-v2 runs on.
 
     .venv/bin/python packaging/minilm_graph.py [--check]
 
@@ -205,7 +205,8 @@ def main() -> int:
     data = serialized()
     if args.check:
         same = GRAPH.is_file() and GRAPH.read_bytes() == data
-        print(f"{GRAPH.relative_to(ROOT)}: {'up to date' if same else 'differs: run make model-graph'}")
+        said = "up to date" if same else "differs: run python packaging/minilm_graph.py"
+        print(f"{GRAPH.relative_to(ROOT)}: {said}")
         return 0 if same else 1
     GRAPH.write_bytes(data)
     print(f"wrote {GRAPH.relative_to(ROOT)} ({len(data):,} bytes)")

@@ -1,7 +1,8 @@
 """A stand-in for the Hugging Face model hub on 127.0.0.1: the few endpoints fastembed's download asks
 (a repository's info, its file tree, and each file by revision), serving the files a test gives it.
 
-``pause`` holds every file download (after its headers) until released, so a test can cancel one midway;
+``trickle`` holds every file download (after its headers) until released, so a test can cancel one
+midway; ``failing`` answers every request with an error status (a hub that is up but cannot serve);
 ``requests`` lists what was asked, so a test can see that nothing else was.
 """
 
@@ -33,6 +34,8 @@ class ModelHub:
     trickle: bool = False
     resume: threading.Event = field(default_factory=threading.Event)
     started_body: threading.Event = field(default_factory=threading.Event)
+    #: When set, every request is answered with this status.
+    failing: int | None = None
 
     def __post_init__(self) -> None:
         hub = self
@@ -85,6 +88,8 @@ class ModelHub:
         return entries
 
     def answer(self, handler: BaseHTTPRequestHandler, *, body: bool) -> None:
+        if self.failing is not None:
+            return self._send(handler, self.failing, b'{"error": "failing"}', "application/json", body)
         path = unquote(urlsplit(handler.path).path)
         api = f"/api/models/{self.repo}"
         if path in (api, f"{api}/revision/main", f"{api}/revision/{REVISION}"):

@@ -90,7 +90,10 @@ def run_get(args: argparse.Namespace) -> int:
     try:
         info = outcome.result()
     except KeyboardInterrupt:
-        report("cancelled: the part downloaded so far is kept, and the next `models get` resumes it")
+        if args.source is None:
+            report("cancelled: the part downloaded so far is kept, and the next `models get` resumes it")
+        else:
+            report("cancelled: nothing was brought, and any earlier copy is still the one used")
         sys.stdout.flush()
         os._exit(130)  # the download threads are not told to stop: leave them, as a killed download does
     write_stdout(f"{info.name} is exact now: {info.source}\n")

@@ -275,3 +275,84 @@ def test_a_model_of_another_width_fails_before_loading_anything(
 def test_an_unknown_model_is_named() -> None:
     with pytest.raises(ModelUnavailableError, match='unknown local embedding model "NoSuchModel"'):
         load_local_model("NoSuchModel")
+
+
+def test_where_onnxruntime_offers_cuda_the_weights_still_serve_exactly(
+    monkeypatch: pytest.MonkeyPatch, reference: ReferenceMiniLM
+) -> None:
+    """Only the int8 path that imitates fastembed steps aside for CUDA (fastembed would use it); the
+    float32 weights run on the CPU and stay exact."""
+    import onnxruntime
+
+    from recall_gui.core.embedders.direct import DirectQueryModel, DirectUnavailable
+
+    monkeypatch.setattr(
+        onnxruntime, "get_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    )
+    model = load_local_model("AllMiniLML6V2")
+    assert (model.model_info.source, model.model_info.exact) == (WEIGHTS_SOURCE, True)
+    ours = model.embed_sync("capital of France")
+    assert np.abs(ours - reference.embed(["capital of France"])[0]).max() <= 1e-5
+    with pytest.raises(DirectUnavailable, match="CUDA"):
+        DirectQueryModel.from_folder(OFFLINE_DIR, 1, model_file=packaged_model())
+
+
+def test_deleting_a_damaged_copy_is_advised_only_in_recall_gui_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """recall-gui's model folder is its own; cosh's cache is not (deleting a copy there breaks cosh
+    offline)."""
+    from recall_gui.core.base.paths import app_models_dir
+
+    cosh_cache = tmp_path / "cosh-cache"
+    monkeypatch.setenv("FASTEMBED_CACHE_DIR", str(cosh_cache))
+    for cache in (app_models_dir(), cosh_cache):
+        repo = fastembed_cache_with(cache, packaged_model())
+        damage(next(repo.glob("snapshots/*/model_optimized.onnx")))
+    with pytest.raises(ModelUnavailableError) as caught:
+        load_local_model("BGESmallENV15Q")
+    ours = app_models_dir() / "models--Qdrant--bge-small-en-v1.5-onnx-Q" / "snapshots" / "0123abcd"
+    assert (caught.value.hint or "").startswith(
+        f"The copy in recall-gui's model folder looks damaged: delete {ours}, then `recall-gui models get "
+        "BGESmallENV15Q` downloads cosh's file at once"
+    )
+    shutil.rmtree(app_models_dir())
+    with pytest.raises(ModelUnavailableError) as caught:
+        load_local_model("BGESmallENV15Q")
+    hint = caught.value.hint or ""
+    theirs = cosh_cache / "models--Qdrant--bge-small-en-v1.5-onnx-Q" / "snapshots" / "0123abcd"
+    assert hint.startswith(f"The copy in {theirs} did not load; it is in another program's cache, so leave")
+    assert "delete" not in hint and "recall-gui models get BGESmallENV15Q" in hint
+    assert "asks before downloading" not in hint
+
+
+def test_a_weights_file_of_another_size_is_not_listed_as_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing reads sizes only: a cut-off copy is no candidate, so `models` does not call it exact."""
+    from recall_gui.core.base.paths import app_models_dir
+    from recall_gui.core.embedders.model_catalog import catalog_entry
+
+    original = published_weights.package_weights()
+    assert original is not None
+    cut = tmp_path / "model.safetensors"
+    cut.write_bytes(original.read_bytes()[:-1])
+    hf_cache_with(app_models_dir(), {"model.safetensors": cut}, repo="sentence-transformers/all-MiniLM-L6-v2")
+    entry = catalog_entry("AllMiniLML6V2")
+    assert (entry.status, entry.path) == ("exact", original)  # the package's copy, not the cut one
+    monkeypatch.setattr(published_weights, "package_weights", lambda: cut)
+    entry = catalog_entry("AllMiniLML6V2")
+    assert entry.status == "stand-in" and entry.source.startswith(INT8_SOURCE)
+
+
+def test_a_deleted_current_folder_is_not_searched_and_breaks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recall_gui.core.embedders.model_caches import cache_roots
+
+    def deleted() -> Path:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(Path, "cwd", staticmethod(deleted))
+    searched = [root.what for root in cache_roots()]
+    assert "fastembed-rs's cache in the current folder" not in searched
+    assert "fastembed-rs's cache in the home folder" in searched
+    assert load_local_model("AllMiniLML6V2").model_info.source == WEIGHTS_SOURCE

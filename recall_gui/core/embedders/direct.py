@@ -94,12 +94,16 @@ def session_options(threads: int) -> Any:
     return options
 
 
-def open_session(model: Path | bytes, threads: int, options: Any = None) -> Any:
+def open_session(model: Path | bytes, threads: int, options: Any = None, *, refuse_cuda: bool) -> Any:
     """An onnxruntime session of ``model`` (a file, or a graph's bytes) on the CPU, as fastembed runs it
-    without CUDA; ``options`` from :func:`session_options` when the caller adds to them."""
+    without CUDA; ``options`` from :func:`session_options` when the caller adds to them.
+
+    ``refuse_cuda``: raise :class:`DirectUnavailable` where onnxruntime offers CUDA, for a path that must
+    give fastembed's vectors (fastembed would run the model there with CUDA, not as this session does).
+    """
     import onnxruntime as ort
 
-    if "CUDAExecutionProvider" in ort.get_available_providers():
+    if refuse_cuda and "CUDAExecutionProvider" in ort.get_available_providers():
         raise DirectUnavailable("fastembed would run the model with CUDA")
     source = model if isinstance(model, bytes) else str(model)
     session = ort.InferenceSession(
@@ -139,7 +143,8 @@ class DirectQueryModel:
     @classmethod
     def from_folder(cls, folder: Path, threads: int, model_file: Path | None = None) -> DirectQueryModel:
         """The tokenizer files of ``folder`` and its ``model.onnx`` (or ``model_file``)."""
-        return cls(load_tokenizer(folder), open_session(model_file or folder / "model.onnx", threads))
+        tokenizer = load_tokenizer(folder)
+        return cls(tokenizer, open_session(model_file or folder / "model.onnx", threads, refuse_cuda=True))
 
     def embed(self, documents: list[str]) -> Iterator[Vector]:
         """The vectors of ``documents``, embedded as one batch (padded to the longest)."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from recall_gui.core.base.compat import direct_embedding_checked
 from recall_gui.core.base.errors import EmbedderError, ModelUnavailableError
+from recall_gui.core.base.paths import app_models_dir
 from recall_gui.core.embedders.base import ModelInfo, Vector
 from recall_gui.core.embedders.cosh_files import cosh_file
 from recall_gui.core.embedders.model_sources import Candidate, candidates
@@ -141,7 +142,7 @@ def model_missing(cosh_name: str, failed: list[tuple[Candidate, str]]) -> ModelU
     """Why ``cosh_name`` cannot be served (``failed``: the copies that did not load, and why), and what
     brings it."""
     failures = [f"{candidate.path}: {reason}" for candidate, reason in failed]
-    damaged = [str(c.folder) for c, _ in failed if c.folder is not None and c.kind != "packaged-int8"]
+    damaged = [c.folder for c, _ in failed if c.folder is not None and c.kind != "packaged-int8"]
     info = local_model(cosh_name)
     label = f"{cosh_name} ({info.label})" if info is not None else cosh_name
     wanted = cosh_file(cosh_name)
@@ -151,12 +152,22 @@ def model_missing(cosh_name: str, failed: list[tuple[Candidate, str]]) -> ModelU
         message = f"model {label}: no copy on this machine could be used ({found})"
     else:
         message = f"model {label} is not on this machine ({what} was not found in any model cache)"
-    get = f"`recall-gui models get {cosh_name}` (it asks before downloading); see docs/MODELS.md."
-    if damaged:
+    get = (
+        f"`recall-gui models get {cosh_name}` downloads cosh's file at once (with --from PATH it takes "
+        "a copy you have instead); see docs/MODELS.md."
+    )
+    ours = [folder for folder in damaged if folder.is_relative_to(app_models_dir())]
+    if ours:
         return ModelUnavailableError(
-            message, hint=f"A copy looks damaged: delete {damaged[0]}, then run {get}"
+            message, hint=f"The copy in recall-gui's model folder looks damaged: delete {ours[0]}, then {get}"
         )
-    return ModelUnavailableError(message, hint=f"Run {get}")
+    if damaged:  # another program's cache (cosh's, fastembed's): not recall-gui's to delete
+        return ModelUnavailableError(
+            message,
+            hint=f"The copy in {damaged[0]} did not load; it is in another program's cache, so leave it "
+            f"there. recall-gui looks in its own model folder first: {get}",
+        )
+    return ModelUnavailableError(message, hint=get)
 
 
 def local_model_problem(cosh_name: str) -> ModelUnavailableError | None:

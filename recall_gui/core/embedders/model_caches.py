@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +40,14 @@ def _env_folder(name: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def _fastembed_rs_cache(folder: Callable[[], Path]) -> Path | None:
+    """``.fastembed_cache`` in ``folder()``; ``None`` when that folder is gone (a deleted current folder)
+    or unknown (no home folder)."""
+    with contextlib.suppress(OSError, RuntimeError):
+        return folder() / ".fastembed_cache"
+    return None
+
+
 def hub_cache_dir() -> Path:
     """Hugging Face's hub cache, as ``huggingface_hub`` finds it."""
     explicit = _env_folder("HF_HUB_CACHE")
@@ -56,8 +64,8 @@ def cache_roots() -> list[CacheRoot]:
         (fastembed_cache_dir(), "Python fastembed's cache"),
         (_env_folder("FASTEMBED_CACHE_DIR"), "fastembed-rs's cache (FASTEMBED_CACHE_DIR)"),
         (_env_folder("HF_HOME"), "fastembed-rs's cache (HF_HOME)"),
-        (Path.cwd() / ".fastembed_cache", "fastembed-rs's cache in the current folder"),
-        (Path.home() / ".fastembed_cache", "fastembed-rs's cache in the home folder"),
+        (_fastembed_rs_cache(Path.cwd), "fastembed-rs's cache in the current folder"),
+        (_fastembed_rs_cache(Path.home), "fastembed-rs's cache in the home folder"),
         (hub_cache_dir(), "Hugging Face's hub cache"),
     ]
     roots: list[CacheRoot] = []
@@ -106,10 +114,4 @@ def find_snapshot(root: Path, repo: str, files: tuple[str, ...]) -> Path | None:
         for snapshot in _snapshots(folder):
             if all(_usable(snapshot / name) for name in files):
                 return snapshot
-    return None
-
-
-def file_size(path: Path) -> int | None:
-    with contextlib.suppress(OSError):
-        return path.stat().st_size
     return None

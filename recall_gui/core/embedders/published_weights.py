@@ -56,15 +56,23 @@ def package_weights() -> Path | None:
     return None
 
 
+def _of_the_published_size(path: Path) -> bool:
+    """One stat: a file of another size is surely not the weights (the sha256 is checked on loading)."""
+    with contextlib.suppress(OSError):
+        return path.stat().st_size == WEIGHTS_SIZE
+    return False
+
+
 def weights_on_this_machine(roots: list[CacheRoot]) -> Iterator[WeightsFile]:
     """Every copy of the weights, in the search order: the cache folders (a Hugging Face snapshot of
-    ``sentence-transformers/all-MiniLM-L6-v2``), then the package. Not yet verified."""
+    ``sentence-transformers/all-MiniLM-L6-v2``), then the package. Of the published size; their sha256 is
+    not yet verified."""
     for root in roots:
         snapshot = find_snapshot(root.path, WEIGHTS_REPO, (WEIGHTS_FILE,))
-        if snapshot is not None:
+        if snapshot is not None and _of_the_published_size(snapshot / WEIGHTS_FILE):
             yield WeightsFile(snapshot / WEIGHTS_FILE, f"{root.what}, {root.path}")
     packaged = package_weights()
-    if packaged is not None:
+    if packaged is not None and _of_the_published_size(packaged):
         yield WeightsFile(packaged, f"the package {WEIGHTS_PACKAGE}")
 
 
@@ -119,7 +127,8 @@ def load_weights_model(path: Path, threads: int) -> DirectQueryModel:
                     values.append(ort.OrtValue.ortvalue_from_numpy(weights.get_tensor(name)))
         options = session_options(threads)
         options.add_external_initializers(names, values)
-        session = open_session(_graph(), threads, options)
+        # The float32 model is not fastembed's to imitate: it runs on the CPU wherever CUDA is offered.
+        session = open_session(_graph(), threads, options, refuse_cuda=False)
     except ModelUnavailableError:
         raise
     except Exception as error:  # onnxruntime and safetensors raise their own types for a bad file

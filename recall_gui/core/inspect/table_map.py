@@ -20,6 +20,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,7 +30,7 @@ import numpy.typing as npt
 from recall_gui.core.base.heap import release_free_memory
 from recall_gui.core.inspect.layout import project
 from recall_gui.core.inspect.projection import LABELS, MAX_MAP_POINTS, Cancelled, Progress, sample_rows
-from recall_gui.core.session.map_cache import MapKey, Method, Projection
+from recall_gui.core.session.map_cache import KeptMap, MapKey, Method, Projection
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CachedTable
 from recall_gui.core.storage.table_cache import OpenTable, metric_for, read_batches, read_query
@@ -95,6 +96,19 @@ class TableMap:
         found = (len(ordered) > 0) & (ordered[at] == wanted) if len(ordered) else np.zeros(len(wanted), bool)
         return np.where(found, order[at] if len(ordered) else -1, -1).astype(np.intp)
 
+    def same_points(self, other: TableMap) -> bool:
+        """Whether ``other`` maps the same rows in the same order (what is read per point fits both)."""
+        return other is self or bool(np.array_equal(self.row_ids, other.row_ids))
+
+    def points_of(self, row_ids: npt.ArrayLike) -> npt.NDArray[np.bool_] | None:
+        """The points of the rows ``row_ids``, as a mask; ``None`` if one of them is not on the map."""
+        found = self.index_of(row_ids)
+        if (found < 0).any():
+            return None
+        mask = np.zeros(len(self), bool)
+        mask[found] = True
+        return mask
+
     @property
     def how(self) -> str:
         """How the map was made, in words."""
@@ -141,7 +155,7 @@ FINDER_POINTS = 50_000
 
 
 def _with_finder(table_map: TableMap) -> TableMap:
-    """``table_map`` with a k-d tree to find points in (built on a worker: about 0.5 s at 1M points)."""
+    """``table_map`` with a k-d tree to find points in (built on a worker: a big map's takes a while)."""
     if len(table_map) <= FINDER_POINTS:
         return table_map
     from scipy.spatial import cKDTree
@@ -188,7 +202,7 @@ async def build_map(
         finally:
             release()
             release_free_memory()
-        not_kept = session.maps.put(key, projection, row_ids)
+        not_kept = session.maps.put(key, KeptMap(projection, row_ids, total))
         elapsed = time.perf_counter() - started
         made = TableMap(
             opened.name,
@@ -241,16 +255,13 @@ async def _kept(session: Session, opened: OpenTable, key: MapKey, metric: str) -
     kept = await loop.run_in_executor(session.inspect_executor, session.maps.get, key)
     if kept is None:
         return None
-    projection, row_ids = kept
-    total = await _rows_with_vectors(session, opened)
+    projection, row_ids, total = kept
+    if total is None:  # a map file written before the count was kept with it: counted as then
+        total = await opened.count_rows(f"{_quote(opened.columns.vector)} IS NOT NULL")
     found = TableMap(
         opened.name, opened.version, projection, row_ids, total, len(row_ids) < total, 0.0, True, metric
     )
     return await loop.run_in_executor(session.inspect_executor, _with_finder, found)
-
-
-async def _rows_with_vectors(session: Session, opened: OpenTable) -> int:
-    return await opened.count_rows(f"{_quote(opened.columns.vector)} IS NOT NULL")
 
 
 async def _vectors(
@@ -363,15 +374,26 @@ class Colouring:
     high: float = 0.0
 
 
-async def colour_by(session: Session, target: TableTarget, table_map: TableMap, column: str) -> Colouring:
-    """``column``'s value at each point of ``table_map`` (``parent.field`` names a nested field)."""
+async def colour_by(
+    session: Session,
+    target: TableTarget,
+    table_map: TableMap,
+    column: str,
+    *,
+    workers: Executor | None = None,
+) -> Colouring:
+    """``column``'s value at each point of ``table_map`` (``parent.field`` names a nested field), matched
+    to the points on ``workers`` (by default the inspection thread, which a neighbour layout holds until
+    it is done)."""
     opened = await session.tables.open(target)
     top = column.split(".", 1)[0]
     what = f'reading column "{column}" of "{opened.name}"'
     query = opened.table.query().select([top]).with_row_id()
     rows = await read_query(query, what)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(session.inspect_executor, _colouring, rows, column, table_map)
+    return await loop.run_in_executor(
+        workers or session.inspect_executor, _colouring, rows, column, table_map
+    )
 
 
 def _colouring(rows: pa.Table, column: str, table_map: TableMap) -> Colouring:
@@ -406,8 +428,8 @@ def _colouring(rows: pa.Table, column: str, table_map: TableMap) -> Colouring:
 
 
 def _categories_vectorised(column: str, values: Any, at: Any, on_map: Any, points: int) -> Colouring:
-    """The categories by Arrow's kernels (a million rows in a fraction of a second): the most common
-    values of the points on the map, the rest "other"."""
+    """The categories by Arrow's kernels (one pass in C, not a Python loop over every row): the most
+    common values of the points on the map, the rest "other"."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -1,7 +1,7 @@
 """Finished maps: each row's place on a plane, kept per table version in memory and, for the neighbour
 layout, in the app's cache folder (never beside the knowledge base). The session owns the one cache.
 A cache folder that cannot be written costs only time: the map is made again next time, and
-:attr:`MapCache.not_saved` says why.
+:meth:`MapCache.put` says why.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import hashlib
 import io
 import json
 import os
+import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -48,13 +49,22 @@ class Projection:
         return float(point[0]), float(point[1])
 
 
+class KeptMap(NamedTuple):
+    """A finished map: its projection, the row of each point, and how many rows with a usable vector it
+    was made from (all of them mapped, or a sample; ``None`` in a file written before it was kept)."""
+
+    projection: Projection
+    row_ids: npt.NDArray[np.uint64]
+    total: int | None
+
+
 #: What identifies a map: URI, table, vector column, version, the version's time (a table dropped and
 #: made again restarts its version numbers), projection, seed, the sampling bound, the metric its
 #: neighbours are found by, and the layout's revision (a map made by an older layout is not reused).
 MapKey = tuple[str, str, str, int, str, str, int, int, str, str]
 
 
-#: Finished maps kept in memory (each costs 12 bytes per point).
+#: Finished maps kept in memory (each costs 16 bytes per point: two float32 places and a uint64 row id).
 MAPS_KEPT = 8
 
 
@@ -64,11 +74,9 @@ class MapCache:
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
-        #: Why the last map could not be kept on disk ("" when it was, or was not meant to be).
-        self.not_saved = ""
-        self._maps: OrderedDict[MapKey, tuple[Projection, npt.NDArray[np.uint64]]] = OrderedDict()
+        self._maps: OrderedDict[MapKey, KeptMap] = OrderedDict()
 
-    def get(self, key: MapKey) -> tuple[Projection, npt.NDArray[np.uint64]] | None:
+    def get(self, key: MapKey) -> KeptMap | None:
         found = self._maps.get(key)
         if found is not None:
             self._maps.move_to_end(key)
@@ -78,13 +86,12 @@ class MapCache:
             self._keep(key, found)
         return found
 
-    def put(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> str:
+    def put(self, key: MapKey, kept: KeptMap) -> str:
         """Keep a map; returns why it could not be kept on disk ("" if it was, or PCA's, never saved)."""
-        self._keep(key, (projection, row_ids))
-        self.not_saved = self._save(key, projection, row_ids) if projection.method != "pca" else ""
-        return self.not_saved
+        self._keep(key, kept)
+        return self._save(key, kept) if kept.projection.method != "pca" else ""
 
-    def _keep(self, key: MapKey, value: tuple[Projection, npt.NDArray[np.uint64]]) -> None:
+    def _keep(self, key: MapKey, value: KeptMap) -> None:
         self._maps[key] = value
         self._maps.move_to_end(key)
         while len(self._maps) > MAPS_KEPT:
@@ -99,35 +106,40 @@ class MapCache:
         digest = hashlib.sha256(json.dumps(list(key)).encode("utf-8")).hexdigest()[:32]
         return self.folder / f"{digest}.npz"
 
-    def _load(self, key: MapKey) -> tuple[Projection, npt.NDArray[np.uint64]] | None:
+    def _load(self, key: MapKey) -> KeptMap | None:
         path = self.path(key)
         if path is None or not path.is_file():
             return None
         try:
-            with np.load(path, allow_pickle=False) as stored:
+            # Opened here: np.load leaves a file it opened open when the file is not a zip archive.
+            with path.open("rb") as file, np.load(file, allow_pickle=False) as stored:
                 if json.loads(str(stored["key"])) != list(key):
                     return None
                 positions = np.asarray(stored["positions"], np.float32)
                 row_ids = np.asarray(stored["row_ids"], np.uint64)
                 how = str(stored["how"]) if "how" in stored else ""
-        except (OSError, ValueError, KeyError):
+                total = int(stored["total"]) if "total" in stored else None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
             return None  # a damaged cache file is made again
         if positions.shape != (len(row_ids), 2):
             return None
-        return Projection(positions, key[5], key[6], how=how), row_ids  # type: ignore[arg-type]
+        projection = Projection(positions, key[5], key[6], how=how)  # type: ignore[arg-type]
+        return KeptMap(projection, row_ids, total)
 
-    def _save(self, key: MapKey, projection: Projection, row_ids: npt.NDArray[np.uint64]) -> str:
+    def _save(self, key: MapKey, kept: KeptMap) -> str:
         path = self.path(key)
         if path is None:
             return "no cache folder is set"
         buffer = io.BytesIO()
-        np.savez(
-            buffer,
-            key=json.dumps(list(key)),
-            positions=projection.positions,
-            row_ids=row_ids,
-            how=projection.how,
-        )
+        arrays: dict[str, Any] = {
+            "key": json.dumps(list(key)),
+            "positions": kept.projection.positions,
+            "row_ids": kept.row_ids,
+            "how": kept.projection.how,
+        }
+        if kept.total is not None:
+            arrays["total"] = kept.total
+        np.savez(buffer, **arrays)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

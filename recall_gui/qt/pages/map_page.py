@@ -12,7 +12,7 @@ the rows inside it. pyqtgraph is imported when the page is first shown, not at s
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QShowEvent
@@ -56,14 +56,6 @@ METHOD_TEXTS = {
 }
 
 
-def _coloured(count: int, colouring: Colouring | None, plain: str) -> tuple[Any, Any, Any]:
-    """The groups of points by colour and each point's colour (on a worker: passes over every point)."""
-    from recall_gui.qt.panels.map_colours import colour_codes, colour_groups
-
-    groups = colour_groups(count, colouring, plain)
-    return (groups, *colour_codes(count, groups))
-
-
 def _sorted_ids(row_ids: npt.NDArray[np.uint64], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.uint64]:
     """The row ids of the chosen points, ascending (as the browse table pages them)."""
     import numpy as np
@@ -90,14 +82,18 @@ class MapPage(QWidget):
         self.services = services
         self.knowledge = knowledge
         lane = services.operations.lane
-        #: The map being made or coloured, the rows being chosen, the label under the pointer, the point
-        #: being opened: a newer request of each kind cancels the older one.
-        self.making, self.choosing = lane("map"), lane("map-choice")
-        self.hovering, self.opening = lane("map-hover"), lane("map-open")
+        #: The map being made, its colouring, the rows being chosen, the label under the pointer, the point
+        #: being opened: a newer request of each kind cancels the older one (and no other kind).
+        self.making, self.colouring = lane("map"), lane("map-colour")
+        self.choosing, self.hovering, self.opening = lane("map-choice"), lane("map-hover"), lane("map-open")
         self.view: MapView | None = None
         self._map: TableMap | None = None
         self._target: TableTarget | None = None
-        self._colouring: Colouring | None = None
+        #: The column the points are coloured by, and its values at the points of the map they were read for.
+        self._colour_column: str | None = None
+        self._colours: tuple[TableMap, Colouring] | None = None
+        #: The map being made was stopped by Cancel (not by a newer request, which says what it does).
+        self._stopped = False
         self._labels: dict[int, tuple[str, str]] = {}
         self._chosen: npt.NDArray[np.bool_] | None = None
         self._stale = True
@@ -223,7 +219,7 @@ class MapPage(QWidget):
 
     async def _ensure_view(self) -> MapView:
         """The map widget, made on first use; pyqtgraph is imported on a worker thread first (importing it
-        on the GUI thread held the window for a few hundred milliseconds)."""
+        on the GUI thread holds the window)."""
         if self.view is None:
             import importlib
 
@@ -303,9 +299,13 @@ class MapPage(QWidget):
             )
         except asyncio.CancelledError:
             self._show_busy(False)
-            shown = "PCA" if self._map is None or self._map.method == "pca" else "the one before"
-            self.status.show_note(f"The neighbour layout was cancelled; the map shown is {shown}.", "neutral")
-            self._select_method(self._map.method if self._map else "pca")
+            if self._stopped:
+                self._stopped = False
+                what = "The neighbour layout" if method == "tsne" else "Making the PCA map"
+                shown = "PCA" if self._map is None or self._map.method == "pca" else "the one before"
+                said = "no map is shown" if self._map is None else f"the map shown is {shown}"
+                self.status.show_note(f"{what} was cancelled; {said}.", "neutral")
+                self._select_method(self._map.method if self._map else "pca")
             raise
         except RecallError as error:
             self._failed(error)
@@ -320,17 +320,36 @@ class MapPage(QWidget):
         self._select_method("pca")
 
     async def _made(self, entry: object, target: TableTarget, table_map: TableMap | None) -> TableMap | None:
-        """Draw ``table_map`` if the knowledge page still shows ``entry``."""
+        """Draw ``table_map`` if the knowledge page still shows ``entry``. The rows chosen on the map
+        before stay chosen if it shows them all; else the knowledge page's table shows every row again."""
         if table_map is None or self.knowledge.current is not entry:
             return None
-        self._target = target
-        self._map = table_map
-        self._labels = {}
-        self._chosen = None
-        self._show_chosen(None)
+        before, chosen = (self._map, self._target), self._chosen
+        self._target, self._map, self._labels, self._chosen = target, table_map, {}, None
+        carried = await self._carried(before, chosen, table_map) if chosen is not None else None
+        if self._map is not table_map:
+            return None
+        if chosen is not None and self._chosen is None:  # (not chosen again on the new map meanwhile)
+            self._chosen = carried
+            if carried is None and self.knowledge.selection is not None:
+                await self.knowledge.clear_selection(self.knowledge.read_inputs())
+        self._show_chosen(None if self._chosen is None else int(self._chosen.sum()))
         await self._fill_columns(target)
         await self.draw()
         return table_map
+
+    async def _carried(
+        self, before: tuple[TableMap | None, TableTarget | None], chosen: npt.NDArray[np.bool_], now: TableMap
+    ) -> npt.NDArray[np.bool_] | None:
+        """The rows ``chosen`` on the map ``before`` as points of the map ``now``, if it maps the same table
+        and version (on a worker: a million row ids are looked up)."""
+        (old, was), target = before, self._target
+        if old is None or was is None or target is None or self.knowledge.selection is None:
+            return None
+        if (was.uri, was.table_name, old.version) != (target.uri, target.table_name, now.version):
+            return None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.services.chores, lambda: now.points_of(old.row_ids[chosen]))
 
     def _select_method(self, method: str) -> None:
         self.projection_combo.setCurrentIndex(max(self.projection_combo.findData(method), 0))
@@ -350,11 +369,11 @@ class MapPage(QWidget):
             max(self.colour_combo.findData(chosen), 0) if chosen in names else 0
         )
         if chosen not in names:
-            self._colouring = None
+            self._colour_column = None
 
     async def draw(self) -> None:
         """Draw the map's points in their colours, and say what the map shows and how it was made."""
-        from recall_gui.qt.panels.map_colours import legend_html
+        from recall_gui.qt.panels.map_colours import coloured, legend_html
 
         table_map, view = self._map, await self._ensure_view()
         if table_map is None:
@@ -362,16 +381,17 @@ class MapPage(QWidget):
         if view.table_map is not table_map:
             view.begin(table_map)
         plain = self.palette().color(QPalette.ColorRole.Highlight).name()
-        colouring = self._colouring
+        colouring = await self._colouring_of(table_map)
+        column = None if colouring is None else colouring.column
         loop = asyncio.get_running_loop()
         groups, codes, palette = await loop.run_in_executor(
-            self.services.chores, _coloured, len(table_map), colouring, plain
+            self.services.chores, coloured, len(table_map), colouring, plain
         )
-        if self._map is not table_map or self._colouring is not colouring:
-            return
+        if self._map is not table_map or self._colour_column != column:
+            return  # a newer map or colouring is drawn instead
         view.show_points(codes, palette)
         view.show_chosen(self._chosen)
-        self.legend.setText(legend_html(self._colouring, groups))
+        self.legend.setText(legend_html(colouring, groups))
         self.show_search()
         self.status.show_note(self._describe(table_map), self._tone(table_map))
         self.status.setToolTip(METHOD_TEXTS[table_map.method])
@@ -399,19 +419,32 @@ class MapPage(QWidget):
 
     async def colour(self, column: str | None) -> None:
         """Colour the points by ``column``'s values (``None``: one colour)."""
-        if self._map is None or self._target is None:
-            return
-        if column is None:
-            self._colouring = None
-        else:
-            try:
-                self._colouring = await core.inspect.colour_by(
-                    await self.services.session(), self._target, self._map, column
-                )
-            except RecallError as error:
-                self.services.show_error(error)
-                return
+        self._colour_column = column
         await self.draw()
+
+    async def _colouring_of(self, table_map: TableMap) -> Colouring | None:
+        """The chosen column's values at the points of ``table_map``: those read for a map of the same
+        points, else read (one colour if they cannot be)."""
+        column, target, kept = self._colour_column, self._target, self._colours
+        if column is None or target is None:
+            return None
+        loop = asyncio.get_running_loop()
+        if kept is not None and kept[1].column == column:
+            fits = await loop.run_in_executor(self.services.chores, kept[0].same_points, table_map)
+            if fits:
+                return kept[1]
+        try:
+            colouring = await core.inspect.colour_by(
+                await self.services.session(), target, table_map, column, workers=self.services.chores
+            )
+        except RecallError as error:
+            if self._colour_column == column:
+                self._colour_column = None
+                self.colour_combo.setCurrentIndex(0)
+            self.services.show_error(error)
+            return None
+        self._colours = (table_map, colouring)
+        return colouring
 
     def show_search(self) -> None:
         """Ring the knowledge page's current results on the map (when they come from the version mapped)."""
@@ -512,16 +545,19 @@ class MapPage(QWidget):
         self.clear_button.setEnabled(visible)
 
     def cancel(self) -> bool:
-        return self.making.cancel()
+        """Stop making the map (the Cancel button)."""
+        self._stopped = self.making.cancel()
+        return self._stopped
 
     # --- slots --------------------------------------------------------------------------------------
 
     def request_map(self) -> None:
+        self._stopped = False
         self.making.start(self.make_map())
 
     def request_colour(self) -> None:
         column = self.colour_combo.currentData()
-        self.making.start(self.colour(column if isinstance(column, str) else None))
+        self.colouring.start(self.colour(column if isinstance(column, str) else None))
 
     def request_clear_choice(self) -> None:
         self.choosing.start(self.clear_choice())

@@ -69,6 +69,14 @@ def colour_codes(count: int, groups: list[Group]) -> tuple[npt.NDArray[np.uint8]
     return codes, palette
 
 
+def coloured(
+    count: int, colouring: Colouring | None, plain: str
+) -> tuple[list[Group], npt.NDArray[np.uint8], npt.NDArray[np.uint32]]:
+    """The groups of points by colour and each point's colour (for a worker: passes over every point)."""
+    groups = colour_groups(count, colouring, plain)
+    return (groups, *colour_codes(count, groups))
+
+
 def legend_html(colouring: Colouring | None, groups: list[Group]) -> str:
     """The legend under the map (empty for one colour)."""
     if colouring is None:

@@ -1,8 +1,8 @@
 """The map's points as one picture of the view, drawn with NumPy (off the GUI thread for big maps).
 
-A million points would cost a scatter item seconds to build and hundreds of milliseconds per frame to
-paint; a picture of the view costs one pass over the points in view (tens of milliseconds at a million,
-on a worker thread) and one image for the GUI thread to paint. Each point is a small disc of its
+A scatter item builds a record per point and paints every point at every frame; a picture of the view
+costs one pass over the points in view (on a worker thread for a big map) and one image for the GUI
+thread to paint. Each point is a small disc of its
 colour; where points fall on one pixel the last one's colour shows, and the pixel is the more opaque the
 more points share it (as translucent discs stack), so dense regions stand out. Points chosen on the map
 are drawn again on top, a little bigger, in the chosen colour.

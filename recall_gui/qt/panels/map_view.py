@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from recall_gui.core.inspect import TableMap
 
 Mode = Literal["pan", "rectangle", "lasso"]
-#: Maps of up to this many points are drawn on the GUI thread (a few milliseconds); bigger ones on a worker.
+#: Maps of up to this many points are drawn on the GUI thread (at once, well within a stall's budget);
+#: bigger ones on a worker.
 DRAW_HERE_POINTS = 50_000
 #: How close (in pixels) the pointer must be to a point to hover or click it.
 PICK_PIXELS = 6.0
@@ -63,6 +64,7 @@ class PictureItem(QGraphicsItem):
 @dataclass(frozen=True)
 class _Drawn:
     generation: int
+    painting: int
     points: Points
     picture: Picture
     image: QImage
@@ -73,6 +75,7 @@ class _Drawing:
     """One picture to draw, with everything it reads (so a worker never reads the view's state)."""
 
     generation: int
+    painting: int
     frame: Frame
     table_map: TableMap
     colours: tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32]]
@@ -87,7 +90,7 @@ class _Drawing:
             positions = self.table_map.positions
             points = Points(positions, *self.colours, self.chosen, chosen_colour, order=self.order)
         picture = render(points, self.frame)
-        return _Drawn(self.generation, points, picture, _as_image(picture))
+        return _Drawn(self.generation, self.painting, points, picture, _as_image(picture))
 
 
 def _as_image(picture: Picture) -> QImage:
@@ -137,7 +140,7 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
     pointClicked = Signal(int)
     #: An area was drawn: its corners in map units (a list of ``(x, y)``).
     areaSelected = Signal(object)
-    #: A picture of the current view is shown (every point in view drawn).
+    #: A picture of the current view is shown (every point in view drawn, in the current colours).
     pictureShown = Signal()
     #: A worker finished a picture (internal: carries it to the GUI thread).
     _drawn = Signal(object)
@@ -161,9 +164,12 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         self._chosen: npt.NDArray[np.bool_] | None = None
         self._points: Points | None = None
         self._generation = 0
+        #: Counts the colourings and choices shown: a picture's points are kept only if none came since.
+        self._painting = 0
         self._drawing = False
         self._again = False
         self._shown: Frame | None = None
+        self._shown_painting = 0
         self._shown_points = 0
         self.picture = PictureItem()
         self.box.addItem(self.picture, ignoreBounds=True)
@@ -238,8 +244,7 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         if self._map is None:
             return
         self._colours = (codes, palette)
-        self._points = None
-        self._redraw()
+        self._repaint()
 
     def show_chosen(self, mask: npt.NDArray[np.bool_] | None) -> None:
         """Draw the points of ``mask`` on top in the chosen colour (``None``: no point is chosen)."""
@@ -248,6 +253,10 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         self._chosen = None if mask is None or not mask.any() else mask
         if self._chosen is None:
             self.outline.setPath(QPainterPath())
+        self._repaint()
+
+    def _repaint(self) -> None:
+        self._painting += 1
         self._points = None
         self._redraw()
 
@@ -258,8 +267,10 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
 
     @property
     def moving(self) -> bool:
-        """Whether the picture shown is not (yet) of the current view."""
-        return self._map is not None and self._colours is not None and self._shown != self._frame()
+        """Whether the picture shown is not (yet) of the current view in the current colours and choice."""
+        if self._map is None or self._colours is None:
+            return False
+        return self._shown != self._frame() or self._shown_painting != self._painting
 
     def _frame(self) -> Frame:
         (left, right), (bottom, top) = self.box.viewRange()
@@ -277,7 +288,14 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
         if self._map is None or self._colours is None:
             return
         job = _Drawing(
-            self._generation, self._frame(), self._map, self._colours, self._chosen, self._points, self._order
+            self._generation,
+            self._painting,
+            self._frame(),
+            self._map,
+            self._colours,
+            self._chosen,
+            self._points,
+            self._order,
         )
         if self.workers is None or len(self._map) <= DRAW_HERE_POINTS:
             self._show(job.run())
@@ -302,13 +320,16 @@ class MapView(pg.PlotWidget):  # type: ignore[misc]
 
     def _show(self, result: _Drawn) -> None:
         if result.generation != self._generation:
-            return  # of a map (or colouring) shown before
-        self._points, self._order = result.points, result.points.order
+            return  # of a map shown before
+        self._order = result.points.order
+        if result.painting == self._painting:  # else coloured before the newest colours or choice
+            self._points = result.points
         frame = result.picture.frame
         rect = QRectF(frame.left, frame.bottom, frame.right - frame.left, frame.top - frame.bottom)
         self.picture.show_picture(result.image, rect)
         self._shown, self._shown_points = frame, result.picture.points
-        if frame == self._frame():
+        self._shown_painting = result.painting
+        if not self.moving:
             self.pictureShown.emit()
 
     def show_hits(self, indices: Sequence[int], query_at: tuple[float, float] | None) -> None:

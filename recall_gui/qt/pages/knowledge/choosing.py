@@ -234,6 +234,7 @@ class Chooser:
         dialog.open()
 
     def _after_model_dialog(self, dialog: ExactModelDialog) -> None:
+        dialog.deleteLater()  # each offer opens a dialog of its own
         if not dialog.brought:
             return
         entry = self.looking_at.current
