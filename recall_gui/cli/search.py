@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from recall_gui import core
 from recall_gui.cli.common import chosen_registry, location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError
 from recall_gui.core.registry import location_problem
 
 if TYPE_CHECKING:
@@ -178,7 +178,11 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
 async def _say_why_empty(harness: Harness, target: TableTarget, where: str | None, limit: int) -> None:
     """An empty answer says why on stderr (a limit of 0, no row kept by the filter, an empty table);
     stdout stays the agent's JSON."""
-    print(f"note: {await core.tables.why_empty(harness.session, target, where, limit)}", file=sys.stderr)
+    try:
+        why = await core.tables.why_empty(harness.session, target, where, limit)
+    except RecallError:  # the search succeeded: not knowing why it found nothing is no failure
+        why = "No results."
+    report_error(why, level="note")  # the filter and the table's name escaped, a password masked
 
 
 async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:

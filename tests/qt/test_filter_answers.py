@@ -99,3 +99,17 @@ def test_the_cli_says_why_an_answer_is_empty_on_stderr_and_prints_the_agents_jso
     assert nothing_asked.stderr == "note: No results: the limit is 0.\n"
     found = cli("search", *registry, "--where", "id = 'paris'", "capital of France")
     assert '"id":"paris"' in found.stdout and found.stderr == ""
+
+
+def test_the_cli_prints_the_empty_answer_when_why_it_is_empty_cannot_be_said(
+    kb: KnowledgeBase, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall_gui.cli import main
+
+    async def cannot_say(*_args: Any) -> str:
+        raise RecallError("the table could not be counted")
+
+    monkeypatch.setattr(core.tables, "why_empty", cannot_say)
+    code = main(["search", "--registry", str(kb.registry_dir), "--db", kb.name, "--where", NO_MATCH, "tides"])
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (0, '{"query":"tides","results":[]}\n', "note: No results.\n")
