@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from recall_gui import core
 from recall_gui.cli.common import chosen_registry, location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
+from recall_gui.cli.model_notes import note_stand_ins
 from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, printable
 from recall_gui.core.registry import location_problem
 
@@ -166,6 +167,7 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
     )
     if not found.output.results:
         await _say_why_empty(harness, entry.target, args.where, limit)
+    note_stand_ins([found.model])  # hybrid embeds the query as the agent's search does; full-text does not
     if args.verbose:
         how = "full-text (BM25)" if args.fts else "hybrid (vector and full-text, RRF)"
         said = f"{entry.name}: {len(found.output.results)} results by {how}, not the agent's search"
