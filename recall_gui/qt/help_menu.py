@@ -12,7 +12,7 @@ SHORTCUTS = (
     ("Ctrl+O", "open a LanceDB folder (read-only, not registered)"),
     ("Ctrl+L", "focus the query"),
     ("Enter", "search (an empty query browses every row)"),
-    ("Esc", "cancel the running search, or close the message"),
+    ("Esc", "cancel what runs (a search, checks, duplicates, health, reach), or close the message"),
     ("Ctrl+C", "copy the selected rows (tab-separated)"),
     ("F5", "reload the registry and re-check the databases"),
     ("Ctrl+B", "browse all rows"),

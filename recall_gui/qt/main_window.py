@@ -241,9 +241,8 @@ class MainWindow(QMainWindow):
         self.knowledge.focus_query()
 
     def _on_escape(self) -> None:
-        if not (
-            self.knowledge.cancel() or self.checks.cancel() or self.duplicates.cancel() or self.reach.cancel()
-        ):
+        cancels = (self.knowledge, self.checks, self.duplicates, self.health, self.reach)
+        if not any(page.cancel() for page in cancels):
             self.banner.dismiss()
 
     # --- start-up and the registry (``qt/window/``) ---------------------------------------------------

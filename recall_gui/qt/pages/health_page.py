@@ -100,7 +100,7 @@ class HealthPage(QWidget):
             "Check health", "healthCheckButton", "Read LanceDB's statistics and scan every row (read-only)"
         )
         self.check_button.setDefault(True)
-        self.cancel_button = push_button("Cancel", "healthCancelButton", "Stop the scan")
+        self.cancel_button = push_button("Cancel", "healthCancelButton", "Stop the scan (Esc)")
         self.progress = QProgressBar()
         self.progress.setObjectName("healthProgress")
         self.progress.setFormat("scanning rows: %p%")
