@@ -62,7 +62,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.config_dir = config_dir
         self.banner = MessageBanner()
-        # Cut to what fits: a long account of the last action took the room of the search's figures.
+        # Cut to what fits, so that a long account of the last action leaves the search's figures room.
         self.status_activity = ElidedLabel("Starting…")
         self.status_activity.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.status_activity.setObjectName("statusActivity")
