@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from recall_gui import __version__
@@ -35,7 +37,7 @@ def show_about(parent: QWidget, location: RegistryLocation) -> None:
         "About recall-gui",
         f"<b>recall-gui {__version__}</b><p>Browse, search and verify the LanceDB knowledge bases your "
         "agents recall from. It never writes to a knowledge base.</p>"
-        f"<p>Registry: {location.directory} ({location.source})</p>",
+        f"<p>Registry: {html.escape(str(location.directory))} ({html.escape(location.source)})</p>",
     )
 
 
