@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
-from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
+from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.core.agents import LogFiles, read_golden, select
 from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text
 
@@ -102,7 +102,7 @@ async def _hubs(args: argparse.Namespace, queries: list[HubQuery]) -> tuple[HubR
     try:
         entry = await chosen_database(harness.session, args, harness.registry)
         report = await core.agents.find_hubs(harness, entry, queries)
-        return report, model_of(harness, entry)
+        return report, core.search.model_of(harness, entry)
     finally:
         await harness.aclose()
 

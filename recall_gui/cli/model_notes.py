@@ -10,13 +10,6 @@ from recall_gui.cli.common import report_error
 
 if TYPE_CHECKING:
     from recall_gui.core.embedders import ModelInfo
-    from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.search import Harness
-
-
-def model_of(harness: Harness, entry: DatabaseEntry) -> ModelInfo | None:
-    """What embedded ``entry``'s queries in ``harness``'s session (``None`` before any was embedded)."""
-    return harness.session.models.model_info(entry.embedder)
 
 
 def with_model(data: dict[str, Any], model: ModelInfo | None) -> dict[str, Any]:

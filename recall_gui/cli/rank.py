@@ -9,7 +9,7 @@ from typing import Any
 from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
-from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
+from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
 from recall_gui.core.base import json_text
 from recall_gui.core.search import ViewScope
@@ -58,7 +58,7 @@ async def _rank(args: argparse.Namespace) -> dict[str, Any]:
         view = ViewScope(entry, args.version, where, limit=limit)
         row_id = found.hit.row_id if found.hit.row_id is not None else 0
         verdict = await core.search.would_agent_see(harness, view, args.query, row_id, entry_id=found.hit.id)
-        model = model_of(harness, verdict.scope.entry)
+        model = core.search.model_of(harness, verdict.scope.entry)
         note_stand_ins([model])
         return with_model({"active": verdict.scope.entry.active, **verdict.to_dict()}, model)
     finally:

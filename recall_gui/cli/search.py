@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from recall_gui import core
 from recall_gui.cli.common import chosen_registry, location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError
+from recall_gui.cli.model_notes import note_stand_ins
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, printable
 from recall_gui.core.registry import location_problem
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ async def _search_folder(
     )
     if args.verbose:
         entry = opened.entry
-        print(f"model: {entry.embedder.label}, {entry.model_reason}", file=sys.stderr)
+        print(printable(f"model: {entry.embedder.label}, {entry.model_reason}"), file=sys.stderr)
     return await harness.search_database(
         opened.entry, query, limit, where=where_from_option(args.where), columns=core.search.AGENT_COLUMNS
     )
@@ -141,13 +142,13 @@ async def _search(args: argparse.Namespace) -> str:
         report_error(note, level="note")
     if args.verbose:
         result = report.result
-        print(
+        said = (
             f"{report.database.name}: {len(result.hits)} results by {result.method_label}, "
-            f"{report.embed_ms:.1f} ms embedding ({report.model_used}), {result.search_ms:.1f} ms search",
-            file=sys.stderr,
+            f"{report.embed_ms:.1f} ms embedding ({report.model_used}), {result.search_ms:.1f} ms search"
         )
+        print(printable(said), file=sys.stderr)
         if result.note:
-            print(f"note: {result.note}", file=sys.stderr)
+            report_error(result.note, level="note")
     return report.to_json()
 
 
@@ -166,19 +167,22 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
     )
     if not found.output.results:
         await _say_why_empty(harness, entry.target, args.where, limit)
+    note_stand_ins([found.model])  # hybrid embeds the query as the agent's search does; full-text does not
     if args.verbose:
         how = "full-text (BM25)" if args.fts else "hybrid (vector and full-text, RRF)"
-        print(
-            f"{entry.name}: {len(found.output.results)} results by {how}, not the agent's search",
-            file=sys.stderr,
-        )
+        said = f"{entry.name}: {len(found.output.results)} results by {how}, not the agent's search"
+        print(printable(said), file=sys.stderr)
     return found.output.to_json()
 
 
 async def _say_why_empty(harness: Harness, target: TableTarget, where: str | None, limit: int) -> None:
     """An empty answer says why on stderr (a limit of 0, no row kept by the filter, an empty table);
     stdout stays the agent's JSON."""
-    print(f"note: {await core.tables.why_empty(harness.session, target, where, limit)}", file=sys.stderr)
+    try:
+        why = await core.tables.why_empty(harness.session, target, where, limit)
+    except RecallError:  # the search succeeded: not knowing why it found nothing is no failure
+        why = "No results."
+    report_error(why, level="note")  # the filter and the table's name escaped, a password masked
 
 
 async def _filtered(harness: Harness, arguments: dict[str, Any], where: str) -> SearchReport:

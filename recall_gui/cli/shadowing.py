@@ -12,7 +12,7 @@ from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, refuse_unclear
 from recall_gui.cli.duplicates import threshold_from_text
 from recall_gui.cli.folder_options import add_path_options
-from recall_gui.cli.model_notes import model_of, note_stand_ins, with_model
+from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
 from recall_gui.core.base import DEFAULT_LIMIT, json_text
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
@@ -58,7 +58,7 @@ async def _shadowing(args: argparse.Namespace) -> tuple[Shadowing, ModelInfo | N
             threshold=threshold_from_text(args.threshold),
             metric=args.metric,
         )
-        return found, model_of(harness, entry)
+        return found, core.search.model_of(harness, entry)
     finally:
         await harness.aclose()
 

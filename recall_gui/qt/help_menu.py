@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from recall_gui import __version__
@@ -12,7 +14,7 @@ SHORTCUTS = (
     ("Ctrl+O", "open a LanceDB folder (read-only, not registered)"),
     ("Ctrl+L", "focus the query"),
     ("Enter", "search (an empty query browses every row)"),
-    ("Esc", "cancel the running search, or close the message"),
+    ("Esc", "cancel what runs (a search, checks, duplicates, health, reach), or close the message"),
     ("Ctrl+C", "copy the selected rows (tab-separated)"),
     ("F5", "reload the registry and re-check the databases"),
     ("Ctrl+B", "browse all rows"),
@@ -35,7 +37,7 @@ def show_about(parent: QWidget, location: RegistryLocation) -> None:
         "About recall-gui",
         f"<b>recall-gui {__version__}</b><p>Browse, search and verify the LanceDB knowledge bases your "
         "agents recall from. It never writes to a knowledge base.</p>"
-        f"<p>Registry: {location.directory} ({location.source})</p>",
+        f"<p>Registry: {html.escape(str(location.directory))} ({html.escape(location.source)})</p>",
     )
 
 

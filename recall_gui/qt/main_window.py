@@ -62,7 +62,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.config_dir = config_dir
         self.banner = MessageBanner()
-        # Cut to what fits: a long account of the last action took the room of the search's figures.
+        # Cut to what fits, so that a long account of the last action leaves the search's figures room.
         self.status_activity = ElidedLabel("Starting…")
         self.status_activity.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.status_activity.setObjectName("statusActivity")
@@ -182,6 +182,7 @@ class MainWindow(QMainWindow):
         self.opened.pickerCancelled.connect(self._on_picker_cancelled)
         self.watcher.touched.connect(self.reading.check_registry)
         self.registryReloaded.connect(self.database_actions.follow_registry)
+        self.registryReloaded.connect(self.description.follow_registry)  # its list's own actions
         for page in (self.agent, self.log, self.duplicates, self.health, self.reach, self.checks):
             self.registryReloaded.connect(page.follow_registry)
         self.services.navigation.entryRequested.connect(
@@ -240,9 +241,8 @@ class MainWindow(QMainWindow):
         self.knowledge.focus_query()
 
     def _on_escape(self) -> None:
-        if not (
-            self.knowledge.cancel() or self.checks.cancel() or self.duplicates.cancel() or self.reach.cancel()
-        ):
+        cancels = (self.knowledge, self.checks, self.duplicates, self.health, self.reach)
+        if not any(page.cancel() for page in cancels):
             self.banner.dismiss()
 
     # --- start-up and the registry (``qt/window/``) ---------------------------------------------------

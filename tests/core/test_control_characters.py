@@ -102,3 +102,22 @@ def test_check_prints_a_hostile_tag_database_and_id_escaped(kb: KnowledgeBase, t
     assert f"       {ESCAPED}: missing" in done.stdout.splitlines()
     assert done.stdout.count(ESCAPED) >= 4  # the tag, the ids, the unknown database
     assert ESCAPED in done.stderr
+
+
+def test_search_says_why_its_answer_is_empty_with_the_filter_escaped(kb: KnowledgeBase) -> None:
+    # quoted() shows ESC as a symbol but keeps a direction override, inside isolates, for the window.
+    where = "id = 'esc\x1b[31m back\u202ewards'"
+    done = cli("search", "--registry", str(kb.registry_dir), "--db", kb.name, "--where", where, "paris")
+    assert done.returncode == 0, done.stderr
+    shown = "\\u2068id = 'esc\u241b[31m back\\u202ewards'\\u2069"
+    assert done.stderr == f"note: No row matches the filter “{shown}” ({kb.name} has {len(kb.ids)} rows).\n"
+    assert raw_controls(done.stderr) == []
+
+
+def test_search_verbose_prints_a_registry_name_escaped(kb: KnowledgeBase, tmp_path: Path) -> None:
+    registry_dir = tmp_path / "registry"
+    write_registry(registry_dir, [view_entry(kb, EVIL)], active=[EVIL])
+    done = cli("search", "--registry", str(registry_dir), "--db", EVIL, "--verbose", "paris")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(f"{ESCAPED}: 5 results by ")
+    assert raw_controls(done.stderr) == []

@@ -110,3 +110,21 @@ def test_the_mcp_server_logs_it_once_and_answers_as_cosh(stand_in_kb: KnowledgeB
     assert answers[0]["results"][0]["id"] == "paris"
     log = (tmp_path / "log").read_text(encoding="utf-8")
     assert log.count("AllMiniLML6V2Q is embedded with a stand-in here") == 1
+
+
+def test_hybrid_search_says_it_and_full_text_search_which_embeds_nothing_does_not(
+    stand_in_kb: KnowledgeBase,
+) -> None:
+    import lancedb
+    from lancedb.index import FTS
+
+    lancedb.connect(str(stand_in_kb.db_dir)).open_table(stand_in_kb.name).create_index(
+        "content", config=FTS()
+    )
+    hybrid = cli(stand_in_kb, "search", "--db", stand_in_kb.name, "--hybrid", "capital of France")
+    assert hybrid.returncode == 0, hybrid.stderr
+    assert hybrid.stderr.count(NOTE) == 1
+    assert set(json.loads(hybrid.stdout)) == {"query", "results"}
+    words = cli(stand_in_kb, "search", "--db", stand_in_kb.name, "--fts", "capital of France")
+    assert words.returncode == 0, words.stderr
+    assert words.stderr == ""

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import lancedb
+import pytest
 from PySide6.QtWidgets import QTableWidget
 
+from recall_gui.core.base import RecallError
 from tests.kbtools import KnowledgeBase, snapshot_tree
-from tests.qt.conftest import WindowFactory, run
+from tests.qt.conftest import WindowFactory, run, waiting_for
 
 FRANCE = "What is the capital of France?"
 
@@ -112,3 +114,39 @@ def test_hubs_of_a_golden_file_are_counted_from_the_agents_answers(
     note = page.hubs_view.note.text()
     assert note.startswith(f"{kb.name}, latest version, 4 queries at limit 4: ")
     assert (f"{hubs} hub(s) returned for more than 25% of them" if hubs else "no hub") in note
+
+
+def test_a_failed_or_cancelled_run_beside_the_checks_says_so_in_its_view(
+    kb: KnowledgeBase,
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from recall_gui import core
+
+    async def cannot_list(*_args: Any, **_kwargs: Any) -> Any:
+        raise RecallError("the versions could not be listed", hint="Try again later.")
+
+    searching = asyncio.Event()
+
+    async def endless_hubs(*_args: Any) -> Any:
+        searching.set()
+        await asyncio.Event().wait()  # until cancelled
+
+    monkeypatch.setattr(core.agents, "run_on_versions", cannot_list)
+    monkeypatch.setattr(core.agents, "hubs_of_checks", endless_hubs)
+    golden_file(kb)
+    window = open_window(kb.registry_dir)
+    page = window.checks
+    window.pages.setCurrentWidget(page)
+    run(loop, page.load_file())
+    with waiting_for(loop, page.runFinished):
+        page.views.versions_button.click()
+    assert page.versions_view.note.text() == (
+        "The run on every version failed: the versions could not be listed\nTry again later."
+    )
+    page.views.hubs_button.click()
+    run(loop, searching.wait())
+    with waiting_for(loop, page.runFinished):
+        window.menus.cancel_action.trigger()
+    assert page.hubs_view.note.text() == "The search for hubs was cancelled before it finished."

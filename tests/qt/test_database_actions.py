@@ -167,3 +167,41 @@ def test_activating_a_database_another_program_activated_says_so_and_offers_no_u
     assert banner(window)[0] == f"{kb.name} was already active."
     assert window.banner.findChild(QPushButton, "bannerAction").isHidden()
     assert snapshot_tree(registry_dir) == before
+
+
+def described(window: MainWindow) -> tuple[list[str], str]:
+    """The names of the rows selected in the description page's list, and the label of the editor."""
+    table = window.description.active_table
+    rows = [index.row() for index in table.selectionModel().selectedRows()]
+    return [listed(window)[row] for row in rows], window.description.databases.description_label.text()
+
+
+def test_undoing_an_unregister_from_the_list_describes_that_database_again(
+    two_databases: TwoDatabases, loop: asyncio.AbstractEventLoop
+) -> None:
+    window, kb = two_databases.window, two_databases.kb
+    window.description.active_table.selectRow(1)
+    assert described(window) == (["other"], "Description of other:")
+    menu = window.description.context_menu_at(1)
+    assert menu is not None
+    trigger(loop, window, action_named(menu, "&Unregister"))
+    assert described(window) == ([kb.name], f"Description of {kb.name}:")
+    click_undo(loop, window)
+    assert described(window) == (["other"], "Description of other:")
+
+
+def test_a_change_from_the_list_undone_by_another_program_withdraws_its_message(
+    two_databases: TwoDatabases, loop: asyncio.AbstractEventLoop
+) -> None:
+    window, kb, registry_dir = two_databases.window, two_databases.kb, two_databases.registry_dir
+    menu = window.description.context_menu_at(0)
+    assert menu is not None
+    trigger(loop, window, action_named(menu, "&Activate"))
+    claim = f"Activated {kb.name}: agents can search it."
+    assert window.status_activity.text() == claim and banner(window)[0] == claim
+    (registry_dir / "rag_active.json").write_text(json.dumps(["other"]), encoding="utf-8")
+    with waiting_for(loop, window.registryReloaded):
+        window.reread_registry(external=True)
+    run(loop, window.operations.wait_idle())
+    assert window.status_activity.text() != claim
+    assert window.banner.message is None or window.banner.message.text != claim

@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from PySide6.QtWidgets import QPushButton, QTreeWidget
 
-from tests.kbtools import PASSAGES, cosh_entry, snapshot_tree, write_registry
-from tests.qt.conftest import WindowFactory, waiting_for
+from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, snapshot_tree, write_registry
+from tests.qt.conftest import WindowFactory, run, waiting_for
 
 
 def odd_table(folder: Path, passage_vectors: Any) -> None:
@@ -105,3 +106,30 @@ def test_vectors_too_short_or_too_long_for_float32_are_listed_with_what_to_do(
         if page.tree.topLevelItem(n).text(0) == "Warnings"
     )
     assert warnings.child(0).toolTip(0) == short  # in full, where the page is too narrow for it
+
+
+def test_escape_cancels_a_running_scan(
+    kb: KnowledgeBase,
+    open_window: WindowFactory,
+    loop: asyncio.AbstractEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from recall_gui import core
+
+    scanning = asyncio.Event()
+
+    async def endless_scan(*_args: Any) -> Any:
+        scanning.set()
+        await asyncio.Event().wait()  # until cancelled
+
+    monkeypatch.setattr(core.search, "health_report", endless_scan)
+    window = open_window(kb.registry_dir)
+    page = window.health
+    window.pages.setCurrentWidget(page)
+    page.check_button.click()
+    run(loop, scanning.wait())
+    assert page.cancel_button.isEnabled()
+    with waiting_for(loop, page.reportFinished):
+        window.menus.cancel_action.trigger()
+    assert page.note.message == "Cancelled: the report was not finished."
+    assert not page.cancel_button.isEnabled() and page.check_button.isEnabled()

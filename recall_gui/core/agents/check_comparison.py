@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from recall_gui.core.agents.check_places import CheckPlace, locate
 from recall_gui.core.agents.checks import CheckOutcome, ExpectedRank, run_check_on
-from recall_gui.core.agents.golden import CheckDatabase, GoldenCheck
+from recall_gui.core.agents.golden import MAX_VERSION, CheckDatabase, GoldenCheck
 from recall_gui.core.agents.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.base.errors import InvalidInputError, RecallError
 from recall_gui.core.embedders.base import ModelInfo
@@ -41,10 +41,6 @@ def _side(outcome: CheckOutcome) -> dict[str, Any]:
 
 
 # --- which version broke it -----------------------------------------------------------------------------
-
-
-#: The largest version number LanceDB can name (a signed 64-bit count).
-MAX_VERSION = 2**63 - 1
 
 
 @dataclass(frozen=True)

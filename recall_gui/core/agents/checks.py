@@ -25,7 +25,7 @@ from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.types import RecallOutput
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.registry.registry_types import DatabaseEntry
-from recall_gui.core.search.harness import Harness
+from recall_gui.core.search.harness import Harness, model_of
 
 
 @dataclass(frozen=True)
@@ -171,11 +171,6 @@ async def run_check(harness: Harness, check: GoldenCheck, place: CheckPlace | No
     output = RecallOutput.from_json(payload)
     ids = tuple(entry.id for entry in output.results)
     return CheckOutcome(check, ids, searched=place.text, model=model_of(harness, place.entry))
-
-
-def model_of(harness: Harness, entry: DatabaseEntry | None) -> ModelInfo | None:
-    """What embeds ``entry``'s queries in ``harness``'s session (known once a query was embedded)."""
-    return None if entry is None else harness.session.models.model_info(entry.embedder)
 
 
 #: Checks ranked in one pass at most: progress is reported, and a cancel honoured, between passes.

@@ -20,6 +20,7 @@ from .harness import (
     AGENT_COLUMNS as AGENT_COLUMNS,
     Harness as Harness,
     SearchReport as SearchReport,
+    model_of as model_of,
     parse_arguments as parse_arguments,
     parse_limit as parse_limit,
 )

@@ -258,6 +258,11 @@ class Harness:
             await self.session.aclose()
 
 
+def model_of(harness: Harness, entry: DatabaseEntry | None) -> ModelInfo | None:
+    """What embeds ``entry``'s queries in ``harness``'s session (``None`` before any was embedded)."""
+    return None if entry is None else harness.session.models.model_info(entry.embedder)
+
+
 def _consume_outcome(query: QueryVector) -> None:
     """Mark an abandoned embedding's error as seen: the error raised instead supersedes it."""
     query.future.add_done_callback(lambda done: done.cancelled() or done.exception())

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import RecallEntry, RecallOutput
+from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.storage.rows import columns_from_arrow
@@ -27,6 +28,9 @@ class TextSearchResult:
     #: LanceDB's score of each result: BM25 (``_score``) or the RRF relevance (``_relevance_score``).
     scores: tuple[float, ...]
     method: TextMethod
+    #: What embedded the query for a hybrid search: exact (the agent's model) or a stand-in; ``None`` for
+    #: full-text, which embeds nothing.
+    model: ModelInfo | None = None
 
 
 def _no_index(entry: DatabaseEntry) -> InvalidInputError:
@@ -62,6 +66,7 @@ async def text_search(
     columns = opened.columns
     wanted = [name for name in (columns.id, columns.content) if name is not None]
     table: Any = opened.table
+    model: ModelInfo | None = None
     if method == "fts":
         search = table.query().nearest_to_text(words)
         score = "_score"
@@ -72,6 +77,7 @@ async def text_search(
         vector_report = await harness.search_database(entry, query, limit, where=where)
         if vector_report.vector is None:
             raise InvalidInputError(f'"{entry.name}" gave no query vector to fuse with')
+        model = vector_report.model
         search = (
             table.query()
             .nearest_to(vector_report.vector)
@@ -92,4 +98,4 @@ async def text_search(
     output = RecallOutput(
         query, tuple(RecallEntry(i, c) for i, c in zip(found.ids, found.contents, strict=True))
     )
-    return TextSearchResult(output, tuple(float(s) for s in scores), method)
+    return TextSearchResult(output, tuple(float(s) for s in scores), method, model)

@@ -1,9 +1,5 @@
-"""A read-only table of text whose cells are made only when a view asks for them.
-
-A table widget holds an item per cell, made up front: for a table of 10,000 columns, the entry's other
-columns and the schema view made 20,000 and 50,000 items, and their columns sized to their contents
-measured every row on each change (23-36 s to show one entry). A view asks this model for the rows on
-screen only.
+"""A read-only table of text whose cells are made only when a view asks for them: a table widget makes an
+item per cell up front, too slow for a table of thousands of columns (docs/PERFORMANCE_LOG.md#text_rows).
 """
 
 from __future__ import annotations

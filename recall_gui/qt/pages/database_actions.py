@@ -24,8 +24,6 @@ from recall_gui.core.messages import UserMessage
 from recall_gui.core.registry import RemovedEntry, change_active, restore_database, unregister_database
 from recall_gui.qt.services import WindowServices
 
-#: The task key of registry edits: one at a time, in the order asked.
-EDIT = "registry-edit"
 #: What a message said of a database, checked against each new registry snapshot.
 State = Literal["active", "inactive", "unregistered"]
 

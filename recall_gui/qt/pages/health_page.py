@@ -2,7 +2,8 @@
 statistics and what one streamed scan finds — with each listed id one double-click from its entry.
 
 The scan runs as a kept task with progress; Cancel (or leaving it to a newer request) stops it between
-batches. Nothing is written: the report only advises an optimize or a re-index.
+batches. Nothing is written: the report only advises an optimize, a re-index or deleting a legacy full-text
+index.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ if TYPE_CHECKING:
 #: The role that holds a listed entry's id on its item.
 ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 INTRODUCTION = (
-    "Check a database's health: fragments, indexes and the rows they miss, vectors missing, of zero length "
-    "or not finite, empty contents and contents stored twice. Double-click an id to open it."
+    "Check a database's health: its model and vector width, fragments, indexes and the rows they miss, a "
+    "legacy full-text index, vectors missing, of zero length, not finite or too short or long for float32, "
+    "empty contents and contents stored twice. Double-click an id to open it."
 )
 
 
@@ -100,7 +102,7 @@ class HealthPage(QWidget):
             "Check health", "healthCheckButton", "Read LanceDB's statistics and scan every row (read-only)"
         )
         self.check_button.setDefault(True)
-        self.cancel_button = push_button("Cancel", "healthCancelButton", "Stop the scan")
+        self.cancel_button = push_button("Cancel", "healthCancelButton", "Stop the scan (Esc)")
         self.progress = QProgressBar()
         self.progress.setObjectName("healthProgress")
         self.progress.setFormat("scanning rows: %p%")

@@ -131,8 +131,8 @@ class DetailPanel(QWidget):
             "Show the content as preformatted text: a fixed-width font, lines as they are"
         )
         self.monospace.toggled.connect(self.set_monospace)
-        # The other columns as a model the view asks for the rows on screen: a table of 10,000 columns
-        # made 20,000 items here, each measured again as the next was set.
+        # The other columns as a model the view asks for the rows on screen only: a wide table has
+        # thousands (docs/PERFORMANCE_LOG.md#text_rows).
         self.metadata_model = TextRowsModel(["Column", "Value"])
         self.metadata = text_rows_view("detailMetadata", self.metadata_model)
         self.metadata.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)

@@ -43,6 +43,7 @@ HINT_SEARCH = "Type a question and press Enter to see exactly what an agent woul
 HINT_NO_RESULTS = "No results."
 HINT_NO_ROWS = "This table has no rows."
 HINT_NO_MATCH = "No row's id or content contains this text."
+HINT_NO_FILTERED_ROWS = "No row matches the filter."
 HINT_LOADING = "Loading…"
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QComboBox, QProgressBar
+from PySide6.QtWidgets import QComboBox, QLabel, QProgressBar
 
 from recall_gui import core
 from recall_gui.core.base import RecallError, window_address
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
         VersionsReport,
     )
     from recall_gui.core.search import Harness
+
+T = TypeVar("T")
 
 
 class CheckRunner:
@@ -156,10 +158,15 @@ class CheckRunner:
         if not checks:
             return None
         self.versions_view.note.setText(f"Running {len(checks):,} checks on every version…")
-        harness = await self.services.harness()
-        report = await core.agents.run_on_versions(harness, checks, progress=self.versions_view)
-        self.versions_view.show_report(report)
-        self._finished.emit()
+
+        async def run() -> VersionsReport:
+            harness = await self.services.harness()
+            return await core.agents.run_on_versions(harness, checks, progress=self.versions_view)
+
+        report = await self._in_view(self.versions_view.note, "The run on every version", run())
+        if report is not None:
+            self.versions_view.show_report(report)
+            self._finished.emit()
         return report
 
     async def compare(self, version: int | None = None, other: str | None = None) -> Comparison | None:
@@ -169,13 +176,17 @@ class CheckRunner:
         if not checks or (other is not None and entry is None):
             return None
         self.compare_view.note.setText(f"Comparing {len(checks):,} checks…")
-        comparison = await core.agents.compare_checks(
-            await self.services.harness(), checks, version=version, other=entry
-        )
-        a_label = f"version {version}" if version is not None else "each check's database, latest"
-        b_label = "the latest version" if other is None else f"{other}, latest, with its own model"
-        self.compare_view.show_comparison(comparison, a_label, b_label)
-        self._finished.emit()
+
+        async def run() -> Comparison:
+            harness = await self.services.harness()
+            return await core.agents.compare_checks(harness, checks, version=version, other=entry)
+
+        comparison = await self._in_view(self.compare_view.note, "The comparison", run())
+        if comparison is not None:
+            a_label = f"version {version}" if version is not None else "each check's database, latest"
+            b_label = "the latest version" if other is None else f"{other}, latest, with its own model"
+            self.compare_view.show_comparison(comparison, a_label, b_label)
+            self._finished.emit()
         return comparison
 
     async def find_hubs(self) -> tuple[CheckHubs, ...] | None:
@@ -188,7 +199,25 @@ class CheckRunner:
         def progress(done: int, total: int) -> None:
             self.hubs_view.note.setText(f"Searched {done:,} of {total:,} queries…")
 
-        found = await core.agents.hubs_of_checks(await self.services.harness(), checks, progress)
-        self.hubs_view.show_hubs(found, core.agents.DEFAULT_HUB_SHARE)
-        self._finished.emit()
+        async def run() -> tuple[CheckHubs, ...]:
+            return await core.agents.hubs_of_checks(await self.services.harness(), checks, progress)
+
+        found = await self._in_view(self.hubs_view.note, "The search for hubs", run())
+        if found is not None:
+            self.hubs_view.show_hubs(found, core.agents.DEFAULT_HUB_SHARE)
+            self._finished.emit()
         return found
+
+    async def _in_view(self, note: QLabel, what: str, work: Coroutine[Any, Any, T]) -> T | None:
+        """``work``'s outcome; when it fails (``None``) or is cancelled, the view's ``note`` says so, as
+        the page's note does for a run of the checks."""
+        try:
+            return await work
+        except RecallError as error:
+            note.setText(f"{what} failed: {error.full_text()}")
+        except asyncio.CancelledError:
+            note.setText(f"{what} was cancelled before it finished.")
+            self._finished.emit()
+            raise
+        self._finished.emit()
+        return None

@@ -54,7 +54,7 @@ class DatabaseList(QObject):
         header.setSectionResizeMode(EMBEDDING, QHeaderView.ResizeMode.Interactive)
         self.active_table.viewport().installEventFilter(self)  # to fit the columns when it is resized
         #: Activate, Deactivate, Unregister: the right-clicked database's context menu.
-        self.database_actions = DatabaseActions(services, lambda: self._described, page)
+        self.database_actions = DatabaseActions(services, lambda: self._described, page, self._show_again)
         self.active_table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.active_table.customContextMenuRequested.connect(self._on_context_menu)
         self.description_label = QLabel()
@@ -123,6 +123,10 @@ class DatabaseList(QObject):
         if row >= 0:
             self.active_table.selectRow(row)
         self._describe(name)
+
+    async def _show_again(self, name: str) -> None:
+        """Describe ``name`` again (the Undo of its removal, while another one was described meanwhile)."""
+        self._select_database(name)
 
     def _on_active_toggled(self, name: str, active: bool) -> None:
         # After the click is handled: the write re-reads the registry, which resets the model.

@@ -63,6 +63,11 @@ class DescriptionPage(QWidget):
         """Show ``registry``'s databases (the drafts follow it through the services)."""
         self.databases.set_registry(registry)
 
+    def follow_registry(self) -> None:
+        """A new registry snapshot: what the banner says of a database changed here is withdrawn once the
+        registry no longer bears it out."""
+        self.databases.database_actions.follow_registry()
+
     def context_menu_at(self, row: int) -> QMenu | None:
         """The Activate / Deactivate / Unregister menu of the database in ``row``."""
         return self.databases.context_menu_at(row)

@@ -10,7 +10,12 @@ from recall_gui import core
 from recall_gui.core.base import RecallError, plural, quoted
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
-from recall_gui.qt.panels.results_panel import HINT_NO_MATCH, HINT_NO_ROWS, ResultsPanel
+from recall_gui.qt.panels.results_panel import (
+    HINT_NO_FILTERED_ROWS,
+    HINT_NO_MATCH,
+    HINT_NO_ROWS,
+    ResultsPanel,
+)
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
@@ -123,7 +128,10 @@ class Browser:
         self.results.set_caption(caption + looking_at.scope(inputs))
         placeholder = HINT_NO_MATCH if filter_text else HINT_NO_ROWS
         if total == 0 and where is not None and not filter_text and selection is None:
-            placeholder = await core.tables.why_empty(session, target, where)
+            try:
+                placeholder = await core.tables.why_empty(session, target, where)
+            except RecallError:  # the rows were read: only the account of why none is shown is lost
+                placeholder = HINT_NO_FILTERED_ROWS
             if generation != self.browse_model.generation:
                 return
         self.results.set_browse_placeholder(placeholder)

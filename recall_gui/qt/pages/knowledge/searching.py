@@ -137,7 +137,10 @@ class Searching:
             report = await harness.search_database(entry, query, limit, where=where, version=version)
             if report.result.hits:
                 return report, None
-            return report, await core.tables.why_empty(harness.session, entry.target.at(version), where)
+            try:
+                return report, await core.tables.why_empty(harness.session, entry.target.at(version), where)
+            except RecallError:  # the search succeeded: not knowing why it found nothing is no failure
+                return report, None
 
         def failed(error: RecallError) -> None:
             self.show_status(None)

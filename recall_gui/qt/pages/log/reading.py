@@ -143,8 +143,7 @@ async def stream_log(
 
     def breathe() -> None:
         """Wait until the GUI thread has served what queued up meanwhile: reading holds Python's lock,
-        and the GUI thread needs it for every cell it paints (each time waiting for the lock's switch
-        interval, 5 ms), so a read that never paused held the window up to seconds."""
+        which the GUI thread needs for every cell it paints (docs/PERFORMANCE_LOG.md#log_reading)."""
         served = threading.Event()
         try:
             loop.call_soon_threadsafe(served.set)
