@@ -56,7 +56,7 @@ def write_registry(ctx: BenchContext, table_name: str) -> None:
 
 
 async def measure(ctx: BenchContext) -> Metric:
-    from recall_gui.core import Harness
+    from recall_gui.core.search.harness import Harness
 
     table = ctx.table(100_000)
     matrix = table.load_vectors()

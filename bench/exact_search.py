@@ -44,7 +44,7 @@ def label(rows: int) -> str:
 
 
 def search_input(table: BenchTable, vector: Any, limit: int) -> Any:
-    from recall_gui.core import RecallSearchInput
+    from recall_gui.core.base.types import RecallSearchInput
 
     return RecallSearchInput(str(table.db_dir), table.name, len(vector), "q", vector, limit)
 

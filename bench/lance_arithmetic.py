@@ -69,7 +69,7 @@ def run(ctx: BenchContext) -> list[Metric]:
 
 
 async def _first_search(table: Any, query: Any, folder: Path) -> tuple[float, list[int]]:
-    from recall_gui.core import RecallSearchInput
+    from recall_gui.core.base.types import RecallSearchInput
     from recall_gui.core.search.nearest import prepare, search_hits
     from recall_gui.core.session.lance_arithmetic import LanceArithmetic
     from recall_gui.core.session.session import Session

@@ -18,7 +18,7 @@ PARTITIONS = 8
 
 
 def run(ctx: BenchContext) -> list[Metric]:
-    from recall_gui.core.base.ray_runtime import ray_cluster
+    from recall_gui.core.ray.cluster import ray_cluster
 
     table = ctx.table(ROWS)
     with ray_cluster() as cluster:
@@ -27,7 +27,7 @@ def run(ctx: BenchContext) -> list[Metric]:
 
 async def measure(table: Any, start_s: float) -> Metric:
     from recall_gui.core.inspect.duplicates import find_duplicates
-    from recall_gui.core.inspect.ray_duplicates import find_duplicates_on_ray
+    from recall_gui.core.ray.duplicate_engine import find_duplicates_on_ray
     from recall_gui.core.session.session import Session
     from recall_gui.core.storage.target import TableTarget
 

@@ -89,8 +89,8 @@ def floor_ms(matrix: np.ndarray[Any, Any], queries: np.ndarray[Any, Any]) -> flo
 async def measure(ctx: BenchContext, rows: int) -> list[Metric]:
     import lancedb
 
-    from recall_gui.core.agents.reach import find_reach
-    from recall_gui.core.agents.reach_search import rank_queries
+    from recall_gui.core.reach.reach import find_reach
+    from recall_gui.core.reach.reach_search import rank_queries
     from recall_gui.core.search.harness import Harness
 
     registry, matrix = build(ctx, rows)

@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from recall_gui.core.agents.agent_log import LogFiles
-from recall_gui.core.agents.call_record import CallRecord, now_iso
+from recall_gui.core.agent_log.agent_log import LogFiles
+from recall_gui.core.agent_log.call_record import CallRecord, now_iso
 from recall_gui.core.search.harness import Harness
 
 ADD_ROW = textwrap.dedent(

@@ -21,10 +21,11 @@ QUERIES = ("How do I change my password?", "capital of France", "generators and 
 
 
 async def _core_session(registry_dir: Path, db_name: str) -> dict[str, Any]:
-    from recall_gui.core import Harness, RecallSearchInput
+    from recall_gui.core.base.types import RecallSearchInput
     from recall_gui.core.registry.registry import load_registry
     from recall_gui.core.registry.suffix import served_tool
     from recall_gui.core.registry.suffix_store import SuffixStore
+    from recall_gui.core.search.harness import Harness
     from recall_gui.core.search.health import check_health
     from recall_gui.core.search.nearest import search
     from recall_gui.core.tables.browse import describe_table, fetch_page, fetch_row

@@ -15,20 +15,20 @@ from recall_gui.cli.common import location, registry_option, report_error, write
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.model_notes import note_stand_ins
 from recall_gui.cli.versions_progress import VersionsRunProgress
-from recall_gui.core.agents import read_golden
 from recall_gui.core.base import (
     ACTIVE_FILE,
     DBS_FILE,
     GoldenFileError,
     RecallError,
-    ScaleUnavailableError,
     json_text,
     printable,
     refuse_output,
 )
+from recall_gui.core.golden import read_golden
+from recall_gui.core.ray import ScaleUnavailableError
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import CheckOutcome, CheckRun, VersionChoice, VersionsReport
+    from recall_gui.core.golden import CheckOutcome, CheckRun, VersionChoice, VersionsReport
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 
@@ -89,10 +89,10 @@ def add_to(commands: Any) -> None:
 async def _run(args: argparse.Namespace) -> CheckRun:
     golden = read_golden(Path(args.file))  # before anything is opened: a bad file runs nothing
     if args.engine == "ray":
-        return await core.agents.run_checks_on_ray(location(args).directory, golden.checks)
+        return await core.ray.run_checks_on_ray(location(args).directory, golden.checks)
     harness = core.search.Harness(location(args).directory)
     try:
-        return await core.agents.with_crowding(harness, await core.agents.run_checks(harness, golden.checks))
+        return await core.golden.with_crowding(harness, await core.golden.run_checks(harness, golden.checks))
     finally:
         await harness.aclose()
 
@@ -111,7 +111,7 @@ def format_outcome(outcome: CheckOutcome) -> str:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
         lines.append(f"       {printable(expected.id)}: {where}")
 
-    crowding = core.agents.crowding_text(outcome.near_copies)
+    crowding = core.golden.crowding_text(outcome.near_copies)
     if crowding is not None:
         lines.append(f"       {printable(crowding)}")
     return "\n".join(lines)
@@ -150,7 +150,7 @@ def _junit_path_usable(args: argparse.Namespace) -> bool:
 
 def _write_junit(outcome: CheckRun, args: argparse.Namespace) -> bool:
     try:
-        core.agents.write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit), run_inputs(args))
+        core.golden.write_junit(outcome, f"recall-gui check {args.file}", Path(args.junit), run_inputs(args))
     except RecallError as error:  # what is at the path now may not be replaced
         report_error(error.message, error.hint)
         return False
@@ -168,7 +168,7 @@ async def _run_versions(args: argparse.Namespace, choice: VersionChoice) -> Vers
     harness = core.search.Harness(location(args).directory)
     progress = VersionsRunProgress(sys.stderr)
     try:
-        return await core.agents.run_on_versions(harness, golden.checks, choice, progress)
+        return await core.golden.run_on_versions(harness, golden.checks, choice, progress)
     finally:
         progress.end()
         await harness.aclose()
@@ -209,7 +209,7 @@ def _versions_status(report: VersionsReport) -> int:
 def _version_choice(args: argparse.Namespace) -> VersionChoice | None:
     """The versions ``--from``, ``--to`` and ``--last`` choose, or ``None`` after saying why they cannot."""
     try:
-        return core.agents.VersionChoice.of(args.from_version, args.to_version, args.last)
+        return core.golden.VersionChoice.of(args.from_version, args.to_version, args.last)
     except RecallError as error:
         report_error(error.message, error.hint)
         return None

@@ -15,11 +15,11 @@ from recall_gui import core
 from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.cli.model_notes import note_stand_ins
-from recall_gui.core.agents import read_golden
 from recall_gui.core.base import InvalidInputError, RecallError, json_text, printable
+from recall_gui.core.golden import read_golden
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import Comparison
+    from recall_gui.core.golden import Comparison
 
 NAME = "compare"
 EXIT_SAME_OR_BETTER, EXIT_LOST, EXIT_UNUSABLE = 0, 1, 2
@@ -77,7 +77,7 @@ async def _compare(args: argparse.Namespace) -> Comparison:
                 storage_options=path_storage(args),
             )
             other = opened.entry
-        return await core.agents.compare_checks(harness, golden.checks, version=args.version, other=other)
+        return await core.golden.compare_checks(harness, golden.checks, version=args.version, other=other)
     finally:
         await harness.aclose()
 

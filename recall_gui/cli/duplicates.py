@@ -11,8 +11,9 @@ from recall_gui import core
 from recall_gui.cli.common import registry_option, report_error, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
-from recall_gui.core.base import InvalidInputError, RecallError, ScaleUnavailableError, json_text
+from recall_gui.core.base import InvalidInputError, RecallError, json_text
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, GROUPING_RULE, METRICS
+from recall_gui.core.ray import ScaleUnavailableError
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect import DuplicateReport
@@ -90,7 +91,7 @@ async def _duplicates(args: argparse.Namespace) -> DuplicateReport:
         entry = await database(session, args)
         engine = None
         if args.engine == "ray":
-            engine = core.inspect.RayEngine(args.partitions)
+            engine = core.ray.RayEngine(args.partitions)
         try:
             return await core.inspect.find_duplicates(
                 session,

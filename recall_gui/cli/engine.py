@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from recall_gui.core.base import InvalidInputError, ray_cluster
+from recall_gui.core.base import InvalidInputError
+from recall_gui.core.ray import ray_cluster
 
 ENGINES = ("local", "ray")
 

@@ -12,12 +12,13 @@ from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
-from recall_gui.core.agents import LogFiles, read_golden, select
+from recall_gui.core.agent_log import LogFiles, select
 from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text
+from recall_gui.core.golden import read_golden
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import HubQuery, HubReport
     from recall_gui.core.embedders import ModelInfo
+    from recall_gui.core.reach import HubQuery, HubReport
 
 NAME = "hubs"
 
@@ -71,9 +72,9 @@ def queries_from_file(path: Path, db_name: str | None, limit: int | None) -> lis
         chosen = [check for check in checks if db_name is None or check.db_name == db_name]
         if checks and not chosen:
             raise InvalidInputError(f"{path} has no check for the database {db_name!r}")
-        return [core.agents.HubQuery(check.query, limit or check.limit) for check in chosen]
+        return [core.reach.HubQuery(check.query, limit or check.limit) for check in chosen]
     return [
-        core.agents.HubQuery(line.strip(), limit or DEFAULT_LIMIT)
+        core.reach.HubQuery(line.strip(), limit or DEFAULT_LIMIT)
         for line in text.splitlines()
         if line.strip()
     ]
@@ -91,7 +92,7 @@ def queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
                 if isinstance(asked, int) and not isinstance(asked, bool) and 1 <= asked <= 100
                 else None
             )
-            queries.append(core.agents.HubQuery(query, limit or own or DEFAULT_LIMIT))
+            queries.append(core.reach.HubQuery(query, limit or own or DEFAULT_LIMIT))
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return queries
@@ -101,7 +102,7 @@ async def _hubs(args: argparse.Namespace, queries: list[HubQuery]) -> tuple[HubR
     harness = core.search.Harness(location(args).directory)
     try:
         entry = await chosen_database(harness.session, args, harness.registry)
-        report = await core.agents.find_hubs(harness, entry, queries)
+        report = await core.reach.find_hubs(harness, entry, queries)
         return report, core.search.model_of(harness, entry)
     finally:
         await harness.aclose()
@@ -132,6 +133,6 @@ def run(args: argparse.Namespace) -> int:
         write_stdout(json_text(with_model(report.to_dict(), model), indent=2, ensure_ascii=False) + "\n")
     else:
         write_stdout(
-            format_report(report, core.agents.DEFAULT_HUB_SHARE if args.share is None else args.share) + "\n"
+            format_report(report, core.reach.DEFAULT_HUB_SHARE if args.share is None else args.share) + "\n"
         )
     return 0

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
 from recall_gui.cli.common import chosen_registry, location, registry_option, write_stdout
-from recall_gui.core.agents import (
+from recall_gui.core.agent_log import (
     SWITCH_ENV,
     CallRecord,
     LogFiles,
@@ -25,7 +25,7 @@ from recall_gui.core.base import DatabaseNotFoundError, InvalidInputError, Setti
 from recall_gui.core.registry import load_registry
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import Coverage
+    from recall_gui.core.agent_log import Coverage
 
 NAME = "log"
 
@@ -117,7 +117,7 @@ async def _coverage(args: argparse.Namespace, records: Iterable[CallRecord]) -> 
             hint="Name a database of that registry, or choose another with --registry.",
         )
     async with core.session.Session() as session:
-        return await core.agents.coverage(session, entry, records)
+        return await core.agent_log.coverage(session, entry, records)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from recall_gui.cli.model_notes import note_stand_ins
 from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, json_text, printable
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import HubQuery, ReachReport
+    from recall_gui.core.reach import HubQuery, ReachReport
 
 NAME = "reach"
 EXIT_REACHABLE, EXIT_UNREACHABLE, EXIT_UNUSABLE = 0, 1, 2
@@ -102,7 +102,7 @@ def _given(args: argparse.Namespace, db_name: str) -> list[HubQuery]:
 
 
 async def _reach(args: argparse.Namespace) -> ReachReport:
-    rule = core.agents.parse_rule(args.query_from)
+    rule = core.reach.parse_rule(args.query_from)
     harness = core.search.Harness(location(args).directory)
     try:
         entry = await chosen_database(harness.session, args, harness.registry)
@@ -116,8 +116,8 @@ async def _reach(args: argparse.Namespace) -> ReachReport:
         given = _given(args, scope.entry.name)  # a golden file's checks of this database only
         ranker = None
         if args.engine == "ray":
-            ranker = core.agents.rank_queries_on_ray
-        return await core.agents.find_reach(
+            ranker = core.ray.rank_queries_on_ray
+        return await core.reach.find_reach(
             harness,
             entry,
             limit=args.limit,

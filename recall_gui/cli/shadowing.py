@@ -18,8 +18,8 @@ from recall_gui.core.base import DEFAULT_LIMIT, json_text
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import Shadowing
     from recall_gui.core.embedders import ModelInfo
+    from recall_gui.core.golden import Shadowing
 
 NAME = "shadowing"
 
@@ -50,7 +50,7 @@ async def _shadowing(args: argparse.Namespace) -> tuple[Shadowing, ModelInfo | N
             entry = harness.resolve_active(args.db)  # the agent's results: an active database by name
         else:
             entry = await chosen_database(harness.session, args, None)
-        found = await core.agents.find_shadowing(
+        found = await core.golden.find_shadowing(
             harness,
             entry,
             args.query,

@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 from recall_gui import __version__
-from recall_gui.core.agents import WINDOW_CLIENT
+from recall_gui.core.agent_log import WINDOW_CLIENT
 from recall_gui.core.base import TOOL_NAME, RecallError
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from recall_gui import __version__, core
-from recall_gui.core.agents import CallLog, CallRecord, now_iso
+from recall_gui.core.agent_log import CallLog, CallRecord, now_iso
 from recall_gui.core.base import (
     ACTIVE_FILE,
     DBS_FILE,

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from recall_gui.core.agents import (
+from recall_gui.core.base import GoldenFileError
+from recall_gui.core.golden import (
     CheckKey,
     GoldenCheck,
     GoldenFile,
@@ -23,7 +24,6 @@ from recall_gui.core.agents import (
     read_golden,
     write_golden,
 )
-from recall_gui.core.base import GoldenFileError
 
 DEFAULT_NAME = "golden.json"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from recall_gui.core.agents.agent_check import (
+from recall_gui.core.agent_log.agent_check import (
     DescriptionVerdict,
     WindowAnswer,
     compare_payload,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.agents.agent_log import LOCK_FILE, LOG_FILE, OLDER_FILE, LogFiles, select
-from recall_gui.core.agents.call_log import SWITCH_ENV, CallLog, LogSwitch, switch_from_env
-from recall_gui.core.agents.call_record import CallRecord, now_iso, parse_since
+from recall_gui.core.agent_log.agent_log import LOCK_FILE, LOG_FILE, OLDER_FILE, LogFiles, select
+from recall_gui.core.agent_log.call_log import SWITCH_ENV, CallLog, LogSwitch, switch_from_env
+from recall_gui.core.agent_log.call_record import CallRecord, now_iso, parse_since
 from recall_gui.core.base.app_settings import AppSettings, AppSettingsError, SettingsStore
 from recall_gui.core.base.errors import InvalidInputError
 
@@ -175,8 +175,8 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from recall_gui.core.agents.agent_log import LogFiles
-    from recall_gui.core.agents.call_record import CallRecord
+    from recall_gui.core.agent_log.agent_log import LogFiles
+    from recall_gui.core.agent_log.call_record import CallRecord
     files, writer, count, bound = LogFiles(Path(sys.argv[1])), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     for n in range(count):
         item = CallRecord("2025-06-01T12:00:00+00:00", writer, "1", "recall_search",
@@ -463,8 +463,8 @@ def test_the_newest_records_within_a_bound_are_kept_and_the_older_counted(tmp_pa
 
 
 def test_the_windows_own_calls_are_not_counted_as_agents_by_coverage_or_hubs() -> None:
-    from recall_gui.core.agents.agent_review import returned_ids
-    from recall_gui.core.agents.hubs import hubs_from_log
+    from recall_gui.core.agent_log.agent_review import returned_ids
+    from recall_gui.core.reach.hubs import hubs_from_log
 
     def call(client: str, ids: tuple[str, ...]) -> CallRecord:
         arguments = {"db_name": "notes", "query": "q", "limit": 5}

@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.agents.agent_review import (
+from recall_gui.core.agent_log.agent_review import (
     coverage,
     lookup_contents,
     replay,
     returned_ids,
     rows_by_row_id,
 )
-from recall_gui.core.agents.call_record import CallRecord, now_iso
-from recall_gui.core.agents.rank_changes import compare_ids
+from recall_gui.core.agent_log.call_record import CallRecord, now_iso
+from recall_gui.core.agent_log.rank_changes import compare_ids
 from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.search.harness import Harness
 from tests.coretools import in_session, target

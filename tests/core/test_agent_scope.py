@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.registry.registry_types import DatabaseEntry, EmbedderSpec
 from recall_gui.core.search.agent_scope import ViewScope, agent_scope_of
+from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.visibility import AgentVerdict, would_agent_see
 from recall_gui.core.session.session import Session
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry

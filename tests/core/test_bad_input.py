@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from recall_gui.cli import main as cli_main
-from recall_gui.core import Harness, RecallSearchInput
 from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.base.types import RecallSearchInput
+from recall_gui.core.search.harness import Harness
 from recall_gui.core.session.session import Session
 from tests.coretools import search
 from tests.kbtools import KnowledgeBase

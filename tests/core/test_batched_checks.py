@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recall_gui.core.agents.golden import GoldenCheck
+from recall_gui.core.golden.golden import GoldenCheck
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows, nearest_rows_many
 from tests.kbtools import PASSAGES, KnowledgeBase
@@ -26,7 +26,7 @@ QUESTIONS = [
 
 
 def test_a_files_checks_get_lancedbs_results_each(kb: KnowledgeBase, embedder: Any) -> None:
-    from recall_gui.core.agents.checks import run_checks
+    from recall_gui.core.golden.checks import run_checks
 
     checks = [
         GoldenCheck(kb.name, q, ("paris",), limit)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recall_gui.core import RecallSearchInput, SearchResult
+from recall_gui.core.base.types import RecallSearchInput, SearchResult
 from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.certified import Int8Codes, candidates
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows

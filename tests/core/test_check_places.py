@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from recall_gui.core.agents.golden import FolderTable, GoldenCheck, GoldenFile, parse_golden
+from recall_gui.core.golden.golden import FolderTable, GoldenCheck, GoldenFile, parse_golden
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree, view_entry, write_registry
 

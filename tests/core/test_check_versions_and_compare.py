@@ -334,7 +334,7 @@ def test_a_run_over_versions_keeps_none_of_them_in_the_session(kb: KnowledgeBase
     versions must not hold them all (it grew to 2.26 GB)."""
     import asyncio
 
-    from recall_gui.core.agents import GoldenCheck, run_on_versions
+    from recall_gui.core.golden import GoldenCheck, run_on_versions
     from recall_gui.core.search import Harness
 
     grow_history(kb, embedder, 30)

@@ -15,9 +15,8 @@ from urllib.parse import quote
 
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import DimensionMismatchError, ProviderError
-from recall_gui.core.search.harness import SearchReport
+from recall_gui.core.search.harness import Harness, SearchReport
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, write_registry
 from tests.providers import FAULTS, SECRET_KEY, FakeProvider

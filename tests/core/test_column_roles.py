@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import ColumnError
+from recall_gui.core.search.harness import Harness
 from recall_gui.core.storage.columns import ColumnOverrides, detect_columns
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, cosh_entry, write_lance_table, write_registry

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.agents.agent_log import LogFiles
-from recall_gui.core.agents.call_record import CallRecord, now_iso
+from recall_gui.core.agent_log.agent_log import LogFiles
+from recall_gui.core.agent_log.call_record import CallRecord, now_iso
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from tests.probes import run_probe
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
 import json, sys
 import recall_gui.core
-from recall_gui.core import Recall, RecallEntry, RecallOutput, RecallSearchInput
+from recall_gui.core.base.types import RecallEntry, RecallOutput, RecallSearchInput
+from recall_gui.core.base.tool import Recall
 from recall_gui.core import drafts
 from recall_gui.core.registry import registry
 from recall_gui.core.registry import suffix
@@ -48,3 +54,22 @@ def test_a_full_core_search_path_still_loads_no_qt_module() -> None:
     modules = loaded_modules(code)
     assert {"recall_gui.core.search.nearest", "numpy"} <= modules
     assert not any(m.split(".")[0] in ("PySide6", "shiboken6", "qasync") for m in modules)
+
+
+def test_only_the_ray_part_imports_ray() -> None:
+    """The scale extra (Ray, lance-ray) is needed by one part only: no other module of the app imports it."""
+    importers: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "recall_gui").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            for name in names:
+                if name.split(".")[0] in ("ray", "lance_ray"):
+                    importers.setdefault(path.parent.relative_to(ROOT).as_posix(), set()).add(path.name)
+    assert "recall_gui/core/ray" in importers  # the walk really found Ray's imports
+    assert sorted(importers) == ["recall_gui/core/ray"]

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from bench.agreement_set import ALL_QUESTIONS, passages
-from recall_gui.core import Harness
 from recall_gui.core.embedders.pool import load_local_model
+from recall_gui.core.search.harness import Harness
 from tests.kbtools import cosh_entry, write_lance_table, write_registry
 from tests.minilm_reference import ReferenceMiniLM
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import RecallSearchInput, SearchResult
+from recall_gui.core.base.types import RecallSearchInput, SearchResult
 from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV, VectorCache

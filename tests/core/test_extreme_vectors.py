@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import RecallSearchInput
+from recall_gui.core.base.types import RecallSearchInput
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.exact import nearest_rows, nearest_rows_many
@@ -160,7 +160,7 @@ def test_the_kernel_and_every_rows_rank_give_lancedbs_order(extreme_kb: Any) -> 
 
 
 def test_the_mcp_server_more_like_this_and_hubs_give_lancedbs_order(extreme_kb: Any) -> None:
-    from recall_gui.core.agents.hubs import HubQuery, find_hubs
+    from recall_gui.core.reach.hubs import HubQuery, find_hubs
     from recall_gui.core.search.similar import find_entry, more_like
 
     db_dir, registry, query, _ = extreme_kb

@@ -81,12 +81,42 @@ def test_a_face_serves_exactly_the_names_the_front_ends_use() -> None:
     assert {part: sorted(listed[part] - used[part]) for part in PARTS} == {part: [] for part in PARTS}
 
 
+def used_from_the_core() -> set[str]:
+    """The names front ends take from the core's own face: ``core.X``, ``from recall_gui.core import X``,
+    and the parts and loose modules they import from (``from recall_gui.core.X import ...``)."""
+    used: set[str] = set()
+    for path in front_end_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "recall_gui.core":
+                used.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("recall_gui.core."):
+                used.add((node.module or "").split(".")[2])
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "core"
+            ):
+                used.add(node.attr)
+    return used
+
+
 def test_the_core_lists_every_part_and_loose_module() -> None:
     listed = stub_names(CORE / "__init__.pyi")
     loose = {path.stem for path in CORE.glob("*.py") if path.stem != "__init__"}
     assert set(PARTS) | loose <= set(listed)
     core = importlib.import_module("recall_gui.core")
+    assert sorted(core.__all__) == sorted(listed)
     assert core.search is importlib.import_module("recall_gui.core.search")
+
+
+def test_the_core_face_serves_exactly_what_the_front_ends_use() -> None:
+    """Both ways, as for the parts: every name the core's face lists is used by a front end, and every
+    name a front end takes from the core is listed (the parts; the front ends reach all else through them)."""
+    listed = set(stub_names(CORE / "__init__.pyi"))
+    used = used_from_the_core()
+    assert "golden" in used and "search" in used  # the walk really read the front ends
+    assert sorted(listed - used) == []
+    assert sorted(used - listed) == []
 
 
 def test_no_front_end_imports_the_core_inside_a_function() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core.agents.golden import GoldenCheck, GoldenFile, edit_golden, parse_golden, read_golden
 from recall_gui.core.base.errors import GoldenFileError
+from recall_gui.core.golden.golden import GoldenCheck, GoldenFile, edit_golden, parse_golden, read_golden
 
 
 def test_a_valid_file_gives_its_checks_in_order_with_limit_5_when_left_out() -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.agents.golden import parse_golden
 from recall_gui.core.base import GoldenFileError
+from recall_gui.core.golden.golden import parse_golden
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)

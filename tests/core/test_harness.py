@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import DatabaseNotFoundError, DimensionMismatchError, InvalidInputError
-from recall_gui.core.search.harness import parse_limit
+from recall_gui.core.search.harness import Harness, parse_limit
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from recall_gui.core.agents.agent_log import LogFiles
+from recall_gui.core.agent_log.agent_log import LogFiles
 from recall_gui.core.search.harness import Harness
 from tests.core.test_cli import cli
 from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, snapshot_tree

@@ -233,9 +233,9 @@ def test_a_selection_is_browsed_by_row_id_with_the_filters(history: History) -> 
 
 
 def test_inspecting_writes_nothing_restores_nothing_and_tags_nothing(history: History, embedder: Any) -> None:
-    from recall_gui.core import Harness
     from recall_gui.core.inspect.table_map import build_map
     from recall_gui.core.inspect.version_diff import diff_versions
+    from recall_gui.core.search.harness import Harness
     from recall_gui.core.tables.browse import fetch_page, fetch_row
     from recall_gui.core.tables.schema_view import describe_schema
     from recall_gui.core.tables.versions import list_versions

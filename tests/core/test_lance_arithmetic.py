@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from recall_gui.core import RecallSearchInput
+from recall_gui.core.base.types import RecallSearchInput
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.exact import nearest_rows, nearest_rows_many
@@ -226,7 +226,7 @@ def test_a_table_made_ready_and_searched_while_the_self_test_runs_waits_for_none
 
 def test_reach_on_such_a_processor_ranks_in_lancedbs_order(tie_table: Any) -> None:
     """Reach's batched ranking measures its candidates as every other exact path does."""
-    from recall_gui.core.agents.reach_search import rank_queries
+    from recall_gui.core.reach.reach_search import rank_queries
     from recall_gui.core.storage.target import TableTarget
 
     db_dir, _, queries = tie_table

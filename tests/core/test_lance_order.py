@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recall_gui.core import RecallSearchInput
+from recall_gui.core.base.types import RecallSearchInput
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows, nearest_rows_many

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from recall_gui.core import Harness
+from recall_gui.core.search.harness import Harness
 from tests.kbtools import KnowledgeBase
 
 ROWS = 100_000

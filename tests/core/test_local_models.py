@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import DimensionMismatchError, ModelUnavailableError
 from recall_gui.core.embedders import published_weights
 from recall_gui.core.embedders.offline import TOKENIZER_FILES
 from recall_gui.core.embedders.pool import load_local_model, load_offline_model
+from recall_gui.core.search.harness import Harness
 from tests.cosh_model_file import hf_cache_with, write_cosh_files
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.minilm_reference import ReferenceMiniLM

@@ -111,7 +111,7 @@ def test_a_check_pinning_both_a_version_and_a_tag_is_refused_before_anything_run
 def test_the_same_query_pinned_and_unpinned_are_two_checks_and_keep_their_pins_when_written(
     tmp_path: Path,
 ) -> None:
-    from recall_gui.core.agents import read_golden, write_golden
+    from recall_gui.core.golden import read_golden, write_golden
 
     path = golden(
         tmp_path,

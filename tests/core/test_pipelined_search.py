@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import DimensionMismatchError, EmbedderError
 from recall_gui.core.base.types import RecallSearchInput, SearchResult
 from recall_gui.core.search import nearest
+from recall_gui.core.search.harness import Harness
 from tests.coretools import onnx_session, query_session, search_hits
 from tests.kbtools import KnowledgeBase
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import ConnectError, FilterError
+from recall_gui.core.search.harness import Harness
 from recall_gui.core.session.session import Session
 from tests.kbtools import (
     PASSAGES,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from recall_gui.core.agents.pseudo_queries import MAX_QUERY_WORDS, QueryRule, parse_rule, query_of
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import MAX_QUERY_CHARS
+from recall_gui.core.reach.pseudo_queries import MAX_QUERY_WORDS, QueryRule, parse_rule, query_of
 
 SENTENCE, LINE, WHOLE = QueryRule("first-sentence"), QueryRule("first-line"), QueryRule("whole-text")
 

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.agents.checks import run_checks
-from recall_gui.core.agents.golden import read_golden
+from recall_gui.core.golden.checks import run_checks
+from recall_gui.core.golden.golden import read_golden
 from recall_gui.core.inspect.duplicates import find_duplicates
-from recall_gui.core.inspect.partitions import assign, kmeans, reach_of, unit_rows
+from recall_gui.core.ray.partitions import assign, kmeans, reach_of, unit_rows
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.session.session import Session
 from tests.core.test_check_command import golden
@@ -43,7 +43,7 @@ def ray_address(shared_model_cache: Path, tmp_path_factory: pytest.TempPathFacto
 
     if importlib.util.find_spec("ray") is None or importlib.util.find_spec("lance_ray") is None:
         pytest.skip("the scale extra (Ray, lance-ray) is not installed")
-    from recall_gui.core.base.ray_runtime import ray_cluster
+    from recall_gui.core.ray.cluster import ray_cluster
 
     # Not imported before this: Ray reads its settings (a token of this run) when first imported.
 
@@ -106,7 +106,7 @@ def test_ray_groups_are_the_local_engines_and_a_brute_forces(
     """Copies, noisy copies, re-embedded edits and two zero vectors in two fragments, split into 3
     partitions (so rows are guests): the same groups in the same order, with the same entries, and the
     same rows left out, as the local engine, and the groups of NumPy's all-pairs distances."""
-    from recall_gui.core.inspect.ray_duplicates import find_duplicates_on_ray
+    from recall_gui.core.ray.duplicate_engine import find_duplicates_on_ray
 
     kb = with_zero_vectors(planted[0], tmp_path / "zero-db")
     before = snapshot_tree(kb.db_dir)
@@ -138,8 +138,8 @@ def test_a_ray_job_cancelled_after_its_sample_stops_and_ray_still_serves(
 ) -> None:
     """Cancelled once it reports progress: the awaiting task ends cancelled, the job's thread stops at
     its next step (``asyncio.run`` waits for it), and the next job on the same Ray answers."""
-    from recall_gui.core.agents.ray_checks import run_checks_on_ray
-    from recall_gui.core.inspect.ray_duplicates import find_duplicates_on_ray
+    from recall_gui.core.ray.check_tasks import run_checks_on_ray
+    from recall_gui.core.ray.duplicate_engine import find_duplicates_on_ray
 
     kb, _expected = planted
 
@@ -235,7 +235,7 @@ def checks_of_two_databases(make_kb: Any, tmp_path: Path) -> tuple[Path, Path]:
 @pytest.mark.ray
 def test_ray_check_outcomes_are_the_local_ones(ray_address: str, make_kb: Any, tmp_path: Path) -> None:
     """Two databases (a task each) and an unknown one: the same JSON as the local run, check by check."""
-    from recall_gui.core.agents.ray_checks import run_checks_on_ray
+    from recall_gui.core.ray.check_tasks import run_checks_on_ray
 
     registry, path = checks_of_two_databases(make_kb, tmp_path)
     checks = read_golden(path).checks

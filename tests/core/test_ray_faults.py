@@ -168,7 +168,7 @@ def test_a_local_ray_listens_and_dials_on_loopback_only(ray_address: str) -> Non
             sys.executable,
             "-c",
             "import ray, sys\n"
-            "from recall_gui.core.base.ray_runtime import ray_cluster\n"
+            "from recall_gui.core.ray.cluster import ray_cluster\n"
             "with ray_cluster(sys.argv[1]):\n"
             "    print(ray.get_runtime_context().gcs_address, ray.util.get_node_ip_address())\n",
             ray_address,
@@ -353,7 +353,7 @@ def test_the_window_says_an_address_nothing_listens_at_cannot_be_reached(
 
 OVERLAPPING_JOBS = """
 import asyncio, time
-from recall_gui.core.base.ray_runtime import ray_running
+from recall_gui.core.ray.cluster import ray_running
 
 async def main():
     first = ray_running()
@@ -390,7 +390,7 @@ def test_ray_is_started_without_a_standard_error_to_set_aside(tmp_path: Path) ->
     script = (
         "import os, sys\n"
         "from pathlib import Path\n"
-        "from recall_gui.core.base.ray_reach import output_aside\n"
+        "from recall_gui.core.ray.connection import output_aside\n"
         "os.close(2)\n"
         "with output_aside(Path(sys.argv[1])):\n"
         "    pass\n"

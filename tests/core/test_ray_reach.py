@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.agents.ray_reach import rank_queries_on_ray
-from recall_gui.core.agents.reach import find_reach
-from recall_gui.core.agents.reach_report import ReachReport
 from recall_gui.core.base.errors import RecallError
+from recall_gui.core.ray.reach_ranking import rank_queries_on_ray
+from recall_gui.core.reach.reach import find_reach
+from recall_gui.core.reach.reach_report import ReachReport
 from recall_gui.core.search.harness import Harness
 from tests.core.test_cli import cli
 from tests.core.test_ray_engine import ray_address  # noqa: F401 (the one local Ray)

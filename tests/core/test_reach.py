@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.agents.hubs import HubQuery
-from recall_gui.core.agents.pseudo_queries import QueryRule
-from recall_gui.core.agents.reach import find_reach
-from recall_gui.core.agents.reach_report import ReachReport, gini, lorenz
+from recall_gui.core.reach.hubs import HubQuery
+from recall_gui.core.reach.pseudo_queries import QueryRule
+from recall_gui.core.reach.reach import find_reach
+from recall_gui.core.reach.reach_report import ReachReport, gini, lorenz
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.tables.folders import open_table
 from tests.reachtools import CAUSES, NAME, Planted, lancedb_oracle, write_planted
@@ -252,7 +252,7 @@ def test_an_indexed_table_is_searched_through_its_index_as_the_agent_searches(
 
 
 def test_causes_in_their_order() -> None:
-    from recall_gui.core.agents.reach_causes import Facts, cause_of
+    from recall_gui.core.reach.reach_causes import Facts, cause_of
 
     unit = np.eye(4, dtype=np.float32)
 

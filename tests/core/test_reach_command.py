@@ -104,7 +104,7 @@ def test_reach_that_cannot_run_exits_2_with_the_reason(
 def test_reach_counts_what_the_agents_logged_queries_return(kb: KnowledgeBase) -> None:
     import asyncio
 
-    from recall_gui.core.agents.agent_log import LogFiles
+    from recall_gui.core.agent_log.agent_log import LogFiles
     from recall_gui.core.search.harness import Harness
     from tests.logtools import logged_call, write_records
 
@@ -128,7 +128,7 @@ def test_reach_counts_what_the_agents_logged_queries_return(kb: KnowledgeBase) -
 
 def test_reach_text_escapes_control_characters_from_the_table() -> None:
     from recall_gui.cli.reach import format_report
-    from recall_gui.core.agents.reach_report import ReachReport, Retrievability, Unreachable
+    from recall_gui.core.reach.reach_report import ReachReport, Retrievability, Unreachable
 
     hostile = "evil\x1b[2Jid"
     report = ReachReport(

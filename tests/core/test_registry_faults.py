@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_gui.cli import main as cli_main
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import ConnectError, RecallError, RegistryError
 from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.registry.registry_changes import register_database, set_active, set_description
 from recall_gui.core.registry.registry_types import FileStamp
 from recall_gui.core.registry.suffix import build_tool_suffix
+from recall_gui.core.search.harness import Harness
 from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from recall_gui.cli import main as cli_main
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import RecallError
+from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session
 from recall_gui.core.tables.browse import describe_table, fetch_page

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import RecallSearchInput
 from recall_gui.core.base.errors import ColumnError, ConnectError, DimensionMismatchError
+from recall_gui.core.base.types import RecallSearchInput
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.target import TableOptions, TableTarget
 from tests.core.test_lance_order import lance_search

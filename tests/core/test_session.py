@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core import Harness
+from recall_gui.core.search.harness import Harness
 from recall_gui.core.session.session import Session
 from tests.kbtools import KnowledgeBase
 from tests.waiting import wait_until

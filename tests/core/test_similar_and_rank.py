@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.search.agent_scope import ViewScope
+from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.similar import find_entry, more_like
 from recall_gui.core.search.visibility import would_agent_see
 from recall_gui.core.session.exact import VectorMatrix

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from recall_gui.core import Harness
 from recall_gui.core.base.errors import ConnectError
 from recall_gui.core.registry.registry import load_registry
+from recall_gui.core.search.harness import Harness
 from tests.kbtools import cosh_entry, write_registry
 from tests.s3server import free_port
 

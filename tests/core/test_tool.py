@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from recall_gui.core import DEFAULT_DESCRIPTION, Recall
+from recall_gui.core.base.tool import DEFAULT_DESCRIPTION, Recall
 
 EXPECTED_TOOL = json.loads(
     r"""

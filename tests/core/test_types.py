@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from recall_gui.core import RecallEntry, RecallOutput, RecallSearchInput, SearchHit, SearchResult
 from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.base.types import RecallEntry, RecallOutput, RecallSearchInput, SearchHit, SearchResult
 from tests.kbtools import KnowledgeBase
 
 

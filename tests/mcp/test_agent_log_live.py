@@ -20,8 +20,8 @@ from mcp import Client, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
-from recall_gui.core.agents.agent_log import LogFiles
-from recall_gui.core.agents.call_record import CallRecord
+from recall_gui.core.agent_log.agent_log import LogFiles
+from recall_gui.core.agent_log.call_record import CallRecord
 from recall_gui.core.base.app_settings import AppSettings, SettingsStore
 from tests.mcp.live import (
     SharedKnowledgeBase,

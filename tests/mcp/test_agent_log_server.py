@@ -9,8 +9,8 @@ from pathlib import Path
 import mcp_types as types
 from mcp import Client
 
-from recall_gui.core.agents.agent_log import LogFiles
-from recall_gui.core.agents.call_log import CallLog, LogSwitch
+from recall_gui.core.agent_log.agent_log import LogFiles
+from recall_gui.core.agent_log.call_log import CallLog, LogSwitch
 from recall_gui.core.base.app_settings import SettingsStore
 from recall_gui.mcp.server import RecallMcpServer
 from tests.kbtools import KnowledgeBase

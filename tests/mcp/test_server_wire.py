@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.agents.agent_log import LogFiles
-from recall_gui.core.agents.call_record import CallRecord
+from recall_gui.core.agent_log.agent_log import LogFiles
+from recall_gui.core.agent_log.call_record import CallRecord
 from tests.kbtools import cosh_entry
 from tests.mcp.live import SharedKnowledgeBase, build_shared_kb, server_env
 from tests.providers import SECRET_KEY

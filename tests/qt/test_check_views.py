@@ -133,8 +133,8 @@ def test_a_failed_or_cancelled_run_beside_the_checks_says_so_in_its_view(
         searching.set()
         await asyncio.Event().wait()  # until cancelled
 
-    monkeypatch.setattr(core.agents, "run_on_versions", cannot_list)
-    monkeypatch.setattr(core.agents, "hubs_of_checks", endless_hubs)
+    monkeypatch.setattr(core.golden, "run_on_versions", cannot_list)
+    monkeypatch.setattr(core.reach, "hubs_of_checks", endless_hubs)
     golden_file(kb)
     window = open_window(kb.registry_dir)
     page = window.checks

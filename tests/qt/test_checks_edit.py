@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QSpinBox, QTableView, QWidget
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.agents.golden import GoldenCheck, GoldenFile, read_golden, write_golden
+from recall_gui.core.golden.golden import GoldenCheck, GoldenFile, read_golden, write_golden
 from recall_gui.qt.main_window import MainWindow
 from recall_gui.qt.models.checks_model import EXPECTED, LIMIT, QUERY, RESULT
 from recall_gui.qt.pages.checks.page import ChecksPage

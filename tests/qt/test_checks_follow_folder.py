@@ -9,7 +9,7 @@ import asyncio
 from PySide6.QtWidgets import QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.agents.golden import FolderTable, GoldenCheck, read_golden
+from recall_gui.core.golden.golden import FolderTable, GoldenCheck, read_golden
 from recall_gui.qt.models.checks_model import DATABASE, RESULT
 from tests.qt.conftest import FolderWindow, run, waiting_for
 from tests.qt.test_checks_page import cells, default_golden

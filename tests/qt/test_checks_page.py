@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QLabel, QPushButton, QTableView
 
-from recall_gui.core.agents.check_history import history_path
-from recall_gui.core.agents.golden import GoldenCheck, read_golden
+from recall_gui.core.golden.check_history import history_path
+from recall_gui.core.golden.golden import GoldenCheck, read_golden
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, RESULT
 from tests.kbtools import KnowledgeBase, snapshot_tree
 from tests.qt.conftest import WindowFactory, run, waiting_for

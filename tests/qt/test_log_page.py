@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from recall_gui.core.agents.call_log import LogSwitch
-from recall_gui.core.agents.call_record import CallRecord
+from recall_gui.core.agent_log.call_log import LogSwitch
+from recall_gui.core.agent_log.call_record import CallRecord
 from recall_gui.core.base import TOOL_NAME
 from recall_gui.core.base.app_settings import MB, AppSettings, SettingsStore
 from recall_gui.core.tables.browse import BrowseRow

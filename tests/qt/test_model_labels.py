@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
-from recall_gui.core.agents import WindowAnswer, compare_payload
+from recall_gui.core.agent_log import WindowAnswer, compare_payload
 from recall_gui.core.embedders import published_weights
 from recall_gui.qt.model_dialog import ExactModelDialog
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry

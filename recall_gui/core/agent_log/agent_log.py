@@ -1,5 +1,5 @@
 """The agent log: what agents asked ``recall-gui mcp`` and what they got, one JSON line per ``tools/call``
-(a :class:`~recall_gui.core.agents.call_record.CallRecord`); its files, written and read.
+(a :class:`~recall_gui.core.agent_log.call_record.CallRecord`); its files, written and read.
 
 Files (in :func:`~recall_gui.core.base.paths.agent_log_dir`): ``agent-log.jsonl`` takes new calls; when it
 would grow past half the bound it becomes ``agent-log.1.jsonl`` (replacing the older one), so the two
@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from recall_gui.core.agents.call_record import MAX_RECORD_BYTES, RECORD_NESTING, CallRecord
+from recall_gui.core.agent_log.call_record import MAX_RECORD_BYTES, RECORD_NESTING, CallRecord
 from recall_gui.core.base.json_bounds import MAX_NESTING, too_deep
 from recall_gui.core.base.paths import agent_log_dir
 

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from recall_gui.core.agents.call_record import CallRecord
-from recall_gui.core.agents.rank_changes import ReplayDiff, compare_ids
+from recall_gui.core.agent_log.call_record import CallRecord
+from recall_gui.core.agent_log.rank_changes import ReplayDiff, compare_ids
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.tool import TOOL_NAME
 from recall_gui.core.registry.registry_types import DatabaseEntry

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from recall_gui.core.agents.agent_log import LogFiles, Stamp, file_stamp
-from recall_gui.core.agents.call_record import MAX_RECORD_BYTES, CallRecord
+from recall_gui.core.agent_log.agent_log import LogFiles, Stamp, file_stamp
+from recall_gui.core.agent_log.call_record import MAX_RECORD_BYTES, CallRecord
 from recall_gui.core.base.app_settings import AppSettings, AppSettingsError, SettingsStore
 
 SWITCH_ENV = "RECALL_GUI_AGENT_LOG"

@@ -46,11 +46,6 @@ from .paths import (
     folder_problem as folder_problem,
     resolve_registry_dir as resolve_registry_dir,
 )
-from .ray_runtime import (
-    ScaleUnavailableError as ScaleUnavailableError,
-    ray_cluster as ray_cluster,
-    window_address as window_address,
-)
 from .surrogates import first_surrogate as first_surrogate, is_unicode as is_unicode, shown as shown
 from .tool import (
     DEFAULT_DESCRIPTION as DEFAULT_DESCRIPTION,

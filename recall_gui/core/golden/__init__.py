@@ -1,5 +1,6 @@
-"""What agents asked and what they should get: golden checks and their history, the agent log and
-its review, agent checks and rank changes.
+"""Golden checks: the queries an agent should answer and the entries it should get, run through the
+agent's own search; their history, versions and A/B comparisons, JUnit reports, and near-copies among
+the results (shadowing).
 
 The names the window, the CLI and the MCP server use; the modules behind them are internal.
 """

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from recall_gui.core.agents.golden import GoldenCheck
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.types import effective_limit
+from recall_gui.core.golden.golden import GoldenCheck
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import _exact_hits, checked_vector, index_for, open_for_search

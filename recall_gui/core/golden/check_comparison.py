@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from recall_gui.core.agents.check_places import CheckPlace, locate
-from recall_gui.core.agents.checks import CheckOutcome, ExpectedRank, run_check_on
-from recall_gui.core.agents.golden import MAX_VERSION, CheckDatabase, GoldenCheck
-from recall_gui.core.agents.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.base.errors import InvalidInputError, RecallError
 from recall_gui.core.embedders.base import ModelInfo
+from recall_gui.core.golden.check_places import CheckPlace, locate
+from recall_gui.core.golden.checks import CheckOutcome, ExpectedRank, run_check_on
+from recall_gui.core.golden.golden import MAX_VERSION, CheckDatabase, GoldenCheck
+from recall_gui.core.golden.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.storage.target import TableTarget
@@ -116,7 +116,7 @@ class VersionRun:
     outcomes: tuple[VersionOutcome, ...]
     #: The database as the checks name it (:attr:`GoldenCheck.database`).
     database: CheckDatabase = ()
-    #: Where the checks ran, in words (:func:`recall_gui.core.agents.check_places.place_text`).
+    #: Where the checks ran, in words (:func:`recall_gui.core.golden.check_places.place_text`).
     searched: str = ""
 
     def to_dict(self) -> dict[str, Any]:

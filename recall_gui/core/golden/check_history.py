@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall_gui.core.agents.checks import CheckOutcome, CheckRun
-from recall_gui.core.agents.golden import CheckDatabase, CheckKey, VersionPin
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.paths import app_data_dir
+from recall_gui.core.golden.checks import CheckOutcome, CheckRun
+from recall_gui.core.golden.golden import CheckDatabase, CheckKey, VersionPin
 
 Ranks = Mapping[str, int | None]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from recall_gui.core.agents.golden import FolderTable, GoldenCheck
 from recall_gui.core.base.captions import quoted
 from recall_gui.core.base.credentials import masked
 from recall_gui.core.base.errors import RecallError
+from recall_gui.core.golden.golden import FolderTable, GoldenCheck
 from recall_gui.core.registry.registry_types import DatabaseEntry, Registry
 from recall_gui.core.search.agent_scope import reads_table
 

@@ -2,11 +2,11 @@
 
 A check asks the harness exactly what an agent's ``recall_search`` call would ask (``{db_name, query,
 limit}``, the database resolved among the active ones) and reads the ids out of the very JSON the agent
-would receive. A check made on a folder runs where :mod:`recall_gui.core.agents.check_places` says: the
+would receive. A check made on a folder runs where :mod:`recall_gui.core.golden.check_places` says: the
 registered database reading its table, or the folder until there is one. It passes when every expected
 id is among them. A check whose database cannot be searched (unknown, inactive, unreadable, its model
 unavailable) has an error instead of a verdict. A check pinned to a version or tag
-(:class:`recall_gui.core.agents.golden.VersionPin`) runs the same pipeline on that version, read-only; a
+(:class:`recall_gui.core.golden.golden.VersionPin`) runs the same pipeline on that version, read-only; a
 pin that is no longer on disk is that check's error.
 """
 
@@ -16,14 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recall_gui.core.agents.batched_checks import run_batch
-from recall_gui.core.agents.check_places import CheckPlace, locate
-from recall_gui.core.agents.golden import GoldenCheck
-from recall_gui.core.agents.pins import pinned_version
-from recall_gui.core.agents.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.types import RecallOutput
 from recall_gui.core.embedders.base import ModelInfo
+from recall_gui.core.golden.batched_checks import run_batch
+from recall_gui.core.golden.check_places import CheckPlace, locate
+from recall_gui.core.golden.golden import GoldenCheck
+from recall_gui.core.golden.pins import pinned_version
+from recall_gui.core.golden.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, model_of
 
@@ -183,7 +183,7 @@ async def run_checks(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> CheckRun:
     """Every check; ``on_progress(done, total)`` as they finish. The checks of one database whose vectors
-    are in memory share one pass over them (:func:`recall_gui.core.agents.batched_checks.run_batch`); the
+    are in memory share one pass over them (:func:`recall_gui.core.golden.batched_checks.run_batch`); the
     others, and pinned checks, run one search each. Cancelling the awaiting task stops the run (the search
     in flight with it)."""
     outcomes: dict[int, CheckOutcome] = {}

@@ -6,7 +6,7 @@ A golden file is ``{"checks": [{"db_name": ..., "query": ..., "expect": [ids], "
 A check made on a folder opened by its path names the folder instead of
 a database: ``"uri"`` and ``"table"`` (and ``"model"``, the model it was searched with) in place of
 ``"db_name"``; it runs on the registered database that reads the same table once there is one, on the
-folder until then (:mod:`recall_gui.core.agents.check_places`). It is validated with a JSON schema; a problem
+folder until then (:mod:`recall_gui.core.golden.check_places`). It is validated with a JSON schema; a problem
 is reported with the file, the line of the check and its path (``checks[2].expect[0]``), and nothing of a
 file that does not validate is used. A file is written pretty-printed and atomically, re-read just before
 every change, so an edit made meanwhile in an editor is kept.

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from xml.etree import ElementTree
 
-from recall_gui.core.agents.checks import CheckOutcome, CheckRun
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.output_paths import refuse_output
+from recall_gui.core.golden.checks import CheckOutcome, CheckRun
 
 
 def _case_name(outcome: CheckOutcome) -> str:

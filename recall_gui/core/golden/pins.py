@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from recall_gui.core.agents.golden import VersionPin
 from recall_gui.core.base.errors import InvalidInputError, RecallError
+from recall_gui.core.golden.golden import VersionPin
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.table_cache import bounded

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from recall_gui.core.agents.check_places import locate
-from recall_gui.core.agents.checks import CheckRun
-from recall_gui.core.agents.golden import GoldenCheck
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import SearchHit
+from recall_gui.core.golden.check_places import locate
+from recall_gui.core.golden.checks import CheckRun
+from recall_gui.core.golden.golden import GoldenCheck
 from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, check_threshold
 from recall_gui.core.inspect.near_duplicates import pair_distances
 from recall_gui.core.registry.registry_types import DatabaseEntry

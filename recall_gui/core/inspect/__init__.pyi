@@ -13,7 +13,6 @@ from .duplicates import (
 )
 from .layout import MIN_LAYOUT_ROWS as MIN_LAYOUT_ROWS
 from .projection import within as within
-from .ray_duplicates import RayEngine as RayEngine, find_duplicates_in_ray as find_duplicates_in_ray
 from .table_map import (
     Colouring as Colouring,
     TableMap as TableMap,

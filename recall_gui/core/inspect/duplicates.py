@@ -5,7 +5,7 @@ version, then the engine links the rows (every pair within the threshold, exactl
 :mod:`recall_gui.core.inspect.near_duplicates`), and each group is measured (its widest pair), ordered
 and given the id and content of its rows. An engine only finds the groups of linked rows among the
 vectors: :class:`LocalEngine` among the table's vectors in memory, on the session's compute thread, a
-short step at a time; :class:`recall_gui.core.inspect.ray_duplicates.RayEngine` partition by partition on
+short step at a time; :class:`recall_gui.core.ray.duplicate_engine.RayEngine` partition by partition on
 a Ray cluster. Both give the same report (``tests/core/test_ray_engine.py``).
 """
 

@@ -1,6 +1,6 @@
 """Golden checks on Ray: the checks of each database are one Ray task, which runs them through the very
-code the local engine runs (:func:`recall_gui.core.agents.checks.run_checks` on a :class:`Harness` of the same
-registry, then :func:`recall_gui.core.agents.shadowing.with_crowding`), so each check's outcome is the one a
+code the local engine runs (:func:`recall_gui.core.golden.checks.run_checks` on a :class:`Harness` of the same
+registry, then :func:`recall_gui.core.golden.shadowing.with_crowding`), so each check's outcome is the one a
 local run gives. The outcomes come back in the file's order.
 
 A task needs the registry folder and the databases at the same paths or URIs on its node, and the
@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from recall_gui.core.agents.checks import CheckOutcome, CheckRun, run_checks
-from recall_gui.core.agents.golden import GoldenCheck
-from recall_gui.core.agents.shadowing import with_crowding
 from recall_gui.core.base.errors import OperationCancelled, RecallError
 from recall_gui.core.base.own_thread import on_own_thread
-from recall_gui.core.base.ray_reach import watched
-from recall_gui.core.base.ray_runtime import ray_running
+from recall_gui.core.golden.checks import CheckOutcome, CheckRun, run_checks
+from recall_gui.core.golden.golden import GoldenCheck
+from recall_gui.core.golden.shadowing import with_crowding
+from recall_gui.core.ray.cluster import ray_running
+from recall_gui.core.ray.connection import watched
 from recall_gui.core.search.harness import Harness
 
 
@@ -49,7 +49,7 @@ async def run_checks_on_ray(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> CheckRun:
     """Every check, one Ray task per database, on the Ray this process is connected to
-    (:func:`recall_gui.core.base.ray_runtime.ray_cluster`); ``on_progress(done, total)`` as each database's
+    (:func:`recall_gui.core.ray.cluster.ray_cluster`); ``on_progress(done, total)`` as each database's
     share finishes. Cancelling the awaiting task cancels the tasks still running."""
     shares: dict[str, list[int]] = {}
     for number, check in enumerate(checks):

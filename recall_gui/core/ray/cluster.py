@@ -30,7 +30,7 @@ from typing import Any
 
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.paths import app_cache_dir
-from recall_gui.core.base.ray_reach import (
+from recall_gui.core.ray.connection import (
     ADDRESS_HINT,
     RayStartError,
     joined_within,

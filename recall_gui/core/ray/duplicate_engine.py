@@ -1,6 +1,6 @@
 """The Ray engine of near-duplicates: the table read with lance-ray, partitioned, exact per partition.
 
-The plan (:mod:`recall_gui.core.inspect.partitions`): k-means centroids of a seeded sample, every vector
+The plan (:mod:`recall_gui.core.ray.partitions`): k-means centroids of a seeded sample, every vector
 sent to its home partition and, as a guest, to every partition it could have a near-duplicate in. Each
 partition's pairs within the threshold are found by the local engine's own exact code
 (:class:`recall_gui.core.inspect.near_duplicates.GroupFinder`, the same float64 distances), and the
@@ -27,8 +27,6 @@ import numpy.typing as npt
 
 from recall_gui.core.base.errors import OperationCancelled, RecallError
 from recall_gui.core.base.own_thread import on_own_thread
-from recall_gui.core.base.ray_reach import watched
-from recall_gui.core.base.ray_runtime import ray_running
 from recall_gui.core.inspect.duplicates import (
     DEFAULT_METRIC,
     DuplicateReport,
@@ -39,7 +37,9 @@ from recall_gui.core.inspect.duplicates import (
     run_engine,
 )
 from recall_gui.core.inspect.near_duplicates import GroupFinder, groups_of_pairs
-from recall_gui.core.inspect.partitions import assign, kmeans, reach_of, unit_rows
+from recall_gui.core.ray.cluster import ray_running
+from recall_gui.core.ray.connection import watched
+from recall_gui.core.ray.partitions import assign, kmeans, reach_of, unit_rows
 from recall_gui.core.session.exact import VectorMatrix
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import rows_by_id
@@ -116,7 +116,7 @@ class RayLinked(Linked):
 
 class RayEngine:
     """The rows linked on the Ray this process is connected to
-    (:func:`recall_gui.core.base.ray_runtime.ray_cluster`), ``partitions`` at a time (default: one per
+    (:func:`recall_gui.core.ray.cluster.ray_cluster`), ``partitions`` at a time (default: one per
     :data:`PARTITION_ROWS` rows). Cancelling stops the job between partitions."""
 
     def __init__(self, partitions: int | None = None) -> None:

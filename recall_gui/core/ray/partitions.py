@@ -1,7 +1,7 @@
 """Partitions of a table's vectors such that every pair within a distance threshold meets in one of them.
 
 The near-duplicates of a table too big for one machine are found partition by partition
-(:mod:`recall_gui.core.inspect.ray_duplicates`). k-means centroids, fitted on a sample, give each vector a
+(:mod:`recall_gui.core.ray.duplicate_engine`). k-means centroids, fitted on a sample, give each vector a
 home
 partition (its nearest centroid). A vector is also copied, as a guest, into every other partition j whose
 half-space it lies within ``reach`` of:

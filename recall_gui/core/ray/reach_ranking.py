@@ -1,5 +1,5 @@
 """The reach report's searches on Ray, for tables one machine cannot hold: the same answers as the local
-exact ranking (:func:`recall_gui.core.agents.reach_search.rank_queries`).
+exact ranking (:func:`recall_gui.core.reach.reach_search.rank_queries`).
 
 The table's vector column is read with lance-ray at the version the driver opened (null vectors left out
 by the reader). Each block ranks every query among its own rows with the local exact code
@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.agents.reach import find_reach
-from recall_gui.core.agents.reach_report import ReachReport
-from recall_gui.core.agents.reach_search import Ranking, RowIds, places
 from recall_gui.core.base.errors import OperationCancelled, RecallError
 from recall_gui.core.base.own_thread import on_own_thread
-from recall_gui.core.base.ray_reach import watched
-from recall_gui.core.base.ray_runtime import ray_running
-from recall_gui.core.inspect.ray_duplicates import RayJobError, lance_uri, read_vectors, usable_rows
+from recall_gui.core.ray.cluster import ray_running
+from recall_gui.core.ray.connection import watched
+from recall_gui.core.ray.duplicate_engine import RayJobError, lance_uri, read_vectors, usable_rows
+from recall_gui.core.reach.reach import find_reach
+from recall_gui.core.reach.reach_report import ReachReport
+from recall_gui.core.reach.reach_search import Ranking, RowIds, places
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import index_for
@@ -57,8 +57,8 @@ async def rank_queries_on_ray(
     options: TableOptions | None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> Ranking:
-    """:func:`~recall_gui.core.agents.reach_search.rank_queries` on the Ray this process is connected to
-    (:func:`recall_gui.core.base.ray_runtime.ray_cluster`)."""
+    """:func:`~recall_gui.core.reach.reach_search.rank_queries` on the Ray this process is connected to
+    (:func:`recall_gui.core.ray.cluster.ray_cluster`)."""
     metric = metric_for(opened, options)
     index = index_for(opened, metric)
     if index is not None:
@@ -97,7 +97,7 @@ async def rank_queries_on_ray(
 async def find_reach_in_ray(
     harness: Harness, entry: DatabaseEntry, *, address: str | None = None, **options: Any
 ) -> ReachReport:
-    """:func:`~recall_gui.core.agents.reach.find_reach` ranked on Ray, started for it (or the cluster at
+    """:func:`~recall_gui.core.reach.reach.find_reach` ranked on Ray, started for it (or the cluster at
     ``address`` joined) and stopped after it, without blocking the event loop."""
     async with ray_running(address):
         return await find_reach(harness, entry, ranker=rank_queries_on_ray, **options)

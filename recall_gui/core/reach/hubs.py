@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recall_gui.core.agents.call_record import CallRecord
-from recall_gui.core.agents.golden import GoldenCheck
+from recall_gui.core.agent_log.call_record import CallRecord
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.tool import TOOL_NAME
 from recall_gui.core.base.types import DEFAULT_LIMIT
+from recall_gui.core.golden.golden import GoldenCheck
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 
@@ -109,7 +109,7 @@ class CheckHubs:
     """The hubs among a golden file's checks of one database: where they ran, on what, and the counts (or
     why that database could not be searched)."""
 
-    #: Where the checks ran, in words (:func:`recall_gui.core.agents.check_places.place_text`).
+    #: Where the checks ran, in words (:func:`recall_gui.core.golden.check_places.place_text`).
     searched: str
     report: HubReport | None = None
     error: str | None = None
@@ -123,7 +123,7 @@ async def hubs_of_checks(
     """Hubs among the agent's answers to a golden file's queries, one report per database the checks run on
     (each query at its check's limit, on the latest version, as the agent searches; pinned checks too: a
     hub is about the queries, not a version)."""
-    from recall_gui.core.agents.check_places import locate
+    from recall_gui.core.golden.check_places import locate
 
     groups: dict[tuple[str, ...], list[GoldenCheck]] = {}
     for check in checks:

@@ -1,12 +1,12 @@
 """Which entries can the agent reach? Each entry asked for by its own pseudo-query, as the agent asks.
 
-For every entry a query is made from its own text (:mod:`recall_gui.core.agents.pseudo_queries`),
+For every entry a query is made from its own text (:mod:`recall_gui.core.reach.pseudo_queries`),
 embedded with the agent's model in bulk (the session's model pool: each vector the one a single query
 gets), and searched as the agent's ``recall_search`` searches: the registered database an agent names for
 the table (:func:`recall_gui.core.search.agent_scope.agent_scope_of`), its latest version, no filter, the
-agent's limit (:mod:`recall_gui.core.agents.reach_search`). An entry is reachable when it is among the
-results of its own query. The report (:mod:`recall_gui.core.agents.reach_report`) gives each unreachable
-entry's place, the entries that took its places and why (:mod:`recall_gui.core.agents.reach_causes`), and
+agent's limit (:mod:`recall_gui.core.reach.reach_search`). An entry is reachable when it is among the
+results of its own query. The report (:mod:`recall_gui.core.reach.reach_report`) gives each unreachable
+entry's place, the entries that took its places and why (:mod:`recall_gui.core.reach.reach_causes`), and
 for the whole table the retrievability of every entry (how many queries return it: the pseudo-queries,
 and the given queries of a golden file or the agent log), hubs, antihubs and the Gini coefficient.
 Nothing is written.
@@ -22,15 +22,15 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.agents.hubs import HubQuery
-from recall_gui.core.agents.pseudo_queries import Entries, QueryRule, read_entries
-from recall_gui.core.agents.reach_causes import Facts, boilerplate_key, cause_of, hub_minimum
-from recall_gui.core.agents.reach_report import ReachReport, Retrievability, Unreachable, gini
-from recall_gui.core.agents.reach_search import Ranking, RowIds, rank_queries
-from recall_gui.core.agents.reach_vectors import stored_vectors
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import DEFAULT_LIMIT, effective_limit
 from recall_gui.core.embedders.base import ModelInfo
+from recall_gui.core.reach.hubs import HubQuery
+from recall_gui.core.reach.pseudo_queries import Entries, QueryRule, read_entries
+from recall_gui.core.reach.reach_causes import Facts, boilerplate_key, cause_of, hub_minimum
+from recall_gui.core.reach.reach_report import ReachReport, Retrievability, Unreachable, gini
+from recall_gui.core.reach.reach_search import Ranking, RowIds, rank_queries
+from recall_gui.core.reach.reach_vectors import stored_vectors
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.agent_scope import ViewScope, agent_scope_of
 from recall_gui.core.search.harness import Harness
@@ -50,7 +50,7 @@ Step = Callable[[int, int], None]
 
 
 class Ranker(Protocol):
-    """How the queries are searched: :func:`~recall_gui.core.agents.reach_search.rank_queries`, or on Ray."""
+    """How the queries are searched: :func:`~recall_gui.core.reach.reach_search.rank_queries`, or on Ray."""
 
     async def __call__(
         self,

@@ -23,7 +23,7 @@ class Unreachable:
     #: Its place for its own query (1 is first), ``None`` when not within the depth searched.
     rank: int | None
     taken_by: tuple[str, ...]
-    #: One of :data:`recall_gui.core.agents.reach_causes.CAUSES`.
+    #: One of :data:`recall_gui.core.reach.reach_causes.CAUSES`.
     cause: str
     why: str
 
@@ -60,7 +60,7 @@ class Retrievability:
 
 @dataclass(frozen=True)
 class ReachReport:
-    """The reach of one table in the agent's scope (see :mod:`recall_gui.core.agents.reach`)."""
+    """The reach of one table in the agent's scope (see :mod:`recall_gui.core.reach.reach`)."""
 
     db_name: str
     #: Whether an agent searches this database now (registered and active), and if not, why.

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
-from recall_gui.core.agents import RankChange, ReplayDiff
+from recall_gui.core.agent_log import RankChange, ReplayDiff
 from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
 
 RANK, ID, CONTENT, CHANGE = range(4)

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from recall_gui.core.agents import CallRecord
+from recall_gui.core.agent_log import CallRecord
 from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
 
 TIME, CLIENT, DATABASE, QUERY, RESULTS, MS = range(6)

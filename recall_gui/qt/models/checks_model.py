@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, header_data, one_line
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import Change, CheckOutcome, GoldenCheck
+    from recall_gui.core.golden import Change, CheckOutcome, GoldenCheck
 
 RESULT, DATABASE, QUERY, LIMIT, EXPECTED, CHANGE = range(6)
 HEADERS = ("Result", "Database", "Query", "Limit", "Expected ids (rank)", "Since the last run")

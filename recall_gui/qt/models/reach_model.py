@@ -11,7 +11,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, header_data, one_line
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import Unreachable
+    from recall_gui.core.reach import Unreachable
 
 ENTRY, RANK, CAUSE, QUERY, TAKEN_BY, WHY = range(6)
 HEADERS = ("Entry", "Rank", "Cause", "Its query", "Taken by", "Why")

@@ -24,7 +24,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from recall_gui.core.agents import DescriptionVerdict, WindowAnswer, compare_payload, judge_description
+from recall_gui.core.agent_log import DescriptionVerdict, WindowAnswer, compare_payload, judge_description
 from recall_gui.core.base import TOOL_NAME, RecallError, compose_description
 from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.inspect import diff_lines

@@ -36,8 +36,9 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import core
-from recall_gui.core.base import METRIC_NAMES, RecallError, window_address
+from recall_gui.core.base import METRIC_NAMES, RecallError
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS, changed_ranges
+from recall_gui.core.ray import window_address
 from recall_gui.qt.models.roles import one_line
 from recall_gui.qt.panels.database_picker import DatabasePicker
 from recall_gui.qt.panels.status_note import StatusNote, tint
@@ -331,7 +332,7 @@ class DuplicatesPage(QWidget):
             session = await self.services.session()
             find = core.inspect.find_duplicates
             if self.engine_combo.currentData() == "ray":
-                find = functools.partial(core.inspect.find_duplicates_in_ray, address=window_address())
+                find = functools.partial(core.ray.find_duplicates_in_ray, address=window_address())
             report = await find(
                 session,
                 entry.target,

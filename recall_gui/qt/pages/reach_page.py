@@ -1,5 +1,5 @@
 """The Reach page: which entries of a database the agent can never return, even asked about exactly what
-they say (:mod:`recall_gui.core.agents.reach`), what takes their place and why; and how evenly the agent's
+they say (:mod:`recall_gui.core.reach.reach`), what takes their place and why; and how evenly the agent's
 results spread over the entries (a Lorenz curve or a histogram of retrievability).
 
 The report runs as a kept task with progress; Cancel stops it between jobs. Each listed entry opens
@@ -37,7 +37,8 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, engine_combo, push_button
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import GoldenCheck, ReachReport, Unreachable
+    from recall_gui.core.golden import GoldenCheck
+    from recall_gui.core.reach import ReachReport, Unreachable
     from recall_gui.qt.panels.reach_chart import ReachChart
 
 #: The ways to make each entry's query, as the page offers them (a column is typed: ``column:NAME``).
@@ -247,19 +248,19 @@ class ReachPage(QWidget):
         self.services.set_activity(f"Checking which entries of {name} the agent reaches…")
         report: ReachReport | None = None
         try:
-            asked_by = core.agents.parse_rule(rule)
+            asked_by = core.reach.parse_rule(rule)
             harness = await self.services.harness()
             if engine == "ray":
-                report = await core.agents.find_reach_in_ray(
+                report = await core.ray.find_reach_in_ray(
                     harness,
                     entry,
-                    address=core.base.window_address(),
+                    address=core.ray.window_address(),
                     limit=limit,
                     rule=asked_by,
                     on_progress=self._on_progress,
                 )
             else:
-                report = await core.agents.find_reach(
+                report = await core.reach.find_reach(
                     harness, entry, limit=limit, rule=asked_by, on_progress=self._on_progress
                 )
             await self._ensure_chart()
@@ -351,7 +352,7 @@ class ReachPage(QWidget):
         entry = services.registry.get(report.db_name) if report is not None else None
         if item is None or report is None or entry is None or not item.query:
             return None
-        check = core.agents.check_for(entry, services.registry, item.query, (item.id,), report.limit)
+        check = core.golden.check_for(entry, services.registry, item.query, (item.id,), report.limit)
         try:
             replaced = services.golden.add(check)
         except GoldenFileError as error:
@@ -363,7 +364,7 @@ class ReachPage(QWidget):
                 )
             )
             return check
-        where = core.agents.place_text(check, services.registry)
+        where = core.golden.place_text(check, services.registry)
         services.set_activity(
             f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects {item.id}, "
             f"limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until the agent "

@@ -12,7 +12,8 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import CheckHubs, Comparison, VersionsReport
+    from recall_gui.core.golden import Comparison, VersionsReport
+    from recall_gui.core.reach import CheckHubs
 
 METRICS = (("recall", "recall"), ("mrr", "MRR"), ("ndcg", "nDCG"))
 COLOURS = {"recall": "#2b7bb9", "mrr": "#d08a10", "ndcg": "#3a9e4f"}
@@ -48,7 +49,7 @@ class VersionsView(QWidget):
         self._layout.addWidget(self.note)
 
     def listing(self, name: str, count: int | None, seconds: float) -> None:
-        """How a run over versions goes (:class:`recall_gui.core.agents.VersionsProgress`): the listing."""
+        """How a run over versions goes (:class:`recall_gui.core.golden.VersionsProgress`): the listing."""
         many = f"{count:,} versions" if count is not None else "the versions"
         self.note.setText(f"Listing {many} of {name} ({seconds:.0f} s)…")
 

@@ -8,7 +8,7 @@ import os
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QWidget
 
-from recall_gui.core.agents import SWITCH_ENV, LogFiles, switch_from_env
+from recall_gui.core.agent_log import SWITCH_ENV, LogFiles, switch_from_env
 from recall_gui.core.base import MB, AppSettings, AppSettingsError, SettingsStore
 from recall_gui.qt.widgets import selectable_label
 

@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from recall_gui.core.agents import lorenz
+from recall_gui.core.reach import lorenz
 
 if TYPE_CHECKING:
     import numpy.typing as npt

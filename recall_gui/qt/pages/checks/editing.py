@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer, SignalInstance
 from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
 
-from recall_gui.core.agents import default_checks_dir, edited
 from recall_gui.core.base import GoldenFileError, InvalidInputError, quoted
+from recall_gui.core.golden import default_checks_dir, edited
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.checks_model import ChecksModel
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import GoldenCheck
+    from recall_gui.core.golden import GoldenCheck
 
 FILE_FILTER = "Golden checks (*.json);;All files (*)"
 

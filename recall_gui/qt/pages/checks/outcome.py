@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall_gui import core
-from recall_gui.core.agents import folder_text
+from recall_gui.core.golden import folder_text
 from recall_gui.qt.models.checks_model import rank_text
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import Change, CheckOutcome, GoldenCheck, LastRun
+    from recall_gui.core.golden import Change, CheckOutcome, GoldenCheck, LastRun
 
 
 def when(timestamp: float) -> str:
@@ -77,7 +77,7 @@ def outcome_text(
             + ")",
         ]
     if outcome.near_copies:
-        lines += ["", f"Pushed out? {core.agents.crowding_text(outcome.near_copies)}"]
+        lines += ["", f"Pushed out? {core.golden.crowding_text(outcome.near_copies)}"]
     if change is not None:
         lines += ["", f"Since the last run: {change.text}"]
     wanted = set(check.expect)

@@ -4,7 +4,7 @@ through the agent's own search, with what changed since the last run.
 The golden file is shared with the knowledge page through :class:`~recall_gui.qt.golden_checks.
 GoldenChecks` ("Add as golden check" there adds to it). The page builds the widgets and composes its parts
 (this package's ``__init__`` lists them). A run starts in the page's lane (Esc or Cancel stops it); its
-ranks are kept in the app's data dir (:mod:`recall_gui.core.agents.check_history`) for the next run to
+ranks are kept in the app's data dir (:mod:`recall_gui.core.golden.check_history`) for the next run to
 compare with, never beside the golden file or in a knowledge base.
 """
 
@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import core
-from recall_gui.core.agents import place_text
+from recall_gui.core.golden import place_text
 from recall_gui.qt.models.checks_model import CHANGE, EXPECTED, QUERY, RESULT, ChecksModel
 from recall_gui.qt.pages.checks.editing import CheckEditing
 from recall_gui.qt.pages.checks.outcome import outcome_text, shown_path, when
@@ -45,7 +45,8 @@ from recall_gui.qt.widgets import (
 )
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import CheckHubs, CheckRun, Comparison, GoldenCheck, VersionsReport
+    from recall_gui.core.golden import CheckRun, Comparison, GoldenCheck, VersionsReport
+    from recall_gui.core.reach import CheckHubs
 
 EMPTY_HINT = (
     "No golden checks yet. On the knowledge page, search for a question that matters, select the rows the "
@@ -249,7 +250,7 @@ class ChecksPage(QWidget):
             f"{count:,} check{'s' if count != 1 else ''}: run them to see whether the agent still gets the "
             "expected entries."
         )
-        last = core.agents.load_last_run(self.golden.path)
+        last = core.golden.load_last_run(self.golden.path)
         if last is not None:
             passed = sum(check.passed for check in last.checks.values())
             text += f" Last run {when(last.ran_at)}: {passed} of {len(last.checks)} passed."

@@ -13,8 +13,9 @@ from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QComboBox, QLabel, QProgressBar
 
 from recall_gui import core
-from recall_gui.core.base import RecallError, window_address
+from recall_gui.core.base import RecallError
 from recall_gui.core.messages import UserMessage
+from recall_gui.core.ray import window_address
 from recall_gui.qt.models.checks_model import ChecksModel
 from recall_gui.qt.pages.checks.outcome import when
 from recall_gui.qt.panels.check_views import CompareView, HubsView, VersionsView
@@ -22,15 +23,8 @@ from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import (
-        Change,
-        CheckHubs,
-        CheckRun,
-        Comparison,
-        GoldenCheck,
-        LastRun,
-        VersionsReport,
-    )
+    from recall_gui.core.golden import Change, CheckRun, Comparison, GoldenCheck, LastRun, VersionsReport
+    from recall_gui.core.reach import CheckHubs
     from recall_gui.core.search import Harness
 
 T = TypeVar("T")
@@ -84,7 +78,7 @@ class CheckRunner:
         services.set_activity("Running golden checks…")
         started = time.perf_counter()
         try:
-            previous = core.agents.load_last_run(path)
+            previous = core.golden.load_last_run(path)
             harness = await services.harness()
             run = await self._engine_run(harness, checks)
         except RecallError as error:  # the Ray engine could not start (the local one reports per check)
@@ -102,12 +96,12 @@ class CheckRunner:
         finally:
             self._set_running(False)
         elapsed = time.perf_counter() - started
-        changes = tuple(core.agents.change_since(outcome, previous) for outcome in run.outcomes)
+        changes = tuple(core.golden.change_since(outcome, previous) for outcome in run.outcomes)
         self.last_run, self.previous = run, previous
         self.model.set_outcomes(run.outcomes, changes)
         self._show_detail()
         try:
-            core.agents.save_run(path, run)
+            core.golden.save_run(path, run)
         except OSError as error:
             services.show_message(
                 UserMessage(
@@ -128,11 +122,11 @@ class CheckRunner:
             self.progress.setValue(done)
 
         if self.engine.currentData() != "ray":
-            return await core.agents.with_crowding(
-                harness, await core.agents.run_checks(harness, checks, progress)
+            return await core.golden.with_crowding(
+                harness, await core.golden.run_checks(harness, checks, progress)
             )
 
-        return await core.agents.run_checks_in_ray(
+        return await core.ray.run_checks_in_ray(
             harness.registry_dir, checks, progress, address=window_address()
         )
 
@@ -161,7 +155,7 @@ class CheckRunner:
 
         async def run() -> VersionsReport:
             harness = await self.services.harness()
-            return await core.agents.run_on_versions(harness, checks, progress=self.versions_view)
+            return await core.golden.run_on_versions(harness, checks, progress=self.versions_view)
 
         report = await self._in_view(self.versions_view.note, "The run on every version", run())
         if report is not None:
@@ -179,7 +173,7 @@ class CheckRunner:
 
         async def run() -> Comparison:
             harness = await self.services.harness()
-            return await core.agents.compare_checks(harness, checks, version=version, other=entry)
+            return await core.golden.compare_checks(harness, checks, version=version, other=entry)
 
         comparison = await self._in_view(self.compare_view.note, "The comparison", run())
         if comparison is not None:
@@ -200,11 +194,11 @@ class CheckRunner:
             self.hubs_view.note.setText(f"Searched {done:,} of {total:,} queries…")
 
         async def run() -> tuple[CheckHubs, ...]:
-            return await core.agents.hubs_of_checks(await self.services.harness(), checks, progress)
+            return await core.reach.hubs_of_checks(await self.services.harness(), checks, progress)
 
         found = await self._in_view(self.hubs_view.note, "The search for hubs", run())
         if found is not None:
-            self.hubs_view.show_hubs(found, core.agents.DEFAULT_HUB_SHARE)
+            self.hubs_view.show_hubs(found, core.reach.DEFAULT_HUB_SHARE)
             self._finished.emit()
         return found
 

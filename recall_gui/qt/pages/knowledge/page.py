@@ -19,9 +19,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from recall_gui import core
-from recall_gui.core.agents import GoldenCheck
 from recall_gui.core.base import DEFAULT_LIMIT, RecallError
 from recall_gui.core.drafts import SearchDraft
+from recall_gui.core.golden import GoldenCheck
 from recall_gui.core.registry import DatabaseEntry, Registry
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs

@@ -186,7 +186,7 @@ class Searching:
         hits = len(report.result.hits)
         scope = self.looking_at.scope(inputs)
         caption = f"{plural(hits, 'result')} for {quoted(query)} in {entry.name}{scope}"
-        copies = core.agents.copies_of_earlier(report.result.hits)
+        copies = core.golden.copies_of_earlier(report.result.hits)
         if copies:
             distinct = hits - len(copies)
             caption += f" · {distinct:,} distinct (≈ n: a near-copy of result n)"

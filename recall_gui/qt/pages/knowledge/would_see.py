@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from recall_gui import core
-from recall_gui.core.agents import GoldenCheck, check_for, place_text
 from recall_gui.core.base import GoldenFileError, RecallError, SearchHit, SearchResult, plural, quoted
+from recall_gui.core.golden import GoldenCheck, check_for, place_text
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.search import agent_scope_of, differences, same_search
 from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import core
-from recall_gui.core.agents import CallRecord
+from recall_gui.core.agent_log import CallRecord
 from recall_gui.core.base import TOOL_NAME, RecallError, plural
 from recall_gui.qt.models.call_results_model import CallResultsModel
 from recall_gui.qt.models.calls_model import CLIENT, DATABASE, MS, QUERY, RESULTS, TIME, CallsModel
@@ -216,7 +216,9 @@ class CallsTab(QWidget):
             problem = f"{record.db_name} is not in the window's registry: contents cannot be looked up."
         elif ids and entry is not None:
             try:
-                contents = await core.agents.lookup_contents(await self.services.session(), entry.target, ids)
+                contents = await core.agent_log.lookup_contents(
+                    await self.services.session(), entry.target, ids
+                )
             except RecallError as error:
                 problem = f"The contents cannot be looked up: {error.message}"
         if record is not self.selected:
@@ -232,7 +234,7 @@ class CallsTab(QWidget):
         """Send the call's arguments through the window's harness now and mark what changed."""
         self.replay_note.show_note("Replaying the call…", "neutral")
         self.replay_note.show()
-        done = await core.agents.replay(await self.services.harness(), record)
+        done = await core.agent_log.replay(await self.services.harness(), record)
         if record is not self.selected:
             return
         self.results_model.show_replay(done.diff)

@@ -19,7 +19,8 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, push_button
 
 if TYPE_CHECKING:
-    from recall_gui.core.agents import Coverage, HubReport
+    from recall_gui.core.agent_log import Coverage
+    from recall_gui.core.reach import HubReport
     from recall_gui.core.tables import Page
 
 HINT_COVERAGE = (
@@ -29,16 +30,14 @@ HINT_COVERAGE = (
 
 def hubs_text(report: HubReport, shown: int = 5) -> str:
     """The entries agents got most often (hubs: above a quarter of the calls), or that there are none."""
-    hubs = report.hubs(core.agents.DEFAULT_HUB_SHARE)
+    hubs = report.hubs(core.reach.DEFAULT_HUB_SHARE)
     if not report.queries:
         return ""
     if not hubs:
-        return (
-            f"No hub: no entry was returned for more than {core.agents.DEFAULT_HUB_SHARE:.0%} of the calls."
-        )
+        return f"No hub: no entry was returned for more than {core.reach.DEFAULT_HUB_SHARE:.0%} of the calls."
     named = ", ".join(f"{hub.id} ({hub.share:.0%})" for hub in hubs[:shown])
     more = f" and {len(hubs) - shown} more" if len(hubs) > shown else ""
-    return f"Hubs, returned for more than {core.agents.DEFAULT_HUB_SHARE:.0%} of the calls: {named}{more}."
+    return f"Hubs, returned for more than {core.reach.DEFAULT_HUB_SHARE:.0%} of the calls: {named}{more}."
 
 
 class CoverageTab(QWidget):
@@ -129,7 +128,7 @@ class CoverageTab(QWidget):
         self.coverage_summary.setText(f"Reading the ids of {name}…")
         session = await self.services.session()
         try:
-            found = await core.agents.coverage(session, entry, self.calls.records)
+            found = await core.agent_log.coverage(session, entry, self.calls.records)
             metadata = (await core.tables.describe_table(session, entry.target)).metadata_columns
         except RecallError as error:
             self.coverage = None
@@ -142,7 +141,9 @@ class CoverageTab(QWidget):
         rows = found.never_returned_rows
 
         async def fetch(offset: int, limit: int) -> Page:
-            return await core.agents.rows_by_row_id(session, entry.target, rows, offset=offset, limit=limit)
+            return await core.agent_log.rows_by_row_id(
+                session, entry.target, rows, offset=offset, limit=limit
+            )
 
         self.never_model.reset(fetch, metadata)
         self.never_table.setPlaceholder("Every entry was returned at least once." if found.entries else "")
@@ -155,7 +156,7 @@ class CoverageTab(QWidget):
             f"least once by {plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
             + (":" if found.never_returned else ".")
         )
-        self.hubs_label.setText(hubs_text(core.agents.hubs_from_log(self.calls.records, name)))
+        self.hubs_label.setText(hubs_text(core.reach.hubs_from_log(self.calls.records, name)))
         self.enable_buttons()
         self._finished.emit()
 

@@ -1,9 +1,9 @@
 """The Agent log page: what agents asked ``recall-gui mcp`` and got, a call replayed now, and coverage.
 
-The calls come from the agent log (:mod:`recall_gui.core.agents.agent_log`), written by every server a client
-started; the page reads it again when its files change (their stamps are polled while the page is shown).
-Selecting a call shows its results as the agent got them, each entry's content looked up in the table now;
-Replay sends the same arguments through the window's harness and marks ids gained, lost and moved. The
+The calls come from the agent log (:mod:`recall_gui.core.agent_log.agent_log`), written by every server a
+client started; the page reads it again when its files change (their stamps are polled while the page is
+shown). Selecting a call shows its results as the agent got them, each entry's content looked up in the table
+now; Replay sends the same arguments through the window's harness and marks ids gained, lost and moved. The
 coverage tab splits a database's rows into those the logged calls returned at least once and those never
 returned, which are browsed like any rows. Entries open on the knowledge-base page through
 ``services.navigation``.
@@ -17,7 +17,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from recall_gui.core.agents import SHOWN_LOG_BYTES, CallRecord, LogFiles, Stamp
+from recall_gui.core.agent_log import SHOWN_LOG_BYTES, CallRecord, LogFiles, Stamp
 from recall_gui.core.base import AppSettings, SettingsStore
 from recall_gui.qt.pages.log.calls import CallsTab
 from recall_gui.qt.pages.log.coverage import CoverageTab

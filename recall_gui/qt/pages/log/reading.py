@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 
-from recall_gui.core.agents import SHOWN_LOG_BYTES, CallRecord, LogFiles
+from recall_gui.core.agent_log import SHOWN_LOG_BYTES, CallRecord, LogFiles
 from recall_gui.core.base import collection_paused
 
 #: The newest calls the page holds at most.
