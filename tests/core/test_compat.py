@@ -14,7 +14,7 @@ import pytest
 
 from recall_gui.core.base import compat
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import read_query
+from recall_gui.core.storage.lance_calls import read_query
 from recall_gui.core.storage.target import TableTarget
 from tests.kbtools import KnowledgeBase
 

@@ -156,7 +156,7 @@ def test_a_query_slower_than_the_storage_timeout_says_it_timed_out(
     import pyarrow as pa
 
     from recall_gui.core.base.errors import StorageError
-    from recall_gui.core.storage.table_cache import TIMEOUT_ENV, read_query
+    from recall_gui.core.storage.lance_calls import TIMEOUT_ENV, read_query
 
     matrix = np.random.default_rng(3).normal(size=(50_000, 64)).astype(np.float32)
     vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), 64)

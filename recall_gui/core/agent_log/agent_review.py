@@ -15,8 +15,9 @@ from recall_gui.core.base.tool import TOOL_NAME
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, SearchReport
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.lance_calls import read_query
+from recall_gui.core.storage.open_table import OpenTable
 from recall_gui.core.storage.rows import columns_from_arrow
-from recall_gui.core.storage.table_cache import OpenTable, read_query
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import Page, page_from_arrow
 

@@ -18,7 +18,7 @@ from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import _exact_hits, checked_vector, index_for, open_for_search
 from recall_gui.core.session.exact import nearest_rows_many
 from recall_gui.core.session.vector_cache import NotCached
-from recall_gui.core.storage.table_cache import metric_for
+from recall_gui.core.storage.open_table import metric_for
 
 #: Fewer checks than this run one search each (a pass per check costs no more).
 MIN_BATCH = 2

@@ -12,7 +12,7 @@ from recall_gui.core.base.errors import InvalidInputError, RecallError
 from recall_gui.core.golden.golden import VersionPin
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import bounded
+from recall_gui.core.storage.lance_calls import bounded
 from recall_gui.core.tables.versions import describe_numbers, list_versions
 
 _LIST_HINT = "List them with `recall-gui versions --db NAME`, then pin one of them or remove the pin."

@@ -24,8 +24,8 @@ from recall_gui.core.inspect.near_duplicates import GroupFinder, Grouping, measu
 from recall_gui.core.session.exact import bytes_per_row
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV, MB, CachedTable, NotCached, cache_limit, rows_at
+from recall_gui.core.storage.open_table import OpenTable
 from recall_gui.core.storage.rows import columns_from_arrow
-from recall_gui.core.storage.table_cache import OpenTable
 from recall_gui.core.storage.target import TableTarget
 
 if TYPE_CHECKING:

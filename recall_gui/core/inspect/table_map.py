@@ -33,7 +33,8 @@ from recall_gui.core.inspect.projection import LABELS, MAX_MAP_POINTS, Cancelled
 from recall_gui.core.session.map_cache import KeptMap, MapKey, Method, Projection
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CachedTable
-from recall_gui.core.storage.table_cache import OpenTable, metric_for, read_batches, read_query
+from recall_gui.core.storage.lance_calls import read_batches, read_query
+from recall_gui.core.storage.open_table import OpenTable, metric_for
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.versions import list_versions
 

@@ -22,8 +22,9 @@ import numpy.typing as npt
 
 from recall_gui.core.base.types import SearchHit
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.lance_calls import read_batches, read_query
+from recall_gui.core.storage.open_table import OpenTable
 from recall_gui.core.storage.rows import hits_from_arrow
-from recall_gui.core.storage.table_cache import OpenTable, read_batches, read_query
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.versions import VersionsProgress, find_version, list_versions
 

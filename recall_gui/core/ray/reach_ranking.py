@@ -33,13 +33,13 @@ from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import index_for
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows_many
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import metric_for
+from recall_gui.core.storage.open_table import metric_for
 from recall_gui.core.storage.target import TableTarget
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from recall_gui.core.storage.table_cache import OpenTable
+    from recall_gui.core.storage.open_table import OpenTable
     from recall_gui.core.storage.target import TableOptions
 
 #: Rows a block ranks at once.

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Literal
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import MAX_QUERY_CHARS
+from recall_gui.core.storage.filter_text import column_names
+from recall_gui.core.storage.lance_calls import read_batches
+from recall_gui.core.storage.open_table import OpenTable
 from recall_gui.core.storage.rows import columns_from_arrow
-from recall_gui.core.storage.table_cache import OpenTable, column_names, read_batches
 
 if TYPE_CHECKING:
     import numpy as np

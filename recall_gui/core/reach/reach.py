@@ -36,7 +36,7 @@ from recall_gui.core.search.agent_scope import ViewScope, agent_scope_of
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import require_width
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import OpenTable
+from recall_gui.core.storage.open_table import OpenTable
 from recall_gui.core.storage.target import TableOptions
 from recall_gui.core.tables.model_detection import no_model_error
 

@@ -31,10 +31,10 @@ from recall_gui.core.session.exact import VectorMatrix, nearest_rows_many
 from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import NotCached
-from recall_gui.core.storage.table_cache import metric_for
+from recall_gui.core.storage.open_table import metric_for
 
 if TYPE_CHECKING:
-    from recall_gui.core.storage.table_cache import OpenTable
+    from recall_gui.core.storage.open_table import OpenTable
     from recall_gui.core.storage.target import TableOptions
 
 #: Queries per job on the compute thread (a search queued behind waits for one job).

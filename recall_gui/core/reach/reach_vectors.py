@@ -8,7 +8,8 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.session.exact import VectorMatrix
-from recall_gui.core.storage.table_cache import OpenTable, read_query
+from recall_gui.core.storage.lance_calls import read_query
+from recall_gui.core.storage.open_table import OpenTable
 
 #: Rows read by row id at once.
 TAKE_ROWS = 8192

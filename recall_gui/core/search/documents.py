@@ -19,7 +19,7 @@ from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.similar import find_entry
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import read_query
+from recall_gui.core.storage.lance_calls import read_query
 
 DOCUMENT_NAMES = (
     "source",

@@ -17,7 +17,8 @@ from recall_gui.core.base.captions import plural
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import bounded, legacy_fts_folder
+from recall_gui.core.storage.lance_calls import bounded
+from recall_gui.core.storage.target import legacy_fts_folder
 
 if TYPE_CHECKING:
     import numpy as np

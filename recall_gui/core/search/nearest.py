@@ -41,14 +41,9 @@ from recall_gui.core.session.exact import VectorMatrix, nearest_rows
 from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CachedTable, NotCached, rows_at
+from recall_gui.core.storage.lance_calls import bounded, read_query
+from recall_gui.core.storage.open_table import OpenTable, TableIndex, metric_for
 from recall_gui.core.storage.rows import hits_from_arrow
-from recall_gui.core.storage.table_cache import (
-    OpenTable,
-    TableIndex,
-    bounded,
-    metric_for,
-    read_query,
-)
 from recall_gui.core.storage.target import TableOptions, TableTarget
 
 if TYPE_CHECKING:

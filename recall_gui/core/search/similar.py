@@ -12,7 +12,7 @@ from recall_gui.core.base.types import SearchHit
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, SearchReport
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import read_query
+from recall_gui.core.storage.lance_calls import read_query
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import fetch_row
 

@@ -17,7 +17,7 @@ from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.storage.rows import columns_from_arrow
-from recall_gui.core.storage.table_cache import legacy_fts_folder
+from recall_gui.core.storage.target import legacy_fts_folder
 
 TextMethod = Literal["fts", "hybrid"]
 

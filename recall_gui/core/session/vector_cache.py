@@ -46,7 +46,8 @@ import numpy as np
 
 from recall_gui.core.session.certified import NotCodable
 from recall_gui.core.session.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
-from recall_gui.core.storage.table_cache import OpenTable, bounded, read_batches, read_query
+from recall_gui.core.storage.lance_calls import bounded, read_batches, read_query
+from recall_gui.core.storage.open_table import OpenTable
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
 
 from recall_gui.core.storage.columns import ColumnOverrides
 
@@ -54,3 +56,20 @@ class TableTarget:
     def at(self, version: int | None) -> TableTarget:
         """The same table at ``version`` (``None``: the latest)."""
         return TableTarget(self.uri, self.table_name, self.options, version)
+
+
+def is_local_uri(uri: str) -> bool:
+    scheme = urlparse(uri).scheme
+    return scheme in ("", "file") or (len(scheme) == 1 and uri[1:3] in (":\\", ":/"))  # Windows drive
+
+
+def legacy_fts_folder(uri: str, table: str) -> Path | None:
+    """The folder of a legacy Tantivy full-text index, which LanceDB 0.40 rejects."""
+    if not is_local_uri(uri):
+        return None
+    folder = Path(uri.removeprefix("file://")) / f"{table}.lance" / "_indices" / "fts"
+    return folder if folder.is_dir() else None
+
+
+def local_path(uri: str) -> Path:
+    return Path(uri[len("file://") :] if uri.startswith("file://") else uri).expanduser()

@@ -15,8 +15,9 @@ from recall_gui.core.base.captions import plural, quoted
 from recall_gui.core.base.types import SearchHit
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.columns import ColumnMapping
+from recall_gui.core.storage.lance_calls import read_query
+from recall_gui.core.storage.open_table import OpenTable, TableIndex
 from recall_gui.core.storage.rows import columns_from_arrow, hits_from_arrow
-from recall_gui.core.storage.table_cache import OpenTable, TableIndex, read_query
 from recall_gui.core.storage.target import TableTarget
 
 if TYPE_CHECKING:

@@ -19,7 +19,9 @@ from recall_gui.core.registry.models import LocalModel
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.columns import ColumnMapping, detect_columns
-from recall_gui.core.storage.table_cache import bounded, is_local_uri, list_tables, local_path, slow_hint
+from recall_gui.core.storage.lance_calls import bounded, slow_hint
+from recall_gui.core.storage.table_cache import list_tables
+from recall_gui.core.storage.target import is_local_uri, local_path
 from recall_gui.core.tables.model_detection import (
     ModelDetection,
     available_local_models,

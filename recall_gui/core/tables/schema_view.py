@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import OpenTable, TableIndex
+from recall_gui.core.storage.open_table import OpenTable, TableIndex
 from recall_gui.core.storage.target import TableTarget
 
 if TYPE_CHECKING:

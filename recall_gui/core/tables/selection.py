@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import read_query
+from recall_gui.core.storage.lance_calls import read_query
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import MAX_PAGE, Page, both, filter_expression, page_from_arrow
 

@@ -22,8 +22,8 @@ from recall_gui.core.base.atomic import AtomicTextFile
 from recall_gui.core.base.errors import ExportError
 from recall_gui.core.base.output_paths import refuse_output
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.lance_calls import bounded
 from recall_gui.core.storage.rows import ArrowColumns, columns_from_arrow
-from recall_gui.core.storage.table_cache import bounded
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import both, filter_expression
 from recall_gui.core.tables.export import ExportColumn, ExportFormat, RowWriter, plain_value, row_writer

@@ -18,14 +18,8 @@ from typing import Any
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.table_cache import (
-    TIMEOUT_ENV,
-    bounded,
-    is_local_uri,
-    local_path,
-    operation_timeout,
-)
-from recall_gui.core.storage.target import TableTarget
+from recall_gui.core.storage.lance_calls import TIMEOUT_ENV, bounded, operation_timeout
+from recall_gui.core.storage.target import TableTarget, is_local_uri, local_path
 
 
 @dataclass(frozen=True)
