@@ -10,6 +10,7 @@ from . import (
     inspect as inspect,
     messages as messages,
     registry as registry,
+    review as review,
     search as search,
     session as session,
     storage as storage,
