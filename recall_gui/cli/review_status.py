@@ -13,7 +13,7 @@ from recall_gui import core
 from recall_gui.cli.common import report_error, write_stdout
 from recall_gui.cli.review_opening import open_review_of, review_options
 from recall_gui.core.agents import LogFiles, parse_since
-from recall_gui.core.base import RecallError, json_text, one_line, printable
+from recall_gui.core.base import RecallError, json_text, one_line, plural, printable
 from recall_gui.core.review import FLAGGED, VERDICTS, parse_verdicts
 from recall_gui.core.storage import entry_label
 
@@ -213,9 +213,9 @@ def run_status(args: argparse.Namespace) -> int:
         report_error(f"the table still holds {entries} marked {' or '.join(sorted(fail_on))}")
         return EXIT_FLAGGED
     if status["damaged_lines"]:
+        lines = plural(len(status["damaged_lines"]), "line")
         report_error(
-            f"{len(status['damaged_lines']):,} lines of {status['file']} cannot be read: a verdict in them "
-            "is not known",
+            f"{lines} of {status['file']} cannot be read: a verdict there is not known",
             hint="Fix or remove those lines by hand (their numbers are above).",
         )
         return EXIT_UNUSABLE

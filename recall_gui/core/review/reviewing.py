@@ -239,11 +239,12 @@ class Review:
         return next((text for text in rows if content_sha256(text) == changed.reviewed.content_sha256), None)
 
     def damaged_text(self) -> str | None:
-        if not self.damaged:
+        """What the window says of the file's damaged lines (``None`` when it has none)."""
+        count = len(self.damaged)
+        if not count:
             return None
-        return (
-            f"{plural(len(self.damaged), 'line')} of {self.file.path} are not review records (kept, not read)"
-        )
+        are = "is not a review record" if count == 1 else "are not review records"
+        return f"{plural(count, 'line')} of {self.file.path} {are} (kept, not read)"
 
 
 async def rows_with_id(opened: OpenTable, entry_id: str) -> list[str]:
