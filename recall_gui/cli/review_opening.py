@@ -11,6 +11,7 @@ from recall_gui import core
 from recall_gui.cli.common import location, registry_option, report_error, warn_problems
 from recall_gui.cli.databases import chosen_database, refuse_unclear
 from recall_gui.cli.folder_options import add_path_options
+from recall_gui.core.base import InvalidInputError
 from recall_gui.core.registry import load_registry
 
 if TYPE_CHECKING:
@@ -46,6 +47,11 @@ async def open_review_of(session: Session, args: argparse.Namespace) -> Review:
         scope = core.search.agent_scope_of(core.search.ViewScope(entry), registry)
         entry = scope.entry if scope.opened_as_registered else entry
     path = Path(args.file) if args.file else None
+    if path is not None and args.review_command != "mark" and not path.exists():
+        raise InvalidInputError(
+            f"the review file {path} does not exist",
+            hint="Check --file (a new file is made by `recall-gui review mark`).",
+        )
     review = await core.review.open_review(session, entry, path=path, who=getattr(args, "who", None))
     for line in review.damaged:
         report_error(line.text(), level="warning")

@@ -125,6 +125,8 @@ def test_status_exits_2_when_it_cannot_tell(
     code, _out, err = status(capsys, table, "--file", str(damaged), "--fail-on", "wrong")
     assert code == 2 and "line 1 is not a review record" in err and "1 line of" in err
     assert damaged.read_text(encoding="utf-8") == "not a record\n"
+    code, _out, err = status(capsys, table, "--file", str(tmp_path / "mistyped.jsonl"), "--fail-on", "wrong")
+    assert code == 2 and "mistyped.jsonl does not exist" in err
 
 
 def test_export_lists_each_standing_verdict_with_its_text(
@@ -143,6 +145,12 @@ def test_export_lists_each_standing_verdict_with_its_text(
     assert rows[0]["content_sha256"] == sha("beta") and rows[0]["note"] == "see v2"
     code, out, err = run(capsys, *base, "--format", "json")
     assert code == 0 and [item["content"] for item in json.loads(out)] == ["beta", "doc one"]
+    written = table.db_dir.parent / "verdicts.json"
+    assert run(capsys, *base, "--format", "json", "-o", str(written))[0] == 0
+    assert written.read_text(encoding="utf-8") == out
+    before = snapshot_tree(table.db_dir)
+    code, _out, err = run(capsys, *base, "--format", "csv", "-o", str(table.db_dir / "verdicts.csv"))
+    assert code == 1 and "which this app never writes" in err and snapshot_tree(table.db_dir) == before
 
 
 def test_merging_two_reviewers_keeps_every_verdict_and_lists_conflicts(

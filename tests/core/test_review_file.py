@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from recall_gui.core.review.ledger import Ledger
+from recall_gui.core.review.record_table import RecordTable, read_json_records
 from recall_gui.core.review.records import ReviewRecord
 from recall_gui.core.review.review_file import (
     WHO_ENV,
@@ -52,7 +53,7 @@ def test_the_latest_verdict_on_a_content_stands_and_undo_brings_back_the_one_bef
         record_line("beta", "outdated", record="r3"),
         record_line("alpha", None, record="u1", when="2025-06-03T10:00:00Z", undoes="r2"),
     )
-    ledger = Ledger(ReviewFile(path).read().records)
+    ledger = Ledger(ReviewFile(path).read().table)
     assert ledger.verdict(sha("alpha")) == "correct"  # r2 undone: r1 stands again
     assert ledger.verdict(sha("beta")) == "outdated"
     assert ledger.verdict(sha("gamma")) is None
@@ -70,7 +71,7 @@ def test_two_reviewers_who_disagree_are_a_conflict_and_agreeing_ones_are_not() -
         record_line("gamma", "outdated", record="b4", who="bob", when="2025-06-02T10:00:00Z"),
         record_line("gamma", "outdated", record="a3", who="alice"),
     ]
-    ledger = Ledger(ReviewRecord.from_dict(json.loads(line)) for line in lines)
+    ledger = Ledger(RecordTable.of([ReviewRecord.from_dict(json.loads(line)) for line in lines]))
     (conflict,) = ledger.conflicts()
     assert conflict.content_sha256 == sha("alpha")
     assert [(record.who, record.verdict) for record in conflict.verdicts] == [
@@ -190,3 +191,26 @@ def test_who_is_the_option_then_the_environment_then_the_user(monkeypatch: pytes
     monkeypatch.setenv("LOGNAME", "login-name")
     monkeypatch.setenv("USER", "login-name")
     assert reviewer() == "login-name"
+
+
+def test_a_file_read_as_columns_and_read_line_by_line_says_the_same(tmp_path: Path) -> None:
+    lines = [
+        record_line("alpha", "wrong", record="r1", when="2025-06-01T12:00:00+02:00"),
+        record_line("beta", "correct", record="r2", when="2025-06-01T10:00:00.5Z", version=None),
+        record_line("alpha", "outdated", record="r3", when="2025-06-01T10:30:00Z", entry_id="Grüße 🚀"),
+        record_line("beta", None, record="u1", when="2025-06-02T00:00:00Z", undoes="r2"),
+        record_line("gamma", "skip", record="r1", when="2025-06-03T00:00:00Z"),  # r1 again: counts once
+    ]
+    clean = write(tmp_path / "clean.jsonl", *lines)
+    assert read_json_records(clean.read_bytes()) is not None  # read as columns
+    damaged = write(tmp_path / "damaged.jsonl", *lines, "not a record\n")
+    assert read_json_records(damaged.read_bytes()) is None  # read line by line
+    fast, slow = ReviewFile(clean).read(), ReviewFile(damaged).read()
+    assert fast.records == slow.records and len(slow.damaged) == 1
+    assert list(fast.table.instants) == list(slow.table.instants)
+    for contents in (fast, slow):
+        ledger = Ledger(contents.table)
+        # alpha: r1 at 10:00 UTC, r3 at 10:30 UTC stands; beta: its only verdict undone; gamma: r1's id
+        # was taken, so the second r1 is not read.
+        assert {sha: ledger.verdict(sha) for sha in ledger.standing} == {sha("alpha"): "outdated"}
+        assert ledger.standing[sha("alpha")].entry_id == "Grüße 🚀"

@@ -176,8 +176,7 @@ def served_report(
             for entry in flagged:
                 assert entry.content_sha256 is not None and entry.verdict is not None
                 flagged_entries[entry.content_sha256] = entry.verdict
-    standing = state.ledger.standing
-    reviewed = sum(1 for sha in given if sha in standing and standing[sha].verdict in JUDGED)
+    reviewed = sum(1 for sha in given if state.ledger.verdict(sha) in JUDGED)
     return ServedReport(
         db_name, period, len(calls), tuple(flagged_calls), flagged_entries, dict(given), reviewed, untold
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.output_paths import refuse_output
 from recall_gui.core.review.ledger import Conflict, Ledger
+from recall_gui.core.review.record_table import RecordTable
 from recall_gui.core.review.records import ReviewRecord
 from recall_gui.core.review.review_file import DamagedLine, parse_lines
 
@@ -69,7 +70,7 @@ def merge_files(paths: Sequence[Path]) -> MergedFile:
             seen.setdefault(record.record, line)
             kept.append(((record.moment, source, number), line + b"\n", record))
     kept.sort(key=lambda item: item[0])
-    ledger = Ledger(record for _key, _line, record in kept)
+    ledger = Ledger(RecordTable.of([record for _key, _line, record in kept]))
     return MergedFile(
         lines=tuple(line for _key, line, _record in kept) + tuple(damaged_lines),
         records=len(kept),

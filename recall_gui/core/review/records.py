@@ -21,6 +21,9 @@ VERDICTS = ("correct", "outdated", "wrong", "duplicate", "skip")
 FLAGGED = frozenset({"wrong", "outdated"})
 #: Verdicts that count as reviewed (a skipped entry was seen, not judged).
 JUDGED = ("correct", "outdated", "wrong", "duplicate")
+#: A verdict as a small number: its place in VERDICTS plus one (0: none).
+CODES = {verdict: code for code, verdict in enumerate(VERDICTS, start=1)}
+JUDGED_CODES = tuple(CODES[verdict] for verdict in JUDGED)
 Kind = Literal["verdict", "undo"]
 VERDICT: Kind = "verdict"
 UNDO: Kind = "undo"

@@ -17,11 +17,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.output_paths import output_problem
 from recall_gui.core.base.paths import app_data_dir
 from recall_gui.core.review.records import ReviewRecord
+
+if TYPE_CHECKING:  # NumPy and Arrow load when a file is read, not when the command line starts
+    from recall_gui.core.review.record_table import RecordTable
 
 #: Who marks, when ``--who`` does not say (else the operating system's user name).
 WHO_ENV = "RECALL_GUI_REVIEWER"
@@ -89,20 +93,32 @@ class FileContents:
     bytes, ``lines`` whole lines (a last line without its newline is reported but read again next time,
     when a writer may have finished it)."""
 
-    records: tuple[ReviewRecord, ...] = ()
+    table: RecordTable
     damaged: tuple[DamagedLine, ...] = ()
     end: int = 0
     lines: int = 0
     #: Read from the first byte (the file was new, or shorter than where the last read ended: replaced).
     from_start: bool = True
 
+    @property
+    def records(self) -> tuple[ReviewRecord, ...]:
+        """Every record as an object (a few: a large file's are used as columns, :attr:`table`)."""
+        return tuple(self.table.record(row) for row in range(len(self.table)))
+
 
 def parse_lines(path: Path, raw: bytes, *, start: int = 0, lines_before: int = 0) -> FileContents:
     """The records of ``raw``, a review file's bytes from byte ``start`` on (``path`` names it in reports;
     line numbers count on from ``lines_before``)."""
+    from recall_gui.core.review.record_table import RecordTable, read_json_records
+
+    whole = raw.rfind(b"\n") + 1
+    end, lines = start + whole, lines_before + raw.count(b"\n")
+    if raw.endswith(b"\n") or not raw.strip():  # a last line cut short is reported below, not here
+        fast = read_json_records(raw)
+        if fast is not None:
+            return FileContents(fast, (), end, lines, from_start=start == 0)
     records: list[ReviewRecord] = []
     damaged: list[DamagedLine] = []
-    whole = raw.rfind(b"\n") + 1
     pieces = raw.split(b"\n")
     cut_short = pieces[-1] != b""  # the last line has no newline: a write cut short, or under way
     for index, line in enumerate(pieces):
@@ -114,8 +130,7 @@ def parse_lines(path: Path, raw: bytes, *, start: int = 0, lines_before: int = 0
             if cut_short and index == len(pieces) - 1:
                 reason = f"the last line is incomplete, a write cut short? ({reason})"
             damaged.append(DamagedLine(path, number, reason))
-    end, lines = start + whole, lines_before + raw.count(b"\n")
-    return FileContents(tuple(records), tuple(damaged), end, lines, from_start=start == 0)
+    return FileContents(RecordTable.of(records), tuple(damaged), end, lines, from_start=start == 0)
 
 
 def _problem(line: bytes, records: list[ReviewRecord]) -> str | None:
@@ -167,7 +182,7 @@ class ReviewFile:
                 file.seek(start)
                 raw = file.read()
         except FileNotFoundError:
-            return FileContents()
+            return parse_lines(self.path, b"")
         except IsADirectoryError:
             raise InvalidInputError(f"the review file {self.path} is a folder") from None
         except OSError as error:

@@ -17,13 +17,13 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.review.ledger import Ledger
-from recall_gui.core.review.records import JUDGED, VERDICTS, ReviewRecord
-from recall_gui.core.review.snapshot import Positions, TableSnapshot, digests_of
+from recall_gui.core.review.records import CODES, JUDGED_CODES, VERDICTS, ReviewRecord
+from recall_gui.core.review.snapshot import Positions, TableSnapshot
+from recall_gui.core.storage.content_identity import content_sha256
 
-#: A row's verdict as a small number: 0 none, else its place in VERDICTS plus one.
-CODES = {verdict: code for code, verdict in enumerate(VERDICTS, start=1)}
+#: A row without a verdict (verdicts are CODES, from 1).
 NOT_REVIEWED = 0
-_JUDGED_CODES = np.array([CODES[verdict] for verdict in JUDGED], np.int8)
+_JUDGED_CODES = np.array(JUDGED_CODES, np.int8)
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,9 @@ class ReviewState:
         self.snapshot = snapshot
         self.ledger = ledger
         self.codes = np.zeros(len(snapshot), np.int8)
-        shas = list(ledger.standing)
-        if shas:
-            given, positions = snapshot.match_digests(digests_of(shas))
-            verdict_codes = np.array([CODES[ledger.standing[sha].verdict or ""] for sha in shas], np.int8)
-            self.codes[positions] = verdict_codes[given]
+        digests, codes = ledger.standing_digests_and_codes()
+        given, positions = snapshot.match_digests(digests)
+        self.codes[positions] = codes[given]
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -76,8 +74,12 @@ class ReviewState:
         return self.ledger.standing.get(self.snapshot.sha_at(position))
 
     def verdicts_of(self, shas: list[str]) -> list[ReviewRecord | None]:
-        """The standing verdict record on each content (a search's results, a logged call's)."""
+        """The standing verdict record on each content (a logged call's results, by their digests)."""
         return [self.ledger.standing.get(sha) for sha in shas]
+
+    def verdicts_of_texts(self, texts: list[str]) -> list[ReviewRecord | None]:
+        """The standing verdict record on each text (a search's results, the Agent view's)."""
+        return self.verdicts_of([content_sha256(text) for text in texts])
 
     # --- the whole table -------------------------------------------------------------------------------
 
@@ -119,35 +121,26 @@ class ReviewState:
 
     def changed_entries(self) -> tuple[ChangedEntry, ...]:
         by_id = self.ledger.judged_by_id()
+        return tuple(
+            self._changed(position, by_id) for position in np.flatnonzero(self.changed_mask).tolist()
+        )
+
+    def _changed(self, position: int, by_id: dict[str, int]) -> ChangedEntry:
         snapshot = self.snapshot
-        found = []
-        for position in np.flatnonzero(self.changed_mask).tolist():
-            entry_id = snapshot.id_at(position)
-            found.append(
-                ChangedEntry(
-                    position,
-                    int(snapshot.row_ids[position]),
-                    entry_id,
-                    snapshot.sha_at(position),
-                    by_id[entry_id],
-                )
-            )
-        return tuple(found)
+        entry_id = snapshot.id_at(position)
+        reviewed = self.ledger.row(by_id[entry_id])
+        return ChangedEntry(
+            position, int(snapshot.row_ids[position]), entry_id, snapshot.sha_at(position), reviewed
+        )
 
     def changed_entry(self, position: int) -> ChangedEntry | None:
         """The row at ``position`` as a changed entry, or ``None`` when it is not one."""
         if not self.changed_mask[position]:
             return None
-        entry_id = self.snapshot.id_at(position)
-        reviewed = self.ledger.judged_by_id()[entry_id]
-        return ChangedEntry(
-            position, int(self.snapshot.row_ids[position]), entry_id, self.snapshot.sha_at(position), reviewed
-        )
+        return self._changed(position, self.ledger.judged_by_id())
 
     def gone(self) -> int:
         """Contents with a standing verdict that no row of this version holds."""
-        shas = list(self.ledger.standing)
-        if not shas:
-            return 0
-        given, _positions = self.snapshot.match_digests(digests_of(shas))
-        return len(shas) - len(np.unique(given))
+        digests, _codes = self.ledger.standing_digests_and_codes()
+        given, _positions = self.snapshot.match_digests(digests)
+        return len(digests) - len(np.unique(given))

@@ -13,6 +13,7 @@ from typing import Any
 from recall_gui.core.base.captions import plural
 from recall_gui.core.base.credentials import masked
 from recall_gui.core.base.errors import ConnectError, InvalidInputError
+from recall_gui.core.base.own_thread import on_own_thread
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.review.ledger import Ledger
 from recall_gui.core.review.records import (
@@ -115,7 +116,7 @@ class Review:
         self.who = who
         self.damaged: tuple[DamagedLine, ...] = contents.damaged
         self._read = (contents.end, contents.lines)
-        self.state = ReviewState(snapshot, Ledger(contents.records))
+        self.state = ReviewState(snapshot, Ledger(contents.table))
         #: The verdicts marked here, newest last, that Undo takes back in turn.
         self._marked: list[ReviewRecord] = []
 
@@ -195,11 +196,11 @@ class Review:
         end, lines = self._read
         contents = self.file.read(end, lines)
         if contents.from_start and end:
-            self.state = ReviewState(self.snapshot, Ledger(contents.records))
+            self.state = ReviewState(self.snapshot, Ledger(contents.table))
             self.damaged = contents.damaged
             self._read = (contents.end, contents.lines)
             return len(self.state)
-        changed = sum(len(self.state.apply(record)) for record in contents.records)
+        changed = sum(len(self.state.apply(record)) for record in contents.records)  # a few new ones
         known = {(line.path, line.number) for line in self.damaged}
         self.damaged += tuple(line for line in contents.damaged if (line.path, line.number) not in known)
         self._read = (contents.end, contents.lines)
@@ -275,6 +276,12 @@ async def open_review(
     file.check_writable()
     marker = reviewer(who)
     target = entry.target.at(None)
-    snapshot = await read_snapshot(session, target)
-    contents = await asyncio.get_running_loop().run_in_executor(session.inspect_executor, file.read)
+    # The file is decoded on a thread of its own while the table's snapshot is read.
+    reading = on_own_thread("recall-review-file", file.read)
+    try:
+        snapshot = await read_snapshot(session, target)
+    except BaseException:
+        await asyncio.wait([reading])  # the thread's work ends before the error goes on
+        raise
+    contents = await reading
     return Review(ReviewPlace.of(entry), target, file=file, contents=contents, snapshot=snapshot, who=marker)

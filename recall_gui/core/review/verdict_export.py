@@ -23,7 +23,7 @@ TAKE_CHUNK = 4096
 
 async def verdict_table(session: Session, review: Review) -> ExportTable:
     """Every standing verdict with its content's rows and text at the review's version."""
-    standing = sorted(review.state.ledger.standing.values(), key=lambda record: record.moment)
+    standing = review.state.ledger.standing_records()
     snapshot = review.snapshot
     shas = [record.content_sha256 for record in standing]
     index, positions = snapshot.match_digests(digests_of(shas)) if shas else (np.empty(0, np.intp),) * 2
