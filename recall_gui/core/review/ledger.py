@@ -60,7 +60,7 @@ class Ledger:
         self.table = table if table is not None else RecordTable.of([])
         self._extra: list[ReviewRecord] = []
         self._extra_instants: list[int] = []
-        first = _first_of_each_id(self.table)
+        first = self._first = _first_of_each_id(self.table)
         undoing = np.flatnonzero(self.table.undo & first)
         self._retracted: set[str] = set(self.table.texts("undoes", undoing)) if len(undoing) else set()
         live = ~self.table.undo & first
@@ -128,9 +128,8 @@ class Ledger:
 
     def _rows_of(self, sha: str) -> list[int]:
         wanted = np.frombuffer(bytes.fromhex(sha), np.uint8)
-        loaded = (
-            np.flatnonzero(np.all(self.table.digests == wanted, axis=1)).tolist() if len(self.table) else []
-        )
+        same = np.all(self.table.digests == wanted, axis=1) & self._first if len(self.table) else []
+        loaded = np.flatnonzero(same).tolist()
         offset = len(self.table)
         return loaded + [offset + n for n, record in enumerate(self._extra) if record.content_sha256 == sha]
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 #: Bump when what a kept snapshot holds changes, so older files are not read.
 REVISION = 2
-#: Snapshots kept in the cache folder (the newest; each is ~50 bytes per row).
+#: Snapshots kept in the cache folder (the newest; each is ~70 bytes per row).
 KEPT_FILES = 8
 CACHE_FOLDER = "reviews"
 #: Batches read ahead of the hashing.
