@@ -1,17 +1,11 @@
-"""An entry's content sha256: one text, and a whole column hashed where Arrow holds it, against hashlib
-over the UTF-8 text (and published digests)."""
+"""An entry's content sha256 against published digests and hashlib over the UTF-8 text (a whole column's,
+computed by LanceDB: tests/core/test_review.py)."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
-from recall_gui.core.storage.content_identity import (
-    content_sha256,
-    entry_label,
-    is_sha_prefix,
-    sha256_column,
-)
+from recall_gui.core.storage.content_identity import content_sha256, entry_label, is_sha_prefix
 from tests.reviewtools import sha
 
 #: SHA-256 test vectors (FIPS 180-2): the empty text and "abc".
@@ -34,18 +28,3 @@ def test_the_short_form_is_the_id_and_eight_hex_digits() -> None:
 )
 def test_a_sha_prefix_is_lowercase_hex(text: str, valid: bool) -> None:
     assert is_sha_prefix(text) is valid
-
-
-def test_a_column_is_hashed_text_by_text_nulls_as_the_empty_text() -> None:
-    texts = ["abc", None, "Grüße 🚀", "", "x" * 5000]
-    sliced = pa.array(["skip me", *texts]).slice(1)  # an offset into the buffers
-    chunked = pa.chunked_array([sliced, pa.array(["tail"])])
-    found = [bytes(row).hex() for row in sha256_column(chunked)]
-    assert found == [sha(text or "") for text in [*texts, "tail"]]
-    assert found[1] == EMPTY and found[0] == ABC
-
-
-def test_a_large_string_column_and_an_empty_one() -> None:
-    large = pa.array(["abc", "de"], pa.large_string())
-    assert [bytes(row).hex() for row in sha256_column(large)] == [ABC, sha("de")]
-    assert sha256_column(pa.array([], pa.string())).shape == (0, 32)

@@ -237,10 +237,10 @@ def test_a_version_is_hashed_once_and_then_read_from_the_cache_folder(
     first = review.snapshot
     assert first.not_kept == ""
 
-    def never(*_args: object) -> None:
-        raise AssertionError("hashed again")
+    async def never(*_args: object) -> None:
+        raise AssertionError("read and hashed again")
 
-    monkeypatch.setattr(snapshots, "sha256_column", never)
+    monkeypatch.setattr(snapshots, "_read_rows", never)
     again = asyncio.run(snapshots.read_snapshot(session, table.entry().target))
     assert np.array_equal(again.digests, first.digests) and again.ids.to_pylist() == list(IDS)
     assert [bytes(row).hex() for row in again.digests] == [sha(text) for text in TEXTS]
@@ -256,3 +256,30 @@ def test_a_damaged_line_of_the_review_file_is_said_and_the_rest_is_read(table: T
     assert review.damaged_text() == f"1 line of {path} is not a review record (kept, not read)"
     assert review.state.verdict_at(position_of(review, TEXTS[4])) == "wrong"
     close(session)
+
+
+@pytest.mark.parametrize("with_ids", [True, False])
+def test_digests_are_the_texts_sha256_missing_and_non_latin_texts_too(tmp_path: Path, with_ids: bool) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    from recall_gui.core.review.snapshot import read_snapshot
+    from recall_gui.core.storage.target import TableTarget
+
+    texts = ["plain", None, "Grüße, ش, 🚀", "", "x" * 100_000]
+    columns = {
+        "content": pa.array(texts, pa.large_string()),
+        "vector": pa.array([[0.5, 1.0]] * 5, pa.list_(pa.float32(), 2)),
+    }
+    if with_ids:
+        columns = {"id": pa.array([10, 11, 12, 12, None], pa.int64()), **columns}
+    lancedb.connect(str(tmp_path / "db")).create_table("t", pa.table(columns))
+    session = Session(keep_vectors=False)
+    snapshot = asyncio.run(read_snapshot(session, TableTarget(str(tmp_path / "db"), "t")))
+    close(session)
+    assert [snapshot.sha_at(p) for p in range(5)] == [sha(text or "") for text in texts]
+    ids = [snapshot.id_at(p) for p in range(5)]
+    assert ids == (
+        ["10", "11", "12", "12", ""] if with_ids else [str(row) for row in snapshot.row_ids.tolist()]
+    )
+    assert snapshot.id_counts.tolist() == ([1, 1, 2, 2, 1] if with_ids else [1] * 5)

@@ -40,8 +40,9 @@ FIELDS = (
     ("undoes", "string"),
     ("format", "int64"),
 )
-#: Bytes Arrow's reader takes at a time: more than the longest line a record may have.
-BLOCK_BYTES = 4 << 20
+#: Bytes Arrow's reader takes at a time: more than the longest line read as a record (a longer one fails
+#: the read, and the file is read line by line, which says so).
+BLOCK_BYTES = 2 << 20
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _RECORD_ID = r"^[0-9A-Za-z_-]{1,64}$"
 
@@ -115,7 +116,7 @@ def read_json_records(raw: bytes) -> RecordTable | None:
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    if not raw.strip():
+    if not raw or raw.isspace():
         return RecordTable.of([])
     try:
         table = pj.read_json(

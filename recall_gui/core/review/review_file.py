@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from filelock import FileLock, Timeout
+
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.output_paths import output_problem
 from recall_gui.core.base.paths import app_data_dir
@@ -113,7 +115,7 @@ def parse_lines(path: Path, raw: bytes, *, start: int = 0, lines_before: int = 0
 
     whole = raw.rfind(b"\n") + 1
     end, lines = start + whole, lines_before + raw.count(b"\n")
-    if raw.endswith(b"\n") or not raw.strip():  # a last line cut short is reported below, not here
+    if raw.endswith(b"\n") or not raw or raw.isspace():  # a line cut short is reported below, not here
         fast = read_json_records(raw)
         if fast is not None:
             return FileContents(fast, (), end, lines, from_start=start == 0)
@@ -194,8 +196,6 @@ class ReviewFile:
     def append(self, record: ReviewRecord) -> None:
         """Add one record at the end, as one write, under the lock (raises :class:`InvalidInputError` when
         the file cannot be written)."""
-        from filelock import FileLock, Timeout
-
         self.check_writable()
         line = record.to_line()
         try:

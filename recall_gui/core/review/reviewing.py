@@ -284,4 +284,5 @@ async def open_review(
         await asyncio.wait([reading])  # the thread's work ends before the error goes on
         raise
     contents = await reading
+    await session.tables.open(target.at(snapshot.version))  # what each entry is read from, opened once
     return Review(ReviewPlace.of(entry), target, file=file, contents=contents, snapshot=snapshot, who=marker)

@@ -1,7 +1,8 @@
 """One version of a table as a review sees it: each row's row id, its id as shown and its content's sha256,
 in the order a scan returns the rows. Nothing else of a row is held (a few dozen bytes per row).
 
-Hashing a million texts takes a second or two, so a version's snapshot is kept in the app's cache folder
+LanceDB computes the digests as it reads (the texts never reach Python); reading and hashing a million
+rows still takes a second or more, so a version's snapshot is kept in the app's cache folder
 (``<cache>/reviews``), keyed by the table, the version and what identifies that version on disk (a table
 dropped and made again restarts its numbers): a version never changes, so a kept one is read back as it
 is, mapped from the file. A cache folder that cannot be written costs only time.
@@ -25,7 +26,7 @@ import numpy.typing as npt
 from recall_gui.core.base.credentials import without_credentials
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.paths import app_cache_dir
-from recall_gui.core.storage.content_identity import DIGEST_BYTES, is_sha_prefix, sha256_column
+from recall_gui.core.storage.content_identity import DIGEST_BYTES, is_sha_prefix
 from recall_gui.core.storage.table_cache import OpenTable, is_local_uri, local_path, read_batches
 from recall_gui.core.storage.target import without_secrets
 from recall_gui.core.tables.versions import list_versions
@@ -41,8 +42,6 @@ REVISION = 2
 #: Snapshots kept in the cache folder (the newest; each is ~70 bytes per row).
 KEPT_FILES = 8
 CACHE_FOLDER = "reviews"
-#: Batches read ahead of the hashing.
-HASHING_AHEAD = 4
 
 Positions = npt.NDArray[np.intp]
 
@@ -209,28 +208,30 @@ async def _version_stamp(session: Session, target: TableTarget, opened: OpenTabl
     return next((v.timestamp.isoformat() for v in versions if v.version == opened.version), "")
 
 
+#: The names the snapshot's query gives what it selects.
+_DIGEST, _ID = "review_digest", "review_id"
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
 async def _read_rows(session: Session, opened: OpenTable) -> pa.Table:
+    """Every row's row id, id and content digest. The digests are computed by LanceDB's engine as it reads
+    (DataFusion's ``sha256`` of the text's UTF-8 bytes, on its own threads): the texts never reach Python."""
     import pyarrow as pa
 
     columns = opened.columns
-    wanted = [name for name in (columns.id, columns.content) if name]
-    query = opened.table.query().select(list(dict.fromkeys(wanted))).with_row_id()
+    wanted = {_DIGEST: f"sha256({_quoted(columns.content)})"}
+    if columns.id:
+        wanted[_ID] = _quoted(columns.id)
+    query = opened.table.query().select(wanted).with_row_id()
     what = f'reading version {opened.version} of "{opened.name}"'
     loop = asyncio.get_running_loop()
-    hashing: list[asyncio.Future[pa.RecordBatch]] = []
-    try:
-        # LanceDB reads the next batches while the earlier ones are hashed (a few in flight).
-        async for batch in read_batches(query, what):
-            hashing.append(loop.run_in_executor(session.inspect_executor, _fingerprint, batch, opened))
-            if len(hashing) - sum(part.done() for part in hashing) > HASHING_AHEAD:
-                await asyncio.wait(
-                    [part for part in hashing if not part.done()], return_when=asyncio.FIRST_COMPLETED
-                )
-        parts = [await part for part in hashing]
-    except BaseException:
-        for part in hashing:
-            part.cancel()
-        raise
+    parts = [
+        await loop.run_in_executor(session.inspect_executor, _fingerprint, batch, columns.id is not None)
+        async for batch in read_batches(query, what)
+    ]
     return pa.Table.from_batches(parts, schema=_schema())
 
 
@@ -247,16 +248,20 @@ def _schema() -> pa.Schema:
     )
 
 
-def _fingerprint(batch: pa.RecordBatch, opened: OpenTable) -> pa.RecordBatch:
-    """One batch's row ids, ids as text and content digests (CPU work: on a worker thread)."""
+def _fingerprint(batch: pa.RecordBatch, has_ids: bool) -> pa.RecordBatch:
+    """One batch's row ids, ids as text and content digests, with each digest's key (a missing text is
+    the empty one)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    columns = opened.columns
     row_ids = batch.column("_rowid").cast(pa.uint64())
-    ids = id_texts(batch.column(columns.id)) if columns.id else row_ids.cast(pa.string())
-    digests = sha256_column(batch.column(columns.content))
-    binary = pa.Array.from_buffers(pa.binary(DIGEST_BYTES), len(digests), [None, pa.py_buffer(digests)])
-    return pa.record_batch([row_ids, ids, binary, pa.array(digest_keys(digests))], schema=_schema())
+    ids = id_texts(batch.column(_ID)) if has_ids else row_ids.cast(pa.string())
+    empty = pa.scalar(hashlib.sha256(b"").digest(), pa.binary())
+    binary = pc.fill_null(batch.column(_DIGEST), empty).cast(pa.binary(DIGEST_BYTES))
+    rows = len(binary)
+    digests = np.frombuffer(binary.buffers()[1], np.uint8, rows * DIGEST_BYTES, binary.offset * DIGEST_BYTES)
+    keys = digest_keys(digests.reshape(rows, DIGEST_BYTES))
+    return pa.record_batch([row_ids, ids, binary, pa.array(keys)], schema=_schema())
 
 
 def id_texts(values: pa.Array) -> pa.Array:
