@@ -164,11 +164,19 @@ def test_merging_two_reviewers_keeps_every_verdict_and_lists_conflicts(
     for path in (alice, bob):
         with path.open("a", encoding="utf-8") as file:
             file.write(shared)
+    with bob.open("a", encoding="utf-8") as file:
+        file.write("a line someone broke\n")
     code, out, err = run(capsys, "review", "merge", str(alice), str(bob), "-o", str(merged))
     assert code == 0, err
-    ids = lambda path: [json.loads(line)["record"] for line in path.read_text(encoding="utf-8").splitlines()]  # noqa: E731
+
+    def ids(path: Path) -> list[str]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line)["record"] for line in lines if line.startswith("{")]
+
     assert sorted(ids(merged)) == sorted(set(ids(alice)) | set(ids(bob)))
     assert "5 records (1 found in more than one file, written once)" in out
+    assert f"{bob}: line 4 is not a review record (not JSON)" in out
+    assert merged.read_text(encoding="utf-8").endswith("a line someone broke\n")  # kept, after the records
     assert "1 conflict (the same content, different latest verdicts):" in out
     assert f"a·{sha('alpha')[:8]}: alice wrong" in out and "bob correct" in out
     assert f"b·{sha('beta')[:8]}" not in out  # both said correct

@@ -17,7 +17,7 @@ from recall_gui.core.base.output_paths import refuse_output
 from recall_gui.core.review.ledger import Conflict, Ledger
 from recall_gui.core.review.record_table import RecordTable
 from recall_gui.core.review.records import ReviewRecord
-from recall_gui.core.review.review_file import DamagedLine, parse_lines
+from recall_gui.core.review.review_file import DamagedLine, read_line
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,15 @@ class MergedFile:
     clashes: tuple[str, ...]
 
 
-def _lines(path: Path) -> list[bytes]:
+def _lines(path: Path) -> list[tuple[int, bytes]]:
+    """The lines of a file that are not blank, with their numbers."""
     try:
         raw = path.read_bytes()
     except OSError as error:
         raise InvalidInputError(
             f"the review file {path} cannot be read ({error.strerror or error})"
         ) from None
-    return [line for line in raw.split(b"\n") if line.strip()]
+    return [(number, line) for number, line in enumerate(raw.split(b"\n"), start=1) if line.strip()]
 
 
 def merge_files(paths: Sequence[Path]) -> MergedFile:
@@ -54,13 +55,12 @@ def merge_files(paths: Sequence[Path]) -> MergedFile:
     repeated = 0
     clashes: list[str] = []
     for source, path in enumerate(paths):
-        for number, line in enumerate(_lines(path), start=1):
-            parsed = parse_lines(path, line + b"\n", lines_before=number - 1)
-            if not parsed.records:
-                damaged.extend(parsed.damaged)
+        for number, line in _lines(path):
+            record = read_line(line)
+            if isinstance(record, str):
+                damaged.append(DamagedLine(path, number, record))
                 damaged_lines.append(line + b"\n")
                 continue
-            record = parsed.records[0]
             earlier = seen.get(record.record)
             if earlier == line:
                 repeated += 1

@@ -181,5 +181,5 @@ def _record(values: dict[str, Any]) -> ReviewRecord:
         uri=values["uri"] or "",
         table=values["table"] or "",
         table_version=values["table_version"],
-        undoes=values["undoes"],
+        undoes=values["undoes"] if values["kind"] == UNDO else None,
     )

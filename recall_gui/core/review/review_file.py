@@ -104,7 +104,8 @@ class FileContents:
 
     @property
     def records(self) -> tuple[ReviewRecord, ...]:
-        """Every record as an object (a few: a large file's are used as columns, :attr:`table`)."""
+        """Every record as an object (for a few records: a large file's are worked with as columns,
+        :attr:`table`)."""
         return tuple(self.table.record(row) for row in range(len(self.table)))
 
 
@@ -127,16 +128,18 @@ def parse_lines(path: Path, raw: bytes, *, start: int = 0, lines_before: int = 0
         if not line.strip():
             continue
         number = lines_before + index + 1
-        reason = _problem(line, records)
-        if reason is not None:
-            if cut_short and index == len(pieces) - 1:
-                reason = f"the last line is incomplete, a write cut short? ({reason})"
-            damaged.append(DamagedLine(path, number, reason))
+        read = read_line(line)
+        if isinstance(read, ReviewRecord):
+            records.append(read)
+            continue
+        if cut_short and index == len(pieces) - 1:
+            read = f"the last line is incomplete, a write cut short? ({read})"
+        damaged.append(DamagedLine(path, number, read))
     return FileContents(RecordTable.of(records), tuple(damaged), end, lines, from_start=start == 0)
 
 
-def _problem(line: bytes, records: list[ReviewRecord]) -> str | None:
-    """Read one line into ``records``; returns why it is not a record (``None`` when it is one)."""
+def read_line(line: bytes) -> ReviewRecord | str:
+    """One line as a record, or why it is not one."""
     if len(line) > MAX_LINE_BYTES:
         return f"longer than {MAX_LINE_BYTES:,} bytes"
     try:
@@ -148,10 +151,9 @@ def _problem(line: bytes, records: list[ReviewRecord]) -> str | None:
     if not isinstance(value, dict):
         return "not a JSON object"
     try:
-        records.append(ReviewRecord.from_dict(value))
+        return ReviewRecord.from_dict(value)
     except ValueError as error:
         return str(error)
-    return None
 
 
 class ReviewFile:
