@@ -122,27 +122,20 @@ def _one_content(review: Review, args: argparse.Namespace) -> int:
                 f"no entry of {review.place.db_name} has {what} (version {snapshot.version})",
                 hint="Copy the digest from `recall-gui review export` or the window.",
             )
-    contents = sorted({snapshot.sha_at(position) for position in positions.tolist()})
-    if len(contents) > 1:
-        firsts = _first_of_each(snapshot, positions)
-        for position in firsts[:SHOWN]:
-            sha = snapshot.sha_at(position)
+    first_of_each: dict[str, int] = {}
+    for position in positions.tolist():
+        first_of_each.setdefault(snapshot.sha_at(position), position)
+    if len(first_of_each) > 1:
+        for sha, position in list(first_of_each.items())[:SHOWN]:
             print(printable(f"  {entry_label(snapshot.id_at(position), sha)}  {sha}"), file=sys.stderr)
-        if len(firsts) > SHOWN:
-            print(f"  … and {len(firsts) - SHOWN:,} more", file=sys.stderr)
+        if len(first_of_each) > SHOWN:
+            print(f"  … and {len(first_of_each) - SHOWN:,} more", file=sys.stderr)
         raise InvalidInputError(
             f"{plural(len(positions), 'row')} of {review.place.db_name} have {what}, with "
-            f"{len(contents):,} different contents (above): name the content with --content-sha256",
+            f"{len(first_of_each):,} different contents (above): name the content with --content-sha256",
             hint="A verdict is on one content: give its sha256 (64 hex digits, or enough to name it).",
         )
     return int(positions[0])
-
-
-def _first_of_each(snapshot: Any, positions: Any) -> list[int]:
-    seen: dict[str, int] = {}
-    for position in positions.tolist():
-        seen.setdefault(snapshot.sha_at(position), position)
-    return list(seen.values())
 
 
 async def _mark(args: argparse.Namespace) -> list[str]:
@@ -195,7 +188,7 @@ def format_merge(merged: MergedFile, output: Path, files: int) -> list[str]:
         + (f" ({merged.repeated:,} found in more than one file, written once)" if merged.repeated else "")
     ]
     if merged.damaged:
-        lines.append(f"{len(merged.damaged):,} lines that are not records kept at the end:")
+        lines.append(f"{plural(len(merged.damaged), 'line')} that are not records, kept at the end:")
         lines += [f"  {line.text()}" for line in merged.damaged]
     for record_id in merged.clashes:
         lines.append(f"record {record_id} was written differently in two files: both lines kept")
