@@ -75,7 +75,7 @@ def test_a_new_version_changing_three_reviewed_entries_shows_exactly_those_three
     new_texts = list(TEXTS)
     for n in (1, 4, 9):
         new_texts[n] = f"Entry {n}: a corrected fact."
-    changed_table = table.rewrite(IDS[2:] + IDS[:2], new_texts[2:] + new_texts[:2])  # re-indexed too
+    table.rewrite(IDS[2:] + IDS[:2], new_texts[2:] + new_texts[:2])  # re-indexed too
 
     session, again = opened(table)
     assert again.snapshot.version == 2
@@ -89,7 +89,6 @@ def test_a_new_version_changing_three_reviewed_entries_shows_exactly_those_three
         assert asyncio.run(again.old_text(session, entry)) == TEXTS[n]  # version 1, read-only
         assert asyncio.run(again.text_at(session, entry.position)) == new_texts[n]
     close(session)
-    assert changed_table.contents[0] == TEXTS[2]
 
 
 def test_rows_that_share_an_id_are_told_apart_by_content(tmp_path: Path) -> None:
