@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.core.base.errors import ConnectError, DemoBuildCancelled
 from recall_gui.core.messages import user_message
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 

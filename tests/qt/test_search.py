@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.search.harness import Harness
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 from PySide6.QtWidgets import QApplication, QPushButton, QScrollArea, QWidget
 
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run
 

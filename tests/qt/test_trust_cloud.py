@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase, write_registry
 from tests.providers import SECRET_KEY, FakeProvider
 from tests.qt.conftest import WindowFactory, run

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QProgressDialog, QPushButton
 
-from recall_gui.qt import export_dialog
+from recall_gui.qt.dialogs import export_progress
 from recall_gui.qt.main_window import MainWindow
 from tests.kbtools import KnowledgeBase, cosh_entry, write_lance_table, write_registry
 from tests.qt.conftest import WindowFactory, run
@@ -84,14 +84,14 @@ def test_cancel_in_the_progress_dialog_leaves_no_file(
         "recall_gui.core.tables.table_export.BATCH_ROWS", 500
     )  # several batches to cancel between
     shown = []
-    update = export_dialog.ExportProgress.update
+    update = export_progress.ExportProgress.update
 
-    def update_then_cancel(self: export_dialog.ExportProgress, done: int, total: int) -> None:
+    def update_then_cancel(self: export_progress.ExportProgress, done: int, total: int) -> None:
         update(self, done, total)
         shown.append((self.dialog.labelText(), self.dialog.value(), self.dialog.maximum()))
         self.dialog.findChild(QPushButton).click()  # the dialog's Cancel, as a user clicks it
 
-    monkeypatch.setattr(export_dialog.ExportProgress, "update", update_then_cancel)
+    monkeypatch.setattr(export_progress.ExportProgress, "update", update_then_cancel)
     exports = tmp_path / "exports"
     exports.mkdir()
     task = window.knowledge.exporter.exporting.start(window.knowledge.export_to(exports / "all.json", "json"))

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import focus_cell, set_checked, table_names

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from recall_gui.qt.pages.inputs import Inputs
 from recall_gui.qt.panels import detail_panel
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run
 

@@ -12,10 +12,10 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from recall_gui.core.base import RegistryLocation
+from recall_gui.qt.actions.databases import DatabaseActions
+from recall_gui.qt.actions.opened_tables import OpenedTables
 from recall_gui.qt.help_menu import show_about, show_shortcuts
-from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
-from recall_gui.qt.pages.opened_tables import OpenedTables
 from recall_gui.qt.widgets import PageTabs
 
 EXPORT_TIP = "Save the search results, or every row of the browsed table (that the filter keeps), as {}"

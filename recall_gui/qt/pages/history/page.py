@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
 from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.core.inspect import diff_lines
-from recall_gui.qt.pages.scope import TableScope
 from recall_gui.qt.panels.diff_view import DiffView
 from recall_gui.qt.panels.status_note import StatusNote
+from recall_gui.qt.scope.table_scope import TableScope
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view
 

@@ -23,8 +23,8 @@ from recall_gui.core.agents import GoldenCheck
 from recall_gui.core.base import DEFAULT_LIMIT, RecallError
 from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.registry import DatabaseEntry, Registry
+from recall_gui.qt.actions.opened_tables import OpenedTables
 from recall_gui.qt.models.browse_model import BrowseModel
-from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.pages.knowledge.browsing import Browser
 from recall_gui.qt.pages.knowledge.choosing import Chooser
 from recall_gui.qt.pages.knowledge.documents_tab import DocumentsTab
@@ -35,7 +35,6 @@ from recall_gui.qt.pages.knowledge.looking_at import LookingAt
 from recall_gui.qt.pages.knowledge.scope_controls import ScopeControls
 from recall_gui.qt.pages.knowledge.searching import Searching
 from recall_gui.qt.pages.knowledge.would_see import WouldSee
-from recall_gui.qt.pages.opened_tables import OpenedTables
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.detail_panel import MONOSPACE_SETTING, DetailPanel
 from recall_gui.qt.panels.documents_panel import DocumentsPanel
@@ -47,6 +46,7 @@ from recall_gui.qt.panels.query_bar import MAX_LIMIT, QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.panels.schema_panel import SchemaPanel
 from recall_gui.qt.panels.version_bar import VersionBar
+from recall_gui.qt.scope.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory
 
@@ -302,7 +302,7 @@ class KnowledgePage(QWidget):
             self.filter_bar.where(),
         )
 
-    # --- what the page looks at (``pages/scope.py``'s ``TableScope``) ------------------------------------
+    # --- what the page looks at (``qt/scope/table_scope.py``'s ``TableScope``) ---------------------------
 
     @property
     def current(self) -> DatabaseEntry | None:

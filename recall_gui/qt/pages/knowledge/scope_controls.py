@@ -9,10 +9,10 @@ from PySide6.QtCore import SignalInstance
 
 from recall_gui import core
 from recall_gui.core.base import RecallError
-from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.filter_bar import FilterBar
 from recall_gui.qt.panels.schema_panel import SchemaPanel
 from recall_gui.qt.panels.version_bar import VersionBar, pinned_text
+from recall_gui.qt.scope.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from recall_gui.core.registry import DatabaseEntry
     from recall_gui.core.search import SearchReport
     from recall_gui.qt.operations import Lane
-    from recall_gui.qt.pages.inputs import Inputs
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
+    from recall_gui.qt.scope.inputs import Inputs
 
 
 def short_method(method: str) -> str:

@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 
 from recall_gui import core
 from recall_gui.core.base import RecallError
-from recall_gui.qt.pages.scope import TableScope
 from recall_gui.qt.panels.status_note import StatusNote, Tone
+from recall_gui.qt.scope.table_scope import TableScope
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import push_button
 
