@@ -287,7 +287,7 @@ class MainWindow(QMainWindow):
         description = memory.bytes(WindowMemory.DESCRIPTION_SPLITTER)
         if description is not None:
             self.description.splitter.restoreState(description)
-        self.knowledge.restore(memory)
+        self.knowledge.remembering.restore(memory)
         page = min(max(memory.integer(WindowMemory.PAGE, 0), 0), self.pages.count() - 1)
         self.pages.setCurrentIndex(page)
 
@@ -296,7 +296,7 @@ class MainWindow(QMainWindow):
         memory.set(WindowMemory.GEOMETRY, self.saveGeometry())
         memory.set(WindowMemory.DESCRIPTION_SPLITTER, self.description.splitter.saveState())
         memory.set(WindowMemory.PAGE, self.pages.currentIndex())
-        self.knowledge.save(memory)
+        self.knowledge.remembering.save(memory)
         memory.sync()
 
     def changeEvent(self, event: QEvent) -> None:

@@ -140,8 +140,8 @@ def test_an_older_version_opens_read_only_marked_everywhere_and_one_click_goes_b
     assert page.results.caption.text().endswith("— version 2, not the latest")
     # Export: the version's rows.
     page.query_bar.query_edit.clear()
-    run(loop, page.browse(page.read_inputs()))
-    written = run(loop, page.export_to(tmp_path / "v2.csv", "csv"))
+    run(loop, page.browser.browse(page.read_inputs()))
+    written = run(loop, page.exporter.export_to(tmp_path / "v2.csv", "csv"))
     assert written == 13 and "coffee" in (tmp_path / "v2.csv").read_text(encoding="utf-8")
     # One click back.
     with waiting_for(loop, page.browseReady):

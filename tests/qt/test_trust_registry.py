@@ -51,7 +51,7 @@ def dbs_json(registry_dir: Path) -> dict[str, Any]:
 
 
 def first_result(window: MainWindow, loop: asyncio.AbstractEventLoop, query: str) -> str:
-    run(loop, window.knowledge.search(Inputs(query, 3)))
+    run(loop, window.knowledge.searching.search(Inputs(query, 3)))
     table = window.findChild(QTableView, "resultsTable")
     return str(table.model().index(0, 1).data())
 

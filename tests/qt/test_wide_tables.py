@@ -30,7 +30,7 @@ def test_an_entry_of_a_table_of_a_thousand_columns_makes_cells_for_the_rows_on_s
     kb = make_kb(extra=extra)
     window = open_window(kb.registry_dir)
     page = window.knowledge
-    run(loop, page.search(Inputs("capital of France", 5)))
+    run(loop, page.searching.search(Inputs("capital of France", 5)))
     run(loop, window.operations.wait_idle())
 
     made: list[Any] = []

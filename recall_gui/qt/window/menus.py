@@ -65,12 +65,15 @@ class WindowMenus:
         self.opened = opened
         self.database_actions = database_actions
         self.export_csv_action = self._action(
-            "Export as &CSV…", "Ctrl+E", lambda: knowledge.ask_export("csv"), EXPORT_TIP.format("CSV")
+            "Export as &CSV…",
+            "Ctrl+E",
+            lambda: knowledge.exporter.ask_export("csv"),
+            EXPORT_TIP.format("CSV"),
         )
         self.export_json_action = self._action(
             "Export as &JSON…",
             "Ctrl+Shift+E",
-            lambda: knowledge.ask_export("json"),
+            lambda: knowledge.exporter.ask_export("json"),
             EXPORT_TIP.format("JSON"),
         )
         self.open_folder_action = self._action(

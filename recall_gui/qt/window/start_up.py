@@ -120,7 +120,7 @@ class StartUp:
         services = self.services
         self.demo = DemoBuild(self.window, services.location.directory, services.chores)
         services.set_activity("Setting up the demo knowledge base…")
-        self.knowledge.empty_hint("Setting up the demo knowledge base…")
+        self.knowledge.results.show_result(None, "", "Setting up the demo knowledge base…")
         try:
             await self.demo.run()
         except (DemoBuildCancelled, RecallError, OSError) as error:  # DemoConflictError: what to do

@@ -168,7 +168,7 @@ class Chooser:
             self.results.show_browse(f"{entry.name} cannot be read: {why}", "No rows to show.")
             return
         if inputs.query.strip():
-            await searching.search(inputs)
+            await searching.search_within(inputs)
         else:
             await self.browser.browse(inputs)
 

@@ -129,7 +129,7 @@ class ScopeControls:
         if looking_at.current is not entry:
             return
         if inputs.query.strip():
-            await self.searching.search(inputs)
+            await self.searching.search_within(inputs)
         else:
             await self.browser.browse(inputs)
 
@@ -149,6 +149,6 @@ class ScopeControls:
         before, self._searched_before_choice = self._searched_before_choice, None
         current = self.looking_at.current
         if before is not None and current is not None and before[0] == current.name:
-            await self.searching.search(inputs._replace(query=before[1], limit=before[2]))
+            await self.searching.search_within(inputs._replace(query=before[1], limit=before[2]))
         else:
             await self.browser.browse(inputs._replace(query=""))
