@@ -375,7 +375,7 @@ def test_clear_choice_brings_back_the_search_the_maps_choice_replaced(
     chosen[:4] = True
     with waiting_for(loop, page.browseReady):
         window.pages.setCurrentWidget(window.map)
-        run(loop, window.map.choose(chosen))
+        run(loop, window.map.pointing.choose(chosen))
     assert page.results.caption.text().startswith(f"4 rows chosen on the map in {NAME}")
     page.query_bar.query_edit.setText("typed since, not searched")
     with waiting_for(loop, page.searchFinished):
@@ -387,7 +387,7 @@ def test_clear_choice_brings_back_the_search_the_maps_choice_replaced(
     with waiting_for(loop, page.browseReady):
         page.browse_all()
     with waiting_for(loop, page.browseReady):
-        run(loop, window.map.choose(chosen))
+        run(loop, window.map.pointing.choose(chosen))
     with waiting_for(loop, page.browseReady):
         window.map.clear_button.click()
     assert page.browse_model.total == len(window.map.table_map)
