@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QProgressBar, QWidget
+from PySide6.QtWidgets import QProgressBar, QPushButton, QWidget
 
 from recall_gui.core.base import RecallError
 from recall_gui.core.registry import Registry
@@ -32,9 +32,8 @@ def _nothing() -> None:
 
 
 class ReportRun(QObject):
-    """The controls of a report page and the report running; ``prefix`` names the widgets
-    (``{prefix}Database``, ``{prefix}RunButton`` unless named, ``{prefix}CancelButton``,
-    ``{prefix}Progress``, ``{prefix}Note``)."""
+    """The controls of a report page and the report running; the lane's ``key`` names the widgets
+    (``{key}Database``, ``{key}CancelButton``, ``{key}Progress``, ``{key}Note``)."""
 
     #: A report finished (or was cancelled, or failed): the note says how.
     finished = Signal()
@@ -46,7 +45,6 @@ class ReportRun(QObject):
         operations: Operations,
         key: str,
         *,
-        prefix: str,
         run: tuple[str, str, str],
         cancel_tip: str,
         set_activity: Callable[[str], None],
@@ -57,17 +55,22 @@ class ReportRun(QObject):
         self._set_activity = set_activity
         self.lane = operations.lane(key, show_busy=self._show_busy)
         self.database_combo = DatabasePicker()
-        self.database_combo.setObjectName(f"{prefix}Database")
+        self.database_combo.setObjectName(f"{key}Database")
         text, name, tip = run
         self.run_button = push_button(text, name, tip)
         self.run_button.setDefault(True)
-        self.cancel_button = push_button("Cancel", f"{prefix}CancelButton", cancel_tip)
+        self.cancel_button = push_button("Cancel", f"{key}CancelButton", cancel_tip)
         self.progress = QProgressBar()
-        self.progress.setObjectName(f"{prefix}Progress")
-        self.note = StatusNote(f"{prefix}Note")
+        self.progress.setObjectName(f"{key}Progress")
+        self.note = StatusNote(f"{key}Note")
         #: The controls that set up a report: off while one runs.
         self.inputs: list[QWidget] = [self.database_combo]
         self.cancel_button.clicked.connect(self.cancel)
+
+    def widgets(self) -> tuple[DatabasePicker, QPushButton, QPushButton, QProgressBar, StatusNote]:
+        """The database picker, the run and Cancel buttons, the progress bar and the note, for the page to
+        lay out."""
+        return self.database_combo, self.run_button, self.cancel_button, self.progress, self.note
 
     @property
     def running(self) -> bool:

@@ -177,7 +177,6 @@ class DuplicatesPage(QWidget):
         self.report_run = report_run = ReportRun(
             self.services.operations,
             "duplicates",
-            prefix="duplicates",
             run=(
                 "Find",
                 "duplicatesFindButton",
@@ -187,11 +186,8 @@ class DuplicatesPage(QWidget):
             set_activity=self.services.set_activity,
             parent=self,
         )
-        self.database_combo, self.find_button = report_run.database_combo, report_run.run_button
-        self.cancel_button, self.progress, self.note = (
-            report_run.cancel_button,
-            report_run.progress,
-            report_run.note,
+        self.database_combo, self.find_button, self.cancel_button, self.progress, self.note = (
+            report_run.widgets()
         )
         self.database_combo.setMinimumWidth(120)
         self.metric_combo = QComboBox()

@@ -90,7 +90,6 @@ class HealthPage(QWidget):
         self.report_run = report_run = ReportRun(
             services.operations,
             "health",
-            prefix="health",
             run=(
                 "Check health",
                 "healthCheckButton",
@@ -100,11 +99,8 @@ class HealthPage(QWidget):
             set_activity=services.set_activity,
             parent=self,
         )
-        self.database_combo, self.check_button = report_run.database_combo, report_run.run_button
-        self.cancel_button, self.progress, self.note = (
-            report_run.cancel_button,
-            report_run.progress,
-            report_run.note,
+        self.database_combo, self.check_button, self.cancel_button, self.progress, self.note = (
+            report_run.widgets()
         )
         self.database_combo.setMinimumWidth(150)
         self.progress.setFormat("scanning rows: %p%")

@@ -100,7 +100,6 @@ class ReachPage(QWidget):
         self.report_run = report_run = ReportRun(
             self.services.operations,
             "reach",
-            prefix="reach",
             run=(
                 "Check reach",
                 "reachRunButton",
@@ -110,11 +109,8 @@ class ReachPage(QWidget):
             set_activity=self.services.set_activity,
             parent=self,
         )
-        self.database_combo, self.run_button = report_run.database_combo, report_run.run_button
-        self.cancel_button, self.progress, self.note = (
-            report_run.cancel_button,
-            report_run.progress,
-            report_run.note,
+        self.database_combo, self.run_button, self.cancel_button, self.progress, self.note = (
+            report_run.widgets()
         )
         self.database_combo.setMinimumWidth(120)
         self.limit_spin = QSpinBox()
