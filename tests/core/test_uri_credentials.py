@@ -99,8 +99,8 @@ def test_register_refuses_a_uri_with_a_password_unless_told_to_store_it(s3: Any,
     done = cli("register", uri, "--name", "team", "--registry", str(registry))
     assert done.returncode == 1
     assert done.stderr.startswith(
-        f"error: not registered: the URI s3://{ACCESS_KEY}:***@{s3.bucket}/team/kb holds a password, "
-        f"which would be stored in plain text in {registry / 'rag_dbs.json'}"
+        f"error: not registered: the URI s3://{ACCESS_KEY}:***@{s3.bucket}/team/kb holds a password or a key "
+        f"(shown as ***), which would be stored in plain text in {registry / 'rag_dbs.json'}"
     )
     assert "--store-credentials" in done.stderr
     assert SECRET_KEY not in done.stdout + done.stderr
