@@ -154,3 +154,46 @@ def test_register_with_store_credentials_keeps_the_uri_as_typed_and_says_where(
     assert SECRET_KEY not in done.stdout + done.stderr
     (stored,) = json.loads((registry / "rag_dbs.json").read_text())["dbs"]
     assert stored["uri"] == uri  # as the user agreed
+
+
+def test_a_password_in_a_file_uri_is_masked_where_its_folder_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``file://user:PASSWORD@host/…`` names a folder that does not exist: every message naming it, in the
+    CLI and the MCP server (the agent's error and the server's log), shows the URI masked, never the path
+    made from it."""
+    from recall_gui.cli import main
+
+    uri = f"file://user:{PASSWORD}@host/nowhere"
+    entry = {
+        "name": "team",
+        "uri": uri,
+        "description": "notes",
+        "embedder": {"Local": {"model": "AllMiniLML6V2"}},
+        "created_at": 1,
+    }
+    registry = write_registry(tmp_path / "registry", [entry])
+    shown = "database folder file://user:***@host/nowhere does not exist"
+    printed = []
+    for words, status in (
+        (["list"], 1),
+        (["list", "--json"], 1),
+        (["search", "--db", "team", "notes"], 1),
+        (["health", "--db", "team"], 1),
+        (["register", uri, "--name", "kept", "--store-credentials"], 1),
+    ):
+        assert main([*words, "--registry", str(registry)]) == status, words
+        printed.append("".join(capsys.readouterr()))
+    assert all(shown in text for text in printed[:4]), printed
+    assert "folder file://user:***@host/nowhere does not exist" in printed[4]
+    raw = RawServer(registry, server_env(tmp_path), tmp_path / "server.log")
+    try:
+        raw.initialize()
+        reply = raw.request(
+            "tools/call", {"name": "recall_search", "arguments": {"db_name": "team", "query": "notes"}}
+        )
+    finally:
+        raw.close()
+    assert reply["result"]["isError"] is True and shown in json.dumps(reply)
+    for text in (*printed, json.dumps(reply), raw.log()):
+        assert PASSWORD not in text

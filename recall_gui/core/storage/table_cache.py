@@ -150,6 +150,13 @@ def local_path(uri: str) -> Path:
     return Path(uri[len("file://") :] if uri.startswith("file://") else uri).expanduser()
 
 
+def folder_shown(uri: str) -> str:
+    """The folder a local URI names, as a message shows it: its path, but a ``file://`` URI as written,
+    so that a password in it (``file://user:PASSWORD@host/…``) is still one that ``masked`` finds: the
+    path made from it has lost the scheme that marks it."""
+    return uri if uri.startswith("file://") else str(local_path(uri))
+
+
 #: Phrases of object-store errors that mean "the storage server did not answer", in the order tried.
 _UNREACHABLE = (
     "connection refused",
@@ -291,7 +298,7 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
         problem = folder_problem(path)
         if problem is not None:
             raise ConnectError(
-                f"database folder {path} {problem}",
+                f"database folder {folder_shown(uri)} {problem}",
                 hint='Check the "uri" of this database in the registry: it names the LanceDB folder '
                 "that holds the table (build it with cosh first if it does not exist yet).",
                 kind="path",
