@@ -57,6 +57,7 @@ from .golden import (
     edit_golden as edit_golden,
     edited as edited,
     read_golden as read_golden,
+    refuse_bad_version as refuse_bad_version,
     write_golden as write_golden,
 )
 from .hubs import (
