@@ -42,6 +42,7 @@ def hostile(tmp_path: Path, passage_vectors: Any) -> HostileTable:
     import lancedb
     import numpy as np
     import pyarrow as pa
+    from lancedb.index import FTS
 
     ids = [f"{key}{HOSTILE[n % len(HOSTILE)]}x" for n, key in enumerate(PASSAGES)]
     contents = [f"{text}{HOSTILE[n % len(HOSTILE)]}y" for n, text in enumerate(PASSAGES.values())]
@@ -55,6 +56,7 @@ def hostile(tmp_path: Path, passage_vectors: Any) -> HostileTable:
     write_lance_table(db, "evil", ids, contents, vectors, extra=extra)
     # A second version (one row more), for diff, versions and compare --version.
     table = lancedb.connect(str(db)).open_table("evil")
+    table.create_index("content", config=FTS())  # for search --fts (this test's own table)
     table.add(
         pa.table(
             {
@@ -106,6 +108,7 @@ def test_every_command_prints_a_hostile_tables_text_escaped(
     commands: list[tuple[tuple[str, ...], set[int]]] = [
         (("search", *db, "capital of France"), {0}),
         (("search", *db, "--verbose", "capital of France"), {0}),
+        (("search", *db, "--fts", "capital"), {0}),
         (("similar", *db, "--id", paris), {0}),
         (("rank", *db, "--id", tides, "tides"), {0}),
         (("context", *db, "--id", paris), {0}),
