@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import unicodedata
-import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
