@@ -187,7 +187,8 @@ def test_reach_names_an_infinite_vector_as_lancedb_ranks_it_and_an_entry_without
     )
     db = tmp_path / "db"
     lancedb.connect(str(db)).create_table("t", table)
-    registry = write_registry(tmp_path / "registry", [cosh_entry("t", db)])
+    cosine = {**cosh_entry("t-cosine", db), "table": "t", "metric": "cosine"}
+    registry = write_registry(tmp_path / "registry", [cosh_entry("t", db), cosine])
 
     assert main(["reach", "--registry", str(registry), "--db", "t", "--limit", "1", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
@@ -202,6 +203,13 @@ def test_reach_names_an_infinite_vector_as_lancedb_ranks_it_and_an_entry_without
     assert "infinite" in item["why"] and "no search returns it" not in item["why"]
     name = "(no id) content·" + hashlib.sha256(copy.encode("utf-8")).hexdigest()[:8]
     assert unreachable["paris"]["taken_by"] == [name]
+
+    # By cosine, LanceDB's search never returns it (its distance is not a number): the report says so.
+    assert main(["reach", "--registry", str(registry), "--db", "t-cosine", "--limit", "1", "--json"]) == 1
+    item = {entry["id"]: entry for entry in json.loads(capsys.readouterr().out)["unreachable"]}["infinite"]
+    by_cosine = lancedb.connect(str(db)).open_table("t").search(own).distance_type("cosine").limit(100)
+    assert "infinite" not in by_cosine.to_arrow()["id"].to_pylist()
+    assert item["cause"] == "not-finite" and item["rank"] is None and "no search returns it" in item["why"]
 
     assert main(["reach", "--registry", str(registry), "--db", "t", "--limit", "1"]) == 1
     text = capsys.readouterr().out

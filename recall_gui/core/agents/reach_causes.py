@@ -50,7 +50,7 @@ _L2 = "its distance to every query is infinite, so every entry with a finite vec
 _INFINITE = {
     "l2": _L2,
     "cosine": "its cosine distance is not a number, so no search returns it",
-    "dot": "its dot distance is infinite (first for some queries, last for the others), whatever it says",
+    "dot": "its dot distance is infinite, first for some queries and last for the others, whatever its text",
 }
 
 
