@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import escaped_lines, location, registry_option, say, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.core.base import json_text
 
@@ -53,7 +52,7 @@ async def _document(args: argparse.Namespace) -> Document:
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
     document = asyncio.run(_document(args))
-    print(document.layout.describe(), file=sys.stderr)
+    say(document.layout.describe())  # the table's column names
     if args.json:
         write_stdout(json_text(document.to_dict(), indent=2, ensure_ascii=False) + "\n")
         return 0
@@ -61,5 +60,5 @@ def run(args: argparse.Namespace) -> int:
     for chunk_id, content in document.chunks:
         marker = ">" if chunk_id == args.id else " "
         lines.append(f"{marker} {chunk_id}: {content}")
-    write_stdout("\n".join(lines) + "\n")
+    write_stdout(escaped_lines(lines) + "\n")  # the document's name, ids and contents: the table's
     return 0

@@ -4,10 +4,10 @@ unregistered folder by ``--path`` (``similar``, ``duplicates``, ``rank``, ``vers
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from recall_gui import core
+from recall_gui.cli.common import say
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.core.base import DEFAULT_LIMIT, DatabaseNotFoundError, InvalidInputError
 from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
@@ -96,9 +96,6 @@ async def entry_named(
     entry = await chosen_database(harness.session, args, harness.registry if args.path is None else None)
     found = await core.search.find_entry(harness.session, entry.target.at(version), args.id)
     if found.sharing_id > 1:
-        print(
-            f"warning: {found.sharing_id} entries have the id {args.id!r}; {using} the first "
-            f"(row {found.hit.row_id})",
-            file=sys.stderr,
-        )
+        first = f"{using} the first (row {found.hit.row_id})"
+        say(f"warning: {found.sharing_id} entries have the id '{args.id}'; {first}")
     return entry, found

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import escaped_lines, location, registry_option, say, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.core.agent_log import LogFiles, select
@@ -94,7 +93,7 @@ def queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
             )
             queries.append(core.reach.HubQuery(query, limit or own or DEFAULT_LIMIT))
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     return queries
 
 
@@ -116,7 +115,7 @@ def format_report(report: HubReport, share: float) -> str:
         lines.append(f"no hubs: no entry is returned for more than {share:.0%} of the queries")
     for hub in hubs:
         lines.append(f"hub  {hub.id}: returned for {hub.returned_for} of {report.queries} ({hub.share:.0%})")
-    return "\n".join(lines)
+    return escaped_lines(lines)  # the ids come from the table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import escaped_lines, location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, refuse_unclear
 from recall_gui.cli.duplicates import threshold_from_text
 from recall_gui.cli.folder_options import add_path_options
@@ -67,7 +67,7 @@ def format_shadowing(found: Shadowing) -> str:
     lines = [f"{len(found.hits)} results, {found.distinct} distinct entries"]
     for group in found.groups:
         lines.append(f"near-copies ({found.metric} within {found.threshold:g}): {', '.join(group)}")
-    return "\n".join(lines)
+    return escaped_lines(lines)  # the ids come from the table
 
 
 def run(args: argparse.Namespace) -> int:

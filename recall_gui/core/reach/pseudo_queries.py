@@ -26,7 +26,7 @@ from recall_gui.core.base.types import MAX_QUERY_CHARS
 from recall_gui.core.storage.filter_text import column_names
 from recall_gui.core.storage.lance_calls import read_batches
 from recall_gui.core.storage.open_table import OpenTable
-from recall_gui.core.storage.rows import columns_from_arrow
+from recall_gui.core.storage.rows import columns_from_arrow, entry_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -123,9 +123,10 @@ def query_of(text: str, rule: QueryRule) -> str:
 
 @dataclass(frozen=True)
 class Entries:
-    """A table's entries in scan order: row ids, ids as the agent gets them, and their pseudo-queries."""
+    """A table's entries in scan order: row ids, how the report names them, and their pseudo-queries."""
 
     row_ids: npt.NDArray[np.uint64]
+    #: Ids as the agent gets them; an entry without one named by its content's hash (:func:`entry_name`).
     ids: tuple[str, ...]
     queries: tuple[str, ...]
     #: Whether the entry's content is blank (nothing to ask for).
@@ -161,7 +162,9 @@ async def read_entries(opened: OpenTable, rule: QueryRule) -> Entries:
         rows = pa.Table.from_batches([batch])
         found = columns_from_arrow(rows, mapping)
         row_ids.append(rows.column("_rowid").to_numpy())
-        ids.extend(found.ids)
+        ids.extend(
+            entry_name(entry_id, content) for entry_id, content in zip(found.ids, found.contents, strict=True)
+        )
         blank.extend(not content.strip() for content in found.contents)
         if rule.kind == "column":
             assert rule.column is not None
