@@ -26,10 +26,11 @@ from urllib.parse import urlparse
 from recall_gui.core.base.endpoints import address_problem
 from recall_gui.core.base.errors import InvalidInputError, ModelUnavailableError
 from recall_gui.core.base.paths import app_models_dir
+from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.embedders.cosh_files import CoshFile, cosh_file
 from recall_gui.core.embedders.local import load_candidate, short
-from recall_gui.core.embedders.model_caches import CacheRoot, find_snapshot
+from recall_gui.core.embedders.model_caches import REF_MAX_BYTES, CacheRoot, find_snapshot
 from recall_gui.core.embedders.model_sources import Candidate, candidates
 from recall_gui.core.embedders.published_weights import (
     WEIGHTS_FILE,
@@ -278,7 +279,7 @@ def _repo_folder_name(repo: str) -> str:
 
 def _main_revision(repo_folder: Path) -> str | None:
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        return (repo_folder / "refs" / "main").read_text(encoding="utf-8").strip() or None
+        return read_regular(repo_folder / "refs" / "main", REF_MAX_BYTES).decode("utf-8").strip() or None
     return None
 
 
