@@ -12,8 +12,8 @@ from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
-from recall_gui.core.agents import LogFiles, read_golden, select
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text
+from recall_gui.core.agents import GOLDEN_MAX_BYTES, LogFiles, parse_golden, select
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text, read_regular
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, HubReport
@@ -61,17 +61,24 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
         raise InvalidInputError(f"--share must be at least 0 and below 1, not {args.share}")
 
 
-def queries_from_file(path: Path, db_name: str | None, limit: int | None) -> list[HubQuery]:
+def queries_from_file(
+    path: Path, db_name: str | None, limit: int | None, *, checks_at_their_limits: bool = False
+) -> list[HubQuery]:
+    """A golden file's checks of ``db_name`` (at ``limit``, or each at its own with
+    ``checks_at_their_limits``), or a text file's lines at ``limit``."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_regular(path, GOLDEN_MAX_BYTES).decode("utf-8-sig")
+    except OSError as error:
+        raise InvalidInputError(f"{path}: cannot be read ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
         raise InvalidInputError(f"{path}: cannot be read as UTF-8 text ({error})") from None
     if text.lstrip().startswith("{"):
-        checks = read_golden(path).checks
+        checks = parse_golden(text, str(path)).checks
         chosen = [check for check in checks if db_name is None or check.db_name == db_name]
         if checks and not chosen:
             raise InvalidInputError(f"{path} has no check for the database {db_name!r}")
-        return [core.agents.HubQuery(check.query, limit or check.limit) for check in chosen]
+        given = None if checks_at_their_limits else limit
+        return [core.agents.HubQuery(check.query, given or check.limit) for check in chosen]
     return [
         core.agents.HubQuery(line.strip(), limit or DEFAULT_LIMIT)
         for line in text.splitlines()

@@ -50,12 +50,14 @@ from .check_history import (
 from .check_places import check_for as check_for, folder_text as folder_text, place_text as place_text
 from .checks import CheckOutcome as CheckOutcome, CheckRun as CheckRun, run_checks as run_checks
 from .golden import (
+    GOLDEN_MAX_BYTES as GOLDEN_MAX_BYTES,
     CheckKey as CheckKey,
     GoldenCheck as GoldenCheck,
     GoldenFile as GoldenFile,
     default_checks_dir as default_checks_dir,
     edit_golden as edit_golden,
     edited as edited,
+    parse_golden as parse_golden,
     read_golden as read_golden,
     write_golden as write_golden,
 )

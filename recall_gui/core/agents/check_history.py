@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall_gui.core.agents.checks import CheckOutcome, CheckRun
-from recall_gui.core.agents.golden import CheckDatabase, CheckKey, VersionPin
+from recall_gui.core.agents.golden import GOLDEN_MAX_BYTES, CheckDatabase, CheckKey, VersionPin
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.paths import app_data_dir
+from recall_gui.core.base.regular_files import read_regular
 
 Ranks = Mapping[str, int | None]
 
@@ -71,7 +72,7 @@ def history_path(golden_path: Path) -> Path:
 def load_last_run(golden_path: Path) -> LastRun | None:
     """The previous run of ``golden_path``'s checks, or ``None`` (never run, or its record is unreadable)."""
     try:
-        data = json.loads(history_path(golden_path).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(history_path(golden_path), GOLDEN_MAX_BYTES))
         checks = {
             (_database(item), str(item["query"]), int(item["limit"]), _pin(item)): PastCheck(
                 bool(item["passed"]),

@@ -32,6 +32,7 @@ from recall_gui.core.base.json_bounds import (
 )
 from recall_gui.core.base.output_paths import OUTPUT_HINT, output_problem
 from recall_gui.core.base.paths import app_data_dir
+from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.base.surrogates import is_unicode
 from recall_gui.core.base.types import (
     DEFAULT_LIMIT,
@@ -43,6 +44,8 @@ from recall_gui.core.base.types import (
 
 #: The largest version number Lance can look up (its versions are signed 64-bit on the way in).
 MAX_VERSION = 2**63 - 1
+#: The most of a golden file (or a file of queries) read: hundreds of thousands of checks.
+GOLDEN_MAX_BYTES = 64 << 20
 
 GOLDEN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -453,7 +456,7 @@ def _check_offsets(text: str) -> list[int]:
 def read_golden(path: Path) -> GoldenFile:
     """The checks of the file at ``path``; a missing or unreadable file is a :class:`GoldenFileError`."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, GOLDEN_MAX_BYTES)
     except FileNotFoundError:
         raise GoldenFileError(f"{path}: no such file", hint="Check the path of the golden file.") from None
     except OSError as error:

@@ -51,6 +51,10 @@ from .ray_runtime import (
     ray_cluster as ray_cluster,
     window_address as window_address,
 )
+from .regular_files import (
+    FileRefused as FileRefused,
+    read_regular as read_regular,
+)
 from .surrogates import first_surrogate as first_surrogate, is_unicode as is_unicode, shown as shown
 from .tool import (
     DEFAULT_DESCRIPTION as DEFAULT_DESCRIPTION,
