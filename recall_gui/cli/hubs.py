@@ -12,8 +12,8 @@ from recall_gui import core
 from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
-from recall_gui.core.agents import GOLDEN_MAX_BYTES, LogFiles, parse_golden, select
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text, read_regular
+from recall_gui.core.agents import LogFiles, parse_golden, select
+from recall_gui.core.base import DEFAULT_LIMIT, GOLDEN_MAX_BYTES, InvalidInputError, json_text, read_regular
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, HubReport

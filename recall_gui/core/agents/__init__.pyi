@@ -50,7 +50,6 @@ from .check_history import (
 from .check_places import check_for as check_for, folder_text as folder_text, place_text as place_text
 from .checks import CheckOutcome as CheckOutcome, CheckRun as CheckRun, run_checks as run_checks
 from .golden import (
-    GOLDEN_MAX_BYTES as GOLDEN_MAX_BYTES,
     CheckKey as CheckKey,
     GoldenCheck as GoldenCheck,
     GoldenFile as GoldenFile,

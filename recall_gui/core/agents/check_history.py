@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall_gui.core.agents.checks import CheckOutcome, CheckRun
-from recall_gui.core.agents.golden import GOLDEN_MAX_BYTES, CheckDatabase, CheckKey, VersionPin
+from recall_gui.core.agents.golden import CheckDatabase, CheckKey, VersionPin
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.paths import app_data_dir
 from recall_gui.core.base.regular_files import read_regular
+from recall_gui.core.base.types import GOLDEN_MAX_BYTES
 
 Ranks = Mapping[str, int | None]
 

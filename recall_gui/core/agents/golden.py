@@ -36,6 +36,7 @@ from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.base.surrogates import is_unicode
 from recall_gui.core.base.types import (
     DEFAULT_LIMIT,
+    GOLDEN_MAX_BYTES,
     MAX_LIMIT,
     MAX_QUERY_CHARS,
     QUERY_TOO_LONG_HINT,
@@ -44,8 +45,6 @@ from recall_gui.core.base.types import (
 
 #: The largest version number Lance can look up (its versions are signed 64-bit on the way in).
 MAX_VERSION = 2**63 - 1
-#: The most of a golden file (or a file of queries) read: hundreds of thousands of checks.
-GOLDEN_MAX_BYTES = 64 << 20
 
 GOLDEN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -474,7 +473,7 @@ def read_golden(path: Path) -> GoldenFile:
 def write_golden(path: Path, golden: GoldenFile) -> None:
     """Write ``golden`` to ``path`` atomically (a reader sees the old file or the new one); a path that
     is not a file to write (a FIFO, a table's folder) is refused."""
-    problem = output_problem(path)
+    problem = output_problem(path, golden_file=True)
     if problem is not None:
         raise GoldenFileError(f"{path}: not written: {problem}", hint=OUTPUT_HINT)
     try:

@@ -64,6 +64,7 @@ from .tool import (
 )
 from .types import (
     DEFAULT_LIMIT as DEFAULT_LIMIT,
+    GOLDEN_MAX_BYTES as GOLDEN_MAX_BYTES,
     MAX_QUERY_CHARS as MAX_QUERY_CHARS,
     METRIC_NAMES as METRIC_NAMES,
     SearchHit as SearchHit,
