@@ -38,7 +38,7 @@ from recall_gui.cli import (
     window,
 )
 from recall_gui.cli.common import registry_option, report_error
-from recall_gui.core.base import RecallError
+from recall_gui.core.base import RecallError, refuse_folders_in_knowledge_bases
 
 COMMANDS = (
     search,
@@ -94,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = window.path_as_open(command_names(), sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(words)
     try:
+        refuse_folders_in_knowledge_bases()  # before anything is written there
         window.refuse_misplaced(args)
         return int(args.run(args))
     except RecallError as error:

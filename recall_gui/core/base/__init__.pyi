@@ -34,7 +34,10 @@ from .json_bounds import (
     recordable as recordable,
     too_deep as too_deep,
 )
-from .output_paths import refuse_output as refuse_output
+from .output_paths import (
+    refuse_folders_in_knowledge_bases as refuse_folders_in_knowledge_bases,
+    refuse_output as refuse_output,
+)
 from .paths import (
     ACTIVE_FILE as ACTIVE_FILE,
     CONFIG_ENV as CONFIG_ENV,

@@ -15,12 +15,16 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.base.errors import InvalidInputError, SettingsError
 from recall_gui.core.base.paths import (
     ACTIVE_FILE,
+    AGENT_LOG_ENV,
+    CACHE_ENV,
+    CONFIG_ENV,
+    DATA_ENV,
     DBS_FILE,
     REGISTRY_ENV,
     agent_log_dir,
@@ -147,6 +151,45 @@ def _is_golden_file(path: Path) -> bool:
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and isinstance(data.get("checks"), list)
+
+
+#: The settings that move the app's own folders, which it writes into.
+FOLDER_SETTINGS = (CONFIG_ENV, DATA_ENV, CACHE_ENV, AGENT_LOG_ENV)
+
+
+def refuse_folders_in_knowledge_bases(environ: Mapping[str, str] | None = None) -> None:
+    """Refuse (:class:`SettingsError`), before anything is written, a setting of :data:`FOLDER_SETTINGS`
+    that puts one of the app's folders inside a LanceDB table or database folder: the cache's vectors,
+    the agent log or the settings would be written into a knowledge base."""
+    environ = os.environ if environ is None else environ
+    for name in FOLDER_SETTINGS:
+        value = environ.get(name, "").strip()
+        if not value:
+            continue
+        folder = Path(value).expanduser()
+        place = _knowledge_base_holding(Path(os.path.realpath(folder)))
+        if place is not None:
+            raise SettingsError(
+                f"{name}={folder} {place}, and the app never writes into a knowledge base",
+                path=folder,
+                hint=f"Set {name} to a folder outside every knowledge base, or leave it unset.",
+            )
+
+
+def _knowledge_base_holding(real: Path) -> str | None:
+    """Where ``real`` (a resolved folder) lies in a knowledge base, in words, or ``None``."""
+    for folder in (real, *real.parents):
+        if (folder / LANCE_VERSIONS).is_dir():
+            return (
+                f"is the LanceDB table {folder}"
+                if folder == real
+                else f"lies inside the LanceDB table {folder}"
+            )
+        if _holds_lance_table(folder):
+            if folder == real:
+                return "is a LanceDB database folder"
+            return f"lies in the LanceDB database folder {folder}"
+    return None
 
 
 def _same_file(path: Path, other: Path) -> bool:
