@@ -13,7 +13,16 @@ from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.core.agents import LogFiles, parse_golden, select
-from recall_gui.core.base import DEFAULT_LIMIT, GOLDEN_MAX_BYTES, InvalidInputError, json_text, read_regular
+from recall_gui.core.base import (
+    DEFAULT_LIMIT,
+    GOLDEN_MAX_BYTES,
+    InvalidInputError,
+    is_unicode,
+    json_text,
+    plural,
+    printable,
+    read_regular,
+)
 
 if TYPE_CHECKING:
     from recall_gui.core.agents import HubQuery, HubReport
@@ -87,20 +96,35 @@ def queries_from_file(
 
 
 def queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
+    """The queries agents sent to ``db_name``, as the agent log holds them; calls without a query that
+    can be searched (none, not text, blank, or text that is not valid Unicode, which the server refused)
+    are skipped, counted and said on stderr."""
     queries = []
     notes: list[str] = []
+    no_query = not_text = 0
     for record in select(LogFiles().records(notes), db_name=db_name):
         arguments = record.arguments if isinstance(record.arguments, dict) else {}
         query, asked = arguments.get("query"), arguments.get("limit")
-        if isinstance(query, str) and query.strip():
+        if not isinstance(query, str) or not query.strip():
+            no_query += 1
+        elif not is_unicode(query):
+            not_text += 1
+        else:
             own = (
                 asked
                 if isinstance(asked, int) and not isinstance(asked, bool) and 1 <= asked <= 100
                 else None
             )
             queries.append(core.agents.HubQuery(query, limit or own or DEFAULT_LIMIT))
+    if no_query:
+        notes.append(f"{plural(no_query, 'logged call')} to {db_name} without a query to search: skipped")
+    if not_text:
+        notes.append(
+            f"{plural(not_text, 'logged call')} to {db_name} whose query is not valid text (it holds an "
+            "unpaired surrogate; the server refused it): skipped"
+        )
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable(note)}", file=sys.stderr)
     return queries
 
 
