@@ -120,7 +120,6 @@ class LocalEmbedder:
                 hint="Try other text; if every query fails, the model files may be damaged.",
             ) from error
 
-
     def _refuse_not_text(self, text: str) -> None:
         """A query that is not valid text is its own fault, never the model's: said so, before the
         tokenizer fails on it."""
