@@ -38,7 +38,7 @@ from recall_gui.cli import (
     window,
 )
 from recall_gui.cli.common import registry_option, report_error
-from recall_gui.core.base import RecallError, refuse_folders_in_knowledge_bases
+from recall_gui.core.base import RecallError, refuse_folders_in_knowledge_bases, sweep_stale_temp_folders
 
 COMMANDS = (
     search,
@@ -91,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from recall_gui.runtime import configure_process
 
     configure_process()
+    sweep_stale_temp_folders()  # what an earlier run that was killed left in the temporary folder
     words = window.path_as_open(command_names(), sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(words)
     try:

@@ -59,6 +59,7 @@ from .regular_files import (
     read_regular as read_regular,
 )
 from .surrogates import first_surrogate as first_surrogate, is_unicode as is_unicode, shown as shown
+from .temp_folders import sweep_stale_temp_folders as sweep_stale_temp_folders
 from .tool import (
     DEFAULT_DESCRIPTION as DEFAULT_DESCRIPTION,
     TOOL_NAME as TOOL_NAME,
