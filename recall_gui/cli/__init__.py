@@ -37,7 +37,7 @@ from recall_gui.cli import (
     versions,
     window,
 )
-from recall_gui.cli.common import registry_option, report_error
+from recall_gui.cli.common import note_unusable_cache, registry_option, report_error
 from recall_gui.core.base import RecallError, refuse_folders_in_knowledge_bases, sweep_stale_temp_folders
 
 COMMANDS = (
@@ -64,6 +64,25 @@ COMMANDS = (
     health,
     context,
     shadowing,
+)
+#: The commands that embed or search, and so are slower without the app's cache folder (the MCP server
+#: logs it when it starts).
+SEARCHING = frozenset(
+    command.NAME
+    for command in (
+        search,
+        demo,
+        check,
+        compare,
+        similar,
+        rank,
+        duplicates,
+        hubs,
+        reach,
+        health,
+        context,
+        shadowing,
+    )
 )
 
 
@@ -97,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         refuse_folders_in_knowledge_bases()  # before anything is written there
         window.refuse_misplaced(args)
+        if getattr(args, "command", None) in SEARCHING:
+            note_unusable_cache()
         return int(args.run(args))
     except RecallError as error:
         report_error(error.message, error.hint)

@@ -11,6 +11,7 @@ from recall_gui.core.base import (
     REGISTRY_ENV,
     InvalidInputError,
     RegistryLocation,
+    cache_problem,
     masked,
     printable,
     resolve_registry_dir,
@@ -91,6 +92,13 @@ def report_error(message: str, hint: str | None = None, *, level: str = "error")
     print(f"{level}: {printable(masked(message))}", file=sys.stderr)
     if hint:
         print(f"hint: {printable(masked(hint))}", file=sys.stderr)
+
+
+def note_unusable_cache() -> None:
+    """Say once on stderr why searches are slower when the app's cache folder cannot be written."""
+    problem = cache_problem()
+    if problem is not None:
+        print(f"note: {printable(problem)}", file=sys.stderr)
 
 
 def write_stdout(text: str) -> None:
