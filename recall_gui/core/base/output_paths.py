@@ -26,7 +26,6 @@ from recall_gui.core.base.paths import (
     CONFIG_ENV,
     DATA_ENV,
     DBS_FILE,
-    REGISTRY_ENV,
     agent_log_dir,
     app_config_dir,
     app_data_dir,
@@ -127,10 +126,7 @@ def _app_record(real: Path) -> str | None:
         (data / "checks" / "last-runs", "the app's record of golden checks' last runs"),
         (app_models_dir(), "the app's model folder"),
     ]
-    registry_env = os.environ.get(REGISTRY_ENV, "").strip()
-    if registry_env:
-        folders.append((Path(registry_env).expanduser(), f"the agents' registry folder ({REGISTRY_ENV})"))
-    for folder, what in folders:
+    for folder, what in folders:  # a registry elsewhere may share its folder: its files are named above
         if real.is_relative_to(_resolved(folder)):
             return f"it lies in {what}, {folder}, which only the app writes"
     return None
