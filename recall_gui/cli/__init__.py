@@ -38,8 +38,8 @@ from recall_gui.cli import (
     versions,
     window,
 )
-from recall_gui.cli.common import registry_option, report_error
-from recall_gui.core.base import RecallError
+from recall_gui.cli.common import note_unusable_cache, registry_option, report_error
+from recall_gui.core.base import RecallError, refuse_folders_in_knowledge_bases, sweep_stale_temp_folders
 
 COMMANDS = (
     search,
@@ -67,6 +67,25 @@ COMMANDS = (
     shadowing,
     review,
 )
+#: The commands that embed or search, and so are slower without the app's cache folder (the MCP server
+#: logs it when it starts).
+SEARCHING = frozenset(
+    command.NAME
+    for command in (
+        search,
+        demo,
+        check,
+        compare,
+        similar,
+        rank,
+        duplicates,
+        hubs,
+        reach,
+        health,
+        context,
+        shadowing,
+    )
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,10 +112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from recall_gui.runtime import configure_process
 
     configure_process()
+    sweep_stale_temp_folders()  # what an earlier run that was killed left in the temporary folder
     words = window.path_as_open(command_names(), sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(words)
     try:
+        refuse_folders_in_knowledge_bases()  # before anything is written there
         window.refuse_misplaced(args)
+        if getattr(args, "command", None) in SEARCHING:
+            note_unusable_cache()
         return int(args.run(args))
     except RecallError as error:
         report_error(error.message, error.hint)

@@ -11,6 +11,7 @@ from recall_gui.core.base import (
     REGISTRY_ENV,
     InvalidInputError,
     RegistryLocation,
+    cache_problem,
     masked,
     printable,
     printable_lines,
@@ -104,6 +105,13 @@ def say(text: str) -> None:
     """A line on stderr (a note, a warning) that may hold a table's or a registry's text: escaped, and any
     password in an address masked."""
     print(printable(masked(text)), file=sys.stderr)
+
+
+def note_unusable_cache() -> None:
+    """Say once on stderr why searches are slower when the app's cache folder cannot be written."""
+    problem = cache_problem()
+    if problem is not None:
+        print(f"note: {printable(problem)}", file=sys.stderr)
 
 
 def write_stdout(text: str) -> None:

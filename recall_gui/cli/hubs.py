@@ -12,8 +12,16 @@ from recall_gui.cli.common import escaped_lines, location, registry_option, say,
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.core.agent_log import LogFiles, select
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text
-from recall_gui.core.golden import read_golden
+from recall_gui.core.base import (
+    DEFAULT_LIMIT,
+    GOLDEN_MAX_BYTES,
+    InvalidInputError,
+    is_unicode,
+    json_text,
+    plural,
+    read_regular,
+)
+from recall_gui.core.golden import parse_golden
 
 if TYPE_CHECKING:
     from recall_gui.core.embedders import ModelInfo
@@ -61,17 +69,24 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
         raise InvalidInputError(f"--share must be at least 0 and below 1, not {args.share}")
 
 
-def queries_from_file(path: Path, db_name: str | None, limit: int | None) -> list[HubQuery]:
+def queries_from_file(
+    path: Path, db_name: str | None, limit: int | None, *, checks_at_their_limits: bool = False
+) -> list[HubQuery]:
+    """A golden file's checks of ``db_name`` (at ``limit``, or each at its own with
+    ``checks_at_their_limits``), or a text file's lines at ``limit``."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_regular(path, GOLDEN_MAX_BYTES).decode("utf-8-sig")
+    except OSError as error:
+        raise InvalidInputError(f"{path}: cannot be read ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:
         raise InvalidInputError(f"{path}: cannot be read as UTF-8 text ({error})") from None
     if text.lstrip().startswith("{"):
-        checks = read_golden(path).checks
+        checks = parse_golden(text, str(path)).checks
         chosen = [check for check in checks if db_name is None or check.db_name == db_name]
         if checks and not chosen:
             raise InvalidInputError(f"{path} has no check for the database {db_name!r}")
-        return [core.reach.HubQuery(check.query, limit or check.limit) for check in chosen]
+        given = None if checks_at_their_limits else limit
+        return [core.reach.HubQuery(check.query, given or check.limit) for check in chosen]
     return [
         core.reach.HubQuery(line.strip(), limit or DEFAULT_LIMIT)
         for line in text.splitlines()
@@ -80,18 +95,33 @@ def queries_from_file(path: Path, db_name: str | None, limit: int | None) -> lis
 
 
 def queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
+    """The queries agents sent to ``db_name``, as the agent log holds them; calls without a query that
+    can be searched (none, not text, blank, or text that is not valid Unicode, which the server refused)
+    are skipped, counted and said on stderr."""
     queries = []
     notes: list[str] = []
+    no_query = not_text = 0
     for record in select(LogFiles().records(notes), db_name=db_name):
         arguments = record.arguments if isinstance(record.arguments, dict) else {}
         query, asked = arguments.get("query"), arguments.get("limit")
-        if isinstance(query, str) and query.strip():
+        if not isinstance(query, str) or not query.strip():
+            no_query += 1
+        elif not is_unicode(query):
+            not_text += 1
+        else:
             own = (
                 asked
                 if isinstance(asked, int) and not isinstance(asked, bool) and 1 <= asked <= 100
                 else None
             )
             queries.append(core.reach.HubQuery(query, limit or own or DEFAULT_LIMIT))
+    if no_query:
+        notes.append(f"{plural(no_query, 'logged call')} to {db_name} without a query to search: skipped")
+    if not_text:
+        notes.append(
+            f"{plural(not_text, 'logged call')} to {db_name} whose query is not valid text (it holds an "
+            "unpaired surrogate; the server refused it): skipped"
+        )
     for note in notes:
         say(f"note: {note}")
     return queries

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import functools
 import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -78,26 +80,48 @@ def run_get(args: argparse.Namespace) -> int:
     def report(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    def bring() -> ModelInfo:
-        if args.source is not None:
-            return core.embedders.import_copy(args.name, Path(args.source).expanduser(), report)
-        return core.embedders.download(args.name, report)
-
-    # The download runs on a thread of its own, so Ctrl+C reaches this one at once: the hub client waits
-    # for its own download threads to end before it lets an interrupt through.
-    outcome: concurrent.futures.Future[ModelInfo] = concurrent.futures.Future()
-    threading.Thread(target=_settle, args=(outcome, bring), name="recall-models-get", daemon=True).start()
+    ended_by = _end_on_termination()
     try:
-        info = outcome.result()
-    except KeyboardInterrupt:
-        if args.source is None:
-            report("cancelled: the part downloaded so far is kept, and the next `models get` resumes it")
+        if args.source is not None:
+            # On this thread: an interrupt reaches the copy between two steps, and the folders it made
+            # (in the temporary folder, in the model folder) are removed on the way out.
+            info = core.embedders.import_copy(args.name, Path(args.source).expanduser(), report)
         else:
+            info = _downloaded(args.name, report)
+    except KeyboardInterrupt:
+        status = 128 + ended_by.get("signal", signal.SIGINT)
+        if args.source is not None:
             report("cancelled: nothing was brought, and any earlier copy is still the one used")
+            return status
+        report("cancelled: the part downloaded so far is kept, and the next `models get` resumes it")
         sys.stdout.flush()
-        os._exit(130)  # the download threads are not told to stop: leave them, as a killed download does
+        os._exit(status)  # the download threads are not told to stop: leave them, as a killed download does
     write_stdout(f"{info.name} is exact now: {info.source}\n")
     return 0
+
+
+def _downloaded(name: str, report: Callable[[str], None]) -> ModelInfo:
+    """The download, on a thread of its own, so Ctrl+C reaches this one at once: the hub client waits for
+    its own download threads to end before it lets an interrupt through."""
+    outcome: concurrent.futures.Future[ModelInfo] = concurrent.futures.Future()
+    work = functools.partial(core.embedders.download, name, report)
+    threading.Thread(target=_settle, args=(outcome, work), name="recall-models-get", daemon=True).start()
+    return outcome.result()
+
+
+def _end_on_termination() -> dict[str, int]:
+    """SIGTERM and SIGHUP (a ``kill``, a closed terminal) end the run as Ctrl+C does, cleaning up; the
+    signal that ended it is put in the dict returned."""
+    ended_by: dict[str, int] = {}
+
+    def interrupt(number: int, _frame: object) -> None:
+        ended_by["signal"] = number
+        raise KeyboardInterrupt
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), interrupt)
+    return ended_by
 
 
 def _settle(outcome: concurrent.futures.Future[ModelInfo], work: Callable[[], ModelInfo]) -> None:

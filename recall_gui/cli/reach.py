@@ -93,12 +93,7 @@ def _given(args: argparse.Namespace, db_name: str) -> list[HubQuery]:
         return queries_from_log(db_name, None)
     if args.queries is None:
         return []
-    path = Path(args.queries)
-    try:
-        golden = path.read_text(encoding="utf-8-sig").lstrip().startswith("{")
-    except (OSError, UnicodeDecodeError):
-        golden = True  # queries_from_file says what is wrong with it
-    return queries_from_file(path, db_name, None if golden else args.limit)
+    return queries_from_file(Path(args.queries), db_name, args.limit, checks_at_their_limits=True)
 
 
 async def _reach(args: argparse.Namespace) -> ReachReport:

@@ -19,13 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_gui.core.base.errors import DemoBuildCancelled, DemoConflictError, DemoDataError, RegistryError
+from recall_gui.core.base.errors import (
+    DemoBuildCancelled,
+    DemoConflictError,
+    DemoDataError,
+    RegistryError,
+    SettingsError,
+)
 from recall_gui.core.base.paths import (
+    DATA_ENV,
     DBS_FILE,
     REGISTRY_ENV,
     RegistryLocation,
     cosh_registry_dir,
     demo_db_dir,
+    folder_making_problem,
 )
 from recall_gui.core.registry.registry_changes import register_database, writable_entries
 from recall_gui.core.registry.registry_types import Registry
@@ -184,6 +192,16 @@ def check_demo_target(registry_dir: Path, target: Path) -> None:
             hint=f"Leave out --registry and ${REGISTRY_ENV} to use the app's own registry, or name "
             "another folder with --registry DIR.",
         )
+    for folder in (target.parent, Path(registry_dir)):
+        unusable = folder_making_problem(folder)
+        if unusable is not None:  # found now, not after a minute of embedding
+            raise SettingsError(
+                f"the demo was not built: {unusable}; nothing was changed",
+                path=folder,
+                hint=f"Set {DATA_ENV} to a folder you can write."
+                if folder == target.parent
+                else "Name a registry folder you can write.",
+            )
     problem = demo_folder_problem(target)
     if problem is not None:
         raise DemoConflictError(

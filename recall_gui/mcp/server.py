@@ -52,9 +52,9 @@ from recall_gui.core.embedders import ModelInfo
 from recall_gui.core.registry import (
     FileStamp,
     Registry,
+    RegistryKeeper,
     SuffixStore,
     SuffixWarning,
-    load_registry,
     served_tool,
 )
 from recall_gui.core.search import Harness
@@ -73,18 +73,16 @@ class ToolSource:
     """The tool as agents should see it now, read from the registry and the saved suffix."""
 
     def __init__(
-        self, registry_dir: Path, suffix_store: SuffixStore | None = None, registry: Registry | None = None
+        self,
+        registry_dir: Path,
+        suffix_store: SuffixStore | None = None,
+        registry: Callable[[], Registry] | None = None,
     ) -> None:
         self.registry_dir = Path(registry_dir)
         self.suffix_store = suffix_store or SuffixStore()
-        self._registry = registry
+        #: The registry as the calls see it (the harness's), else one kept here.
+        self.registry: Callable[[], Registry] = registry or RegistryKeeper(self.registry_dir).get
         self._logged: tuple[SuffixWarning, ...] = ()
-
-    def registry(self) -> Registry:
-        """The registry snapshot, read again when its files changed (a large one takes long to read)."""
-        if self._registry is None or self._registry.changed_on_disk():
-            self._registry = load_registry(self.registry_dir)
-        return self._registry
 
     def current(self) -> Recall:
         """The tool from the registry as it is on disk now and the saved notes, for every ``tools/list``.
@@ -291,7 +289,11 @@ class RecallMcpServer:
     ) -> None:
         self.harness = harness or Harness(Path(registry_dir))
         same_registry = self.harness.registry_dir == Path(registry_dir)
-        self.source = ToolSource(registry_dir, suffix_store, self.harness.registry if same_registry else None)
+        # One registry for the tool list and the calls: what agents are told and what answers them agree.
+        harness = self.harness
+        self.source = ToolSource(
+            registry_dir, suffix_store, (lambda: harness.registry) if same_registry else None
+        )
         #: Where calls are recorded (the settings beside the saved notes say whether).
         self.call_log = call_log or CallLog.for_server(self.source.suffix_store.directory)
         self.announcer = ListChangedAnnouncer()

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from recall_gui.core.base import SettingsError, set_aside
+from recall_gui.core.base import FileRefused, SettingsError, read_regular, set_aside
 
 SETTINGS_FILE = "window.ini"
+#: The most of ``window.ini`` read: sizes, choices and recent folders take a few kilobytes.
+SETTINGS_MAX_BYTES = 4 << 20
 #: What is appended to the name of a settings file Qt could not read, when it is moved aside.
 DAMAGED_TAG = "damaged"
 
@@ -37,11 +39,11 @@ def open_settings(config_dir: Path) -> tuple[QSettings, SettingsError | None]:
             "folder writable, or move the settings with RECALL_GUI_CONFIG_DIR.",
         )
         return QSettings(str(path), QSettings.Format.IniFormat), problem
-    settings = QSettings(str(path), QSettings.Format.IniFormat)
-    if reason is None and settings.status() is QSettings.Status.FormatError:
+    if reason is None:  # Qt reads it only once it is known to be a file of text
+        settings = QSettings(str(path), QSettings.Format.IniFormat)
+        if settings.status() is not QSettings.Status.FormatError:
+            return settings, None
         reason = "Qt cannot read it as settings"
-    if reason is None:
-        return settings, None
     try:
         kept = f"it is kept as {set_aside(path, DAMAGED_TAG).name}"
     except OSError as error:
@@ -58,9 +60,12 @@ def _damage(path: Path) -> str | None:
     """Why ``path`` cannot be a settings file, or ``None`` (also when it does not exist)."""
     if not path.exists() and not path.is_symlink():
         return None
-    if not path.is_file():
-        return "it is not a file"
-    data = path.read_bytes()
+    try:
+        data = read_regular(path, SETTINGS_MAX_BYTES)
+    except FileRefused as error:
+        return error.strerror
+    except FileNotFoundError:
+        return "it is a symbolic link to nothing"
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -151,7 +151,7 @@ def test_a_local_ray_starts_below_a_cache_folder_too_deep_for_its_sockets(ray_ad
 
     session = Path(ray._private.worker._global_node.get_session_dir_path())
     assert DEEP_CACHE not in str(session)
-    assert session.parent.name.startswith("recall-gui-ray-")
+    assert session.parent.parent.name.startswith("recall-gui-ray-")
     sockets = list((session / "sockets").iterdir())
     assert sockets, f"no sockets in {session}"
     assert all(len(os.fsencode(socket_path)) <= 107 for socket_path in sockets)

@@ -268,7 +268,7 @@ def test_a_settings_path_that_is_a_folder_is_reported_not_raised(tmp_path: Path,
     store.notes_path.mkdir(parents=True)
     served = served_tool(registry, store)
     assert served.suffix == NOTES_LISTED
-    assert "cannot be read: Is a directory" in served.settings.problems[0].message
+    assert "cannot be read: it is a folder, not a regular file" in served.settings.problems[0].message
 
 
 def test_a_save_that_cannot_write_says_where_and_keeps_the_old_files(tmp_path: Path) -> None:

@@ -110,15 +110,15 @@ def test_the_source_reads_the_registry_again_only_when_its_files_changed(
     kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A registry of 50k entries takes a second or more to read: not for every tools/list."""
-    import recall_gui.mcp.server as server_module
+    import recall_gui.core.registry.registry_keeper as keeper_module
 
     reads: list[Path] = []
 
-    def counted(directory: Path) -> Any:
+    def counted(directory: Path, previous: Any = None) -> Any:
         reads.append(directory)
-        return load_registry(directory)
+        return load_registry(directory, previous)
 
-    monkeypatch.setattr(server_module, "load_registry", counted)
+    monkeypatch.setattr(keeper_module, "load_registry", counted)
     source = ToolSource(kb.registry_dir, SuffixStore(tmp_path / "config"))
     first = source.current()
     assert [source.current() for _ in range(3)] == [first] * 3

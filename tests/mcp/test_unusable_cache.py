@@ -1,5 +1,6 @@
 """A cache folder that cannot be made (its parent is a file): the cache is disposable, so `search`, a golden
-check and the MCP server answer as with a cache, and the server's log says once why it is slower."""
+check and the MCP server answer as with a cache, and each says once why it is slower (the commands on
+stderr, the server in its log)."""
 
 from __future__ import annotations
 
@@ -36,13 +37,21 @@ def test_search_check_and_the_mcp_server_work_without_a_cache(tmp_path: Path, pa
     done = run_cli(
         env, "search", "--registry", str(kb.registry_dir), "--db", "notes", "--limit", "3", ARGUMENTS["query"]
     )
-    assert (done.returncode, done.stdout, done.stderr) == (0, expected + "\n", "")
+    said = f"the cache folder {cache} cannot be written (Not a directory): searches go on without it, slower"
+    assert (done.returncode, done.stdout) == (0, expected + "\n")
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"note: {said}") and line.endswith(
+        "set RECALL_GUI_CACHE_DIR to a folder you can write"
+    )
 
     golden = tmp_path / "golden.json"
     check = {"db_name": "notes", "query": ARGUMENTS["query"], "expect": ["pw-reset"], "limit": 3}
     golden.write_text(json.dumps({"checks": [check]}), encoding="utf-8")
     done = run_cli(env, "check", "--registry", str(kb.registry_dir), str(golden))
     assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [line]
+    listed = run_cli(env, "list", "--registry", str(kb.registry_dir))
+    assert listed.returncode == 0 and "cache" not in listed.stderr  # no search: nothing to say
 
     loop = BackgroundLoop()
     try:

@@ -265,19 +265,31 @@ def test_a_damaged_window_ini_is_set_aside_and_the_window_opens(
     assert "[window]" in (config / "window.ini").read_text(encoding="utf-8")
 
 
-def test_a_damaged_window_ini_is_named_in_the_banner(tmp_path: Path, open_window: WindowFactory) -> None:
+@pytest.mark.parametrize(
+    ("kind", "named"),
+    [("folder", "a folder"), ("fifo", "a FIFO"), ("dev-zero-link", "a character device")],
+)
+def test_a_window_ini_that_is_no_file_is_named_in_the_banner(
+    tmp_path: Path, open_window: WindowFactory, kind: str, named: str
+) -> None:
     config = tmp_path / "profile"
     config.mkdir()
-    (config / "window.ini").mkdir()  # not a file at all
+    ini = config / "window.ini"
+    if kind == "folder":
+        ini.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(ini)
+    else:
+        ini.symlink_to("/dev/zero")
     registry_dir = write_registry(tmp_path / "reg", [cosh_entry("a", tmp_path / "a")], active=[])
     window = open_window(registry_dir, config_dir=config, start=False)
     text, hint = banner(window)
     assert text == (
-        f"The window's settings file {config / 'window.ini'} was damaged (it is not a file): "
+        f"The window's settings file {ini} was damaged (it is {named}, not a regular file): "
         "it is kept as window.ini.damaged"
     )
     assert "opens with its default size" in hint
-    assert (config / "window.ini.damaged").is_dir()
+    assert os.path.lexists(config / "window.ini.damaged") and not os.path.lexists(ini)
 
 
 def test_toggling_a_database_writes_only_its_active_state_and_the_list_follows(

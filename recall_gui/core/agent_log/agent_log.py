@@ -17,6 +17,7 @@ import collections
 import errno
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +27,7 @@ from typing import Any, BinaryIO
 from recall_gui.core.agent_log.call_record import MAX_RECORD_BYTES, RECORD_NESTING, CallRecord
 from recall_gui.core.base.json_bounds import MAX_NESTING, too_deep
 from recall_gui.core.base.paths import agent_log_dir
+from recall_gui.core.base.regular_files import FileRefused, open_regular
 
 LOG_FILE = "agent-log.jsonl"
 OLDER_FILE = "agent-log.1.jsonl"
@@ -150,6 +152,8 @@ class LogFiles:
                         opened.append((path, _open_to_read(path)))
                     except FileNotFoundError:
                         continue
+                    except FileRefused as error:
+                        notes.append(str(error))
                     except OSError as error:
                         if error.errno != errno.ELOOP:
                             raise
@@ -187,7 +191,14 @@ def _open_nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
 
 def _open_for_append(path: Path) -> int:
     # Only the user may read what their agents asked.
-    return _open_nofollow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    fd = _open_nofollow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # a FIFO would take lines until its buffer fills, then hold the writer
+        os.close(fd)
+        raise FileRefused(path, "it is not a regular file; the agent log writes only to one")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return fd
 
 
 def _write_line(fd: int, line: bytes) -> None:
@@ -209,7 +220,14 @@ def _byte_at(fd: int, offset: int) -> bytes:
 
 
 def _open_to_read(path: Path) -> BinaryIO:
-    return os.fdopen(_open_nofollow(path, os.O_RDONLY), "rb")
+    try:
+        return open_regular(path, follow_links=False)
+    except FileRefused:
+        raise
+    except OSError as error:
+        if error.errno == errno.ELOOP or (error.errno == errno.EMLINK and path.is_symlink()):
+            raise _link_refused(path) from None
+        raise
 
 
 def _read_records(path: Path, file: BinaryIO, notes: list[str]) -> Iterator[tuple[CallRecord, int]]:

@@ -34,7 +34,10 @@ from .json_bounds import (
     recordable as recordable,
     too_deep as too_deep,
 )
-from .output_paths import refuse_output as refuse_output
+from .output_paths import (
+    refuse_folders_in_knowledge_bases as refuse_folders_in_knowledge_bases,
+    refuse_output as refuse_output,
+)
 from .paths import (
     ACTIVE_FILE as ACTIVE_FILE,
     CONFIG_ENV as CONFIG_ENV,
@@ -46,7 +49,12 @@ from .paths import (
     folder_problem as folder_problem,
     resolve_registry_dir as resolve_registry_dir,
 )
+from .regular_files import (
+    FileRefused as FileRefused,
+    read_regular as read_regular,
+)
 from .surrogates import first_surrogate as first_surrogate, is_unicode as is_unicode, shown as shown
+from .temp_folders import sweep_stale_temp_folders as sweep_stale_temp_folders
 from .tool import (
     DEFAULT_DESCRIPTION as DEFAULT_DESCRIPTION,
     TOOL_NAME as TOOL_NAME,
@@ -55,6 +63,7 @@ from .tool import (
 )
 from .types import (
     DEFAULT_LIMIT as DEFAULT_LIMIT,
+    GOLDEN_MAX_BYTES as GOLDEN_MAX_BYTES,
     MAX_QUERY_CHARS as MAX_QUERY_CHARS,
     METRIC_NAMES as METRIC_NAMES,
     SearchHit as SearchHit,

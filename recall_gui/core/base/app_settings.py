@@ -14,8 +14,11 @@ from typing import Any
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.base.paths import app_config_dir
+from recall_gui.core.base.regular_files import read_regular_text
 
 SETTINGS_FILE = "settings.json"
+#: The most of ``settings.json`` read: it holds a few keys.
+SETTINGS_MAX_BYTES = 1 << 20
 
 MB = 1024 * 1024
 #: The log's bound unless the user sets one: about 20,000 calls of five results.
@@ -74,11 +77,12 @@ class SettingsStore:
         """The saved settings, the defaults when nothing was saved; raises :class:`AppSettingsError` for a
         file that cannot be read or holds a bad value (keys this version does not know are ignored)."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_regular_text(self.path, SETTINGS_MAX_BYTES)
         except FileNotFoundError:
             return AppSettings()
         except (OSError, UnicodeDecodeError) as error:
-            raise AppSettingsError(f"cannot read {self.path}: {error}", hint=self._hint) from None
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            raise AppSettingsError(f"cannot read {self.path}: {reason}", hint=self._hint) from None
         try:
             data = json.loads(text)
         except ValueError as error:
@@ -96,7 +100,7 @@ class SettingsStore:
         """Write ``settings`` atomically, keeping keys of the file this version does not know."""
         kept: dict[str, Any] = {}
         try:
-            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            loaded = json.loads(read_regular_text(self.path, SETTINGS_MAX_BYTES))
             if isinstance(loaded, dict):
                 kept = loaded
         except (OSError, ValueError):

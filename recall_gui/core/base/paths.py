@@ -144,3 +144,21 @@ def folder_problem(path: Path) -> str | None:
     )
     kind = next((name for test, name in kinds if test(mode)), None)
     return f"is {kind}, not a folder" if kind else "is not a folder"
+
+
+def folder_making_problem(path: Path) -> str | None:
+    """Why a file cannot be made in the folder ``path`` (made first, with its parents, where missing), in
+    words naming the part at fault ("/x/data is a file, not a folder"); ``None`` when one can be."""
+    for folder in (path, *path.parents):
+        try:
+            mode = folder.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # made with its parents, unless a part above is at fault
+        except OSError as error:
+            return f"{folder} cannot be reached ({error.strerror or error})"
+        if not stat.S_ISDIR(mode):
+            return f"{folder} {folder_problem(folder) or 'is not a folder'}"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{folder} is a folder this user may not write to"
+        return None
+    return None

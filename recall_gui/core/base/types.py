@@ -33,6 +33,8 @@ MAX_LIMIT = 2**31 - 1
 #: served reads whole, and bounded so one call cannot take the server's memory
 #: (docs/PERFORMANCE_LOG.md#bounds-behind-constants).
 MAX_QUERY_CHARS = 102_400
+#: The most of a golden file (or a file of queries) read: hundreds of thousands of checks.
+GOLDEN_MAX_BYTES = 64 << 20
 QUERY_TOO_LONG_HINT = (
     "Search with the question itself: an embedding model reads only the first few hundred to few "
     "thousand words of a text."

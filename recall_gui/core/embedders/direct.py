@@ -21,12 +21,15 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.base.compat import NO_SPINNING
+from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.embedders.base import Vector
 
 #: Files fastembed's tokenizer loading would read too if the folder held them (this one reads neither).
 FASTEMBED_ONLY_FILES = ("config.json", "special_tokens_map.json")
 #: The inputs fastembed feeds the model (all int64); a model with other inputs is left to fastembed.
 MODEL_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+#: The most of a ``tokenizer_config.json`` read: a few keys.
+TOKENIZER_CONFIG_MAX_BYTES = 1 << 20
 
 
 class DirectUnavailable(Exception):
@@ -53,7 +56,7 @@ def load_tokenizer(folder: Path) -> Any:
 
     if any((folder / name).exists() for name in FASTEMBED_ONLY_FILES):
         raise DirectUnavailable(f"{folder} holds files only fastembed reads")
-    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config = json.loads(read_regular(folder / "tokenizer_config.json", TOKENIZER_CONFIG_MAX_BYTES))
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     truncation = tokenizer.truncation or {}
     tokenizer.enable_truncation(

@@ -19,6 +19,7 @@ import numpy as np
 from recall_gui.core.base.compat import direct_embedding_checked
 from recall_gui.core.base.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.base.paths import app_models_dir
+from recall_gui.core.base.surrogates import first_surrogate, is_unicode
 from recall_gui.core.embedders.base import ModelInfo, Vector
 from recall_gui.core.embedders.cosh_files import cosh_file
 from recall_gui.core.embedders.model_sources import Candidate, candidates
@@ -91,6 +92,8 @@ class LocalEmbedder:
         length together, so padding costs little): each the vector :meth:`embed_checked` gives it alone
         (padding is masked out of the model and the pooling; ``tests/core/test_bulk_queries.py``). Raises
         :class:`EmbedderError`; blocking."""
+        for text in texts:
+            self._refuse_not_text(text)
         order = sorted(range(len(texts)), key=lambda number: len(texts[number]))
         found: list[Vector | None] = [None] * len(texts)
         try:
@@ -108,6 +111,7 @@ class LocalEmbedder:
 
     def embed_checked(self, text: str) -> Vector:
         """One query's vector; raises :class:`EmbedderError` (blocking: call it on the embedding thread)."""
+        self._refuse_not_text(text)
         try:
             return self.embed_sync(text)
         except (ValueError, TypeError, RuntimeError, OSError) as error:  # tokenizer or onnxruntime
@@ -115,6 +119,16 @@ class LocalEmbedder:
                 f"{self.model_info.name}: the query could not be embedded: {short(error)}",
                 hint="Try other text; if every query fails, the model files may be damaged.",
             ) from error
+
+    def _refuse_not_text(self, text: str) -> None:
+        """A query that is not valid text is its own fault, never the model's: said so, before the
+        tokenizer fails on it."""
+        if not is_unicode(text):
+            raise EmbedderError(
+                f"{self.model_info.name}: the query is not valid text: it holds the unpaired surrogate "
+                f"{first_surrogate(text)}",
+                hint="Take the odd character out of the query.",
+            )
 
 
 def load_local_model(cosh_name: str) -> LocalEmbedder:

@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recall_gui.core.base.paths import app_models_dir
+from recall_gui.core.base.regular_files import read_regular
+
+#: The most of a repository's ``refs/main`` read: it names one commit.
+REF_MAX_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ def _snapshots(repo_folder: Path) -> Iterator[Path]:
     snapshots = repo_folder / "snapshots"
     main: str | None = None
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        main = (repo_folder / "refs" / "main").read_text(encoding="utf-8").strip()
+        main = read_regular(repo_folder / "refs" / "main", REF_MAX_BYTES).decode("utf-8").strip()
     if main:
         yield snapshots / main
     with contextlib.suppress(OSError):

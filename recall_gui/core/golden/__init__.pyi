@@ -24,6 +24,7 @@ from .golden import (
     default_checks_dir as default_checks_dir,
     edit_golden as edit_golden,
     edited as edited,
+    parse_golden as parse_golden,
     read_golden as read_golden,
     refuse_bad_version as refuse_bad_version,
     write_golden as write_golden,

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.paths import app_data_dir
+from recall_gui.core.base.regular_files import read_regular
+from recall_gui.core.base.types import GOLDEN_MAX_BYTES
 from recall_gui.core.golden.checks import CheckOutcome, CheckRun
 from recall_gui.core.golden.golden import CheckDatabase, CheckKey, VersionPin
 
@@ -71,7 +73,7 @@ def history_path(golden_path: Path) -> Path:
 def load_last_run(golden_path: Path) -> LastRun | None:
     """The previous run of ``golden_path``'s checks, or ``None`` (never run, or its record is unreadable)."""
     try:
-        data = json.loads(history_path(golden_path).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(history_path(golden_path), GOLDEN_MAX_BYTES))
         checks = {
             (_database(item), str(item["query"]), int(item["limit"]), _pin(item)): PastCheck(
                 bool(item["passed"]),

@@ -32,9 +32,11 @@ from recall_gui.core.base.json_bounds import (
 )
 from recall_gui.core.base.output_paths import OUTPUT_HINT, output_problem
 from recall_gui.core.base.paths import app_data_dir
+from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.base.surrogates import is_unicode
 from recall_gui.core.base.types import (
     DEFAULT_LIMIT,
+    GOLDEN_MAX_BYTES,
     MAX_LIMIT,
     MAX_QUERY_CHARS,
     QUERY_TOO_LONG_HINT,
@@ -463,7 +465,7 @@ def _check_offsets(text: str) -> list[int]:
 def read_golden(path: Path) -> GoldenFile:
     """The checks of the file at ``path``; a missing or unreadable file is a :class:`GoldenFileError`."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, GOLDEN_MAX_BYTES)
     except FileNotFoundError:
         raise GoldenFileError(f"{path}: no such file", hint="Check the path of the golden file.") from None
     except OSError as error:
@@ -481,7 +483,7 @@ def read_golden(path: Path) -> GoldenFile:
 def write_golden(path: Path, golden: GoldenFile) -> None:
     """Write ``golden`` to ``path`` atomically (a reader sees the old file or the new one); a path that
     is not a file to write (a FIFO, a table's folder) is refused."""
-    problem = output_problem(path)
+    problem = output_problem(path, golden_file=True)
     if problem is not None:
         raise GoldenFileError(f"{path}: not written: {problem}", hint=OUTPUT_HINT)
     try:

@@ -17,6 +17,7 @@ import logging
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -53,6 +54,9 @@ _LOCAL_HOSTS = "127.0.0.1,localhost,::1"
 RAY_FOLDER_BYTES = 36
 #: The name of a folder made for one run's Ray files (removed when that Ray stops).
 _SHORT_PREFIX = "recall-gui-ray-"
+#: The folder Ray is given, inside one of this user's alone: Ray opens the folder it is given and what it
+#: makes there to every user (0777). One letter: the socket paths below it are short.
+_RAY_FILES = "r"
 #: How long stopping Ray may take before the process goes on without it (a dead cluster never answers).
 SHUTDOWN_SECONDS = 10.0
 
@@ -163,7 +167,7 @@ def _start(
     _quiet(verbose)
     began = time.perf_counter()
     folder = _log_folder() if address is not None else _ray_folder()
-    made = folder is not None and folder.name.startswith(_SHORT_PREFIX)
+    made = folder is not None and folder.parent.name.startswith(_SHORT_PREFIX)
     aside = nullcontext() if verbose else output_aside(folder / "start.log" if folder else None)
     # "auto" and "local" name no host: only a Ray started here, or a loopback address, stays on loopback.
     loopback = address is None or (where is not None and where.loopback)
@@ -183,7 +187,7 @@ def _start(
             f"could not start {place}: {error}",
             hint=ADDRESS_HINT if address else f"See Ray's logs in {folder or '/tmp/ray'}.",
         ) from error
-    started = _Started(users=1, folder=folder if made else None)
+    started = _Started(users=1, folder=folder.parent if made and folder is not None else None)
     _ours[:] = [started]
     return started, RayCluster(address, _cpus(ray), time.perf_counter() - began)
 
@@ -319,30 +323,44 @@ def _start_local(cpus: int | None, verbose: bool, folder: Path | None) -> None:
 
 
 def _ray_folder() -> Path | None:
-    """Ray's files for a Ray started here: under the app's cache folder (``None`` where it cannot be made:
-    it is disposable, and Ray then uses its own). Ray puts its sockets a fixed depth below it, and a
-    socket's path is short (107 bytes on Linux, 103 on macOS): below a deeper cache folder, Ray's files
-    go to a new folder of this run in /tmp, as Ray's own default does."""
+    """Ray's files for a Ray started here: under the app's cache folder, in ``ray/r`` (``ray`` this user's
+    alone; ``None`` where it cannot be made: it is disposable, and Ray then uses its own). Ray puts its
+    sockets a fixed depth below it, and a socket's path is short (107 bytes on Linux, 103 on macOS): below
+    a deeper cache folder, Ray's files go to a new folder of this run in /tmp, as Ray's own default does."""
     folder = app_cache_dir() / "ray"
     try:
-        if len(os.fsencode(folder)) <= RAY_FOLDER_BYTES:
-            folder.mkdir(parents=True, exist_ok=True)
-            return folder
+        if len(os.fsencode(folder / _RAY_FILES)) <= RAY_FOLDER_BYTES:
+            return _for_ray(_users_own(folder))
         base = "/tmp" if os.name == "posix" and os.path.isdir("/tmp") else tempfile.gettempdir()
-        if len(os.fsencode(os.path.join(base, _SHORT_PREFIX + "x" * 8))) > RAY_FOLDER_BYTES:
+        if len(os.fsencode(os.path.join(base, _SHORT_PREFIX + "x" * 8, _RAY_FILES))) > RAY_FOLDER_BYTES:
             return None
-        return Path(tempfile.mkdtemp(prefix=_SHORT_PREFIX, dir=base))
+        return _for_ray(Path(tempfile.mkdtemp(prefix=_SHORT_PREFIX, dir=base)))  # made 0700
     except OSError:
         return None
+
+
+def _for_ray(own: Path) -> Path:
+    """The folder Ray is given, inside ``own`` (this user's alone)."""
+    folder = own / _RAY_FILES
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 def _log_folder() -> Path | None:
     """Where Ray's start-up lines go when joining a cluster (no sockets here: any depth will do)."""
-    folder = app_cache_dir() / "ray"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        return _users_own(app_cache_dir() / "ray")
     except OSError:
         return None
+
+
+def _users_own(folder: Path) -> Path:
+    """``folder``, made if need be, reachable by this user alone (0700): Ray makes its session folders
+    below it open to every user (0777), so no one else may reach them. Raises ``OSError``."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if os.name == "posix" and stat.S_IMODE(folder.stat().st_mode) != 0o700:
+        os.chmod(folder, 0o700)  # made by an earlier version, open to others
     return folder
 
 

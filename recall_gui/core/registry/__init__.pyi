@@ -15,6 +15,7 @@ from .registry_changes import (
     set_active as set_active,
     unregister_database as unregister_database,
 )
+from .registry_keeper import RegistryKeeper as RegistryKeeper
 from .registry_types import (
     DatabaseEntry as DatabaseEntry,
     EmbedderSpec as EmbedderSpec,

@@ -108,10 +108,11 @@ def _parse_entry(
     )
 
 
-def _read_active(path: Path, problems: list[RegistryProblem]) -> list[str]:
+def _read_active(path: Path, problems: list[RegistryProblem], unparsed: list[Path]) -> list[str]:
     try:
         data = read_json(path, problems)
     except ParseFailure:
+        unparsed.append(path)
         return []
     if data is None:
         return []
@@ -151,11 +152,13 @@ def _load_once(directory: Path, previous: Registry | None = None) -> Registry:
     dbs_path, active_path = directory / DBS_FILE, directory / ACTIVE_FILE
     stamps = (FileStamp.of(dbs_path), FileStamp.of(active_path))
     problems: list[RegistryProblem] = []
-    active_names = _read_active(active_path, problems)
+    unparsed: list[Path] = []
+    active_names = _read_active(active_path, problems, unparsed)
     texts: list[str] = []
     try:
         data = read_json(dbs_path, problems, texts)
     except ParseFailure:
+        unparsed.append(dbs_path)
         data = None
     raw_entries: list[Any] = []
     if isinstance(data, dict) and isinstance(data.get("dbs"), list):
@@ -196,4 +199,4 @@ def _load_once(directory: Path, previous: Registry | None = None) -> Registry:
     for name in active_names:
         if name not in seen:
             problems.append(RegistryProblem(active_path, f'active database "{name}" is not in {DBS_FILE}'))
-    return Registry(directory, tuple(databases), tuple(problems), stamps, sources)
+    return Registry(directory, tuple(databases), tuple(problems), stamps, sources, tuple(unparsed))

@@ -16,6 +16,7 @@ from typing import Any
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.errors import DatabaseNotFoundError, RecallError, RegistryError
 from recall_gui.core.base.paths import ACTIVE_FILE, DBS_FILE
+from recall_gui.core.base.regular_files import open_regular
 from recall_gui.core.base.surrogates import first_surrogate, is_unicode, shown
 from recall_gui.core.registry.registry_json import ParseFailure, dumps, read_json
 from recall_gui.core.registry.registry_lock import registry_locked
@@ -38,11 +39,18 @@ def _read_for_update(path: Path) -> tuple[Any, bool, FileStamp]:
         data = read_json(path, problems)
     except ParseFailure:
         raise RegistryError(f"not saved: {problems[0]}", hint=_KEEP_HINT) from None
+    return data, _ends_with_newline(path), stamp
+
+
+def _ends_with_newline(path: Path) -> bool:
     try:
-        ends_with_newline = path.exists() and path.read_bytes().endswith(b"\n")
+        with open_regular(path) as file:
+            if file.seek(0, 2) == 0:
+                return False
+            file.seek(-1, 2)
+            return file.read(1) == b"\n"
     except OSError:
-        ends_with_newline = False
-    return data, ends_with_newline, stamp
+        return False
 
 
 def _write_json(path: Path, data: Any, trailing_newline: bool, stamp: FileStamp) -> None:

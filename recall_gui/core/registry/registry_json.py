@@ -19,10 +19,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from recall_gui.core.base.regular_files import read_regular_text
 from recall_gui.core.registry.registry_types import RegistryProblem
 
 #: Above this size a registry file is parsed element by element (see :func:`parse`).
 PIECEWISE_BYTES = 256 * 1024
+#: The most of a registry file read: far above a registry of 50,000 databases (about 20 MB).
+REGISTRY_MAX_BYTES = 256 << 20
 
 
 class ParseFailure(Exception):
@@ -54,11 +57,12 @@ def read_json(path: Path, problems: list[RegistryProblem], sources: list[str] | 
     """The parsed file, ``None`` when it does not exist; raises :class:`ParseFailure` after recording why
     in ``problems``. ``sources``: see :func:`parse`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path, REGISTRY_MAX_BYTES)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
-        problems.append(RegistryProblem(path, f"cannot be read: {error}"))
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        problems.append(RegistryProblem(path, f"cannot be read: {reason}"))
         raise ParseFailure from error
     if not text.strip():
         problems.append(RegistryProblem(path, "is empty (expected JSON); fix or delete the file"))

@@ -168,6 +168,9 @@ class Registry:
     #: Each entry of a large ``rag_dbs.json`` by its text in the file: the next read reuses an entry
     #: written as before instead of making it again (an F5 on 50,000 databases makes only what changed).
     sources: Mapping[str, DatabaseEntry] = field(default_factory=dict, compare=False, repr=False)
+    #: The files that could not be read as JSON at all (a file another program is rewriting in place
+    #: reads so for a moment); their problems are among :attr:`problems`.
+    unparsed: tuple[Path, ...] = field(default=(), compare=False)
 
     @property
     def dbs_path(self) -> Path:

@@ -26,6 +26,7 @@ from pathlib import Path
 from recall_gui.core.base.atomic import set_aside, write_text_atomic
 from recall_gui.core.base.errors import SettingsError
 from recall_gui.core.base.paths import app_config_dir
+from recall_gui.core.base.regular_files import FileRefused, read_regular
 
 NOTES_FILE = "tool_notes.txt"
 OVERRIDE_FILE = "tool_override.txt"
@@ -36,6 +37,8 @@ LEGACY_TAG = "bak"
 LEGACY_BACKUP = f"{LEGACY_FILE}.{LEGACY_TAG}"
 #: What is appended to the name of a file that could not be read when a save replaces it.
 UNREADABLE_TAG = "unreadable"
+#: The most of a notes or override file read: a tool description is read by a model, a page or two.
+SUFFIX_MAX_BYTES = 1 << 20
 
 
 class SuffixMode(Enum):
@@ -128,7 +131,7 @@ def _read(path: Path) -> tuple[str | None, SettingsError | None]:
     the window can show it; line ends are read as Python's text mode reads them.
     """
     try:
-        data = path.read_bytes()
+        data = read_regular(path, SUFFIX_MAX_BYTES)
     except FileNotFoundError:
         return None, None
     except OSError as error:
@@ -148,7 +151,10 @@ def _keep_aside_if_unreadable(path: Path) -> None:
     """Before ``path`` is replaced: move it aside when its bytes are not UTF-8 (its text was shown with
     U+FFFD, so replacing it would lose the original)."""
     try:
-        path.read_bytes().decode("utf-8")
+        read_regular(path, SUFFIX_MAX_BYTES).decode("utf-8")
+    except FileRefused:  # a FIFO, a device, too large: kept as it is, under another name
+        if not path.is_dir():  # a folder: the write says it cannot replace one
+            set_aside(path, UNREADABLE_TAG)
     except OSError:
         return  # absent, or unreadable in a way the write itself will report
     except UnicodeDecodeError:

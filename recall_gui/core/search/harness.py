@@ -24,8 +24,8 @@ from recall_gui.core.base.types import (
     query_too_long,
 )
 from recall_gui.core.embedders.base import ModelInfo, QueryVector, Vector
-from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.registry.registry_advice import not_found_hint
+from recall_gui.core.registry.registry_keeper import RegistryKeeper
 from recall_gui.core.registry.registry_types import DatabaseEntry, Registry
 from recall_gui.core.search.nearest import open_for_search, rank, require_width
 from recall_gui.core.session.session import Session
@@ -108,24 +108,26 @@ class Harness:
         self._owns_session = session is None
         self.session = session if session is not None else Session()
         self._provided = registry
-        self._registry = load_registry(self.registry_dir) if registry is None else None
+        self._keeper = RegistryKeeper(self.registry_dir) if registry is None else None
+        if self._keeper is not None:
+            self._keeper.get()
 
     @property
     def registry(self) -> Registry:
         """The registry: the provider's snapshot, else this harness's own, re-read when another program
-        changed its files."""
+        changed its files (and kept as last read whole while one does not parse: see
+        :class:`RegistryKeeper`)."""
         if self._provided is not None:
             return self._provided()
-        if self._registry is None or self._registry.changed_on_disk():
-            self._registry = load_registry(self.registry_dir)
-        return self._registry
+        assert self._keeper is not None
+        return self._keeper.get()
 
     def reload(self) -> Registry:
         """The registry read again (with a provider: the provider's snapshot, which its owner refreshes)."""
         if self._provided is not None:
             return self._provided()
-        self._registry = load_registry(self.registry_dir)
-        return self._registry
+        assert self._keeper is not None
+        return self._keeper.reload()
 
     def resolve_active(self, db_name: str) -> DatabaseEntry:
         """The active database called ``db_name``; cosh's error text lists the active ones otherwise."""

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.base.atomic import write_text_atomic
+from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.base.thread_priority import lower_this_thread
 from recall_gui.core.session import lance_distance
 from recall_gui.core.session.lance_distance import Measure
@@ -44,6 +45,8 @@ CHECKED_WIDTHS = (3, 8, 13, 16, 17, 33, 384, 1000)
 METRICS = ("l2", "cosine", "dot")
 #: The file of verdicts in the cache folder (one per machine, processor and LanceDB version).
 VERDICTS_FILE = "lance-arithmetic.json"
+#: The most of the verdicts file read: a verdict is a line, one per machine and version.
+VERDICTS_MAX_BYTES = 1 << 20
 #: How much lower than the app's other threads the self-test runs (nice values).
 SELF_TEST_NICE_INCREMENT = 5
 
@@ -215,7 +218,7 @@ class LanceArithmetic:
         if self.emulation is not lance_distance.distances:
             return None  # only the verdict of this very emulation is remembered
         try:
-            data = json.loads((self.folder / VERDICTS_FILE).read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.folder / VERDICTS_FILE, VERDICTS_MAX_BYTES))
         except (OSError, ValueError):
             return None
         found = data.get(machine_key()) if isinstance(data, dict) else None
@@ -226,7 +229,7 @@ class LanceArithmetic:
             return
         path = self.folder / VERDICTS_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(path, VERDICTS_MAX_BYTES))
         except (OSError, ValueError):
             data = {}
         data = data if isinstance(data, dict) else {}

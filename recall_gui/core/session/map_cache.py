@@ -20,6 +20,8 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from recall_gui.core.base.regular_files import open_regular
+
 Method = Literal["pca", "tsne"]
 
 
@@ -108,11 +110,11 @@ class MapCache:
 
     def _load(self, key: MapKey) -> KeptMap | None:
         path = self.path(key)
-        if path is None or not path.is_file():
+        if path is None:
             return None
         try:
             # Opened here: np.load leaves a file it opened open when the file is not a zip archive.
-            with path.open("rb") as file, np.load(file, allow_pickle=False) as stored:
+            with open_regular(path) as file, np.load(file, allow_pickle=False) as stored:
                 if json.loads(str(stored["key"])) != list(key):
                     return None
                 positions = np.asarray(stored["positions"], np.float32)
