@@ -115,6 +115,16 @@ def test_every_file_the_pages_name_exists() -> None:
     assert missing == []
 
 
+def test_the_docs_index_has_a_line_for_each_page_and_the_readme_points_to_it() -> None:
+    index = ROOT / "docs" / "README.md"
+    entries = [line for line in index.read_text(encoding="utf-8").splitlines() if line.startswith("- [")]
+    linked = [link[1] for line in entries if (link := re.match(r"- \[[^]]+\]\(([\w.]+)\)", line))]
+    pages = sorted(page.name for page in (ROOT / "docs").glob("*.md") if page != index)
+    assert len(pages) >= 10
+    assert sorted(linked) == pages  # each page once; the index's other lines lead out of docs/
+    assert "(docs/README.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
 def test_the_readme_is_short() -> None:
     assert len((ROOT / "README.md").read_bytes()) <= 20_000
 
