@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "recall_gui"
 SECTION = "## Threads and processes"
 
-#: Calls that start threads, and the keyword that names them.
+#: Calls that start a thread (or a multiprocessing process), and the keyword that names it.
 THREAD_NAMES = {"Thread": "name", "ThreadPoolExecutor": "thread_name_prefix", "Process": "name"}
 #: The app's own helper that starts a thread: its first argument is the thread's name.
 THREAD_HELPERS = {"on_own_thread": "core/base/own_thread.py"}
@@ -126,7 +126,7 @@ def test_the_scan_finds_the_threads_and_processes_the_app_is_known_to_start() ->
     assert sorted(known - found, key=str) == []
 
 
-def test_every_thread_the_app_starts_has_a_name() -> None:
+def test_every_thread_and_spawned_process_has_a_name() -> None:
     named_by_the_app = [start for start in all_starts() if start.call not in STARTS_WITHOUT_NAMES]
     assert [str(start) for start in named_by_the_app if start.name is None] == []
 
