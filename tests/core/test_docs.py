@@ -115,18 +115,61 @@ def test_every_file_the_pages_name_exists() -> None:
     assert missing == []
 
 
+def test_the_docs_index_has_a_line_for_each_page_and_the_readme_points_to_it() -> None:
+    index = ROOT / "docs" / "README.md"
+    entries = [line for line in index.read_text(encoding="utf-8").splitlines() if line.startswith("- [")]
+    linked = [link[1] for line in entries if (link := re.match(r"- \[[^]]+\]\(([\w.]+)\)", line))]
+    pages = sorted(page.name for page in (ROOT / "docs").glob("*.md") if page != index)
+    assert len(pages) >= 10
+    assert sorted(linked) == pages  # each page once; the index's other lines lead out of docs/
+    assert "(docs/README.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
 def test_the_readme_is_short() -> None:
-    assert len((ROOT / "README.md").read_bytes()) <= 20_000
+    assert len((ROOT / "README.md").read_bytes()) <= 18_000  # for users; maintainers' notes are in docs/
 
 
-def test_the_guarantees_open_with_a_table_naming_every_test_file_they_cite() -> None:
+def test_the_readme_opens_with_make_run_and_make_test() -> None:
+    first_block = (ROOT / "README.md").read_text(encoding="utf-8").split("```sh\n", 1)[1].split("```")[0]
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines()[:2]]
+    assert commands == ["make run", "make test"]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^run:", makefile, re.MULTILINE) and re.search(r"^test:", makefile, re.MULTILINE)
+
+
+#: A test file cited in docs/GUARANTEES.md.
+TEST_FILE = re.compile(r"tests/[\w/]+/test_\w+\.py")
+
+
+def guarantee_rows(glance: str) -> list[tuple[str, set[str]]]:
+    """The table's rows: the section each row's guarantee links to, and the test files the row names."""
+    rows = []
+    for line in glance.splitlines():
+        if not line.startswith("| ") or line.startswith("| Guarantee |"):
+            continue
+        guarantee, tests = line.strip("|").rsplit("|", 1)
+        anchor = re.search(r"\]\(#([\w-]+)\)", guarantee)
+        assert anchor, f"a row that links to no section: {line}"
+        rows.append((anchor[1], set(TEST_FILE.findall(tests))))
+    return rows
+
+
+def test_the_guarantees_are_a_table_then_one_section_for_each_row() -> None:
     text = (ROOT / "docs" / "GUARANTEES.md").read_text(encoding="utf-8")
     sections = dict(part.split("\n", 1) for part in text.split("\n## ")[1:])
     assert next(iter(sections)) == "At a glance"
-    test_file = r"tests/[\w/]+/test_\w+\.py"
-    glance = sections.pop("At a glance")
-    cited = set(re.findall(test_file, glance))
-    assert glance.count("\n| ") <= 40  # one page, before the particulars
-    sections.pop("How the tests are kept honest")  # how tests are written, not what they prove
+    rows = guarantee_rows(sections.pop("At a glance"))
+    assert 25 <= len(rows) <= 40  # one page, before the particulars
+    cited = set().union(*(tests for _, tests in rows))
     assert len(cited) > 40
-    assert sorted(set(re.findall(test_file, "".join(sections.values()))) - cited) == []
+    assert sorted(path for path in cited if not (ROOT / path).is_file()) == []
+    # Each row leads to a section of its own, and each section is a row's.
+    anchors = [anchor for anchor, _ in rows]
+    by_anchor = {slug(heading): body for heading, body in sections.items()}
+    assert len(set(anchors)) == len(anchors)
+    assert sorted(set(anchors) ^ set(by_anchor)) == []
+    # A section names no test file its row leaves out: the table names every test the page cites.
+    outside_its_row = {
+        anchor: sorted(set(TEST_FILE.findall(by_anchor[anchor])) - tests) for anchor, tests in rows
+    }
+    assert {anchor: files for anchor, files in outside_its_row.items() if files} == {}
