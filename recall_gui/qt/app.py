@@ -14,6 +14,8 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from recall_gui.qt.system_libraries import libraries_problem
+
 if TYPE_CHECKING:
     from recall_gui.qt.main_window import MainWindow
 
@@ -58,7 +60,7 @@ def run_app(
 
     With ``smoke``, check that the window works (:mod:`recall_gui.qt.smoke`) and quit: 0 if it does.
     """
-    problem = display_problem()
+    problem = display_problem() or libraries_problem()
     if problem is not None:
         print(problem, file=sys.stderr)
         return 1
