@@ -128,6 +128,22 @@ print(repr((deferred, unloaded, found, client.ApiClient.__name__, client.Configu
     assert json.loads(deferred[2])["results"][0]["id"] == kb.ids[0]
 
 
+def test_the_deferral_waits_for_lancedb_s_first_import_and_reads_no_versions_before() -> None:
+    """The entry points' set-up costs a process that never loads LanceDB nothing: the versions are read
+    (``importlib.metadata``) only when LanceDB is first imported, and the client is deferred then."""
+    code = """
+import sys
+from recall_gui.runtime import configure_process
+configure_process()
+before = "importlib.metadata" in sys.modules
+import lancedb
+unloaded = not [m for m in sys.modules if m.startswith("lance_namespace_urllib3_client.api")]
+import lance_namespace_urllib3_client as client
+print(repr((before, unloaded, "importlib.metadata" in sys.modules, client.ApiClient.__name__)))
+"""
+    assert eval(_python(code)) == (False, True, True, "ApiClient")
+
+
 def test_lance_namespaces_still_work_with_the_client_deferred(tmp_path: Any) -> None:
     """LanceDB's namespace API (which uses the client's models) answers as without the deferral."""
     code = f"""

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from importlib import metadata
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -37,6 +37,8 @@ DIRECT_EMBEDDING_FASTEMBED = ("0.9",)
 
 
 def _series(package: str) -> str | None:
+    from importlib import metadata  # read when a guard is first asked, not when the app starts
+
     try:
         parts = metadata.version(package).split(".")
     except metadata.PackageNotFoundError:
@@ -85,6 +87,30 @@ def defer_lance_rest_client() -> bool:
         return False
     sys.modules[LANCE_REST_CLIENT] = _DeferredPackage(spec)
     return True
+
+
+def defer_lance_rest_client_on_import() -> None:
+    """Have :func:`defer_lance_rest_client` run when LanceDB is first imported, whenever that is: a command
+    or a window that never imports it never reads the packages' versions either (the guard's
+    ``importlib.metadata`` costs a fresh process tens of milliseconds)."""
+    if "lancedb" not in sys.modules and not any(isinstance(f, _DeferOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _DeferOnImport())
+
+
+class _DeferOnImport(importlib.abc.MetaPathFinder):
+    """Defers the REST client when ``lancedb`` is first looked for, then does nothing. It stays in
+    ``sys.meta_path``: removing it could make an import in another thread skip the finder after it."""
+
+    def __init__(self) -> None:
+        self._done = False
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname == "lancedb" and not self._done:
+            self._done = True
+            defer_lance_rest_client()
+        return None  # the usual finders find it
 
 
 class _DeferredPackage(ModuleType):
