@@ -14,6 +14,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from recall_gui.core.base import faster_pyside_module_check
 from recall_gui.qt.system_libraries import libraries_problem
 
 if TYPE_CHECKING:
@@ -66,9 +67,11 @@ def run_app(
         return 1
     configure_qt_process()
 
-    import qasync
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
+
+    faster_pyside_module_check()  # before the window's modules (and qasync's) are imported
+    import qasync
 
     from recall_gui.qt import create_window
     from recall_gui.qt.icons import app_icon

@@ -222,3 +222,4 @@ compat.is_tested = lambda package: False
 print(compat.lancedb_native())
 """
     assert _python(code) == "None"
+

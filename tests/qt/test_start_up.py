@@ -39,7 +39,11 @@ class Steps:
         window.registryReloaded.connect(registry_shown.set)
         #: Whether the registry read was on its worker when the libraries began loading.
         self.reading_when_libraries_began: bool | None = None
-        read, load = registry_reading.read_snapshot, window.services.heavy.ready
+        read, begin, load = (
+            registry_reading.read_snapshot,
+            window.services.heavy.start,
+            window.services.heavy.ready,
+        )
         check = recall_gui.core.search.check_health
 
         def read_snapshot(directory: Path, previous: Registry | None = None) -> tuple[Registry, str]:
@@ -48,10 +52,16 @@ class Steps:
             self.note("registry read")
             return snapshot
 
-        async def ready() -> None:
-            first = self.reading_when_libraries_began is None
-            if first:
+        def start() -> None:
+            if self.reading_when_libraries_began is None:
                 self.reading_when_libraries_began = window.reading.reads_under_way > 0
+            begin()
+
+        self.ready_once = False
+
+        async def ready() -> None:
+            first, self.ready_once = not self.ready_once, True
+            start()
             await load()
             if not first:
                 return
@@ -65,6 +75,7 @@ class Steps:
             return await check(session, entry)
 
         monkeypatch.setattr(registry_reading, "read_snapshot", read_snapshot)
+        monkeypatch.setattr(window.services.heavy, "start", start)
         monkeypatch.setattr(window.services.heavy, "ready", ready)
         monkeypatch.setattr(recall_gui.core.search, "check_health", check_health)
 

@@ -11,6 +11,7 @@ from .atomic import set_aside as set_aside, write_text_atomic as write_text_atom
 from .captions import one_line as one_line, plural as plural, quoted as quoted
 from .collector import collection_paused as collection_paused
 from .compat import defer_lance_rest_client_on_import as defer_lance_rest_client_on_import
+from .compat import faster_pyside_module_check as faster_pyside_module_check
 from .control_chars import printable as printable
 from .credentials import (
     has_credentials as has_credentials,
