@@ -275,6 +275,109 @@ def lancedb_native() -> ModuleType | None:
     return None
 
 
+def lancedb_compiled() -> ModuleType | None:
+    """LanceDB's compiled module for opening and describing tables: the package's own once ``lancedb`` is
+    imported, else loaded alone (:func:`lancedb_native`); ``None`` on an untested LanceDB (the package's
+    public API is used then)."""
+    if not is_tested("lancedb"):
+        return None
+    if "lancedb" in sys.modules:
+        return sys.modules.get("lancedb._lancedb")
+    return lancedb_native()
+
+
+async def native_connect(native: ModuleType, uri: str, storage_options: dict[str, str]) -> Any:
+    """A connection through the compiled module, as ``lancedb.connect_async(uri,
+    read_consistency_interval=timedelta(0), storage_options=...)`` makes it (see :func:`native_open_table`
+    for the arguments)."""
+    return await native.connect(
+        uri, None, "us-east-1", None, None, 0.0, None, storage_options or None, None, False, None, None
+    )
+
+
+async def lance_connection(uri: str, storage_options: dict[str, str], *, compiled: bool) -> tuple[Any, bool]:
+    """A read connection that sees other programs' writes at once, and whether it is a compiled one: with
+    ``compiled`` (a local folder) and the tested LanceDB, through the compiled module alone (milliseconds
+    to load, where ``import lancedb`` takes most of a second), else through ``lancedb.connect_async``.
+    A compiled connection opens tables with :func:`native_open`, the other with ``open_table``."""
+    native = lancedb_compiled() if compiled else None
+    if native is not None:
+        return await native_connect(native, uri, storage_options), True
+    import datetime as dt
+
+    import lancedb
+
+    opening = lancedb.connect_async(
+        uri, read_consistency_interval=dt.timedelta(0), storage_options=storage_options or None
+    )
+    return await opening, False
+
+
+async def native_open(connection: Any, table: str) -> Any:
+    """``table`` of a :func:`native_connect` connection, as ``AsyncConnection.open_table(table)`` opens it."""
+    return await connection.open_table(
+        table,
+        namespace_path=[],
+        storage_options=None,
+        index_cache_size=None,
+        location=None,
+        namespace_client=None,
+        managed_versioning=None,
+    )
+
+
+def python_table(native_table: Any) -> Any:
+    """LanceDB's Python table (``AsyncTable``, its query builders) over a compiled table: the package is
+    imported now, if it was not."""
+    from lancedb.table import AsyncTable
+
+    return AsyncTable(native_table)
+
+
+def python_connection(native_connection: Any) -> Any:
+    """LanceDB's Python connection (``AsyncConnection``) over a :func:`native_connect` connection."""
+    from lancedb.db import AsyncConnection
+
+    return AsyncConnection(native_connection)
+
+
+def index_metric(stats: Any) -> str | None:
+    """The metric of a vector index from its statistics: the compiled table's are a dict, the Python
+    table's an ``IndexStatistics``."""
+    metric = stats.get("distance_type") if isinstance(stats, dict) else getattr(stats, "distance_type", None)
+    return str(metric) if metric else None
+
+
+def native_vector_probe(native_table: Any, dim: int, column: str, metric: str, *, indexed: bool) -> Any:
+    """A compiled one-row vector query of a zero vector, built as ``AsyncQuery.nearest_to(...).column()
+    .distance_type()`` (``.bypass_vector_index()`` unless ``indexed``) ``.limit(1).with_row_id()`` build
+    it; its ``explain_plan(False)`` plans what a search would. The vector is made from its bytes:
+    ``pyarrow.array`` would import pandas, where it is installed, to ask whether it was handed a
+    DataFrame."""
+    import pyarrow as pa
+
+    vector = pa.Array.from_buffers(pa.float32(), dim, [None, pa.py_buffer(bytes(4 * dim))])
+    query = native_table.query().nearest_to(vector)
+    query.column(column)
+    query.distance_type(metric)
+    if not indexed:
+        query.bypass_vector_index()
+    query.limit(1)
+    query.with_row_id()
+    return query
+
+
+def native_first_rows(native_table: Any, limit: int, columns: list[str]) -> Any:
+    """A compiled query of ``columns`` of the table's first ``limit`` rows with their row ids
+    (``query().select(columns).limit(limit).with_row_id()``), read as :func:`lancedb_row_id_executor`
+    reads."""
+    query = native_table.query()
+    query.select_columns(columns)
+    query.limit(limit)
+    query.with_row_id()
+    return query
+
+
 async def native_open_table(native: ModuleType, uri: str, table: str, storage_options: dict[str, str]) -> Any:
     """A table opened through :func:`lancedb_native`'s module, as ``lancedb.connect_async(uri,
     storage_options=...)`` and ``open_table(table)`` open it (its ``count_rows(where)`` and ``checkout``
