@@ -348,34 +348,66 @@ def index_metric(stats: Any) -> str | None:
     return str(metric) if metric else None
 
 
-def native_vector_probe(native_table: Any, dim: int, column: str, metric: str, *, indexed: bool) -> Any:
-    """A compiled one-row vector query of a zero vector, built as ``AsyncQuery.nearest_to(...).column()
-    .distance_type()`` (``.bypass_vector_index()`` unless ``indexed``) ``.limit(1).with_row_id()`` build
-    it; its ``explain_plan(False)`` plans what a search would. The vector is made from its bytes:
-    ``pyarrow.array`` would import pandas, where it is installed, to ask whether it was handed a
-    DataFrame."""
-    import pyarrow as pa
+class CompiledQuery:
+    """A query of LanceDB's compiled table built as LanceDB's Python builders (``AsyncQuery``,
+    ``AsyncVectorQuery``) build it, without importing the ``lancedb`` package: each method used here calls
+    the compiled method of the same name (a list of columns: ``select_columns``), as theirs do. It keeps
+    ``_inner`` and ``_with_row_id`` as theirs, so :func:`lancedb_row_id_executor` reads it."""
 
-    vector = pa.Array.from_buffers(pa.float32(), dim, [None, pa.py_buffer(bytes(4 * dim))])
-    query = native_table.query().nearest_to(vector)
-    query.column(column)
-    query.distance_type(metric)
-    if not indexed:
-        query.bypass_vector_index()
-    query.limit(1)
-    query.with_row_id()
-    return query
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._with_row_id: bool | None = None
 
+    def nearest_to(self, vector: Any) -> CompiledQuery:
+        """A vector query for a float32 NumPy vector; the Arrow array is made from its bytes, as
+        ``pyarrow.array`` would make it, without that function's look for pandas (which imports it where it
+        is installed, to ask whether it was handed a DataFrame)."""
+        import numpy as np
+        import pyarrow as pa
 
-def native_first_rows(native_table: Any, limit: int, columns: list[str]) -> Any:
-    """A compiled query of ``columns`` of the table's first ``limit`` rows with their row ids
-    (``query().select(columns).limit(limit).with_row_id()``), read as :func:`lancedb_row_id_executor`
-    reads."""
-    query = native_table.query()
-    query.select_columns(columns)
-    query.limit(limit)
-    query.with_row_id()
-    return query
+        values = np.ascontiguousarray(vector, dtype=np.float32)
+        array = pa.Array.from_buffers(pa.float32(), len(values), [None, pa.py_buffer(values)])
+        return CompiledQuery(self._inner.nearest_to(array))
+
+    def column(self, name: str) -> CompiledQuery:
+        self._inner.column(name)
+        return self
+
+    def distance_type(self, metric: str) -> CompiledQuery:
+        self._inner.distance_type(metric)
+        return self
+
+    def bypass_vector_index(self) -> CompiledQuery:
+        self._inner.bypass_vector_index()
+        return self
+
+    def refine_factor(self, factor: int) -> CompiledQuery:
+        self._inner.refine_factor(factor)
+        return self
+
+    def ef(self, candidates: int) -> CompiledQuery:
+        self._inner.ef(candidates)
+        return self
+
+    def where(self, predicate: str) -> CompiledQuery:
+        self._inner.where(predicate)
+        return self
+
+    def select(self, columns: list[str]) -> CompiledQuery:
+        self._inner.select_columns(columns)
+        return self
+
+    def limit(self, limit: int) -> CompiledQuery:
+        self._inner.limit(limit)
+        return self
+
+    def with_row_id(self) -> CompiledQuery:
+        self._with_row_id = True
+        self._inner.with_row_id()
+        return self
+
+    async def explain_plan(self, verbose: bool = False) -> str:
+        return str(await self._inner.explain_plan(verbose))
 
 
 async def native_open_table(native: ModuleType, uri: str, table: str, storage_options: dict[str, str]) -> Any:

@@ -314,7 +314,7 @@ def _vector_query(
     *,
     indexed: bool,
 ) -> AsyncVectorQuery:
-    query = opened.table.query().nearest_to(vector).column(opened.columns.vector).distance_type(metric)
+    query = opened.query().nearest_to(vector).column(opened.columns.vector).distance_type(metric)
     if where is not None:
         query = query.where(where)  # the async API filters before ranking by default
     query = _tune(query, opened, limit) if indexed else query.bypass_vector_index()
@@ -324,26 +324,14 @@ def _vector_query(
 async def check_searchable(session: Session, target: TableTarget) -> None:
     """Raise what a search of ``target`` would raise whatever the query: a metric the registry names that
     is unknown, a vector column or metric LanceDB refuses (its query plan is built, nothing is ranked),
-    a row that cannot be made a hit (the first row is read). Reads one row; for health checks. On a table
-    opened through LanceDB's compiled module, the plan and the row are asked of it, as LanceDB's query
-    builders would ask, so a health check never imports the ``lancedb`` package."""
+    a row that cannot be made a hit (the first row is read). Reads one row; for health checks."""
     opened = await session.tables.open(target)
     metric = metric_for(opened, target.options)
-    indexed = index_for(opened, metric) is not None
-    reading = f'reading table "{opened.name}"'
-    if opened.compiled:  # as the Python query builders would build them, without importing them
-        dim, column = opened.columns.vector_dim, opened.columns.vector
-        planned = compat.native_vector_probe(opened.native, dim, column, metric, indexed=indexed)
-        await bounded(planned.explain_plan(False), f'searching "{opened.name}"')
-        first_row = compat.native_first_rows(opened.native, 1, opened.row_columns)
-        first = await read_query(first_row, reading, compiled=True)
-    else:
-        probe = np.zeros(opened.columns.vector_dim, dtype=np.float32)
-        query = _vector_query(opened, probe, metric, 1, indexed=indexed)
-        await bounded(query.explain_plan(), f'searching "{opened.name}"')
-        first = await read_query(
-            opened.table.query().select(opened.row_columns).limit(1).with_row_id(), reading
-        )
+    probe = np.zeros(opened.columns.vector_dim, dtype=np.float32)
+    query = _vector_query(opened, probe, metric, 1, indexed=index_for(opened, metric) is not None)
+    await bounded(query.explain_plan(), f'searching "{opened.name}"')
+    first_row = opened.query().select(opened.row_columns).limit(1).with_row_id()
+    first = await read_query(first_row, f'reading table "{opened.name}"')
     if first.num_rows:
         # Without its vector (the columns' check took its type) and distance: the rest must make a hit.
         hits_from_arrow(first, opened.columns)

@@ -224,7 +224,7 @@ async def read_batches(query: Any, what: str) -> AsyncIterator[pa.RecordBatch]:
         yield batch
 
 
-async def read_query(query: Any, what: str, *, compiled: bool = False) -> pa.Table:
+async def read_query(query: Any, what: str) -> pa.Table:
     """``query.to_arrow()`` for a query that asks for row ids, bounded in time, one round trip shorter.
 
     LanceDB's ``to_arrow`` first reads the table's schema again, to add row ids when blob columns need
@@ -232,10 +232,9 @@ async def read_query(query: Any, what: str, *, compiled: bool = False) -> pa.Tab
     trip to LanceDB's runtime is a noticeable share of an indexed search
     (docs/PERFORMANCE_LOG.md#tables-read_query). Such a query is executed directly,
     bounded by LanceDB's own timeout (no timer on the event loop either). Any other query, or a LanceDB
-    whose queries lack that entry point, goes the public way. A ``compiled`` query (built on
-    :attr:`OpenTable.native`) is executed directly too.
+    whose queries lack that entry point, goes the public way.
     """
-    execute = query.execute if compiled else compat.lancedb_row_id_executor(query)
+    execute = compat.lancedb_row_id_executor(query)
     if execute is None:
         result: pa.Table = await bounded(query.to_arrow(), what)
         return result
@@ -360,6 +359,10 @@ class OpenTable:
         if self._python is None:
             self._python = compat.python_table(self.native) if self.compiled else self.native
         return self._python
+
+    def query(self) -> Any:
+        """A query of the table for the search's builders (``nearest_to``, ``column``, ``where`` …)."""
+        return compat.CompiledQuery(self.native.query()) if self.compiled else self.table.query()
 
     async def count_rows(self, where: str | None = None) -> int:
         """Rows at this version (matching ``where``): counted once per version and filter."""
