@@ -249,15 +249,22 @@ def lancedb_native() -> ModuleType | None:
     the namespace clients) takes most of a second. ``None`` on an untested LanceDB, when the package is
     loaded already, or when the module is not where the tested series keeps it.
 
-    Only for a process of its own (the filter worker): a process that imports ``lancedb`` afterwards gets
-    this module inside the package.
+    A process that imports ``lancedb`` afterwards gets this module inside the package. It is loaded under
+    the import system's own lock for its name, which an import of the package by another thread meanwhile
+    takes too: that one waits, then finds it (a compiled module initialised twice fails).
     """
     if not is_tested("lancedb") or "lancedb" in sys.modules:
         return None
     name = "lancedb._lancedb"
-    loaded = sys.modules.get(name)
-    if loaded is not None:
-        return loaded
+    module_lock = getattr(importlib._bootstrap, "_ModuleLockManager", None)  # type: ignore[attr-defined]
+    if module_lock is None:
+        return None
+    with module_lock(name):
+        loaded = sys.modules.get(name)
+        return loaded if loaded is not None else _load_alone(name)
+
+
+def _load_alone(name: str) -> ModuleType | None:
     package = importlib.util.find_spec("lancedb")  # finds the package without importing it
     if package is None or not package.submodule_search_locations:
         return None
@@ -282,6 +289,8 @@ def lancedb_compiled() -> ModuleType | None:
     if not is_tested("lancedb"):
         return None
     if "lancedb" in sys.modules:
+        import lancedb  # noqa: F401 (another thread may be importing it: wait until it has)
+
         return sys.modules.get("lancedb._lancedb")
     return lancedb_native()
 
@@ -329,6 +338,7 @@ async def native_open(connection: Any, table: str) -> Any:
 def python_table(native_table: Any) -> Any:
     """LanceDB's Python table (``AsyncTable``, its query builders) over a compiled table: the package is
     imported now, if it was not."""
+    import lancedb  # noqa: F401 (the package first: a thread importing it meanwhile is waited for, not half seen)
     from lancedb.table import AsyncTable
 
     return AsyncTable(native_table)
@@ -336,6 +346,7 @@ def python_table(native_table: Any) -> Any:
 
 def python_connection(native_connection: Any) -> Any:
     """LanceDB's Python connection (``AsyncConnection``) over a :func:`native_connect` connection."""
+    import lancedb  # noqa: F401 (the package first: see python_table)
     from lancedb.db import AsyncConnection
 
     return AsyncConnection(native_connection)
