@@ -222,4 +222,3 @@ compat.is_tested = lambda package: False
 print(compat.lancedb_native())
 """
     assert _python(code) == "None"
-

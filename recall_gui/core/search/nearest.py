@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.base import compat
 from recall_gui.core.base.errors import DimensionMismatchError, InvalidInputError
 from recall_gui.core.base.types import (
     RecallOutput,
