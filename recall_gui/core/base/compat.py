@@ -256,7 +256,7 @@ def lancedb_native() -> ModuleType | None:
     if not is_tested("lancedb") or "lancedb" in sys.modules:
         return None
     name = "lancedb._lancedb"
-    module_lock = getattr(importlib._bootstrap, "_ModuleLockManager", None)  # type: ignore[attr-defined]
+    module_lock = getattr(importlib._bootstrap, "_ModuleLockManager", None)
     if module_lock is None:
         return None
     with module_lock(name):
