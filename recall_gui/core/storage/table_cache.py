@@ -349,8 +349,7 @@ class OpenTable:
     guard: FilterGuard | None = None
     #: How the table is reached (the guard's worker opens it too).
     storage_options: Mapping[str, str] = field(default_factory=dict)
-    #: Whether :attr:`native` is LanceDB's compiled table (opened without the ``lancedb`` package).
-    compiled: bool = False
+    compiled: bool = False  #: whether :attr:`native` is LanceDB's compiled table (no ``lancedb`` package)
     _python: AsyncTable | None = field(default=None, repr=False)
 
     @property
