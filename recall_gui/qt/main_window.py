@@ -252,6 +252,8 @@ class MainWindow(QMainWindow):
         return self._following(ReachPage(self.services))
 
     def _following(self, page: FollowingPage) -> FollowingPage:
+        """``page``, following the registry from now on, as it would had it been built with the window."""
+        page.follow_registry()
         self.registryReloaded.connect(page.follow_registry)
         return page
 
