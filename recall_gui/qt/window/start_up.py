@@ -33,6 +33,8 @@ from recall_gui.qt.window.registry_reading import RegistryReading
 #: At most this long the libraries wait for the window to be on screen (a window kept hidden or
 #: minimised still gets them).
 ON_SCREEN_S = 1.0
+#: How long the window has to itself once on screen before the other pages are built behind it.
+SETTLE_S = 0.05
 #: A folder or URI to open at start, with its storage options (``recall-gui PATH``).
 OpenRequest = tuple[str, Mapping[str, str]]
 
@@ -104,8 +106,9 @@ class StartUp:
             await asyncio.sleep(0.005)
 
     async def build_pages(self) -> None:
-        """Build the pages not built yet, one a turn of the event loop (what waits for the window, a key
-        typed, goes first)."""
+        """Build the pages not built yet, one a turn of the event loop, once the window has had
+        :data:`SETTLE_S` to paint and take its first keys."""
+        await asyncio.sleep(SETTLE_S)
         for name in self.pages.pending():
             await asyncio.sleep(0)
             self.pages.named(name)
