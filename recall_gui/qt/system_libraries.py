@@ -47,6 +47,8 @@ PACKAGES: dict[str, tuple[str, str]] = {
     "libzstd.so.1": ("libzstd1", "libzstd"),
 }
 RUNTIME = ("libc.so.", "libm.so.", "libstdc++.so.", "libgcc_s.so.", "ld-linux", "libdl.so.", "libpthread.so.")
+#: Libraries PySide6 ships, wherever a build (a wheel, the packaged app) put them: never the system's.
+SHIPPED = ("libQt6", "libicu")
 SHT_DYNAMIC, DT_NULL, DT_NEEDED = 6, 0, 1
 
 
@@ -114,7 +116,7 @@ def system_libraries(plugin: Path) -> list[str]:
                 if name not in walked:
                     walked.add(name)
                     waiting.append(shipped / name)
-            elif not name.startswith(RUNTIME):
+            elif not name.startswith(RUNTIME + SHIPPED):
                 found.setdefault(name)
     return list(found)
 
