@@ -222,3 +222,33 @@ compat.is_tested = lambda package: False
 print(compat.lancedb_native())
 """
     assert _python(code) == "None"
+
+
+def test_a_local_table_read_through_lancedbs_package_answers_as_through_its_compiled_module(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an untested LanceDB the table cache opens local tables with ``lancedb.connect_async``, as before
+    it opened them through the compiled module: the same description, health and agent's answer."""
+    from recall_gui.core.search import check_health
+    from recall_gui.core.search.harness import Harness
+    from recall_gui.core.tables import describe_table
+
+    async def read() -> tuple[Any, ...]:
+        harness = Harness(kb.registry_dir)
+        try:
+            session, entry = harness.session, harness.registry.get(kb.name)
+            assert entry is not None
+            info = await describe_table(session, entry.target)
+            health = await check_health(session, entry)
+            found = await harness.recall_search({"db_name": kb.name, "query": "capital of France"})
+            opened = await session.tables.open(entry.target)
+            return info, health.problems, found, opened.compiled
+        finally:
+            await harness.aclose()
+
+    *compiled, through_compiled = asyncio.run(read())
+    monkeypatch.setattr(compat, "lancedb_compiled", lambda: None)
+    *public, through_compiled_after = asyncio.run(read())
+    assert (through_compiled, through_compiled_after) == (True, False)
+    assert public == compiled
+    assert json.loads(compiled[2])["results"][0]["id"] == "paris"
