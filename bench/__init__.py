@@ -10,12 +10,13 @@ with their ratio. Layout:
   (printed table + ``bench/results.json``); ``report.py``: docs/PERFORMANCE.md's table of latest figures,
   from ``results.json`` (``python -m bench.report``; a run writes it too);
 - one module per metric group: ``exact_search``, ``indexed_search``, ``end_to_end`` (core only) and
-  ``window`` (``startup``, ``end_to_end_100k`` up to the window's results model, ``gui_max_gap_ms``,
-  ``browse_1m_rss_mb``; the window runs in processes of its own, :mod:`bench.window_child`),
-  ``fresh_search`` (a fresh ``recall-gui search`` process beside lsql's first result and beside its
-  imports), ``mcp`` (:mod:`bench.agent_first_call`: an agent's first call through ``recall-gui mcp``) and
-  ``map`` (PCA and t-SNE of the 100k table's vectors, the GUI thread's longest stall panning its map;
-  :mod:`bench.map_child`);
+  ``startup`` (the window's start beside a bare PySide6 window's), ``window`` (``end_to_end_100k`` up to
+  the window's results model, ``gui_max_gap_ms``, ``browse_1m_rss_mb``; the window runs in processes of
+  its own, :mod:`bench.window_child`), ``fresh_search`` (a fresh ``recall-gui search`` process beside
+  lsql's first result and beside its imports), ``cli`` (:mod:`bench.cli_cold`: a fresh ``list`` and
+  ``search`` to their output), ``mcp`` (:mod:`bench.agent_first_call`: an agent's first call through
+  ``recall-gui mcp``) and ``map`` (PCA and t-SNE of the 100k table's vectors, the GUI thread's longest
+  stall panning its map; :mod:`bench.map_child`);
 - ``gap.py``: the GUI-thread gap meter; ``window_startup.py`` and ``agent_view.py`` also run alone.
 
 Adding a group: write ``bench/<group>.py`` with ``run(ctx: BenchContext) -> list[Metric]`` and add one

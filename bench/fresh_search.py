@@ -2,7 +2,8 @@
 its printed result, on the 100k table.
 
 - ``fresh_search_vs_lsql``: beside lsql 3.0.0 (the LanceDB terminal UI) from a fresh process to its first
-  result on the same table, in the same run (goal: at most a fifth of it). lsql is installed into the
+  result on the same table, in the same run (reported: its goal of a fifth of it is retired, the cold
+  command line's figures of :mod:`bench.cli_cold` replace it). lsql is installed into the
   benchmark's own environment (``bench/data/lsql-venv``), never into the app's. It is driven headless as
   a user drives it (Textual's test pilot, no terminal): started on the database folder, the table chosen
   in its table list with the keyboard, timed until the rows of that table's preview (``select * ...
@@ -36,7 +37,6 @@ from bench.results import Metric
 from recall_gui.core.search.preloading import SEARCH_MODULES
 
 RUNS = 5
-GOAL_VS_LSQL = 0.2
 LSQL = "lsql==3.0.0"
 #: lsql 3.0.0's requirements, less sentence-transformers (PyTorch and a model from the hub, used only by
 #: its /embedding and /search-* commands, neither of which can run offline).
@@ -194,15 +194,13 @@ def run(ctx: BenchContext) -> list[Metric]:
     )
     if lsql is None:
         return [fresh]
-    versus = median["search"] / median["lsql"]
     return [
         Metric(
             "fresh_search_vs_lsql",
             median["search"],
             "ms",
             floor=median["lsql"],
-            goal=f"<= {GOAL_VS_LSQL} of lsql's first result",
-            met=versus <= GOAL_VS_LSQL,
+            goal="(reported) vs lsql's first result",
             extra={"table_rows": TABLE_ROWS, "lsql": LSQL, **spread},
         ),
         fresh,

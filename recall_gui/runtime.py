@@ -16,5 +16,5 @@ def configure_process() -> None:
     (docs/PERFORMANCE_LOG.md#recall_gui-openblas_num_threads).
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    # Before anything imports LanceDB: its REST client loads only if a REST namespace is used.
-    core.base.defer_lance_rest_client()
+    # When LanceDB is first imported: its REST client loads only if a REST namespace is used.
+    core.base.defer_lance_rest_client_on_import()

@@ -14,6 +14,9 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from recall_gui.core.base import faster_pyside_module_check
+from recall_gui.qt.system_libraries import libraries_problem
+
 if TYPE_CHECKING:
     from recall_gui.qt.main_window import MainWindow
 
@@ -58,15 +61,17 @@ def run_app(
 
     With ``smoke``, check that the window works (:mod:`recall_gui.qt.smoke`) and quit: 0 if it does.
     """
-    problem = display_problem()
+    problem = display_problem() or libraries_problem()
     if problem is not None:
         print(problem, file=sys.stderr)
         return 1
     configure_qt_process()
 
-    import qasync
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
+
+    faster_pyside_module_check()  # before the window's modules (and qasync's) are imported
+    import qasync
 
     from recall_gui.qt import create_window
     from recall_gui.qt.icons import app_icon

@@ -2,7 +2,9 @@
 parts in ``qt/window/``: start-up, the registry (reading, watching, checking health) and the menus.
 
 Pages are tabs of :attr:`MainWindow.pages` that receive :class:`~recall_gui.qt.services.WindowServices`,
-not the window; a new page (an agent view, benchmarks) is one more ``addTab``.
+not the window; a new page is one more tab. Before the window's first paint only the knowledge page is
+built (and imported): the others are built when first shown or asked for, and by the start-up once the
+window is on screen (docs/PERFORMANCE.md#start-up).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
@@ -24,16 +26,7 @@ from recall_gui.qt.actions.databases import DatabaseActions
 from recall_gui.qt.actions.opened_tables import folder_of
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.operations import Operations
-from recall_gui.qt.pages.agent.page import AgentPage
-from recall_gui.qt.pages.checks.page import ChecksPage
-from recall_gui.qt.pages.description.page import DescriptionPage
-from recall_gui.qt.pages.duplicates.page import DuplicatesPage
-from recall_gui.qt.pages.health.page import HealthPage
-from recall_gui.qt.pages.history.page import HistoryPage
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
-from recall_gui.qt.pages.log.page import LogPage
-from recall_gui.qt.pages.map.page import MapPage
-from recall_gui.qt.pages.reach.page import ReachPage
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
@@ -43,6 +36,28 @@ from recall_gui.qt.widgets import ElidedLabel, PageTabs
 from recall_gui.qt.window.menus import WindowCommands, WindowMenus
 from recall_gui.qt.window.registry_reading import RegistryReading
 from recall_gui.qt.window.start_up import OpenRequest, StartUp, is_on_screen
+
+if TYPE_CHECKING:
+    from recall_gui.qt.pages.agent.page import AgentPage
+    from recall_gui.qt.pages.checks.page import ChecksPage
+    from recall_gui.qt.pages.description.page import DescriptionPage
+    from recall_gui.qt.pages.duplicates.page import DuplicatesPage
+    from recall_gui.qt.pages.health.page import HealthPage
+    from recall_gui.qt.pages.history.page import HistoryPage
+    from recall_gui.qt.pages.log.page import LogPage
+    from recall_gui.qt.pages.map.page import MapPage
+    from recall_gui.qt.pages.reach.page import ReachPage
+
+
+class _Following(Protocol):
+    def follow_registry(self) -> None: ...
+
+
+class _Cancelling(Protocol):
+    def cancel(self) -> bool: ...
+
+
+FollowingPage = TypeVar("FollowingPage", bound=_Following)
 
 
 class MainWindow(QMainWindow):
@@ -76,22 +91,14 @@ class MainWindow(QMainWindow):
             drafts=Drafts(SuffixStore(config_dir)),
         )
         self.knowledge = KnowledgePage(services)
-        self.description = DescriptionPage(services)
-        self.agent = AgentPage(services)
-        self.log = LogPage(services, SettingsStore(config_dir))
-        self.checks = ChecksPage(services)
-        self.duplicates = DuplicatesPage(services)
-        self.history = HistoryPage(services, self.knowledge)
-        self.map = MapPage(services, self.knowledge)
-        self.health = HealthPage(services)
-        self.reach = ReachPage(services)
         self.opened = self.knowledge.opened
         self.setAcceptDrops(True)
         self.watcher = RegistryWatcher(location.directory, self)
+        self.pages = PageTabs()
         self.reading = RegistryReading(
             services,
             knowledge=self.knowledge,
-            description=self.description,
+            description=lambda: cast("DescriptionPage | None", self.pages.built("descriptionPage")),
             watcher=self.watcher,
             status=self.status_activity,
             reloaded=self.registryReloaded,
@@ -104,9 +111,8 @@ class MainWindow(QMainWindow):
             opened=self.opened,
             open_at_start=open_at_start,
             started=self.started,
+            pages=self.pages,
         )
-
-        self.pages = PageTabs()
         self._lay_out()
         knowledge = self.knowledge
         #: Activate, Deactivate, Unregister the database the knowledge page shows (its menu, and the
@@ -140,7 +146,7 @@ class MainWindow(QMainWindow):
         self._restore()
 
     def _on_page_changed(self, index: int) -> None:
-        if self.pages.page(index) is not self.description:
+        if index != self.pages.index_named("descriptionPage"):
             self.services.dismiss("description")  # "Suffix saved" belongs to the page it was saved on
 
     def _lay_out(self) -> None:
@@ -148,17 +154,18 @@ class MainWindow(QMainWindow):
         self.pages.setObjectName("pages")
         self.pages.setDocumentMode(True)
         self.pages.addTab(self.knowledge, "Knowledge base")
-        self.pages.addTab(self.description, "Agent's tool description")
-        self.pages.addTab(self.agent, "Agent view")
-        self.pages.addTab(self.log, "Agent log")
-        self.pages.addTab(self.checks, "Checks")
-        self.pages.addTab(self.duplicates, "Duplicates")
-        self.pages.addTab(self.history, "History")
-        self.pages.addTab(self.map, "Map")
-        self.pages.addTab(self.health, "Health")
-        self.pages.addTab(self.reach, "Reach")
-        for page in (self.history, self.map):
-            page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
+        for name, title, build in (
+            ("descriptionPage", "Agent's tool description", self._build_description),
+            ("agentPage", "Agent view", self._build_agent),
+            ("logPage", "Agent log", self._build_log),
+            ("checksPage", "Checks", self._build_checks),
+            ("duplicatesPage", "Duplicates", self._build_duplicates),
+            ("historyPage", "History", self._build_history),
+            ("mapPage", "Map", self._build_map),
+            ("healthPage", "Health", self._build_health),
+            ("reachPage", "Reach", self._build_reach),
+        ):
+            self.pages.add_later(name, title, build)
         self.pages.currentChanged.connect(self._on_page_changed)
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -176,18 +183,115 @@ class MainWindow(QMainWindow):
             self.statusBar().addPermanentWidget(label)
 
     def _connect(self) -> None:
-        """What spans pages: registry edits, the registry's changes, and requests to open an entry."""
+        """What spans pages: registry edits, the registry's changes, and requests to open an entry (each
+        page built later is connected by its builder below)."""
         self.services.reload_registry = self.reload_registry
-        self.description.registryEdited.connect(self._on_registry_edited)
         self.opened.pickerCancelled.connect(self._on_picker_cancelled)
         self.watcher.touched.connect(self.reading.check_registry)
         self.registryReloaded.connect(self.database_actions.follow_registry)
-        self.registryReloaded.connect(self.description.follow_registry)  # its list's own actions
-        for page in (self.agent, self.log, self.duplicates, self.health, self.reach, self.checks):
-            self.registryReloaded.connect(page.follow_registry)
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
         )
+
+    # --- the pages after the knowledge page: built when first shown or asked for --------------------
+
+    def _build_description(self) -> DescriptionPage:
+        from recall_gui.qt.pages.description.page import DescriptionPage
+
+        page = DescriptionPage(self.services)
+        page.set_registry(self.registry)
+        splitter = self.services.memory.bytes(WindowMemory.DESCRIPTION_SPLITTER)
+        if splitter is not None:
+            page.splitter.restoreState(splitter)
+        page.registryEdited.connect(self._on_registry_edited)
+        self.registryReloaded.connect(page.follow_registry)  # its list's own actions
+        return page
+
+    def _build_agent(self) -> AgentPage:
+        from recall_gui.qt.pages.agent.page import AgentPage
+
+        return self._following(AgentPage(self.services))
+
+    def _build_log(self) -> LogPage:
+        from recall_gui.qt.pages.log.page import LogPage
+
+        return self._following(LogPage(self.services, SettingsStore(self.config_dir)))
+
+    def _build_checks(self) -> ChecksPage:
+        from recall_gui.qt.pages.checks.page import ChecksPage
+
+        return self._following(ChecksPage(self.services))
+
+    def _build_duplicates(self) -> DuplicatesPage:
+        from recall_gui.qt.pages.duplicates.page import DuplicatesPage
+
+        return self._following(DuplicatesPage(self.services))
+
+    def _build_history(self) -> HistoryPage:
+        from recall_gui.qt.pages.history.page import HistoryPage
+
+        page = HistoryPage(self.services, self.knowledge)
+        page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
+        return page
+
+    def _build_map(self) -> MapPage:
+        from recall_gui.qt.pages.map.page import MapPage
+
+        page = MapPage(self.services, self.knowledge)
+        page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
+        return page
+
+    def _build_health(self) -> HealthPage:
+        from recall_gui.qt.pages.health.page import HealthPage
+
+        return self._following(HealthPage(self.services))
+
+    def _build_reach(self) -> ReachPage:
+        from recall_gui.qt.pages.reach.page import ReachPage
+
+        return self._following(ReachPage(self.services))
+
+    def _following(self, page: FollowingPage) -> FollowingPage:
+        """``page``, following the registry from now on, as it would had it been built with the window."""
+        page.follow_registry()
+        self.registryReloaded.connect(page.follow_registry)
+        return page
+
+    @property
+    def description(self) -> DescriptionPage:
+        return cast("DescriptionPage", self.pages.named("descriptionPage"))
+
+    @property
+    def agent(self) -> AgentPage:
+        return cast("AgentPage", self.pages.named("agentPage"))
+
+    @property
+    def log(self) -> LogPage:
+        return cast("LogPage", self.pages.named("logPage"))
+
+    @property
+    def checks(self) -> ChecksPage:
+        return cast("ChecksPage", self.pages.named("checksPage"))
+
+    @property
+    def duplicates(self) -> DuplicatesPage:
+        return cast("DuplicatesPage", self.pages.named("duplicatesPage"))
+
+    @property
+    def history(self) -> HistoryPage:
+        return cast("HistoryPage", self.pages.named("historyPage"))
+
+    @property
+    def map(self) -> MapPage:
+        return cast("MapPage", self.pages.named("mapPage"))
+
+    @property
+    def health(self) -> HealthPage:
+        return cast("HealthPage", self.pages.named("healthPage"))
+
+    @property
+    def reach(self) -> ReachPage:
+        return cast("ReachPage", self.pages.named("reachPage"))
 
     @property
     def location(self) -> RegistryLocation:
@@ -241,7 +345,9 @@ class MainWindow(QMainWindow):
         self.knowledge.focus_query()
 
     def _on_escape(self) -> None:
-        cancels = (self.knowledge, self.checks, self.duplicates, self.health, self.reach)
+        running = ("checksPage", "duplicatesPage", "healthPage", "reachPage")
+        built = [self.pages.built(name) for name in running]
+        cancels = [self.knowledge, *(cast(_Cancelling, page) for page in built if page is not None)]
         if not any(page.cancel() for page in cancels):
             self.banner.dismiss()
 
@@ -284,9 +390,6 @@ class MainWindow(QMainWindow):
         geometry = memory.bytes(WindowMemory.GEOMETRY)
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1280, 800)
-        description = memory.bytes(WindowMemory.DESCRIPTION_SPLITTER)
-        if description is not None:
-            self.description.splitter.restoreState(description)
         self.knowledge.remembering.restore(memory)
         page = min(max(memory.integer(WindowMemory.PAGE, 0), 0), self.pages.count() - 1)
         self.pages.setCurrentIndex(page)
@@ -294,7 +397,8 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         memory = self.services.memory
         memory.set(WindowMemory.GEOMETRY, self.saveGeometry())
-        memory.set(WindowMemory.DESCRIPTION_SPLITTER, self.description.splitter.saveState())
+        if self.pages.built("descriptionPage") is not None:  # else its splitter stays as remembered
+            memory.set(WindowMemory.DESCRIPTION_SPLITTER, self.description.splitter.saveState())
         memory.set(WindowMemory.PAGE, self.pages.currentIndex())
         self.knowledge.remembering.save(memory)
         memory.sync()
@@ -309,10 +413,12 @@ class MainWindow(QMainWindow):
         self.save_state()
         self.start_up.cancel_demo()
         self.operations.cancel_all()
-        self.agent.shutdown()
+        if self.pages.built("agentPage") is not None:
+            self.agent.shutdown()
         super().closeEvent(event)
 
     async def aclose(self) -> None:
         """Stop the MCP server and release the embedders (HTTP clients) once the window is closed."""
-        await self.agent.aclose()
+        if self.pages.built("agentPage") is not None:
+            await self.agent.aclose()
         await self.services.aclose()

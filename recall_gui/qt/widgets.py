@@ -252,22 +252,69 @@ class ElidedLabel(QLabel):
 class PageTabs(QTabWidget):
     """Tabs whose pages scroll when the window is smaller than a page needs. A tab widget is as tall as
     its tallest page's minimum: one page kept the whole window from fitting 800x500. Pages are added,
-    found and shown as themselves (:meth:`page`, :meth:`indexOf`, :meth:`setCurrentWidget`)."""
+    found and shown as themselves (:meth:`page`, :meth:`indexOf`, :meth:`setCurrentWidget`).
+
+    A page added with :meth:`add_later` is built when its tab is first shown or it is first asked for
+    (:meth:`page`, :meth:`named`); :meth:`built` finds it only once it is.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._builders: dict[str, Callable[[], QWidget]] = {}
+        self._names: list[str] = []
+        self.currentChanged.connect(self.page)  # a tab shown is built first (connected before others)
 
     def addTab(self, page: QWidget, label: str) -> int:  # type: ignore[override]
-        area = QScrollArea()
-        area.setObjectName(f"{page.objectName() or 'page'}Scroll")
-        area.setWidgetResizable(True)
-        area.setFrameShape(QFrame.Shape.NoFrame)
+        area = self._area(page.objectName() or "page")
         area.setWidget(page)
         return super().addTab(area, label)
 
+    def add_later(self, name: str, label: str, build: Callable[[], QWidget]) -> int:
+        """A tab for the page called ``name`` (its object name) that ``build`` makes when first needed."""
+        self._builders[name] = build
+        return super().addTab(self._area(name), label)
+
+    def _area(self, name: str) -> QScrollArea:
+        area = QScrollArea()
+        area.setObjectName(f"{name}Scroll")
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        self._names.append(name)
+        return area
+
+    def pending(self) -> list[str]:
+        """The pages not built yet, in their tabs' order."""
+        return [name for name in self._names if name in self._builders]
+
+    def index_named(self, name: str) -> int:
+        return self._names.index(name)
+
+    def named(self, name: str) -> QWidget:
+        """The page called ``name``, built now if it was not yet."""
+        page = self.page(self.index_named(name))
+        assert page is not None
+        return page
+
+    def built(self, name: str) -> QWidget | None:
+        """The page called ``name`` if it is built, else ``None`` (nothing is built)."""
+        area = self.widget(self.index_named(name))
+        return area.widget() if isinstance(area, QScrollArea) else None
+
     def page(self, index: int) -> QWidget | None:
         area = self.widget(index)
-        return area.widget() if isinstance(area, QScrollArea) else area
+        if not isinstance(area, QScrollArea):
+            return area
+        build = self._builders.pop(self._names[index], None)
+        if build is not None:
+            area.setWidget(build())
+        return area.widget()
 
     def indexOf(self, page: QWidget) -> int:
-        return next((index for index in range(self.count()) if self.page(index) is page), -1)
+        return next((i for i in range(self.count()) if self._shown_in(i) is page), -1)
+
+    def _shown_in(self, index: int) -> QWidget | None:
+        area = self.widget(index)
+        return area.widget() if isinstance(area, QScrollArea) else area
 
     def setCurrentWidget(self, page: QWidget) -> None:
         self.setCurrentIndex(self.indexOf(page))

@@ -128,6 +128,22 @@ print(repr((deferred, unloaded, found, client.ApiClient.__name__, client.Configu
     assert json.loads(deferred[2])["results"][0]["id"] == kb.ids[0]
 
 
+def test_the_deferral_waits_for_lancedb_s_first_import_and_reads_no_versions_before() -> None:
+    """The entry points' set-up costs a process that never loads LanceDB nothing: the versions are read
+    (``importlib.metadata``) only when LanceDB is first imported, and the client is deferred then."""
+    code = """
+import sys
+from recall_gui.runtime import configure_process
+configure_process()
+before = "importlib.metadata" in sys.modules
+import lancedb
+unloaded = not [m for m in sys.modules if m.startswith("lance_namespace_urllib3_client.api")]
+import lance_namespace_urllib3_client as client
+print(repr((before, unloaded, "importlib.metadata" in sys.modules, client.ApiClient.__name__)))
+"""
+    assert eval(_python(code)) == (False, True, True, "ApiClient")
+
+
 def test_lance_namespaces_still_work_with_the_client_deferred(tmp_path: Any) -> None:
     """LanceDB's namespace API (which uses the client's models) answers as without the deferral."""
     code = f"""
@@ -206,3 +222,33 @@ compat.is_tested = lambda package: False
 print(compat.lancedb_native())
 """
     assert _python(code) == "None"
+
+
+def test_a_local_table_read_through_lancedbs_package_answers_as_through_its_compiled_module(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an untested LanceDB the table cache opens local tables with ``lancedb.connect_async``, as before
+    it opened them through the compiled module: the same description, health and agent's answer."""
+    from recall_gui.core.search import check_health
+    from recall_gui.core.search.harness import Harness
+    from recall_gui.core.tables import describe_table
+
+    async def read() -> tuple[Any, ...]:
+        harness = Harness(kb.registry_dir)
+        try:
+            session, entry = harness.session, harness.registry.get(kb.name)
+            assert entry is not None
+            info = await describe_table(session, entry.target)
+            health = await check_health(session, entry)
+            found = await harness.recall_search({"db_name": kb.name, "query": "capital of France"})
+            opened = await session.tables.open(entry.target)
+            return info, health.problems, found, opened.compiled
+        finally:
+            await harness.aclose()
+
+    *compiled, through_compiled = asyncio.run(read())
+    monkeypatch.setattr(compat, "lancedb_compiled", lambda: None)
+    *public, through_compiled_after = asyncio.run(read())
+    assert (through_compiled, through_compiled_after) == (True, False)
+    assert public == compiled
+    assert json.loads(compiled[2])["results"][0]["id"] == "paris"

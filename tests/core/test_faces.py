@@ -8,6 +8,7 @@ import ast
 import importlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,3 +150,38 @@ def test_the_command_line_loads_no_heavy_library_to_start() -> None:
         f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
     )
     assert loaded == []
+
+
+#: The embedding model's libraries; a command that embeds no query loads none of them.
+MODEL_LIBRARIES = ("onnxruntime", "tokenizers", "fastembed")
+#: What a command loaded: the top-level packages among these, with LanceDB's compiled module apart.
+LOADED = (
+    "import json, sys\n"
+    "from recall_gui.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "names = {m.split('.')[0] for m in sys.modules} - {'lancedb'}\n"
+    "names |= {m for m in ('lancedb', 'lancedb._lancedb') if m in sys.modules}\n"
+    "print(json.dumps([code, sorted(names)]))"
+)
+
+
+@pytest.mark.parametrize(
+    ("words", "allowed"),
+    [
+        # Neither a table nor a model: the registry and the tool description alone.
+        (["tool"], ()),
+        (["activate", "{name}"], ()),
+        # A table's facts, through LanceDB's compiled module, whose schemas are PyArrow's (which loads
+        # NumPy); never LanceDB's Python package (and pandas with it), never the model, never httpx.
+        (["list"], ("lancedb._lancedb", "pyarrow", "numpy")),
+        (["versions", "--db", "{name}"], ("lancedb._lancedb", "pyarrow", "numpy")),
+    ],
+)
+def test_a_command_that_embeds_nothing_loads_no_model_and_no_more_of_lancedb_than_it_reads(
+    kb: Any, words: list[str], allowed: tuple[str, ...]
+) -> None:
+    heavy = {*HEAVY, *MODEL_LIBRARIES, "pandas", "lancedb._lancedb"}
+    arguments = [word.format(name=kb.name) for word in words] + ["--registry", str(kb.registry_dir)]
+    code, loaded = run_probe(LOADED, *arguments)
+    assert code == 0
+    assert sorted(heavy & set(loaded)) == sorted(allowed)

@@ -31,6 +31,7 @@ from recall_gui.qt.app import display_problem, run_app
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.settings import SETTINGS_FILE
 from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
+from tests.probes import run_probe
 from tests.qt.conftest import WindowFactory, run, until, waiting_for
 
 HEAVY = ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "httpx")
@@ -320,3 +321,30 @@ def test_first_start_never_replaces_a_demo_folder_the_user_filled(
     assert (demo_db_dir() / "mine" / "notes.txt").read_text() == "keep me"
     assert not (app_registry_dir() / "rag_dbs.json").exists()
     assert window.findChild(QComboBox, "dbCombo").currentText() == "(no databases registered)"
+
+
+def test_pyside_s_module_check_from_the_file_s_bytes_answers_as_its_own() -> None:
+    """PySide6 asks of every module imported after it whether its source names PySide6 (the window's
+    start does it a few hundred times): the faster check gives its own answer for a module that does, one
+    that does not, and one without a source file."""
+    answers = run_probe(
+        textwrap.dedent(
+            """
+            import json, sys
+            import PySide6.QtCore
+            from recall_gui.core.base import compat
+            feature = sys.modules[compat.PYSIDE_FEATURE]
+            original = feature._mod_uses_pyside
+            import json as plain, math as compiled, recall_gui.qt.widgets as qt_module
+            modules = (plain, compiled, qt_module)
+            before = [original(m) for m in modules]
+            done = compat.faster_pyside_module_check()
+            after = [feature._mod_uses_pyside(m) for m in modules]
+            print(json.dumps([done, compat.faster_pyside_module_check(), before, after]))
+            """
+        )
+    )
+    done, again, before, after = answers
+    assert (done, again) == (True, False)
+    assert before == [False, False, True]
+    assert after == before

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from importlib import metadata
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -37,6 +37,8 @@ DIRECT_EMBEDDING_FASTEMBED = ("0.9",)
 
 
 def _series(package: str) -> str | None:
+    from importlib import metadata  # read when a guard is first asked, not when the app starts
+
     try:
         parts = metadata.version(package).split(".")
     except metadata.PackageNotFoundError:
@@ -87,6 +89,30 @@ def defer_lance_rest_client() -> bool:
     return True
 
 
+def defer_lance_rest_client_on_import() -> None:
+    """Have :func:`defer_lance_rest_client` run when LanceDB is first imported, whenever that is: a command
+    or a window that never imports it never reads the packages' versions either (the guard's
+    ``importlib.metadata`` costs a fresh process tens of milliseconds)."""
+    if "lancedb" not in sys.modules and not any(isinstance(f, _DeferOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _DeferOnImport())
+
+
+class _DeferOnImport(importlib.abc.MetaPathFinder):
+    """Defers the REST client when ``lancedb`` is first looked for, then does nothing. It stays in
+    ``sys.meta_path``: removing it could make an import in another thread skip the finder after it."""
+
+    def __init__(self) -> None:
+        self._done = False
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname == "lancedb" and not self._done:
+            self._done = True
+            defer_lance_rest_client()
+        return None  # the usual finders find it
+
+
 class _DeferredPackage(ModuleType):
     """A package whose ``__init__`` runs the first time a name it defines is asked for.
 
@@ -122,6 +148,40 @@ class _DeferredPackage(ModuleType):
                     del sys.modules[self.__name__]
                 raise
             self.__dict__["_deferred_state"] = "loaded"
+
+
+#: PySide6's module that reads the source of every module imported after PySide6 (for its ``__feature__``
+#: switches), to see whether it names PySide6.
+PYSIDE_FEATURE = "shibokensupport.feature"
+
+
+def faster_pyside_module_check() -> bool:
+    """Have PySide6 answer "does this module's source name PySide6?" from the file's bytes instead of
+    ``inspect.getsource``, which decodes every module imported after PySide6 line by line (a few hundred
+    at the window's start: docs/PERFORMANCE.md#start-up). Same answer; a module without a ``.py`` file is
+    asked the original way. Only on a tested PySide6 that is imported already; returns whether it is done.
+    """
+    feature, pyside = sys.modules.get(PYSIDE_FEATURE), sys.modules.get("PySide6")
+    original = getattr(feature, "_mod_uses_pyside", None)
+    version = str(getattr(pyside, "__version__", ""))
+    if original is None or getattr(original, "from_bytes", False):
+        return False
+    if ".".join(version.split(".")[:2]) not in TESTED["PySide6-Essentials"]:
+        return False
+
+    def module_uses_pyside(module: ModuleType) -> bool:
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            return bool(original(module))
+        try:
+            with open(path, "rb") as source:
+                return b"PySide6" in source.read()
+        except OSError:
+            return bool(original(module))
+
+    module_uses_pyside.from_bytes = True  # type: ignore[attr-defined]
+    feature._mod_uses_pyside = module_uses_pyside  # type: ignore[union-attr]
+    return True
 
 
 def lancedb_row_id_executor(query: Any) -> Callable[..., Any] | None:
@@ -189,15 +249,22 @@ def lancedb_native() -> ModuleType | None:
     the namespace clients) takes most of a second. ``None`` on an untested LanceDB, when the package is
     loaded already, or when the module is not where the tested series keeps it.
 
-    Only for a process of its own (the filter worker): a process that imports ``lancedb`` afterwards gets
-    this module inside the package.
+    A process that imports ``lancedb`` afterwards gets this module inside the package. It is loaded under
+    the import system's own lock for its name, which an import of the package by another thread meanwhile
+    takes too: that one waits, then finds it (a compiled module initialised twice fails).
     """
     if not is_tested("lancedb") or "lancedb" in sys.modules:
         return None
     name = "lancedb._lancedb"
-    loaded = sys.modules.get(name)
-    if loaded is not None:
-        return loaded
+    module_lock = getattr(importlib._bootstrap, "_ModuleLockManager", None)
+    if module_lock is None:
+        return None
+    with module_lock(name):
+        loaded = sys.modules.get(name)
+        return loaded if loaded is not None else _load_alone(name)
+
+
+def _load_alone(name: str) -> ModuleType | None:
     package = importlib.util.find_spec("lancedb")  # finds the package without importing it
     if package is None or not package.submodule_search_locations:
         return None
@@ -213,6 +280,145 @@ def lancedb_native() -> ModuleType | None:
                 sys.modules[name] = module
                 return module
     return None
+
+
+def lancedb_compiled() -> ModuleType | None:
+    """LanceDB's compiled module for opening and describing tables: the package's own once ``lancedb`` is
+    imported, else loaded alone (:func:`lancedb_native`); ``None`` on an untested LanceDB (the package's
+    public API is used then)."""
+    if not is_tested("lancedb"):
+        return None
+    if "lancedb" in sys.modules:
+        import lancedb  # noqa: F401 (another thread may be importing it: wait until it has)
+
+        return sys.modules.get("lancedb._lancedb")
+    return lancedb_native()
+
+
+async def native_connect(native: ModuleType, uri: str, storage_options: dict[str, str]) -> Any:
+    """A connection through the compiled module, as ``lancedb.connect_async(uri,
+    read_consistency_interval=timedelta(0), storage_options=...)`` makes it (see :func:`native_open_table`
+    for the arguments)."""
+    return await native.connect(
+        uri, None, "us-east-1", None, None, 0.0, None, storage_options or None, None, False, None, None
+    )
+
+
+async def lance_connection(uri: str, storage_options: dict[str, str], *, compiled: bool) -> tuple[Any, bool]:
+    """A read connection that sees other programs' writes at once, and whether it is a compiled one: with
+    ``compiled`` (a local folder) and the tested LanceDB, through the compiled module alone (milliseconds
+    to load, where ``import lancedb`` takes most of a second), else through ``lancedb.connect_async``.
+    A compiled connection opens tables with :func:`native_open`, the other with ``open_table``."""
+    native = lancedb_compiled() if compiled else None
+    if native is not None:
+        return await native_connect(native, uri, storage_options), True
+    import datetime as dt
+
+    import lancedb
+
+    opening = lancedb.connect_async(
+        uri, read_consistency_interval=dt.timedelta(0), storage_options=storage_options or None
+    )
+    return await opening, False
+
+
+async def native_open(connection: Any, table: str) -> Any:
+    """``table`` of a :func:`native_connect` connection, as ``AsyncConnection.open_table(table)`` opens it."""
+    return await connection.open_table(
+        table,
+        namespace_path=[],
+        storage_options=None,
+        index_cache_size=None,
+        location=None,
+        namespace_client=None,
+        managed_versioning=None,
+    )
+
+
+def python_table(native_table: Any) -> Any:
+    """LanceDB's Python table (``AsyncTable``, its query builders) over a compiled table: the package is
+    imported now, if it was not."""
+    import lancedb  # noqa: F401 (the package first: a thread importing it meanwhile is waited for, not half seen)
+    from lancedb.table import AsyncTable
+
+    return AsyncTable(native_table)
+
+
+def python_connection(native_connection: Any) -> Any:
+    """LanceDB's Python connection (``AsyncConnection``) over a :func:`native_connect` connection."""
+    import lancedb  # noqa: F401 (the package first: see python_table)
+    from lancedb.db import AsyncConnection
+
+    return AsyncConnection(native_connection)
+
+
+def index_metric(stats: Any) -> str | None:
+    """The metric of a vector index from its statistics: the compiled table's are a dict, the Python
+    table's an ``IndexStatistics``."""
+    metric = stats.get("distance_type") if isinstance(stats, dict) else getattr(stats, "distance_type", None)
+    return str(metric) if metric else None
+
+
+class CompiledQuery:
+    """A query of LanceDB's compiled table built as LanceDB's Python builders (``AsyncQuery``,
+    ``AsyncVectorQuery``) build it, without importing the ``lancedb`` package: each method used here calls
+    the compiled method of the same name (a list of columns: ``select_columns``), as theirs do. It keeps
+    ``_inner`` and ``_with_row_id`` as theirs, so :func:`lancedb_row_id_executor` reads it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._with_row_id: bool | None = None
+
+    def nearest_to(self, vector: Any) -> CompiledQuery:
+        """A vector query for a float32 NumPy vector; the Arrow array is made from its bytes, as
+        ``pyarrow.array`` would make it, without that function's look for pandas (which imports it where it
+        is installed, to ask whether it was handed a DataFrame)."""
+        import numpy as np
+        import pyarrow as pa
+
+        values = np.ascontiguousarray(vector, dtype=np.float32)
+        array = pa.Array.from_buffers(pa.float32(), len(values), [None, pa.py_buffer(values)])
+        return CompiledQuery(self._inner.nearest_to(array))
+
+    def column(self, name: str) -> CompiledQuery:
+        self._inner.column(name)
+        return self
+
+    def distance_type(self, metric: str) -> CompiledQuery:
+        self._inner.distance_type(metric)
+        return self
+
+    def bypass_vector_index(self) -> CompiledQuery:
+        self._inner.bypass_vector_index()
+        return self
+
+    def refine_factor(self, factor: int) -> CompiledQuery:
+        self._inner.refine_factor(factor)
+        return self
+
+    def ef(self, candidates: int) -> CompiledQuery:
+        self._inner.ef(candidates)
+        return self
+
+    def where(self, predicate: str) -> CompiledQuery:
+        self._inner.where(predicate)
+        return self
+
+    def select(self, columns: list[str]) -> CompiledQuery:
+        self._inner.select_columns(columns)
+        return self
+
+    def limit(self, limit: int) -> CompiledQuery:
+        self._inner.limit(limit)
+        return self
+
+    def with_row_id(self) -> CompiledQuery:
+        self._with_row_id = True
+        self._inner.with_row_id()
+        return self
+
+    async def explain_plan(self, verbose: bool = False) -> str:
+        return str(await self._inner.explain_plan(verbose))
 
 
 async def native_open_table(native: ModuleType, uri: str, table: str, storage_options: dict[str, str]) -> Any:

@@ -65,10 +65,15 @@ def refuse_output(path: Path, *, inputs: Iterable[tuple[str, Path]] = (), what: 
 
 
 def output_problem(
-    path: Path, inputs: Iterable[tuple[str, Path]] = (), *, golden_file: bool = False
+    path: Path,
+    inputs: Iterable[tuple[str, Path]] = (),
+    *,
+    golden_file: bool = False,
+    review_file: bool = False,
 ) -> str | None:
     """Why ``path`` must not be written (see :func:`refuse_output`), or ``None``. ``golden_file``: what is
-    written is a golden file, which may replace another (saving the checks as)."""
+    written is a golden file, which may replace another (saving the checks as); ``review_file``: what is
+    written is a review file, which the review's own folder holds."""
     try:
         found = os.stat(path)  # through links: what a write would replace
     except FileNotFoundError:
@@ -83,7 +88,7 @@ def output_problem(
             if _same_file(path, source):
                 return f"it is {name}, an input of this run"
     real = Path(os.path.realpath(path))
-    record = _app_record(real)
+    record = _app_record(real, review_file=review_file)
     if record is not None:
         return record
     if found is not None and not golden_file and _is_golden_file(path):
@@ -111,8 +116,9 @@ REVIEWS_FOLDER = "reviews"
 _GOLDEN_START = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*\{")
 
 
-def _app_record(real: Path) -> str | None:
-    """What of the app's own records or of the agents' registry ``real`` (a resolved path) is or lies in."""
+def _app_record(real: Path, *, review_file: bool = False) -> str | None:
+    """What of the app's own records or of the agents' registry ``real`` (a resolved path) is or lies in
+    (the review files' folder is a review file's own place)."""
     if real.name in (DBS_FILE, ACTIVE_FILE):
         return f"it is a file of the agents' registry ({real.name}): agents would lose their databases"
     if real.parent == _resolved(agent_log_dir()) and real.name.startswith(AGENT_LOG_PREFIX):
@@ -122,7 +128,7 @@ def _app_record(real: Path) -> str | None:
         (cosh_registry_dir(), "the agents' registry folder"),
         (app_registry_dir(), "the app's registry folder"),
         (app_config_dir(), "the app's settings folder"),
-        (data / REVIEWS_FOLDER, "the app's review files"),
+        *(() if review_file else [(data / REVIEWS_FOLDER, "the app's review files")]),
         (data / "checks" / "last-runs", "the app's record of golden checks' last runs"),
         (app_models_dir(), "the app's model folder"),
     ]

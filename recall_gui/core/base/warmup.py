@@ -49,7 +49,12 @@ class HeavyModules:
         #: How long the load took (ms), once it has finished.
         self.load_ms: float | None = None
 
-    async def ready(self) -> None:
+    def start(self) -> None:
+        """Start loading them (on the running loop's executor) without waiting."""
         if self._future is None:
             self._future = asyncio.get_running_loop().run_in_executor(self._executor, _import_all)
+
+    async def ready(self) -> None:
+        self.start()
+        assert self._future is not None
         self.load_ms = await asyncio.shield(self._future)

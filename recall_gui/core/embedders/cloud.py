@@ -16,10 +16,9 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-import httpx
 import numpy as np
 
 from recall_gui.core.base.credentials import masked, url_secrets
@@ -27,6 +26,9 @@ from recall_gui.core.base.endpoints import address_problem, header_value_problem
 from recall_gui.core.base.env_numbers import positive_number
 from recall_gui.core.base.errors import InvalidInputError, ProviderError
 from recall_gui.core.embedders.base import ModelInfo, Vector
+
+if TYPE_CHECKING:
+    import httpx  # imported where a request is made: a command that makes none never loads it
 
 TIMEOUT_ENV = "RECALL_GUI_HTTP_TIMEOUT"
 DEFAULT_TIMEOUT_S = 30.0
@@ -193,6 +195,8 @@ class CloudEmbedder:
         return given if given is not None else _timeout_from_env(self._env, self.provider)
 
     def _http(self) -> httpx.AsyncClient:
+        import httpx
+
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop or self._client.is_closed:
             self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
@@ -212,6 +216,8 @@ class CloudEmbedder:
         raise failure
 
     async def _embed(self, text: str) -> Vector:
+        import httpx
+
         endpoint = _endpoint(self.provider, self.model, text, self.dim, self._env)
         timeout = self._timeout
         where = urlsplit(endpoint.url).hostname or self.provider

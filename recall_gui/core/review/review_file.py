@@ -168,7 +168,7 @@ class ReviewFile:
 
     def check_writable(self) -> None:
         """Refuse a place a review file must not be written (a folder, a FIFO, inside a knowledge base)."""
-        problem = output_problem(self.path)
+        problem = output_problem(self.path, review_file=True)
         if problem is not None:
             raise InvalidInputError(
                 f"the review file {self.path} cannot be used: {problem}",

@@ -308,7 +308,7 @@ def _vector_query(
     *,
     indexed: bool,
 ) -> AsyncVectorQuery:
-    query = opened.table.query().nearest_to(vector).column(opened.columns.vector).distance_type(metric)
+    query = opened.query().nearest_to(vector).column(opened.columns.vector).distance_type(metric)
     if where is not None:
         query = query.where(where)  # the async API filters before ranking by default
     query = _tune(query, opened, limit) if indexed else query.bypass_vector_index()
@@ -319,16 +319,16 @@ async def check_searchable(session: Session, target: TableTarget) -> None:
     """Raise what a search of ``target`` would raise whatever the query: a metric the registry names that
     is unknown, a vector column or metric LanceDB refuses (its query plan is built, nothing is ranked),
     a row that cannot be made a hit (the first row is read). Reads one row; for health checks."""
-    import pyarrow as pa
-
     opened = await session.tables.open(target)
     metric = metric_for(opened, target.options)
     probe = np.zeros(opened.columns.vector_dim, dtype=np.float32)
     query = _vector_query(opened, probe, metric, 1, indexed=index_for(opened, metric) is not None)
     await bounded(query.explain_plan(), f'searching "{opened.name}"')
-    first = await read_query(opened.table.query().limit(1).with_row_id(), f'reading table "{opened.name}"')
+    first_row = opened.query().select(opened.row_columns).limit(1).with_row_id()
+    first = await read_query(first_row, f'reading table "{opened.name}"')
     if first.num_rows:
-        hits_from_arrow(first.append_column("_distance", pa.array([0.0], pa.float32())), opened.columns)
+        # Without its vector (the columns' check took its type) and distance: the rest must make a hit.
+        hits_from_arrow(first, opened.columns)
 
 
 #: Rows re-ranked with full vectors per result on product-quantized indexes (``refine_factor``).

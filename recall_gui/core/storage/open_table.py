@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from recall_gui.core.base import compat
 from recall_gui.core.base.errors import FilterError, InvalidInputError, StorageError
 from recall_gui.core.storage.columns import ColumnMapping
 from recall_gui.core.storage.filter_guard import FilterGuard, FilterProbe
@@ -42,7 +43,8 @@ class OpenTable:
 
     uri: str
     name: str
-    table: AsyncTable
+    #: What answers ``version``, ``schema``, ``list_indices``, ``count_rows``…: the compiled or Python table.
+    native: Any
     schema: pa.Schema
     columns: ColumnMapping
     indexes: tuple[TableIndex, ...]
@@ -60,12 +62,25 @@ class OpenTable:
     guard: FilterGuard | None = None
     #: How the table is reached (the guard's worker opens it too).
     storage_options: Mapping[str, str] = field(default_factory=dict)
+    compiled: bool = False  #: whether :attr:`native` is LanceDB's compiled table (no ``lancedb`` package)
+    _python: AsyncTable | None = field(default=None, repr=False)
+
+    @property
+    def table(self) -> AsyncTable:
+        """LanceDB's Python table (its query builders): over a compiled one, made when first asked for."""
+        if self._python is None:
+            self._python = compat.python_table(self.native) if self.compiled else self.native
+        return self._python
+
+    def query(self) -> Any:
+        """A query of the table for the search's builders (``nearest_to``, ``column``, ``where`` …)."""
+        return compat.CompiledQuery(self.native.query()) if self.compiled else self.table.query()
 
     async def count_rows(self, where: str | None = None) -> int:
         """Rows at this version (matching ``where``): counted once per version and filter."""
         counted = self.row_counts.get(where)
         if counted is None:
-            counted = await bounded(self.table.count_rows(where), f'reading table "{self.name}"')
+            counted = int(await bounded(self.native.count_rows(where), f'reading table "{self.name}"'))
             self._keep_count(where, counted)
         return counted
 

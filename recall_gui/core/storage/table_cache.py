@@ -3,17 +3,19 @@
 ``lancedb.connect_async`` creates a local directory that does not exist, so a local URI is checked first:
 a mistyped path must be reported, not silently created. A session keeps connections and open tables in a
 :class:`TableCache`.
+A local table is opened and described through LanceDB's compiled module alone; the ``lancedb`` package
+loads when a query is first built (:attr:`OpenTable.table`; docs/PERFORMANCE.md#the-command-line).
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import inspect
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from recall_gui.core.base import compat
 from recall_gui.core.base.errors import ConnectError, RecallError, StorageError
 from recall_gui.core.base.paths import folder_problem
 from recall_gui.core.storage.columns import ColumnOverrides, detect_columns
@@ -22,7 +24,6 @@ from recall_gui.core.storage.lance_calls import bounded, describe_lance_error, o
 from recall_gui.core.storage.open_table import OpenTable, TableIndex
 from recall_gui.core.storage.target import (
     StorageKey,
-    TableOptions,
     TableTarget,
     folder_shown,
     is_local_uri,
@@ -31,7 +32,6 @@ from recall_gui.core.storage.target import (
 
 if TYPE_CHECKING:
     from lancedb.db import AsyncConnection
-    from lancedb.table import AsyncTable
 
 
 #: Bounds on every remote read: a storage server that stopped answering fails the operation, not the app.
@@ -44,10 +44,9 @@ def _storage_options(uri: str, options: Mapping[str, str]) -> dict[str, str]:
     return {**REMOTE_STORAGE_DEFAULTS, **options}
 
 
-async def connect(uri: str, storage_options: Mapping[str, str] | None = None) -> AsyncConnection:
-    """A read connection; refuses a local directory that does not exist instead of creating it."""
-    import lancedb
-
+async def connect(uri: str, storage_options: Mapping[str, str] | None = None) -> tuple[Any, bool]:
+    """A read connection and whether it is compiled (``compat.lance_connection``); refuses a local
+    directory that does not exist instead of creating it."""
     storage = _storage_options(uri, storage_options or {})
     target = uri
     if is_local_uri(uri):
@@ -61,9 +60,7 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
                 kind="path",
             )
         target = str(path)
-    opening = lancedb.connect_async(
-        target, read_consistency_interval=dt.timedelta(0), storage_options=storage or None
-    )
+    opening = compat.lance_connection(target, storage, compiled=is_local_uri(uri))
     try:
         async with asyncio.timeout(operation_timeout()):
             return await opening
@@ -99,13 +96,13 @@ async def list_tables(connection: AsyncConnection) -> list[str]:
     return [str(name) for name in names]
 
 
-async def _indexes(table: AsyncTable) -> tuple[TableIndex, ...]:
+async def _indexes(table: Any) -> tuple[TableIndex, ...]:
     found: list[TableIndex] = []
     for config in await table.list_indices():
         stats = await table.index_stats(config.name)
-        metric = getattr(stats, "distance_type", None) if stats is not None else None
+        metric = compat.index_metric(stats) if stats is not None else None
         kind, columns = str(config.index_type), tuple(config.columns)
-        found.append(TableIndex(config.name, kind, columns, str(metric) if metric else None))
+        found.append(TableIndex(config.name, kind, columns, metric))
     return tuple(found)
 
 
@@ -117,17 +114,21 @@ class TableCache:
     def __init__(self, guard: FilterGuard | None = None) -> None:
         """``guard``: where the tables' users' filters are first evaluated (``None``: in this process)."""
         self.guard = guard
-        self._connections: dict[tuple[str, StorageKey], AsyncConnection] = {}
+        #: Each connection (see :func:`connect`) and whether it is a compiled one.
+        self._connections: dict[tuple[str, StorageKey], tuple[Any, bool]] = {}
         self._tables: dict[TableKey, OpenTable] = {}
 
-    async def connect(self, uri: str, storage_options: Mapping[str, str] | None = None) -> AsyncConnection:
-        """A kept read connection (see :func:`connect`)."""
+    async def _connection(self, uri: str, storage_options: Mapping[str, str] | None) -> tuple[Any, bool]:
         key = (uri, tuple(sorted(_storage_options(uri, storage_options or {}).items())))
         cached = self._connections.get(key)
         if cached is None:
-            cached = await connect(uri, storage_options)
-            self._connections[key] = cached
+            cached = self._connections[key] = await connect(uri, storage_options)
         return cached
+
+    async def connect(self, uri: str, storage_options: Mapping[str, str] | None = None) -> AsyncConnection:
+        """A kept read connection (see :func:`connect`), as LanceDB's Python ``AsyncConnection``."""
+        connection, compiled = await self._connection(uri, storage_options)
+        return compat.python_connection(connection) if compiled else connection  # type: ignore[no-any-return]
 
     async def open(self, target: TableTarget) -> OpenTable:
         """Open ``target`` read-only; raises :class:`ConnectError` naming what is missing."""
@@ -135,38 +136,37 @@ class TableCache:
         cached = self._tables.get(key)
         if cached is not None:
             try:
-                version = await bounded(
-                    cached.table.version(),
-                    f'reading table "{target.table_name}"',
-                    timeout_hint=slow_hint(target.uri),
-                )
+                what = f'reading table "{target.table_name}"'
+                version = await bounded(cached.native.version(), what, timeout_hint=slow_hint(target.uri))
                 if version == cached.version:
                     cached.checked_at = time.monotonic()
                     return cached
-                return await self._describe(cached.uri, cached.table, target.options, key)
+                return await self._describe(cached.uri, cached.native, cached.compiled, target, key)
             except RecallError:
                 # Storage gone or table replaced: start afresh next time, so a server that comes back (or
                 # a table rebuilt by another program) is picked up without a restart.
                 self.forget(target.uri)
                 raise
-        connection = await self.connect(target.uri, target.options.storage_options)
-        table = await _open_table(connection, target)
+        connection, compiled = await self._connection(target.uri, target.options.storage_options)
+        table = await _open_table(connection, compiled, target)
         if target.version is not None:
             await _check_out(table, target)
-        return await self._describe(target.uri, table, target.options, key)
+        return await self._describe(target.uri, table, compiled, target, key)
 
-    async def _describe(self, uri: str, table: AsyncTable, options: TableOptions, key: TableKey) -> OpenTable:
-        what = f'reading table "{table.name}"'
+    async def _describe(
+        self, uri: str, table: Any, compiled: bool, target: TableTarget, key: TableKey
+    ) -> OpenTable:
+        name = table.name() if compiled else table.name
+        what = f'reading table "{name}"'
         hint = slow_hint(uri)
         version = await bounded(table.version(), what, timeout_hint=hint)
         schema = await bounded(table.schema(), what, timeout_hint=hint)
         indexes = await bounded(_indexes(table), what, timeout_hint=hint)
-        opened = OpenTable(
-            uri, table.name, table, schema, detect_columns(schema, options.columns), indexes, version
-        )
+        columns = detect_columns(schema, target.options.columns)
+        opened = OpenTable(uri, name, table, schema, columns, indexes, version, compiled=compiled)
         opened.pinned = key[-1] is not None
         opened.guard = self.guard
-        opened.storage_options = _storage_options(uri, options.storage_options)
+        opened.storage_options = _storage_options(uri, target.options.storage_options)
         self._tables[key] = opened
         return opened
 
@@ -190,7 +190,7 @@ class TableCache:
             del self._tables[table_key]
 
 
-async def _check_out(table: AsyncTable, target: TableTarget) -> None:
+async def _check_out(table: Any, target: TableTarget) -> None:
     """Make ``table`` a read-only view of ``target.version`` (LanceDB's ``checkout``: nothing is written)."""
     assert target.version is not None
     what = f'opening version {target.version} of table "{target.table_name}"'
@@ -204,10 +204,11 @@ async def _check_out(table: AsyncTable, target: TableTarget) -> None:
         ) from None
 
 
-async def _open_table(connection: AsyncConnection, target: TableTarget) -> AsyncTable:
+async def _open_table(connection: Any, compiled: bool, target: TableTarget) -> Any:
     uri, table_name = target.uri, target.table_name
+    opening = compat.native_open(connection, table_name) if compiled else connection.open_table(table_name)
     try:
-        return await asyncio.wait_for(connection.open_table(table_name), operation_timeout())
+        return await asyncio.wait_for(opening, operation_timeout())
     except TimeoutError:
         raise ConnectError(
             f'opening table "{table_name}" in {uri} timed out after {operation_timeout():g} s',
@@ -216,7 +217,8 @@ async def _open_table(connection: AsyncConnection, target: TableTarget) -> Async
         ) from None
     except (ValueError, OSError, RuntimeError) as error:
         try:
-            names = await bounded(list_tables(connection), f"listing tables of {uri}", 10)
+            listing_from = compat.python_connection(connection) if compiled else connection
+            names = await bounded(list_tables(listing_from), f"listing tables of {uri}", 10)
         except RecallError:
             names = None
         if names is not None and table_name not in names:

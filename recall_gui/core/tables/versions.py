@@ -89,7 +89,7 @@ async def list_versions(
     what = f'listing the versions of "{target.table_name}"'
     count = kept_versions(target)
     limit_s = listing_limit(count, operation_timeout())
-    table: Any = opened.table  # list_versions is untyped in LanceDB
+    table: Any = opened.native  # list_versions is untyped in LanceDB; no query is built
     reporter = asyncio.create_task(_report(progress, count)) if progress is not None else None
     try:
         listed: list[dict[str, Any]] = await bounded(
@@ -107,17 +107,27 @@ async def list_versions(
     for item in sorted(listed, key=lambda found: int(found["version"])):
         number = int(item["version"])
         rows = (item.get("metadata") or {}).get("total_rows")
-        stamp = item.get("timestamp")
+        stamp = _time_of(item.get("timestamp"))
         versions.append(
             TableVersion(
                 number,
-                stamp if isinstance(stamp, dt.datetime) else dt.datetime.fromtimestamp(0),
+                stamp,
                 int(rows) if rows is not None else None,
                 tuple(tags_of.get(number, ())),
                 number == latest,
             )
         )
     return tuple(versions)
+
+
+def _time_of(stamp: Any) -> dt.datetime:
+    """A version's time: LanceDB's Python table gives a datetime, its compiled table nanoseconds since the
+    epoch, turned into one here as the Python table turns them."""
+    if isinstance(stamp, dt.datetime):
+        return stamp
+    if isinstance(stamp, int):
+        return dt.datetime.fromtimestamp(stamp // 1e9) + dt.timedelta(microseconds=(stamp % 1e9) // 1e3)
+    return dt.datetime.fromtimestamp(0)
 
 
 async def _report(progress: VersionsProgress, count: int | None) -> None:

@@ -4,7 +4,7 @@ or another program's change, and the databases' health checked after each readin
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,6 @@ from recall_gui.core.registry import (
     load_registry,
     location_problem,
 )
-from recall_gui.qt.pages.description.page import DescriptionPage
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
@@ -28,6 +27,7 @@ from recall_gui.qt.settings import WindowMemory
 
 if TYPE_CHECKING:
     from recall_gui.core.session import Session
+    from recall_gui.qt.pages.description.page import DescriptionPage
 
 #: The lane of reading the registry again (and re-checking the databases after it).
 REGISTRY_READ = "reload"
@@ -54,13 +54,14 @@ class RegistryReading:
         services: WindowServices,
         *,
         knowledge: KnowledgePage,
-        description: DescriptionPage,
+        description: Callable[[], DescriptionPage | None],
         watcher: RegistryWatcher,
         status: QLabel,
         reloaded: SignalInstance,
     ) -> None:
         self.services = services
         self.knowledge = knowledge
+        #: The description page if it is built (it reads the registry itself when it is).
         self.description = description
         self.watcher = watcher
         #: The status bar's account of the last action; its tooltip names the registry.
@@ -96,7 +97,9 @@ class RegistryReading:
         location = services.location
         services.drafts.follow(registry, generated)
         self.knowledge.set_registry(registry)
-        self.description.set_registry(registry)
+        description = self.description()
+        if description is not None:
+            description.set_registry(registry)
         wrong_folder = location_problem(location)
         if wrong_folder is not None:
             services.show_message(

@@ -5,7 +5,8 @@
    most :data:`ON_SCREEN_S` later), while the registry may still be read. Importing is Python code that
    holds the interpreter's lock most of the time: started with the window, it held the window's first
    paint back (docs/PERFORMANCE_LOG.md#main_window-_on_screen); the user cannot search before they are in
-   either way.
+   either way. Meanwhile the pages not built before the first paint are built, one a turn of the event
+   loop, so that a key typed is served between two.
 3. Once both are in: on a first start with the app's own empty registry, the demo is built; else the
    databases' health is checked and a database (or the folder asked for) is opened.
 """
@@ -26,11 +27,14 @@ from recall_gui.qt.actions.opened_tables import OpenedTables
 from recall_gui.qt.dialogs.demo_build import DemoBuild
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
 from recall_gui.qt.services import WindowServices
+from recall_gui.qt.widgets import PageTabs
 from recall_gui.qt.window.registry_reading import RegistryReading
 
 #: At most this long the libraries wait for the window to be on screen (a window kept hidden or
 #: minimised still gets them).
 ON_SCREEN_S = 1.0
+#: How long the window has to itself once on screen before the other pages are built behind it.
+SETTLE_S = 0.05
 #: A folder or URI to open at start, with its storage options (``recall-gui PATH``).
 OpenRequest = tuple[str, Mapping[str, str]]
 
@@ -54,6 +58,7 @@ class StartUp:
         opened: OpenedTables,
         open_at_start: OpenRequest | None,
         started: SignalInstance,
+        pages: PageTabs,
     ) -> None:
         self.services = services
         self.window = window
@@ -63,6 +68,7 @@ class StartUp:
         #: A folder or URI (and its storage options) to open instead of the remembered database.
         self.open_at_start = open_at_start
         self._started = started
+        self.pages = pages
         operations = services.operations
         self.starting, self.building_demo = operations.lane("start"), operations.lane("demo")
         #: The first reading of the registry, which the start awaits.
@@ -80,7 +86,9 @@ class StartUp:
         reading = self.first_reading.start(self.reading.begin_read())  # 1: on a worker from now on
         try:
             await self.on_screen()
-            await self.services.heavy.ready()  # 2: after the window is on screen, beside the registry
+            self.services.heavy.start()  # 2: after the window is on screen, beside the registry
+            await self.build_pages()
+            await self.services.heavy.ready()
             await reading  # 3 needs both
         finally:
             reading.cancel()
@@ -96,6 +104,14 @@ class StartUp:
             if is_on_screen(self.window):
                 return
             await asyncio.sleep(0.005)
+
+    async def build_pages(self) -> None:
+        """Build the pages not built yet, one a turn of the event loop, once the window has had
+        :data:`SETTLE_S` to paint and take its first keys."""
+        await asyncio.sleep(SETTLE_S)
+        for name in self.pages.pending():
+            await asyncio.sleep(0)
+            self.pages.named(name)
 
     async def open_first(self) -> None:
         """The demo on a first start; else check the databases and open the one asked for, remembered,
