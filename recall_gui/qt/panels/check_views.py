@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
@@ -42,6 +43,7 @@ class VersionsView(QWidget):
         self.note = QLabel("Run the checks on every version of their tables to see which version broke them.")
         self.note.setObjectName("checksVersionsNote")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # it names databases
         self.chart: Any = None
         self.series: dict[str, list[tuple[int, float]]] = {}
         self._layout = QVBoxLayout(self)
@@ -222,6 +224,7 @@ def _note_above_table(
     label = QLabel(note)
     label.setObjectName(f"{name}Note")
     label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # it names databases and quotes queries
     table = QTableWidget(0, len(headers))
     table.setObjectName(f"{name}Table")
     table.setHorizontalHeaderLabels(headers)

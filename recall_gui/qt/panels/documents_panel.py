@@ -51,6 +51,7 @@ class DocumentsPanel(QWidget):
         columns.addRow("Order by:", self.position_box)
         self.note = QLabel("Search to see the results by document.")
         self.note.setObjectName("documentsNote")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # it names the table's columns
         self.note.setWordWrap(True)
         self.table = QTableWidget(0, 3)
         self.table.setObjectName("documentsTable")

@@ -240,6 +240,7 @@ class DuplicatesPage(QWidget):
         self.group_note = selectable_label("duplicatesGroupNote", wrap=True)
         self.members_hint = QLabel()
         self.members_hint.setObjectName("duplicatesHint")
+        self.members_hint.setTextFormat(Qt.TextFormat.PlainText)  # it names the database
         self.members_hint.setEnabled(False)
         self.members_hint.setWordWrap(True)
         self.members_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)

@@ -121,6 +121,7 @@ class HistoryPage(QWidget):
         splitter.setSizes([520, 760])
         self.title = QLabel("Choose a database on the knowledge page.")
         self.title.setObjectName("historyTitle")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # it names the database
         self.refresh_button = push_button("Ref&resh", "historyRefreshButton", "List the versions again")
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
