@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 #: Rows a block ranks at once.
 BLOCK_ROWS = 50_000
+#: Entries the reach report asks for in one Ray job: each job reads the vector column again, so the
+#: report grows in larger steps than on the local engine.
+RAY_PART_QUERIES = 4096
 
 
 async def rank_queries_on_ray(
@@ -100,6 +103,7 @@ async def find_reach_in_ray(
     """:func:`~recall_gui.core.reach.reach.find_reach` ranked on Ray, started for it (or the cluster at
     ``address`` joined) and stopped after it, without blocking the event loop."""
     async with ray_running(address):
+        options.setdefault("part", RAY_PART_QUERIES)
         return await find_reach(harness, entry, ranker=rank_queries_on_ray, **options)
 
 
