@@ -168,13 +168,14 @@ async def find_reach(
     ranker: Ranker = rank_queries,
     on_progress: Progress | None = None,
     on_unreachable: Found | None = None,
-    part: int = PART_QUERIES,
+    part: int | None = None,
 ) -> ReachReport:
     """The reach report of the table ``entry`` reads, in the agent's scope (see the module's text);
     ``depth``: how deep each entry's own place is looked for (default :data:`DEFAULT_DEPTH`, at least
     ``limit``); ``queries``: more queries to count retrievability by, each at its own limit;
     ``on_progress(stage, done, total)``; ``on_unreachable``: the entries found out of reach so far, as
-    each ``part`` of the entries has been asked for (their causes come with the report)."""
+    each ``part`` of the entries has been asked for (default :data:`PART_QUERIES`; their causes come with
+    the report)."""
     started = time.perf_counter()
     rule = rule or QueryRule()
     if limit < 1:
@@ -193,7 +194,7 @@ async def find_reach(
     asked = np.array([number for number, query in enumerate(entries.queries) if query], dtype=np.intp)
     found = _Finds(entries, on_unreachable)
     found.blank()
-    ranking, used, embed_s, search_s = await _ask(run, asked, found, on_progress, max(part, 1))
+    ranking, used, embed_s, search_s = await _ask(run, asked, found, on_progress, max(part or PART_QUERIES, 1))
     by_row = np.argsort(entries.row_ids, kind="stable")
     returned_for = _counts(ranking.results, entries, by_row)
     given = await _given(run, queries, entries, by_row, stage(ASKED))
