@@ -236,6 +236,8 @@ class ChecksPage(QWidget):
             self.note.show_note("No golden checks in this file yet.", "neutral")
         elif self.runner.last_run is None:
             self.note.show_note(self._not_run_text(), "neutral")
+        else:
+            self.runner.show_since_run()
         self.run_button.setEnabled(bool(golden.checks))
 
     def _places(self) -> tuple[str, ...]:

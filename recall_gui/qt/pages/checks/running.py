@@ -126,6 +126,27 @@ class CheckRunner:
         services.set_activity(f"Golden checks: {run.passed} of {len(run.outcomes)} passed")
         self._finished.emit()
 
+    def show_since_run(self) -> None:
+        """When checks were edited, added or removed since the last run, the note and the status bar say
+        what the rows show now, not the run's totals."""
+        if self.last_run is None:
+            return
+        outcomes = [self.model.outcome(row) for row in range(self.model.rowCount())]
+        kept = [outcome for outcome in outcomes if outcome is not None]
+        if len(kept) == len(outcomes) == len(self.last_run.outcomes):
+            return  # every check is as it ran: the run's words still hold
+        unrun = len(outcomes) - len(kept)
+        passed = sum(outcome.error is None and outcome.passed for outcome in kept)
+        since = f"{unrun:,} not run since the last run" if unrun else "some removed since the last run"
+        self.note.show_note(
+            f"The checks changed: {since}; of the {len(kept):,} that ran as they are now, {passed:,} "
+            "passed. Run them again to see where each one stands.",
+            "warning",
+        )
+        self.services.set_activity(
+            f"Golden checks: {since}; {passed:,} of {len(kept):,} ran as they are and passed"
+        )
+
     async def _engine_run(
         self, harness: Harness, checks: Sequence[GoldenCheck], progress: Callable[[int, int], None]
     ) -> CheckRun:
