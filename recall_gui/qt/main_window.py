@@ -183,7 +183,15 @@ class MainWindow(QMainWindow):
         self.watcher.touched.connect(self.reading.check_registry)
         self.registryReloaded.connect(self.database_actions.follow_registry)
         self.registryReloaded.connect(self.description.follow_registry)  # its list's own actions
-        for page in (self.agent, self.log, self.duplicates, self.health, self.reach, self.checks):
+        for page in (
+            self.agent,
+            self.log,
+            self.duplicates,
+            self.health,
+            self.reach,
+            self.checks,
+            self.history,
+        ):
             self.registryReloaded.connect(page.follow_registry)
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
