@@ -138,8 +138,10 @@ class MainWindow(QMainWindow):
             self.show_message(replace(user_message(settings_problem), level="warning"))
         self.reading.show_registry()
         self._restore()
+        self.services.show_page(self.pages.currentWidget())
 
     def _on_page_changed(self, index: int) -> None:
+        self.services.show_page(self.pages.page(index))
         if self.pages.page(index) is not self.description:
             self.services.dismiss("description")  # "Suffix saved" belongs to the page it was saved on
 

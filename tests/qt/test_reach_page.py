@@ -228,3 +228,22 @@ def test_a_report_of_an_older_version_says_so_after_f5(
         "may no longer hold: check reach again."
     )
     assert page.note.tone == "warning"
+
+
+def test_the_status_bar_says_the_reports_outcome_on_the_reach_page_only(
+    planted: Planted, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    window = open_window(planted.registry_dir)
+    page, status = window.reach, window.status_activity
+    page.limit_spin.setValue(1)
+    with waiting_for(loop, page.reportFinished):
+        page.request_report()  # made while the knowledge page is shown
+    assert page.report is not None
+    said = f"Reach of {NAME}: {len(page.report.unreachable):,} entries unreached"
+    assert status.text() != said and "Reach" not in status.text()
+    window.pages.setCurrentWidget(page)
+    assert status.text() == said
+    window.pages.setCurrentWidget(window.knowledge)
+    assert status.text() != said and "Reach" not in status.text()
+    window.pages.setCurrentWidget(page)
+    assert status.text() == said

@@ -194,7 +194,9 @@ async def find_reach(
     asked = np.array([number for number, query in enumerate(entries.queries) if query], dtype=np.intp)
     found = _Finds(entries, on_unreachable)
     found.blank()
-    ranking, used, embed_s, search_s = await _ask(run, asked, found, on_progress, max(part or PART_QUERIES, 1))
+    ranking, used, embed_s, search_s = await _ask(
+        run, asked, found, on_progress, max(part or PART_QUERIES, 1)
+    )
     by_row = np.argsort(entries.row_ids, kind="stable")
     returned_for = _counts(ranking.results, entries, by_row)
     given = await _given(run, queries, entries, by_row, stage(ASKED))

@@ -101,6 +101,11 @@ class DocumentsPanel(QWidget):
         self.note.setText(note)
         self.table.setRowCount(0)
 
+    def show_no_results(self, note: str) -> None:
+        """No search's results to tell by document; the table's columns stay in the boxes."""
+        self.note.setText(note)
+        self.table.setRowCount(0)
+
     def _on_chosen(self, _index: int) -> None:
         self.columnsChosen.emit(self.document_box.currentData(), self.position_box.currentData())
 

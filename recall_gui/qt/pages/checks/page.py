@@ -90,6 +90,7 @@ class ChecksPage(QWidget):
             lane=self.running,
             show_detail=self._show_detail,
             finished=self.runFinished,
+            set_activity=services.page_activity(self),
         )
         self.editing = editing = CheckEditing(
             services,

@@ -184,7 +184,7 @@ class DuplicatesPage(QWidget):
                 "Compare every pair of entries and group the near-duplicates",
             ),
             cancel_tip="Stop the search (Esc)",
-            set_activity=self.services.set_activity,
+            set_activity=self.services.page_activity(self),
             parent=self,
         )
         self.database_combo, self.find_button, self.cancel_button, self.progress, self.note = (

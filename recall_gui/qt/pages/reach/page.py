@@ -118,7 +118,7 @@ class ReachPage(QWidget):
                 "Ask for every entry by its own text, as the agent searches",
             ),
             cancel_tip="Stop the report",
-            set_activity=self.services.set_activity,
+            set_activity=self.services.page_activity(self),
             parent=self,
         )
         self.database_combo, self.run_button, self.cancel_button, self.progress, self.note = (
@@ -427,7 +427,7 @@ class ReachPage(QWidget):
             )
             return check
         where = core.golden.place_text(check, services.registry)
-        services.set_activity(
+        services.page_activity(self)(
             f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects {item.id}, "
             f"limit {limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
             "reaches the entry"
