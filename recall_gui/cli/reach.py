@@ -16,7 +16,14 @@ from recall_gui.cli.databases import chosen_database, database_options, refuse_u
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.hubs import queries_from_file, queries_from_log
 from recall_gui.cli.model_notes import note_stand_ins
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, json_text, printable
+from recall_gui.core.base import (
+    DEFAULT_LIMIT,
+    InvalidInputError,
+    RecallError,
+    json_text,
+    method_words,
+    printable,
+)
 
 if TYPE_CHECKING:
     from recall_gui.core.reach import HubQuery, ReachReport, Unreachable
@@ -179,7 +186,8 @@ def format_report(report: ReachReport) -> str:
     share = report.reachable / report.searched if report.searched else 1.0
     lines = [
         f"{report.db_name} (version {report.version}, limit {report.limit}, queries from "
-        f"{report.query_from}, {report.method} search, {report.model.used if report.model else 'no model'})",
+        f"{report.query_from}, {method_words(report.method)}, "
+        f"{report.model.used if report.model else 'no model'})",
         f"{report.reachable:,} of {report.searched:,} entries asked for reach the results ({share:.1%}); "
         f"{len(report.unreachable):,} of {report.entries:,} do not",
         f"retrievability: Gini {report.gini:.3f}, {report.antihubs:,} antihubs (returned for no query), "

@@ -56,6 +56,7 @@ def test_the_report_lists_the_unreachable_and_opens_and_keeps_them(
     page.table.sortByColumn(ENTRY, Qt.SortOrder.DescendingOrder)
     assert column(page, ENTRY) == sorted(causes, reverse=True)
     assert f"{report.reachable:,} of {report.searched:,}" in page.note.message
+    assert "All rows compared in memory, " in page.note.message and "Exact search" not in page.note.message
     xs, ys = page.chart.curve_points()
     counts = sorted(entry.returned_for for entry in report.retrievability)
     assert xs == pytest.approx([n / len(counts) for n in range(len(counts) + 1)])

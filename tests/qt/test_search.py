@@ -300,8 +300,10 @@ def test_choosing_a_database_reads_its_vectors_before_the_first_search(
     run(loop, window.operations.wait_idle())  # choosing it started the read: no search has run
     assert {key[1] for key in session.vectors.cached_versions()} == {kb.name}
     run(loop, window.knowledge.searching.search(Inputs(QUERY, 3)))
-    assert window.knowledge.status_search.text().endswith(" ms, exact")
-    assert window.knowledge.status_search.toolTip() == "exact search in memory, squared L2"
+    # The search's kind is not called "exact" beside the model's "exact" or "STAND-IN".
+    assert window.knowledge.status_search.text().endswith(" ms, all rows compared")
+    assert window.knowledge.status_search.toolTip() == "all rows compared in memory, squared L2"
+    assert window.knowledge.status_model.text() == "Model: exact"
 
 
 def test_a_search_that_took_a_slower_way_says_why(
@@ -317,7 +319,7 @@ def test_a_search_that_took_a_slower_way_says_why(
     assert window.knowledge.status_search.toolTip().startswith("LanceDB's flat scan, squared L2\n")
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()
-    assert "Searched with LanceDB's flat scan: exact search in memory is off" in banner.text()
+    assert "Searched with LanceDB's flat scan: comparing all rows in memory is off" in banner.text()
 
 
 def test_an_exact_search_without_int8_codes_says_why(
@@ -333,11 +335,12 @@ def test_an_exact_search_without_int8_codes_says_why(
     monkeypatch.setenv("RECALL_GUI_CACHE_DIR", str(cache))
     window = open_window(kb.registry_dir)
     run(loop, window.knowledge.searching.search(Inputs(QUERY, 3)))
-    assert window.knowledge.status_search.toolTip().startswith("exact search in memory, squared L2\n")
+    assert window.knowledge.status_search.toolTip().startswith("all rows compared in memory, squared L2\n")
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()
-    assert "Searched with exact search in memory: the float32 copy of the vectors could not be written" in (
-        banner.text()
+    assert (
+        "Searched with all rows compared in memory: the float32 copy of the vectors could not be written"
+        in (banner.text())
     )
     assert [window.knowledge.results.results_model.hit(i).id for i in range(3)] == core_ids(
         loop, kb, QUERY, 3

@@ -28,10 +28,10 @@ if TYPE_CHECKING:
 
 
 def short_method(method: str) -> str:
-    """How a search ranked, in a word or two: "exact", "flat scan", "index IVF_PQ"."""
+    """How a search ranked, in a word or two: "all rows compared", "flat scan", "index IVF_PQ"."""
     if method.startswith("index:"):
         return f"index {method.removeprefix('index:')}"
-    return {"exact": "exact", "flat": "flat scan"}.get(method, method)
+    return {"exact": "all rows compared", "flat": "flat scan"}.get(method, method)
 
 
 class Searching:

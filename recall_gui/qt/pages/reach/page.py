@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import core
-from recall_gui.core.base import DEFAULT_LIMIT, GoldenFileError, RecallError, quoted
+from recall_gui.core.base import DEFAULT_LIMIT, GoldenFileError, RecallError, method_words, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.reach_model import QUERY, RANK, ReachModel
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE
@@ -62,7 +62,7 @@ def summary(report: ReachReport) -> str:
         f"{report.db_name}: {len(report.unreachable):,} of {report.entries:,} entries are out of the agent's "
         f"reach (limit {report.limit}); {report.reachable:,} of {report.searched:,} asked for by their "
         f"{asked_by} are found. {report.antihubs:,} are returned for no query; {len(report.hubs):,} for "
-        f"{report.hub_min:,} or more (hubs). {report.method.capitalize()} search, {model}."
+        f"{report.hub_min:,} or more (hubs). {method_words(report.method).capitalize()}, {model}."
     )
     if not report.agent_searches:
         text += f" No agent searches {report.db_name} now: {report.why_not}."
