@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import lancedb
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QGuiApplication
@@ -201,7 +202,15 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     assert shown == sorted(shown)
 
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.csv", "csv")) == 4
-    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))
+    comment, _, body = (tmp_path / "out.csv").read_bytes().decode("utf-8").partition("\r\n")
+    # The first line says where the rows come from: the database, its version, the query, limit and model.
+    version = lancedb.connect(str(kb.db_dir)).open_table(kb.name).version
+    assert comment.startswith(
+        f'# recall-gui export of {kb.name} (table {kb.name}, version {version}); search "cities in Europe", '
+        "limit 4, model "
+    )
+    assert ", exact (" in comment and "\n" not in comment
+    rows = list(csv.reader(io.StringIO(body)))
     assert rows[0] == ["Rank", "ID", "Content", "Distance (squared L2)"]
     assert [r[1] for r in rows[1:]] == shown
     contents = dict(zip(kb.ids, kb.contents, strict=True))
@@ -209,7 +218,17 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     assert [f"{float(r[3]):.4f}" for r in rows[1:]] == column(table, 3)
 
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.json", "json")) == 4
-    records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    written = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    source, records = written["source"], written["rows"]
+    assert {key: source[key] for key in ("database", "table", "version", "latest", "query", "limit")} == {
+        "database": kb.name,
+        "table": kb.name,
+        "version": version,
+        "latest": True,
+        "query": "cities in Europe",
+        "limit": 4,
+    }
+    assert source["where"] is None and source["filter"] is None and ", exact (" in source["model"]
     assert [r["ID"] for r in records] == shown
     assert [r["Rank"] for r in records] == [int(x) for x in column(table, 0)]
     assert list(records[0]) == ["Rank", "ID", "Content", "Distance (squared L2)"]
@@ -228,11 +247,11 @@ def test_export_of_search_results_writes_their_metadata_columns_too(
     number = {entry_id: kb.ids.index(entry_id) for entry_id in shown}
 
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.csv", "csv")) == 4
-    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))
+    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))[1:]
     assert rows[0] == ["Rank", "ID", "Content", "Distance (squared L2)", "source", "page"]
     assert [r[4:] for r in rows[1:]] == [[f"doc-{number[i]}.md", str(number[i])] for i in shown]
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.json", "json")) == 4
-    records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["rows"]
     assert [(r["source"], r["page"]) for r in records] == [(f"doc-{number[i]}.md", number[i]) for i in shown]
 
 

@@ -130,7 +130,8 @@ class KnowledgePage(QWidget):
             side=self.side,
             would_see=self.would_see,
         )
-        self.exporter = Exporter(services, looking_at, browser, self.results, self)
+        last_search = searching.shown_search
+        self.exporter = Exporter(services, looking_at, browser, self.results, self, last_search=last_search)
         self.scope_controls = ScopeControls(
             services,
             looking_at,

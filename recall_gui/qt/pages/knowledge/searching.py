@@ -68,6 +68,11 @@ class Searching:
         self.last_report: SearchReport | None = None
         self.status_labels = self._status_labels()
 
+    def shown_search(self) -> tuple[SearchReport, int] | None:
+        """The search whose results are shown and the limit it asked with (what an export says)."""
+        report, searched = self.last_report, self.searched
+        return None if report is None or searched is None else (report, searched[2])
+
     def _show_busy(self, text: str | None) -> None:
         self.query_bar.set_busy(text is not None)
         self.services.set_activity(text or "Ready")
