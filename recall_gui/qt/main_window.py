@@ -12,9 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QSizePolicy, QVBoxLayout, QWidget
 
 from recall_gui.core.base import RegistryLocation, SettingsStore
 from recall_gui.core.drafts import Drafts
@@ -43,6 +43,21 @@ from recall_gui.qt.widgets import ElidedLabel, PageTabs
 from recall_gui.qt.window.menus import WindowCommands, WindowMenus
 from recall_gui.qt.window.registry_reading import RegistryReading
 from recall_gui.qt.window.start_up import OpenRequest, StartUp, is_on_screen
+
+#: What each page focuses when it is opened, by object name, in the pages' order: its main action (Enter
+#: runs a focused button) or where the keyboard starts.
+MAIN_WIDGETS = (
+    "queryEdit",
+    "activeTable",
+    "agentRunButton",
+    "logCallsTable",
+    "checksRunButton",
+    "duplicatesFindButton",
+    "versionsTable",
+    "colourCombo",
+    "healthCheckButton",
+    "reachRunButton",
+)
 
 
 class MainWindow(QMainWindow):
@@ -129,6 +144,7 @@ class MainWindow(QMainWindow):
                 reload=self._on_reload,
                 build_demo=self.start_up.request_demo,
                 focus_query=self.focus_query,
+                focus_results=self.focus_results,
                 escape=self._on_escape,
             ),
         )
@@ -141,9 +157,23 @@ class MainWindow(QMainWindow):
         self.services.show_page(self.pages.currentWidget())
 
     def _on_page_changed(self, index: int) -> None:
-        self.services.show_page(self.pages.page(index))
-        if self.pages.page(index) is not self.description:
+        page = self.pages.page(index)
+        self.services.show_page(page)
+        self._focus_main(page)
+        if page is not self.description:
             self.services.dismiss("description")  # "Suffix saved" belongs to the page it was saved on
+
+    def _focus_main(self, page: QWidget | None) -> None:
+        """Give the keyboard to ``page``'s main action (else to its first control), visibly."""
+        if page is None or not self.isVisible():
+            return
+        name = MAIN_WIDGETS[self.pages.indexOf(page)]
+        widget = page.findChild(QWidget, name)
+        if widget is not None and widget.isEnabled() and widget.isVisibleTo(page):
+            widget.setFocus(Qt.FocusReason.TabFocusReason)  # drawn with its focus frame
+        elif not page.isAncestorOf(QApplication.focusWidget()):
+            page.setFocus(Qt.FocusReason.TabFocusReason)
+            page.focusNextChild()
 
     def _lay_out(self) -> None:
         """The banner above the pages (one tab each), the status bar below."""
@@ -249,6 +279,10 @@ class MainWindow(QMainWindow):
     def focus_query(self) -> None:
         self.pages.setCurrentWidget(self.knowledge)
         self.knowledge.focus_query()
+
+    def focus_results(self) -> None:
+        self.pages.setCurrentWidget(self.knowledge)
+        self.knowledge.results.focus_rows()
 
     def _on_escape(self) -> None:
         cancels = (self.knowledge, self.checks, self.duplicates, self.health, self.reach)

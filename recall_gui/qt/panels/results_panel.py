@@ -134,6 +134,14 @@ class ResultsPanel(QWidget):
     def current_table(self) -> QTableView:
         return self.browse_table if self.mode == "browse" else self.results_table
 
+    def focus_rows(self) -> None:
+        """The keyboard to the rows shown (Ctrl+R, or Down in the query), the current one or else the
+        first selected, so the arrow keys move through the results at once."""
+        table = self.current_table()
+        table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if not table.currentIndex().isValid() and table.model().rowCount() > 0:
+            table.selectRow(0)
+
     def set_mode(self, mode: Mode) -> None:
         self.stack.setCurrentWidget(self.browse_table if mode == "browse" else self.results_table)
         self.filter_edit.setVisible(mode == "browse")
