@@ -171,7 +171,7 @@ class MainWindow(QMainWindow):
         widget = page.findChild(QWidget, name)
         if widget is not None and widget.isEnabled() and widget.isVisibleTo(page):
             widget.setFocus(Qt.FocusReason.TabFocusReason)  # drawn with its focus frame
-        elif not page.isAncestorOf(QApplication.focusWidget()):
+        elif not page.isAncestorOf(QApplication.focusWidget() or self):
             page.setFocus(Qt.FocusReason.TabFocusReason)
             page.focusNextChild()
 

@@ -276,9 +276,9 @@ class _Finds:
             self._id_of = dict(zip(entries.row_ids.tolist(), entries.ids, strict=True))
         told = []
         for number, at in found:
-            asked = ranking is not None and at is not None
-            rank = int(ranking.own_rank[at]) or None if asked else None
-            rows = ranking.results[at].tolist() if asked else []
+            rank, rows = None, []
+            if ranking is not None and at is not None:
+                rank, rows = int(ranking.own_rank[at]) or None, ranking.results[at].tolist()
             by = tuple(self._id_of.get(row, str(row)) for row in rows)
             query = entries.queries[number]
             told.append(

@@ -305,17 +305,26 @@ class ReachPage(QWidget):
         async def report(on_progress: Callable[[str, int, int], None]) -> ReachReport:
             asked_by = core.reach.parse_rule(rule)
             harness = await services.harness()
-            options = {
-                "limit": limit,
-                "rule": asked_by,
-                "on_progress": on_progress,
-                "on_unreachable": found_now,
-            }
             if engine == "ray":
                 address = core.ray.window_address()
-                found = await core.ray.find_reach_in_ray(harness, entry, address=address, **options)
+                found = await core.ray.find_reach_in_ray(
+                    harness,
+                    entry,
+                    address=address,
+                    limit=limit,
+                    rule=asked_by,
+                    on_progress=on_progress,
+                    on_unreachable=found_now,
+                )
             else:
-                found = await core.reach.find_reach(harness, entry, **options)
+                found = await core.reach.find_reach(
+                    harness,
+                    entry,
+                    limit=limit,
+                    rule=asked_by,
+                    on_progress=on_progress,
+                    on_unreachable=found_now,
+                )
             await self._ensure_chart()
             return found
 
