@@ -254,13 +254,22 @@ class PageTabs(QTabWidget):
     its tallest page's minimum: one page kept the whole window from fitting 800x500. Pages are added,
     found and shown as themselves (:meth:`page`, :meth:`indexOf`, :meth:`setCurrentWidget`)."""
 
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # Every tab stays in sight in a narrow window: labels are cut to fit (the tooltip says them
+        # whole), never hidden behind scroll arrows.
+        self.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
+        self.tabBar().setUsesScrollButtons(False)
+
     def addTab(self, page: QWidget, label: str) -> int:  # type: ignore[override]
         area = QScrollArea()
         area.setObjectName(f"{page.objectName() or 'page'}Scroll")
         area.setWidgetResizable(True)
         area.setFrameShape(QFrame.Shape.NoFrame)
         area.setWidget(page)
-        return super().addTab(area, label)
+        index = super().addTab(area, label)
+        self.setTabToolTip(index, label.replace("&", ""))
+        return index
 
     def page(self, index: int) -> QWidget | None:
         area = self.widget(index)

@@ -45,6 +45,7 @@ class VersionsView(QWidget):
         self.note.setWordWrap(True)
         self.note.setTextFormat(Qt.TextFormat.PlainText)  # it names databases
         self.chart: Any = None
+        self.legend: QLabel | None = None
         self.series: dict[str, list[tuple[int, float]]] = {}
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(4, 4, 4, 4)
@@ -86,11 +87,19 @@ class VersionsView(QWidget):
             self.chart = pg.PlotWidget()
             self.chart.setObjectName("checksVersionsChart")
             self.chart.setBackground(None)
-            self.chart.addLegend()
             self.chart.setLabel("bottom", "table version")
             self.chart.setYRange(0, 1.05)
             self.chart.setMinimumHeight(80)
             self._layout.addWidget(self.chart, 1)
+            # The legend below the chart, never on the lines (they run along the top, near 1).
+            self.legend = QLabel(
+                " &nbsp; ".join(
+                    f'<span style="color:{COLOURS[name]}">━━</span> {label}' for name, label in METRICS
+                )
+            )
+            self.legend.setObjectName("checksVersionsLegend")
+            self.legend.setTextFormat(Qt.TextFormat.RichText)
+            self._layout.addWidget(self.legend)
         self.chart.clear()
         versions = [version for points in self.series.values() for version, _ in points]
         if versions:

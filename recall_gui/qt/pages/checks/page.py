@@ -157,6 +157,7 @@ class ChecksPage(QWidget):
         self.engine_combo = engine_combo("checksEngine")
         self.run_button.setDefault(True)
         self.note = StatusNote("checksNote")
+        self.note.keep_lines(2)  # a run's verdict is often two lines: the checks below stay put
         self.undo_button = push_button("Undo", "checksUndoButton", "Put the removed checks back (Ctrl+Z)")
         self.undo_button.hide()
         self.progress = QProgressBar()
