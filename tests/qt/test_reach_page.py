@@ -185,6 +185,8 @@ def test_entries_are_listed_as_found_and_a_cancel_says_the_list_is_of_the_stoppe
     ids = {column(page, ENTRY)[row] for row in range(rows)}
     assert 0 < rows < len(earlier) and ids < earlier
     assert set(column(page, CAUSE)) == {"…"}  # found before the stop: no cause yet
+    ranks = {rank for rank in column(page, RANK) if not rank.isdigit()}
+    assert ranks <= {"> 100", "—"}  # beyond the depth the report looks to, or no query
     assert page.report is None and page.chart.curve_points() == ([], [])  # no curve of the earlier run
     assert re.fullmatch(
         rf"Cancelled after asking for \d+ of \d+ entries of {NAME}: the {rows} listed were found out of "

@@ -295,6 +295,7 @@ class ReachPage(QWidget):
             return None
 
         self._forget_report()  # the new report's entries are listed as they are found
+        self.model.show((), max(limit, core.reach.DEFAULT_DEPTH))  # the depth the report looks to
         self.listed, self._asked = (name, limit), (0, 0)
         listing = self.listed
 
