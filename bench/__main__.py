@@ -46,6 +46,7 @@ GROUPS: dict[str, str] = {
     "health": "bench.health_scan",
     "models": "bench.models",
     "reach_100k": "bench.reach",
+    "reach_embed_qps": "bench.reach_embedding",
     "review_1m": "bench.review",
     "lance_arithmetic": "bench.lance_arithmetic",
 }

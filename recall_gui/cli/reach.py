@@ -16,10 +16,17 @@ from recall_gui.cli.databases import chosen_database, database_options, refuse_u
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.hubs import queries_from_file, queries_from_log
 from recall_gui.cli.model_notes import note_stand_ins
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, json_text
+from recall_gui.core.base import (
+    DEFAULT_LIMIT,
+    InvalidInputError,
+    RecallError,
+    json_text,
+    method_words,
+    printable,
+)
 
 if TYPE_CHECKING:
-    from recall_gui.core.reach import HubQuery, ReachReport
+    from recall_gui.core.reach import HubQuery, ReachReport, Unreachable
 
 NAME = "reach"
 EXIT_REACHABLE, EXIT_UNREACHABLE, EXIT_UNUSABLE = 0, 1, 2
@@ -109,9 +116,10 @@ async def _reach(args: argparse.Namespace) -> ReachReport:
                 hint="Leave --model out.",
             )
         given = _given(args, scope.entry.name)  # a golden file's checks of this database only
-        ranker = None
-        if args.engine == "ray":
-            ranker = core.ray.rank_queries_on_ray
+        shown = _Shown()
+        on_ray: dict[str, Any] = {}
+        if args.engine == "ray":  # each part is a Ray job that reads the vectors: fewer, larger parts
+            on_ray = {"ranker": core.ray.rank_queries_on_ray, "part": core.ray.RAY_PART_QUERIES}
         return await core.reach.find_reach(
             harness,
             entry,
@@ -119,33 +127,62 @@ async def _reach(args: argparse.Namespace) -> ReachReport:
             depth=args.depth,
             rule=rule,
             queries=given,
-            on_progress=_progress(),
-            **({} if ranker is None else {"ranker": ranker}),
+            on_progress=shown.progress,
+            on_unreachable=shown.found,
+            **on_ray,
         )
     finally:
         await harness.aclose()
 
 
-def _progress() -> Any:
-    shown: list[str] = []
+class _Shown:
+    """What stderr says while the report is made: each entry found out of reach as it is found (the first
+    :data:`SHOWN`), and on a terminal the stage on a line of its own, redrawn."""
 
-    def show(stage: str, done: int, total: int) -> None:
-        if not sys.stderr.isatty():
-            return
+    def __init__(self) -> None:
+        self.terminal = sys.stderr.isatty()
+        self.stage = ""
+        self.unreachable = 0
+
+    def progress(self, stage: str, done: int, total: int) -> None:
         text = f"{stage}: {done:,} of {total:,}" if total else f"{stage}…"
-        if shown and shown[-1] == text:
-            return
-        shown.append(text)
-        print(f"\r\033[K{text}", end="", file=sys.stderr, flush=True)
+        if self.unreachable:
+            text += f" ({self.unreachable:,} out of reach so far)"
+        if text != self.stage:
+            self.stage = text
+            self._redraw()
 
-    return show
+    def found(self, items: tuple[Unreachable, ...]) -> None:
+        lines = [
+            f"out of reach: {item.id} ({_place(item.rank, 0)}) {json.dumps(item.query, ensure_ascii=False)}"
+            for item in items[: max(0, SHOWN - self.unreachable)]
+        ]
+        if self.unreachable < SHOWN <= self.unreachable + len(items):
+            lines.append(f"… more are listed with the report ({SHOWN:,} shown as found)")
+        self.unreachable += len(items)
+        if lines:
+            clear = "\r\033[K" if self.terminal else ""
+            print(clear + "\n".join(printable(line) for line in lines), file=sys.stderr, flush=True)
+            self._redraw()
+
+    def _redraw(self) -> None:
+        if self.terminal and self.stage:
+            print(f"\r\033[K{self.stage}", end="", file=sys.stderr, flush=True)
+
+
+def _place(rank: int | None, depth: int) -> str:
+    """An entry's place for its own query, in words (``depth``: how deep it was looked for; 0: not said)."""
+    if rank is not None:
+        return f"rank {rank}"
+    return f"not in the first {depth}" if depth else "not within the depth searched"
 
 
 def format_report(report: ReachReport) -> str:
     share = report.reachable / report.searched if report.searched else 1.0
     lines = [
         f"{report.db_name} (version {report.version}, limit {report.limit}, queries from "
-        f"{report.query_from}, {report.method} search, {report.model.used if report.model else 'no model'})",
+        f"{report.query_from}, {method_words(report.method)}, "
+        f"{report.model.used if report.model else 'no model'})",
         f"{report.reachable:,} of {report.searched:,} entries asked for reach the results ({share:.1%}); "
         f"{len(report.unreachable):,} of {report.entries:,} do not",
         f"retrievability: Gini {report.gini:.3f}, {report.antihubs:,} antihubs (returned for no query), "
@@ -156,7 +193,7 @@ def format_report(report: ReachReport) -> str:
     if report.note:
         lines.insert(1, f"note: {report.note}")
     for item in report.unreachable[:SHOWN]:
-        place = f"rank {item.rank}" if item.rank is not None else f"not in the first {report.depth}"
+        place = _place(item.rank, report.depth)
         lines.append(f"UNREACHABLE  {item.id}  ({place}) {json.dumps(item.query, ensure_ascii=False)}")
         lines.append(f"       {item.why}")
         if item.taken_by:

@@ -21,8 +21,9 @@ log = logging.getLogger(__name__)
 Level = Literal["error", "warning", "info"]
 #: What a message is about, so that the right event clears it: a working search clears a search error,
 #: choosing another database clears the last one's problem, but neither hides a broken registry file;
-#: leaving the tool description page clears what its saving said.
-Topic = Literal["search", "database", "registry", "description", "general"]
+#: leaving the tool description page clears what its saving said; going to another database than the demo
+#: clears the demo's welcome.
+Topic = Literal["search", "database", "registry", "description", "demo", "general"]
 
 #: Short names for failed health checks, shown beside a database in the dropdown.
 HEALTH_LABELS = {

@@ -13,6 +13,7 @@ from recall_gui.core.base import RegistryLocation
 SHORTCUTS = (
     ("Ctrl+O", "open a LanceDB folder (read-only, not registered)"),
     ("Ctrl+L", "focus the query"),
+    ("Ctrl+R, or Down in the query", "focus the results (the arrow keys move through them)"),
     ("Enter", "search (an empty query browses every row)"),
     ("Esc", "cancel what runs (a search, checks, duplicates, health, reach), or close the message"),
     ("Ctrl+C", "copy the selected rows (tab-separated)"),
@@ -20,6 +21,7 @@ SHORTCUTS = (
     ("Ctrl+B", "browse all rows"),
     ("Ctrl+E / Ctrl+Shift+E", "export the table as CSV / JSON"),
     ("Ctrl+1 … Ctrl+4", "knowledge base / tool description / agent view / agent log"),
+    ("Enter or Space", "on a page just opened: its main action (it has the focus)"),
     ("Ctrl+5 … Ctrl+8", "checks / duplicates / the table's history (versions, what changed) / its map"),
     ("Ctrl+9", "a database's health (fragments, indexes, bad vectors, empty and repeated contents)"),
     ("Ctrl+0", "reach: the entries the agent never returns, even asked about exactly what they say"),

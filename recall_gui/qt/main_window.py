@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QSizePolicy, QVBoxLayout, QWidget
 
 from recall_gui.core.base import RegistryLocation, SettingsStore
 from recall_gui.core.drafts import Drafts
@@ -58,6 +58,22 @@ class _Cancelling(Protocol):
 
 
 FollowingPage = TypeVar("FollowingPage", bound=_Following)
+
+
+#: What each page focuses when it is opened, by object name, in the pages' order: its main action (Enter
+#: runs a focused button) or where the keyboard starts.
+MAIN_WIDGETS = (
+    "queryEdit",
+    "activeTable",
+    "agentRunButton",
+    "logCallsTable",
+    "checksRunButton",
+    "duplicatesFindButton",
+    "versionsTable",
+    "colourCombo",
+    "healthCheckButton",
+    "reachRunButton",
+)
 
 
 class MainWindow(QMainWindow):
@@ -135,6 +151,7 @@ class MainWindow(QMainWindow):
                 reload=self._on_reload,
                 build_demo=self.start_up.request_demo,
                 focus_query=self.focus_query,
+                focus_results=self.focus_results,
                 escape=self._on_escape,
             ),
         )
@@ -144,10 +161,26 @@ class MainWindow(QMainWindow):
             self.show_message(replace(user_message(settings_problem), level="warning"))
         self.reading.show_registry()
         self._restore()
+        self.services.show_page(self.pages.currentWidget())
 
     def _on_page_changed(self, index: int) -> None:
+        page = self.pages.page(index)
+        self.services.show_page(page)
+        self._focus_main(page)
         if index != self.pages.index_named("descriptionPage"):
             self.services.dismiss("description")  # "Suffix saved" belongs to the page it was saved on
+
+    def _focus_main(self, page: QWidget | None) -> None:
+        """Give the keyboard to ``page``'s main action (else to its first control), visibly."""
+        if page is None or not self.isVisible():
+            return
+        name = MAIN_WIDGETS[self.pages.indexOf(page)]
+        widget = page.findChild(QWidget, name)
+        if widget is not None and widget.isEnabled() and widget.isVisibleTo(page):
+            widget.setFocus(Qt.FocusReason.TabFocusReason)  # drawn with its focus frame
+        elif not page.isAncestorOf(QApplication.focusWidget() or self):
+            page.setFocus(Qt.FocusReason.TabFocusReason)
+            page.focusNextChild()
 
     def _lay_out(self) -> None:
         """The banner above the pages (one tab each), the status bar below."""
@@ -230,7 +263,7 @@ class MainWindow(QMainWindow):
     def _build_history(self) -> HistoryPage:
         from recall_gui.qt.pages.history.page import HistoryPage
 
-        page = HistoryPage(self.services, self.knowledge)
+        page = self._following(HistoryPage(self.services, self.knowledge))
         page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
         return page
 
@@ -343,6 +376,10 @@ class MainWindow(QMainWindow):
     def focus_query(self) -> None:
         self.pages.setCurrentWidget(self.knowledge)
         self.knowledge.focus_query()
+
+    def focus_results(self) -> None:
+        self.pages.setCurrentWidget(self.knowledge)
+        self.knowledge.results.focus_rows()
 
     def _on_escape(self) -> None:
         running = ("checksPage", "duplicatesPage", "healthPage", "reachPage")

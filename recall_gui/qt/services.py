@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QLabel, QWidget
 
 from recall_gui import core
 from recall_gui.core.base import HeavyModules, RegistryLocation
@@ -79,6 +79,11 @@ class WindowServices:
         self._harness: Harness | None = None
         #: The stand-in models the banner has spoken of in this window (it offers the exact one once).
         self.stand_ins_told: set[str] = set()
+        #: The status bar's last account of the window (:meth:`set_activity`) and of each page that keeps
+        #: its own (:meth:`page_activity`); the page shown now.
+        self._window_activity = activity.text()
+        self._page_activities: dict[QWidget, str] = {}
+        self._page_shown: QWidget | None = None
 
     def show_message(
         self, message: UserMessage, action: tuple[str, Callable[[], None]] | None = None
@@ -95,7 +100,25 @@ class WindowServices:
 
     def set_activity(self, text: str) -> None:
         """The status bar's left-hand text: what the window is doing, or did last."""
+        self._window_activity = text
         self.activity.setText(text)
+
+    def page_activity(self, page: QWidget) -> Callable[[str], None]:
+        """How ``page`` says what it is doing or did last: shown while the page is, and again when the user
+        comes back to it; never on another page (a report finishing in the background)."""
+
+        def say(text: str) -> None:
+            self._page_activities[page] = text
+            if self._page_shown is page:
+                self.activity.setText(text)
+
+        return say
+
+    def show_page(self, page: QWidget | None) -> None:
+        """``page`` is shown: the status bar says what it said last, else the window's last account."""
+        self._page_shown = page
+        said = self._page_activities.get(page) if page is not None else None
+        self.activity.setText(said if said is not None else self._window_activity)
 
     async def session(self) -> Session:
         """The window's session (open tables, vectors in memory, loaded models, worker threads), created

@@ -263,16 +263,24 @@ class PageTabs(QTabWidget):
         self._builders: dict[str, Callable[[], QWidget]] = {}
         self._names: list[str] = []
         self.currentChanged.connect(self.page)  # a tab shown is built first (connected before others)
+        # Every tab stays in sight in a narrow window: labels are cut to fit (the tooltip says them
+        # whole), never hidden behind scroll arrows.
+        self.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
+        self.tabBar().setUsesScrollButtons(False)
 
     def addTab(self, page: QWidget, label: str) -> int:  # type: ignore[override]
         area = self._area(page.objectName() or "page")
         area.setWidget(page)
-        return super().addTab(area, label)
+        index = super().addTab(area, label)
+        self.setTabToolTip(index, label.replace("&", ""))
+        return index
 
     def add_later(self, name: str, label: str, build: Callable[[], QWidget]) -> int:
         """A tab for the page called ``name`` (its object name) that ``build`` makes when first needed."""
         self._builders[name] = build
-        return super().addTab(self._area(name), label)
+        index = super().addTab(self._area(name), label)
+        self.setTabToolTip(index, label.replace("&", ""))
+        return index
 
     def _area(self, name: str) -> QScrollArea:
         area = QScrollArea()

@@ -162,7 +162,7 @@ def test_search_verbose_says_how_the_search_ran_and_keeps_stdout_the_agents(kb: 
     assert "ms embedding (" in verbose.stderr
     slow = cli(*args[:1], "--verbose", *args[1:], env={"RECALL_GUI_EXACT_CACHE_MB": "0"})
     assert "by LanceDB's flat scan" in slow.stderr
-    assert "note: exact search in memory is off (RECALL_GUI_EXACT_CACHE_MB=0)" in slow.stderr
+    assert "note: comparing all rows in memory is off (RECALL_GUI_EXACT_CACHE_MB=0)" in slow.stderr
 
 
 def test_every_command_has_a_description_in_its_help() -> None:

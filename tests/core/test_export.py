@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from recall_gui.core.tables.export import ExportTable, to_clipboard_text, to_csv, to_json
+from recall_gui.core.tables.export import ExportSource, ExportTable, to_clipboard_text, to_csv, to_json
 
 TRICKY = 'line one\nline two, with a comma, "quotes"\tand a tab — and ش 🚀'
 
@@ -39,3 +39,41 @@ def test_clipboard_text_keeps_multiline_cells_in_one_cell() -> None:
 def test_a_row_of_the_wrong_width_is_refused() -> None:
     with pytest.raises(ValueError, match="row 1 has 1 cells for 2 columns"):
         ExportTable(("a", "b"), (("only",),))
+
+
+def test_a_source_is_said_in_a_csv_comment_line_and_a_json_object_beside_the_rows() -> None:
+    source = ExportSource(
+        "notes",
+        "docs",
+        7,
+        latest=False,
+        query="tides\nand moon",
+        limit=5,
+        model="AllMiniLML6V2, exact (cosh's file)",
+        filter="moon",
+        where="lang = 'en'",
+        chosen=12,
+    )
+    comment, _, body = to_csv(TABLE, source).partition("\r\n")
+    assert comment == (
+        '# recall-gui export of notes (table docs, version 7, not the latest); search "tides\\nand moon", '
+        'limit 5, model AllMiniLML6V2, exact (cosh\'s file); id or content containing "moon"; '
+        "where lang = 'en'; 12 rows chosen on the map"
+    )
+    assert list(csv.reader(io.StringIO(body))) == list(csv.reader(io.StringIO(to_csv(TABLE))))
+    written = json.loads(to_json(TABLE, source))
+    assert written["rows"] == json.loads(to_json(TABLE))
+    assert written["source"] == {
+        "exported_by": "recall-gui",
+        "database": "notes",
+        "table": "docs",
+        "version": 7,
+        "latest": False,
+        "query": "tides\nand moon",
+        "limit": 5,
+        "model": "AllMiniLML6V2, exact (cosh's file)",
+        "filter": "moon",
+        "where": "lang = 'en'",
+        "chosen": 12,
+    }
+    assert json.loads(to_json(ExportTable(("A",), ()), source))["rows"] == []

@@ -15,7 +15,7 @@ import pytest
 from recall_gui.core.reach.hubs import HubQuery
 from recall_gui.core.reach.pseudo_queries import QueryRule
 from recall_gui.core.reach.reach import find_reach
-from recall_gui.core.reach.reach_report import ReachReport, gini, lorenz
+from recall_gui.core.reach.reach_report import ReachReport, Unreachable, gini, lorenz
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.tables.folders import open_table
 from tests.reachtools import CAUSES, NAME, Planted, lancedb_oracle, write_planted
@@ -33,13 +33,16 @@ def reach(
     depth: int | None = None,
     queries: Sequence[HubQuery] = (),
     rule: QueryRule | None = None,
+    **more: Any,
 ) -> ReachReport:
     async def go() -> ReachReport:
         harness = Harness(planted.registry_dir)
         try:
             entry = harness.registry.get(NAME)
             assert entry is not None
-            return await find_reach(harness, entry, limit=limit, depth=depth, queries=queries, rule=rule)
+            return await find_reach(
+                harness, entry, limit=limit, depth=depth, queries=queries, rule=rule, **more
+            )
         finally:
             await harness.aclose()
 
@@ -101,6 +104,38 @@ def test_reach_places_and_retrievability_are_lancedbs_query_by_query(
     assert report.entries == len(planted.ids) and report.searched == len(oracle.results)
     assert report.limit == limit and report.method == "exact" and report.metric == "l2"
     assert report.antihubs == sum(1 for count in counted.values() if count == 0)
+
+
+def test_the_entries_out_of_reach_are_told_part_by_part_as_they_are_found(
+    planted: Planted, embedder: Any
+) -> None:
+    told: list[tuple[Unreachable, ...]] = []
+    stages: list[tuple[str, int, int]] = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        stages.append((stage, done, total))
+
+    report = reach(planted, 1, depth=10, part=4, on_unreachable=told.append, on_progress=progress)
+    oracle = lancedb_oracle(planted, embedder, 1, depth=10)
+    asked = [entry_id for entry_id, query in zip(planted.ids, planted.queries, strict=True) if query]
+    blank = [entry_id for entry_id, query in zip(planted.ids, planted.queries, strict=True) if not query]
+    # First the entries with nothing to ask, then each part of four queries' misses, in the table's order.
+    assert [item.id for item in told[0]] == blank
+    parts = [asked[start : start + 4] for start in range(0, len(asked), 4)]
+    missed = [[key for key in part if key not in oracle.results[key]] for part in parts]
+    assert [[item.id for item in found] for found in told[1:]] == [part for part in missed if part]
+    for item in (item for found in told[1:] for item in found):
+        assert item.cause == "pending" and list(item.taken_by) == oracle.results[item.id]
+        assert (
+            item.rank == oracle.places[item.id] and item.query == planted.queries[planted.ids.index(item.id)]
+        )
+    # The report itself lists the same entries, now with their causes.
+    assert sorted(item.id for found in told for item in found) == sorted(
+        item.id for item in report.unreachable
+    )
+    assert "pending" not in {item.cause for item in report.unreachable}
+    searched = [done for stage, done, total in stages if stage == "searching" and total == len(asked)]
+    assert searched[-1] == len(asked) and len(set(searched)) == len(parts)
 
 
 def test_given_queries_count_at_their_own_limits(planted: Planted, embedder: Any) -> None:

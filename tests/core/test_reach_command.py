@@ -57,7 +57,13 @@ def test_reach_text_lists_the_unreachable_with_why(planted: Planted) -> None:
     done = cli("reach", "--registry", str(planted.registry_dir), "--db", NAME, "--limit", "1")
     assert done.returncode == 1, done.stderr
     assert 'UNREACHABLE  tides-copy  (rank 2) "Ocean tides' in done.stdout
+    assert "queries from first-sentence, all rows compared in memory, " in done.stdout.splitlines()[0]
     assert "taken by: tides" in done.stdout and "hub  hub: returned for" in done.stdout
+    # While it runs, stderr names each entry found out of reach: the same ones the report lists.
+    told = [line for line in done.stderr.splitlines() if line.startswith("out of reach: ")]
+    assert 'out of reach: tides-copy (rank 2) "Ocean tides' in done.stderr
+    listed = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("UNREACHABLE")]
+    assert sorted(line.split()[3] for line in told) == sorted(listed)
 
 
 def test_reach_of_a_folder_path_counts_a_golden_files_queries(planted: Planted, tmp_path: Path) -> None:

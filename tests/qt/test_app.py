@@ -293,6 +293,18 @@ def test_first_start_sets_up_the_prebuilt_demo_at_once_and_opens_it(
     assert (entry.name, entry.active, entry.uri) == (DEMO_NAME, True, str(demo_db_dir()))
 
 
+def test_the_demo_welcome_goes_once_the_user_opens_a_folder_of_their_own(
+    open_window: WindowFactory, loop: asyncio.AbstractEventLoop, langchain_folder: Path
+) -> None:
+    window = open_window(None, start=False)
+    run(loop, window.begin())
+    text = window.findChild(QLabel, "bannerText")
+    assert window.banner.isVisibleTo(window) and text.text().startswith("The demo knowledge base is ready")
+    assert run(loop, window.opened.open_place(str(langchain_folder)))
+    assert window.knowledge.current is not None and window.knowledge.current.origin == "opened"
+    assert not window.banner.isVisibleTo(window)
+
+
 def test_a_cancelled_demo_set_up_leaves_nothing_and_says_how_to_get_it(
     open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:

@@ -170,7 +170,7 @@ def test_export_while_browsing_writes_the_rows_shown(
     window.knowledge.results.filter_edit.setText("city")
     run(loop, window.knowledge.browser.browse(window.knowledge.read_inputs()))
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "rows.json", "json")) == 2
-    records = json.loads((tmp_path / "rows.json").read_text(encoding="utf-8"))
+    records = json.loads((tmp_path / "rows.json").read_text(encoding="utf-8"))["rows"]
     assert records == [
         {"Row": 1, "ID": "paris", "Content": PASSAGES["paris"], "lang": "en"},
         {"Row": 2, "ID": "berlin", "Content": PASSAGES["berlin"], "lang": "en"},

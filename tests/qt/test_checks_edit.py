@@ -143,3 +143,29 @@ def test_remove_says_what_it_removed_and_undo_puts_the_checks_back_in_their_plac
     qtbot.keyClick(table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert default_golden().read_bytes() == before
     assert cells(table, QUERY) == ["capital of France", "How do I change my password?", "tides"]
+
+
+def test_after_an_edit_the_note_and_the_status_bar_no_longer_say_every_check_passed(
+    checks_window: tuple[MainWindow, ChecksPage, QTableView], qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    window, page, table = checks_window
+    with waiting_for(loop, page.runFinished):
+        page.findChild(QPushButton, "checksRunButton").click()
+    assert cells(table, RESULT) == ["✓ passed"] * 3
+    assert page.note.message.startswith("Ran 3 checks in ") and page.note.tone == "good"
+    assert window.status_activity.text() == "Golden checks: 3 of 3 passed"
+
+    type_in_cell(qtbot, loop, page, table, 1, QUERY, "How do I reset my password?")
+    assert cells(table, RESULT) == ["✓ passed", "not run", "✓ passed"]
+    assert page.note.message == (
+        "The checks changed: 1 not run since the last run; of the 2 that ran as they are now, 2 passed. "
+        "Run them again to see where each one stands."
+    )
+    assert page.note.tone == "warning"
+    assert window.status_activity.text() == (
+        "Golden checks: 1 not run since the last run; 2 of 2 ran as they are and passed"
+    )
+    with waiting_for(loop, page.runFinished):
+        page.findChild(QPushButton, "checksRunButton").click()
+    assert page.note.message.startswith("Ran 3 checks in ")
+    assert window.status_activity.text() == "Golden checks: 3 of 3 passed"

@@ -101,7 +101,11 @@ def test_suffix_saved_is_said_on_the_description_page_only(
     notes.setPlainText("Ask it about passwords.\n")
     window.findChild(QPushButton, "saveSuffixButton").click()
     text = window.banner.findChild(QLabel, "bannerText")
-    assert window.banner.isVisibleTo(window) and text.text() == "Suffix saved: agents get it from now on."
+    assert window.banner.isVisibleTo(window) and text.text() == (
+        "Suffix saved: agents that use recall-gui mcp get it at their next tool listing."
+    )
+    hint = window.banner.findChild(QLabel, "bannerHint").text()
+    assert hint == "cosh's own agent does not read these notes: it gets the generated list alone."
     window.pages.setCurrentWidget(window.checks)
     assert not window.banner.isVisibleTo(window)
     window.pages.setCurrentWidget(window.knowledge)
@@ -128,7 +132,9 @@ def test_saved_notes_reach_the_cli_and_a_database_activated_later_reaches_them_t
     assert not save.isEnabled() and state.message.startswith(
         "Saved: agents get the live list, then your notes"
     )
-    assert banner(window)[0] == "Suffix saved: agents get it from now on."
+    assert (
+        banner(window)[0] == "Suffix saved: agents that use recall-gui mcp get it at their next tool listing."
+    )
     tool, warnings = cli_tool(kb.registry_dir, config, capsys, monkeypatch)
     assert tool["description"] == described(generated_of(kb) + "Ask it about passwords.\n")
     assert warnings == ""

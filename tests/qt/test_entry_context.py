@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel, QLineEdit, QTableView, QTableWidget
 from pytestqt.qtbot import QtBot
 
@@ -85,6 +86,25 @@ def test_the_documents_tab_counts_the_results_of_each_document(
     assert shown == expected
     note = window.findChild(QLabel, "documentsNote").text()
     assert note.startswith(f"{len(ids)} results from {len(expected)} documents (documents by source,")
+
+
+def test_after_a_browse_the_documents_tab_no_longer_counts_the_last_searchs_results(
+    tmp_path: Path, embedder: Any, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
+) -> None:
+    sources = [s for _, s, _ in CHUNKS.values()]
+    write_notes(tmp_path, embedder, {"source": sources, "chunk_index": [n for _, _, n in CHUNKS.values()]})
+    window = open_window(notes_registry(tmp_path))
+    ask(window, qtbot, loop, QUESTION)
+    loop.run_until_complete(window.operations.wait_idle())
+    table = window.findChild(QTableWidget, "documentsTable")
+    assert table.rowCount() > 0
+    with waiting_for(loop, window.knowledge.browseReady):
+        QTest.keyClick(window, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)  # browse every row
+    loop.run_until_complete(window.operations.wait_idle())
+    assert table.rowCount() == 0
+    assert window.findChild(QLabel, "documentsNote").text() == (
+        "The rows shown are browsed, not a search's results: search to see the results by document."
+    )
 
 
 def _choose(qtbot: QtBot, box: Any, typed: str) -> None:

@@ -192,6 +192,34 @@ def test_the_history_page_compares_two_versions_and_shows_a_change_side_by_side(
     assert window.pages.currentWidget() is window.knowledge and window.knowledge.version == 3
 
 
+def test_f5_lists_a_version_another_program_wrote_on_the_history_page(
+    history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, embedder: Any
+) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    window = open_window(history.kb.registry_dir)
+    page = window.history
+    with waiting_for(loop, page.versionsListed):
+        window.pages.setCurrentWidget(page)
+    assert page.versions_table.rowCount() == 6
+    assert page.title.text().startswith(f"{NAME}: 6 versions kept by LanceDB.")
+    vector = np.asarray(embedder.embed_sync("Volcanoes erupt molten rock."), np.float32)
+    lancedb.connect(str(history.kb.db_dir)).open_table(NAME).add(
+        pa.table(
+            {
+                "id": ["volcano"],
+                "content": ["Volcanoes erupt molten rock."],
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vector), len(vector)),
+            }
+        )
+    )
+    with waiting_for(loop, page.versionsListed):
+        QTest.keyClick(window, Qt.Key.Key_F5)
+    assert page.versions_table.rowCount() == 7
+    assert page.title.text().startswith(f"{NAME}: 7 versions kept by LanceDB.")
+
+
 def show_map(window: MainWindow, loop: asyncio.AbstractEventLoop) -> Any:
     with waiting_for(loop, window.map.mapShown):
         window.pages.setCurrentWidget(window.map)

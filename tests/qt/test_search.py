@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import lancedb
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QGuiApplication
@@ -201,7 +202,15 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     assert shown == sorted(shown)
 
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.csv", "csv")) == 4
-    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))
+    comment, _, body = (tmp_path / "out.csv").read_bytes().decode("utf-8").partition("\r\n")
+    # The first line says where the rows come from: the database, its version, the query, limit and model.
+    version = lancedb.connect(str(kb.db_dir)).open_table(kb.name).version
+    assert comment.startswith(
+        f'# recall-gui export of {kb.name} (table {kb.name}, version {version}); search "cities in Europe", '
+        "limit 4, model "
+    )
+    assert ", exact (" in comment and "\n" not in comment
+    rows = list(csv.reader(io.StringIO(body)))
     assert rows[0] == ["Rank", "ID", "Content", "Distance (squared L2)"]
     assert [r[1] for r in rows[1:]] == shown
     contents = dict(zip(kb.ids, kb.contents, strict=True))
@@ -209,7 +218,17 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     assert [f"{float(r[3]):.4f}" for r in rows[1:]] == column(table, 3)
 
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.json", "json")) == 4
-    records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    written = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    source, records = written["source"], written["rows"]
+    assert {key: source[key] for key in ("database", "table", "version", "latest", "query", "limit")} == {
+        "database": kb.name,
+        "table": kb.name,
+        "version": version,
+        "latest": True,
+        "query": "cities in Europe",
+        "limit": 4,
+    }
+    assert source["where"] is None and source["filter"] is None and ", exact (" in source["model"]
     assert [r["ID"] for r in records] == shown
     assert [r["Rank"] for r in records] == [int(x) for x in column(table, 0)]
     assert list(records[0]) == ["Rank", "ID", "Content", "Distance (squared L2)"]
@@ -228,11 +247,11 @@ def test_export_of_search_results_writes_their_metadata_columns_too(
     number = {entry_id: kb.ids.index(entry_id) for entry_id in shown}
 
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.csv", "csv")) == 4
-    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))
+    rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))[1:]
     assert rows[0] == ["Rank", "ID", "Content", "Distance (squared L2)", "source", "page"]
     assert [r[4:] for r in rows[1:]] == [[f"doc-{number[i]}.md", str(number[i])] for i in shown]
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.json", "json")) == 4
-    records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["rows"]
     assert [(r["source"], r["page"]) for r in records] == [(f"doc-{number[i]}.md", number[i]) for i in shown]
 
 
@@ -300,8 +319,10 @@ def test_choosing_a_database_reads_its_vectors_before_the_first_search(
     run(loop, window.operations.wait_idle())  # choosing it started the read: no search has run
     assert {key[1] for key in session.vectors.cached_versions()} == {kb.name}
     run(loop, window.knowledge.searching.search(Inputs(QUERY, 3)))
-    assert window.knowledge.status_search.text().endswith(" ms, exact")
-    assert window.knowledge.status_search.toolTip() == "exact search in memory, squared L2"
+    # The search's kind is not called "exact" beside the model's "exact" or "STAND-IN".
+    assert window.knowledge.status_search.text().endswith(" ms, all rows compared")
+    assert window.knowledge.status_search.toolTip() == "all rows compared in memory, squared L2"
+    assert window.knowledge.status_model.text() == "Model: exact"
 
 
 def test_a_search_that_took_a_slower_way_says_why(
@@ -317,7 +338,7 @@ def test_a_search_that_took_a_slower_way_says_why(
     assert window.knowledge.status_search.toolTip().startswith("LanceDB's flat scan, squared L2\n")
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()
-    assert "Searched with LanceDB's flat scan: exact search in memory is off" in banner.text()
+    assert "Searched with LanceDB's flat scan: comparing all rows in memory is off" in banner.text()
 
 
 def test_an_exact_search_without_int8_codes_says_why(
@@ -333,11 +354,12 @@ def test_an_exact_search_without_int8_codes_says_why(
     monkeypatch.setenv("RECALL_GUI_CACHE_DIR", str(cache))
     window = open_window(kb.registry_dir)
     run(loop, window.knowledge.searching.search(Inputs(QUERY, 3)))
-    assert window.knowledge.status_search.toolTip().startswith("exact search in memory, squared L2\n")
+    assert window.knowledge.status_search.toolTip().startswith("all rows compared in memory, squared L2\n")
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()
-    assert "Searched with exact search in memory: the float32 copy of the vectors could not be written" in (
-        banner.text()
+    assert (
+        "Searched with all rows compared in memory: the float32 copy of the vectors could not be written"
+        in (banner.text())
     )
     assert [window.knowledge.results.results_model.hit(i).id for i in range(3)] == core_ids(
         loop, kb, QUERY, 3

@@ -9,6 +9,7 @@ import csv
 import json
 from pathlib import Path
 
+import lancedb
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QProgressDialog, QPushButton
@@ -47,7 +48,9 @@ def test_exporting_while_browsing_writes_every_row_not_only_those_read(
     assert model.total == ROWS and model.rowCount() < ROWS  # only the first page has been read
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "all.csv", "csv")) == ROWS
     with (tmp_path / "all.csv").open(encoding="utf-8", newline="") as written:
+        comment = written.readline()
         rows = list(csv.reader(written))
+    assert comment == "# recall-gui export of long (table long, version 1); every row\r\n"
     assert rows[0] == ["Row", "ID", "Content", "n"]
     assert [row[1] for row in rows[1:]] == list(long_kb.ids)
     assert [row[0] for row in rows[1:]] == [str(i) for i in range(1, ROWS + 1)]
@@ -65,7 +68,21 @@ def test_exporting_a_filtered_table_writes_every_row_the_filter_keeps(
     model = window.knowledge.browse_model
     assert model.total == len(kept) > 1_000 and model.rowCount() < len(kept)
     assert run(loop, window.knowledge.exporter.export_to(tmp_path / "kept.json", "json")) == len(kept)
-    records = json.loads((tmp_path / "kept.json").read_text(encoding="utf-8"))
+    written = json.loads((tmp_path / "kept.json").read_text(encoding="utf-8"))
+    records = written["rows"]
+    assert written["source"] == {
+        "exported_by": "recall-gui",
+        "database": "long",
+        "table": "long",
+        "version": lancedb.connect(str(long_kb.db_dir)).open_table("long").version,
+        "latest": True,
+        "query": None,
+        "limit": None,
+        "model": None,
+        "filter": "THE",
+        "where": None,
+        "chosen": None,
+    }
     assert [record["ID"] for record in records] == [long_kb.ids[i] for i in kept]
     assert [record["Row"] for record in records] == list(range(1, len(kept) + 1))
     assert [record["n"] for record in records] == kept

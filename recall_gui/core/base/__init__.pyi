@@ -70,5 +70,6 @@ from .types import (
     SearchHit as SearchHit,
     SearchResult as SearchResult,
     Vector as Vector,
+    method_words as method_words,
 )
 from .warmup import HeavyModules as HeavyModules

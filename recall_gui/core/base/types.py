@@ -202,17 +202,26 @@ class SearchResult:
 
     @property
     def method_label(self) -> str:
-        """How the hits were found, in words: "exact search in memory", "LanceDB's flat scan", "index
-        IVF_HNSW_SQ"."""
-        if self.method.startswith("index:"):
-            return f"index {self.method.removeprefix('index:')}"
-        return METHOD_NAMES.get(self.method, self.method)
+        """How the hits were found, in words: "all rows compared in memory", "LanceDB's flat scan",
+        "index IVF_HNSW_SQ"."""
+        return method_words(self.method)
 
     @property
     def metric_label(self) -> str:
         return METRIC_NAMES.get(self.metric, self.metric)
 
 
-METHOD_NAMES = {"exact": "exact search in memory", "flat": "LanceDB's flat scan"}
+#: How a search ranked, in words. "Exact" is kept for the model (cosh's own, or a stand-in): the search
+#: in memory is named by what it does, so that the two are never read as one.
+METHOD_NAMES = {"exact": "all rows compared in memory", "flat": "LanceDB's flat scan"}
+
+
+def method_words(method: str) -> str:
+    """A search's method ("exact", "flat", "index:<type>") in words."""
+    if method.startswith("index:"):
+        return f"index {method.removeprefix('index:')}"
+    return METHOD_NAMES.get(method, method)
+
+
 #: Distance metrics in words ("l2" is squared L2, LanceDB's convention).
 METRIC_NAMES = {"l2": "squared L2", "cosine": "cosine", "dot": "dot"}

@@ -8,4 +8,8 @@ from .cluster import (
     window_address as window_address,
 )
 from .duplicate_engine import RayEngine as RayEngine, find_duplicates_in_ray as find_duplicates_in_ray
-from .reach_ranking import find_reach_in_ray as find_reach_in_ray, rank_queries_on_ray as rank_queries_on_ray
+from .reach_ranking import (
+    RAY_PART_QUERIES as RAY_PART_QUERIES,
+    find_reach_in_ray as find_reach_in_ray,
+    rank_queries_on_ray as rank_queries_on_ray,
+)

@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 BLOCK_ROWS = 50_000
 #: Where the report of a table Ray cannot rank exactly can still be had.
 LOCAL_HINT = "Run it with --engine local: the agent's own search (LanceDB's) ranks them there."
+#: Entries the reach report asks for in one Ray job: each job reads the vector column again, so the
+#: report grows in larger steps than on the local engine.
+RAY_PART_QUERIES = 4096
 
 
 async def rank_queries_on_ray(
@@ -108,6 +111,7 @@ async def find_reach_in_ray(
     """:func:`~recall_gui.core.reach.reach.find_reach` ranked on Ray, started for it (or the cluster at
     ``address`` joined) and stopped after it, without blocking the event loop."""
     async with ray_running(address):
+        options.setdefault("part", RAY_PART_QUERIES)
         return await find_reach(harness, entry, ranker=rank_queries_on_ray, **options)
 
 

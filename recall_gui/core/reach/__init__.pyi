@@ -11,5 +11,10 @@ from .hubs import (
     hubs_of_checks as hubs_of_checks,
 )
 from .pseudo_queries import parse_rule as parse_rule
-from .reach import find_reach as find_reach
+from .reach import (
+    DEFAULT_DEPTH as DEFAULT_DEPTH,
+    PENDING as PENDING,
+    SEARCHING as SEARCHING,
+    find_reach as find_reach,
+)
 from .reach_report import ReachReport as ReachReport, Unreachable as Unreachable, lorenz as lorenz

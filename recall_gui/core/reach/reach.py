@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -44,9 +44,17 @@ from recall_gui.core.tables.model_detection import no_model_error
 DEFAULT_DEPTH = 100
 #: The stages ``on_progress`` names.
 READING, EMBEDDING, SEARCHING, ASKED = "reading entries", "embedding queries", "searching", "given queries"
+#: Entries asked for at a time: each part is embedded, then searched, and the entries it finds out of
+#: reach are handed to ``on_unreachable`` at once, so a long report grows as it goes.
+PART_QUERIES = 256
+#: The cause of an entry found out of reach before every entry was asked (hubs need every query).
+PENDING = "pending"
+PENDING_WHY = "found so far: why is said when every entry has been asked"
 
 Progress = Callable[[str, int, int], None]
 Step = Callable[[int, int], None]
+#: Handed the entries found out of reach by each part, as they are found (cause :data:`PENDING`).
+Found = Callable[[tuple[Unreachable, ...]], None]
 
 
 class Ranker(Protocol):
@@ -78,11 +86,13 @@ class _Run:
     depth: int
 
     async def embedded(
-        self, texts: Sequence[str], step: Step
+        self, texts: Sequence[str], step: Step, known: dict[str, npt.NDArray[np.float32]] | None = None
     ) -> tuple[npt.NDArray[np.float32], ModelInfo | None]:
-        """``texts`` embedded with the agent's model (each distinct text once), one row per text."""
+        """``texts`` embedded with the agent's model (each distinct text once), one row per text;
+        ``known``: vectors of texts embedded before (added to)."""
         width = self.opened.columns.vector_dim
-        distinct = list(dict.fromkeys(texts))
+        known = {} if known is None else known
+        distinct = [text for text in dict.fromkeys(texts) if text not in known]
         embedded = await self.session.models.embed_queries(self.agent.embedder, distinct, width, step)
         vectors = embedded.vectors
         if distinct:
@@ -94,8 +104,10 @@ class _Run:
             )
             if not np.all(np.isfinite(vectors)):
                 raise InvalidInputError("a query's vector contains NaN or infinite values")
-        where = {text: number for number, text in enumerate(distinct)}
-        return vectors[[where[text] for text in texts]], embedded.model
+        known.update(zip(distinct, vectors, strict=True))
+        if not texts:
+            return np.zeros((0, width), np.float32), embedded.model
+        return np.vstack([known[text] for text in texts]).astype(np.float32, copy=False), embedded.model
 
     async def rank(
         self,
@@ -155,11 +167,15 @@ async def find_reach(
     queries: Sequence[HubQuery] = (),
     ranker: Ranker = rank_queries,
     on_progress: Progress | None = None,
+    on_unreachable: Found | None = None,
+    part: int | None = None,
 ) -> ReachReport:
     """The reach report of the table ``entry`` reads, in the agent's scope (see the module's text);
     ``depth``: how deep each entry's own place is looked for (default :data:`DEFAULT_DEPTH`, at least
     ``limit``); ``queries``: more queries to count retrievability by, each at its own limit;
-    ``on_progress(stage, done, total)``."""
+    ``on_progress(stage, done, total)``; ``on_unreachable``: the entries found out of reach so far, as
+    each ``part`` of the entries has been asked for (default :data:`PART_QUERIES`; their causes come with
+    the report)."""
     started = time.perf_counter()
     rule = rule or QueryRule()
     if limit < 1:
@@ -176,20 +192,16 @@ async def find_reach(
     stage(READING)(0, 0)
     entries = await read_entries(opened, rule)
     asked = np.array([number for number, query in enumerate(entries.queries) if query], dtype=np.intp)
-    embed_started = time.perf_counter()
-    vectors, used = await run.embedded([entries.queries[number] for number in asked], stage(EMBEDDING))
-    search_started = time.perf_counter()
-    ranking = await run.rank(vectors, entries.row_ids[asked], limit, depth, stage(SEARCHING))
-    search_s = time.perf_counter() - search_started
+    found = _Finds(entries, on_unreachable)
+    found.blank()
+    ranking, used, embed_s, search_s = await _ask(
+        run, asked, found, on_progress, max(part or PART_QUERIES, 1)
+    )
     by_row = np.argsort(entries.row_ids, kind="stable")
     returned_for = _counts(ranking.results, entries, by_row)
     given = await _given(run, queries, entries, by_row, stage(ASKED))
     places = _places(ranking, asked)
-    missed = [
-        (number, at)
-        for at, number in enumerate(asked.tolist())
-        if not np.any(ranking.results[at] == entries.row_ids[number])
-    ]
+    missed = found.missed
     unreachable = await _unreachable(
         run, entries, ranking, returned_for=returned_for, rule=rule, places=places, missed=missed
     )
@@ -224,9 +236,98 @@ async def find_reach(
         retrievability=retrievability,
         queries=None if given is None else len(queries),
         gini_queries=None if given is None else gini(given),
-        embed_s=search_started - embed_started,
+        embed_s=embed_s,
         search_s=search_s,
         total_s=time.perf_counter() - started,
+    )
+
+
+class _Finds:
+    """The entries found out of reach so far (entry and query numbers), told as they are found."""
+
+    def __init__(self, entries: Entries, on_unreachable: Found | None) -> None:
+        self.entries = entries
+        self.on_unreachable = on_unreachable
+        self.missed: list[tuple[int, int]] = []
+        self._id_of: dict[int, str] | None = None
+
+    def blank(self) -> None:
+        """The entries with no query to ask: out of reach before anything is searched."""
+        entries = self.entries
+        self._tell([(number, None) for number in range(len(entries)) if not entries.queries[number]], None)
+
+    def part(self, numbers: npt.NDArray[np.intp], ranking: Ranking, first: int) -> None:
+        """A part of the queries searched: ``numbers`` their entries, ``first`` the number of its first
+        query among all."""
+        owners = self.entries.row_ids[numbers]
+        missed = [
+            (number, at)
+            for at, number in enumerate(numbers.tolist())
+            if not np.any(ranking.results[at] == owners[at])
+        ]
+        self.missed += [(number, first + at) for number, at in missed]
+        self._tell(missed, ranking)
+
+    def _tell(self, found: Sequence[tuple[int, int | None]], ranking: Ranking | None) -> None:
+        if self.on_unreachable is None or not found:
+            return
+        entries = self.entries
+        if self._id_of is None:
+            self._id_of = dict(zip(entries.row_ids.tolist(), entries.ids, strict=True))
+        told = []
+        for number, at in found:
+            rank, rows = None, []
+            if ranking is not None and at is not None:
+                rank, rows = int(ranking.own_rank[at]) or None, ranking.results[at].tolist()
+            by = tuple(self._id_of.get(row, str(row)) for row in rows)
+            query = entries.queries[number]
+            told.append(
+                Unreachable(
+                    entries.ids[number], int(entries.row_ids[number]), query, rank, by, PENDING, PENDING_WHY
+                )
+            )
+        self.on_unreachable(tuple(told))
+
+
+async def _ask(
+    run: _Run, asked: npt.NDArray[np.intp], found: _Finds, on_progress: Progress | None, part: int
+) -> tuple[Ranking, ModelInfo | None, float, float]:
+    """Every entry of ``asked`` asked for by its own query, ``part`` entries at a time (embedded, then
+    searched); each part's entries out of reach told to ``found``. Returns the ranking of all the queries,
+    the model that embedded them and the seconds spent embedding and searching."""
+    entries, total = found.entries, len(asked)
+    known: dict[str, npt.NDArray[np.float32]] = {}
+    parts: list[Ranking] = []
+    used: ModelInfo | None = None
+    embed_s = search_s = 0.0
+    for first in range(0, total, part) if total else [0]:
+        numbers = asked[first : first + part]
+
+        def step(name: str, offset: int = first) -> Step:
+            return lambda done, _all: None if on_progress is None else on_progress(name, offset + done, total)
+
+        started = time.perf_counter()
+        vectors, model = await run.embedded([entries.queries[n] for n in numbers], step(EMBEDDING), known)
+        used = model or used
+        searched = time.perf_counter()
+        ranking = await run.rank(vectors, entries.row_ids[numbers], run.limit, run.depth, step(SEARCHING))
+        embed_s, search_s = embed_s + searched - started, search_s + time.perf_counter() - searched
+        parts.append(ranking)
+        found.part(numbers, ranking, first)
+    return _joined(parts), used, embed_s, search_s
+
+
+def _joined(parts: list[Ranking]) -> Ranking:
+    """The rankings of consecutive parts of the queries as one."""
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+    return replace(
+        first,
+        results=[rows for ranking in parts for rows in ranking.results],
+        own_rank=np.concatenate([ranking.own_rank for ranking in parts]),
+        exact_places=all(ranking.exact_places for ranking in parts),
+        note=next((ranking.note for ranking in parts if ranking.note), None),
     )
 
 

@@ -150,11 +150,11 @@ def cache_limit() -> int | NotCached:
         value = -1
     if value < 0:
         return NotCached(
-            f"{CACHE_ENV}={raw!r} is not a whole number of megabytes, so exact search is off; "
-            f"set it to e.g. {DEFAULT_CACHE_MB} (or 0 to keep it off)"
+            f"{CACHE_ENV}={raw!r} is not a whole number of megabytes, so comparing all rows in memory is "
+            f"off; set it to e.g. {DEFAULT_CACHE_MB} (or 0 to keep it off)"
         )
     if value == 0:
-        return NotCached(f"exact search in memory is off ({CACHE_ENV}=0)")
+        return NotCached(f"comparing all rows in memory is off ({CACHE_ENV}=0)")
     return value * MB
 
 
@@ -359,7 +359,7 @@ class VectorCache:
         try:
             return await asyncio.shield(read.task)
         except _Unsupported as error:
-            return NotCached(f"exact search in memory is not possible: {error}")
+            return NotCached(f"comparing all rows in memory is not possible: {error}")
         except _TableChanged as error:
             return NotCached(f"the table changed while it was read into memory ({error})")
 
@@ -390,7 +390,7 @@ class VectorCache:
             return
         error = read.task.exception()  # also marks it retrieved when no search waits for it any more
         if isinstance(error, _Unsupported):
-            reason = NotCached(f"exact search in memory is not possible: {error}")
+            reason = NotCached(f"comparing all rows in memory is not possible: {error}")
             self._refused[key] = (read.version, reason)
         elif error is None:
             loaded = read.task.result()
@@ -477,7 +477,7 @@ def _unsupported_type(opened: OpenTable) -> str | None:
 
 def _too_big(need: int, limit: int) -> str:
     return (
-        f"this table's vectors need {need / MB:,.0f} MB in memory for exact search, more than the "
+        f"this table's vectors need {need / MB:,.0f} MB in memory to compare all rows, more than the "
         f"{limit / MB:,.0f} MB allowed ({CACHE_ENV}), so LanceDB's slower flat scan was used; "
         "build a vector index on the table, or raise the setting"
     )

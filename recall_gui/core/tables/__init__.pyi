@@ -12,6 +12,7 @@ from .browse import (
 )
 from .export import (
     ExportColumn as ExportColumn,
+    ExportSource as ExportSource,
     ExportTable as ExportTable,
     plain_value as plain_value,
     to_clipboard_text as to_clipboard_text,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,14 @@ from recall_gui.core.storage.lance_calls import bounded
 from recall_gui.core.storage.rows import ArrowColumns, columns_from_arrow
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.browse import both, filter_expression
-from recall_gui.core.tables.export import ExportColumn, ExportFormat, RowWriter, plain_value, row_writer
+from recall_gui.core.tables.export import (
+    ExportColumn,
+    ExportFormat,
+    ExportSource,
+    RowWriter,
+    plain_value,
+    row_writer,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,11 +59,13 @@ async def export_table(
     where: str | None = None,
     row_ids: npt.NDArray[np.uint64] | None = None,
     progress: Progress | None = None,
+    source: ExportSource | None = None,
 ) -> int:
     """Write every row of ``target`` (whose id or content contains ``filter_text``, that the LanceDB SQL
     predicate ``where`` keeps, and whose row id is in ``row_ids``, for each that is given) to ``path``;
     returns the number of rows written. Cancelling the task leaves no file. A path that is not a file to
-    write (a FIFO, a device, a place inside a knowledge base) is refused before anything is read."""
+    write (a FIFO, a device, a place inside a knowledge base) is refused before anything is read.
+    ``source``: where the rows come from, said in the file (its version: the one read here)."""
     refuse_output(path, what="the export")
     opened = await session.tables.open(target)
     what = f'exporting table "{target.table_name}"'
@@ -74,7 +84,10 @@ async def export_table(
         raise _not_written(path, error) from error
     done = 0
     try:
-        writer = await writes.run(row_writer, fmt, file.stream, [column.title for column in columns])
+        if source is not None:
+            source = replace(source, version=opened.version)
+        titles = [column.title for column in columns]
+        writer = await writes.run(row_writer, fmt, file.stream, titles, source)
         while (batch := await _next_batch(stream, what)) is not None:
             if row_ids is not None:  # rows chosen by hand (on the map): kept as they stream past
                 batch = _kept(batch, row_ids)

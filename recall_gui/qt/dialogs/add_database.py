@@ -80,10 +80,11 @@ class AddDatabaseDialog(QDialog):
         self.active_check.setChecked(True)
         self.cosh_note = QLabel()
         self.cosh_note.setObjectName("addCoshNote")
-        self.cosh_note.setWordWrap(True)
         self.problem = QLabel()
         self.problem.setObjectName("addProblem")
-        self.problem.setWordWrap(True)
+        for label in (self.cosh_note, self.problem):  # the problem quotes the name typed
+            label.setWordWrap(True)
+            label.setTextFormat(Qt.TextFormat.PlainText)
         self.problem.setStyleSheet("font-weight: bold;")
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.add_button = self.buttons.addButton("Add", QDialogButtonBox.ButtonRole.AcceptRole)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -61,6 +62,7 @@ class UriDialog(QDialog):
         self.options_edit.setTabChangesFocus(True)
         self.problem = QLabel()
         self.problem.setObjectName("uriProblem")
+        self.problem.setTextFormat(Qt.TextFormat.PlainText)  # it quotes what was typed
         self.problem.setWordWrap(True)
         self.problem.setStyleSheet("color: palette(highlight);")
         self.buttons = QDialogButtonBox(

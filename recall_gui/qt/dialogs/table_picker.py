@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -49,9 +50,8 @@ class TablePicker(QDialog):
         self.setWindowTitle("Choose a table")
         self.folder = folder
         intro = QLabel(
-            f"<b>{len(folder.tables)} tables</b> in {masked(folder.place.uri)}. Choose the one to browse and "
-            "search; "
-            "nothing is registered or written."
+            f"<b>{len(folder.tables)} tables</b> in {html.escape(masked(folder.place.uri), False)}. "
+            "Choose the one to browse and search; nothing is registered or written."
         )
         intro.setWordWrap(True)
         intro.setTextFormat(Qt.TextFormat.RichText)

@@ -63,6 +63,16 @@ def health_tip(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
     return f"{masked(entry.uri)}\n{tip}"
 
 
+def dot_state(entry: DatabaseEntry, health: DatabaseHealth | None) -> str:
+    """The dot beside a database: being checked, failed, healthy, or healthy but searched by no agent
+    (a registered database that is not active)."""
+    if health is None:
+        return "checking"
+    if not health.ok:
+        return "failed"
+    return "inactive" if entry.origin == "registry" and not entry.active else "ok"
+
+
 class DatabaseChoicesModel(QAbstractListModel):
     """The registered databases (active first) and the opened tables, with their health.
 
@@ -233,7 +243,7 @@ class DatabaseChoicesModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return item_text(entry, health)
         if role == Qt.ItemDataRole.DecorationRole:
-            return self._dot("checking" if health is None else ("ok" if health.ok else "failed"))
+            return self._dot(dot_state(entry, health))
         if role == Qt.ItemDataRole.ToolTipRole:
             return health_tip(entry, health)
         return None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from recall_gui import core
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, header_data, one_line
 
 if TYPE_CHECKING:
@@ -37,6 +38,13 @@ class ReachModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows, self._depth = rows, depth
         self.endResetModel()
+
+    def add(self, rows: tuple[Unreachable, ...]) -> None:
+        """More entries found out of reach while the report is made (below the ones listed)."""
+        if rows:
+            self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows) + len(rows) - 1)
+            self._rows += rows
+            self.endInsertRows()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
         return 0 if parent.isValid() else len(self._rows)
@@ -75,4 +83,6 @@ class ReachModel(QAbstractTableModel):
             return "—" if not item.query else f"> {self._depth}"
         if column == QUERY:
             return one_line(item.query, 200) if item.query else "(empty)"
+        if column == CAUSE and item.cause == core.reach.PENDING:
+            return "…"  # said when every entry has been asked
         return one_line(str(self._value(item, column)), 200)

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
@@ -42,7 +43,9 @@ class VersionsView(QWidget):
         self.note = QLabel("Run the checks on every version of their tables to see which version broke them.")
         self.note.setObjectName("checksVersionsNote")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # it names databases
         self.chart: Any = None
+        self.legend: QLabel | None = None
         self.series: dict[str, list[tuple[int, float]]] = {}
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(4, 4, 4, 4)
@@ -84,11 +87,19 @@ class VersionsView(QWidget):
             self.chart = pg.PlotWidget()
             self.chart.setObjectName("checksVersionsChart")
             self.chart.setBackground(None)
-            self.chart.addLegend()
             self.chart.setLabel("bottom", "table version")
             self.chart.setYRange(0, 1.05)
             self.chart.setMinimumHeight(80)
             self._layout.addWidget(self.chart, 1)
+            # The legend below the chart, never on the lines (they run along the top, near 1).
+            self.legend = QLabel(
+                " &nbsp; ".join(
+                    f'<span style="color:{COLOURS[name]}">━━</span> {label}' for name, label in METRICS
+                )
+            )
+            self.legend.setObjectName("checksVersionsLegend")
+            self.legend.setTextFormat(Qt.TextFormat.RichText)
+            self._layout.addWidget(self.legend)
         self.chart.clear()
         versions = [version for points in self.series.values() for version, _ in points]
         if versions:
@@ -222,6 +233,7 @@ def _note_above_table(
     label = QLabel(note)
     label.setObjectName(f"{name}Note")
     label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # it names databases and quotes queries
     table = QTableWidget(0, len(headers))
     table.setObjectName(f"{name}Table")
     table.setHorizontalHeaderLabels(headers)

@@ -67,7 +67,7 @@ def info_text(
             parts.append(f"index {index.index_type}" + (f" ({index.metric})" if index.metric else ""))
         else:
             metric = METRIC_NAMES.get(info.default_metric, info.default_metric)
-            parts.append(f"no index (searched exactly, {metric})")
+            parts.append(f"no index (all rows compared, {metric})")
         version = f"version {info.version}"
         if newer is not None and newer > info.version:
             version += f" (version {newer} is newer: search or browse again to see it)"

@@ -107,6 +107,7 @@ class DetailPanel(QWidget):
         # entry pane's least width, and cut its Copy buttons off in an 800-pixel window.
         self.position = QLabel()
         self.position.setObjectName("detailPosition")
+        self.position.setTextFormat(Qt.TextFormat.PlainText)
         self.position.setWordWrap(True)
         self.vector_label = selectable_label("detailVector")
         copy_id = push_button("Copy", "copyIdButton", "Copy the id")

@@ -51,6 +51,7 @@ class DocumentsPanel(QWidget):
         columns.addRow("Order by:", self.position_box)
         self.note = QLabel("Search to see the results by document.")
         self.note.setObjectName("documentsNote")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # it names the table's columns
         self.note.setWordWrap(True)
         self.table = QTableWidget(0, 3)
         self.table.setObjectName("documentsTable")
@@ -97,6 +98,11 @@ class DocumentsPanel(QWidget):
         """No table's columns (another one is being opened) and no results."""
         for box in (self.document_box, self.position_box):
             box.clear()
+        self.note.setText(note)
+        self.table.setRowCount(0)
+
+    def show_no_results(self, note: str) -> None:
+        """No search's results to tell by document; the table's columns stay in the boxes."""
         self.note.setText(note)
         self.table.setRowCount(0)
 

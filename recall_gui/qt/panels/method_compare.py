@@ -4,6 +4,7 @@ full-text index, and how to build one)."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from recall_gui.core.search import compare_lists
@@ -27,6 +28,7 @@ class MethodComparePanel(QWidget):
         self.note = QLabel("Search to compare the agent's results with a search by words.")
         self.note.setObjectName("methodNote")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # it quotes the database's name and the query
         self.table = QTableWidget(0, len(METHODS))
         self.table.setObjectName("methodTable")
         self.table.setHorizontalHeaderLabels([title for _name, title in METHODS])

@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from PySide6.QtCore import (
+    QEvent,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
+    QObject,
     QSortFilterProxyModel,
     Qt,
     QTimer,
@@ -31,12 +33,14 @@ from PySide6.QtWidgets import (
 from recall_gui.core.base import SearchResult
 from recall_gui.core.tables import ExportColumn, ExportTable, plain_value, to_clipboard_text
 from recall_gui.qt.models.browse_model import CONTENT, BrowseModel
-from recall_gui.qt.models.results_model import ResultsModel
+from recall_gui.qt.models.results_model import DISTANCE, ID, ResultsModel
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, chars_that_fit
 from recall_gui.qt.widgets import ElidedLabel, PlaceholderTableView
 
 Mode = Literal["results", "browse"]
 FILTER_DELAY_MS = 250
+#: The id column's width before results are in, and its least width after.
+ID_WIDTH = 140
 
 HINT_NO_DATABASE = "No database chosen yet."
 HINT_SEARCH = "Type a question and press Enter to see exactly what an agent would get."
@@ -114,7 +118,9 @@ class ResultsPanel(QWidget):
         self.results_table.setSortingEnabled(True)
         self.results_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.results_table.setPlaceholder(HINT_SEARCH)
-        self._size_columns(self.results_table, {0: 56, 1: 140, 3: 130})  # the content column gets the rest
+        # The content column gets the rest; the ids and distances are fitted to each result and width.
+        self._size_columns(self.results_table, {0: 56, ID: ID_WIDTH, DISTANCE: 130})
+        self.results_table.viewport().installEventFilter(self)
 
         self.browse_table = PlaceholderTableView()
         self.browse_table.setObjectName("browseTable")
@@ -134,6 +140,14 @@ class ResultsPanel(QWidget):
     def current_table(self) -> QTableView:
         return self.browse_table if self.mode == "browse" else self.results_table
 
+    def focus_rows(self) -> None:
+        """The keyboard to the rows shown (Ctrl+R, or Down in the query), the current one or else the
+        first selected, so the arrow keys move through the results at once."""
+        table = self.current_table()
+        table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if not table.currentIndex().isValid() and table.model().rowCount() > 0:
+            table.selectRow(0)
+
     def set_mode(self, mode: Mode) -> None:
         self.stack.setCurrentWidget(self.browse_table if mode == "browse" else self.results_table)
         self.filter_edit.setVisible(mode == "browse")
@@ -148,6 +162,7 @@ class ResultsPanel(QWidget):
         """``copies``: results that are near-copies of an earlier one (marked "≈ n" beside their rank)."""
         self.results_model.set_result(result, copies)
         self.results_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self._fit_result_columns()
         default = HINT_SEARCH if result is None else HINT_NO_RESULTS
         self.results_table.setPlaceholder(placeholder or default)
         self.caption.setText(caption)
@@ -252,6 +267,21 @@ class ResultsPanel(QWidget):
             table.setColumnWidth(column, width)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.results_table.viewport():
+            self._fit_result_columns()
+        return super().eventFilter(watched, event)
+
+    def _fit_result_columns(self) -> None:
+        """The distance column as wide as its title (it names the metric), the ids as wide as the longest
+        shown, up to a third of the table; the content column takes the rest."""
+        table, header = self.results_table, self.results_table.horizontalHeader()
+        header.resizeSection(
+            DISTANCE, max(header.sectionSizeHint(DISTANCE), table.sizeHintForColumn(DISTANCE))
+        )
+        widest = max(table.sizeHintForColumn(ID), header.sectionSizeHint(ID), ID_WIDTH)
+        header.resizeSection(ID, min(widest, max(ID_WIDTH, table.viewport().width() // 3)))
 
     def _fit_browse_previews(self, resized: int = -1, _old_size: int = 0, new_size: int = 0) -> None:
         """Cells of the browse table carry as much text as its widest text column can show (a 1M-row

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QHeaderView, QLabel, QVBoxLayout, QWidget
 
 from recall_gui.qt.models.text_rows import KEY_ROLE, TextRowsModel, fit_columns, text_rows_view
@@ -26,6 +26,7 @@ class SchemaPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.note = QLabel("Choose a database to see its columns.")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # it names the table
         self.note.setObjectName("schemaNote")
         self.note.setWordWrap(True)
         # A model the view asks for the rows on screen (a table of 10,000 columns made 50,000 items).

@@ -21,6 +21,8 @@ ACCENTS: dict[Tone, QColor] = {
     "neutral": QColor("#808080"),
 }
 SYMBOLS: dict[Tone, str] = {"good": "✓", "warning": "✎", "bad": "⚠", "neutral": "…"}
+#: Pixels between the note's border and its text, above and below.
+NOTE_PADDING = 5
 
 
 def tint(base: QColor, accent: QColor, amount: float) -> QColor:
@@ -49,6 +51,12 @@ class StatusNote(QLabel):
         """The text without its symbol."""
         return self._message
 
+    def keep_lines(self, lines: int) -> None:
+        """Take the height of ``lines`` lines however short the text: a verdict that wraps onto a second
+        line does not move what is below it (the rows under the mouse)."""
+        frame = 2 * (NOTE_PADDING + 1)  # the style sheet's padding and border, above and below
+        self.setMinimumHeight(self.fontMetrics().lineSpacing() * lines + frame)
+
     def show_note(self, text: str, tone: Tone) -> None:
         if (text, tone) == (self._message, self.tone) and self.text():
             return  # the same verdict again (each search's first row): no new text to lay out
@@ -73,7 +81,7 @@ class StatusNote(QLabel):
         border = tint(base, accent, 0.35 if self.tone == "neutral" else 0.6)
         sheet = (
             f"QLabel#{self.objectName()} {{ background-color: {background.name()}; "
-            f"border: 1px solid {border.name()}; border-radius: 5px; padding: 5px 8px; }}"
+            f"border: 1px solid {border.name()}; border-radius: 5px; padding: {NOTE_PADDING}px 8px; }}"
         )
         if sheet != self.styleSheet():  # restyling sends a palette change of its own
             self.setStyleSheet(sheet)

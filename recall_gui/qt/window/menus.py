@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from recall_gui.core.base import RegistryLocation
@@ -43,6 +43,7 @@ class WindowCommands:
     reload: Callable[[], None]
     build_demo: Callable[[], None]
     focus_query: Callable[[], None]
+    focus_results: Callable[[], None]
     escape: Callable[[], None]
 
 
@@ -106,6 +107,16 @@ class WindowMenus:
         self.demo_action.setEnabled(location.is_app_registry)
         self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, window.close)
         self.focus_query_action = self._action("&Focus Query", "Ctrl+L", commands.focus_query)
+        self.focus_results_action = self._action(
+            "Focus &Results",
+            "Ctrl+R",
+            commands.focus_results,
+            "The rows shown: the arrow keys move through them",
+        )
+        # Down in the query goes to the results, as in a search field with a list below it.
+        down = QShortcut(QKeySequence(Qt.Key.Key_Down), knowledge.query_bar.query_edit)
+        down.setContext(Qt.ShortcutContext.WidgetShortcut)
+        down.activated.connect(knowledge.results.focus_rows)
         self.search_action = self._action("&Search", None, knowledge.request_search)
         self.search_action.setShortcut(QKeySequence("Return"))
         self.search_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # shown in the menu only
@@ -150,7 +161,8 @@ class WindowMenus:
         file_menu.addAction(self.quit_action)
         menus.addMenu("&Edit").addAction(self.knowledge.results.copy_action)
         search_menu = menus.addMenu("&Search")
-        search_menu.addActions([self.focus_query_action, self.search_action, self.cancel_action])
+        search_menu.addActions([self.focus_query_action, self.focus_results_action])
+        search_menu.addActions([self.search_action, self.cancel_action])
         search_menu.addAction(self.browse_action)
         search_menu.addSeparator()
         tools = self.knowledge.entry_tools

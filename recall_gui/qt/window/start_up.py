@@ -21,7 +21,7 @@ from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QWidget
 
 from recall_gui.core.base import DemoBuildCancelled, RecallError
-from recall_gui.core.demo import demo_wanted
+from recall_gui.core.demo import DEMO_NAME, demo_wanted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.actions.opened_tables import OpenedTables
 from recall_gui.qt.dialogs.demo_build import DemoBuild
@@ -75,6 +75,13 @@ class StartUp:
         self.first_reading = operations.lane(awaited=True)
         #: The demo being built, while its dialog is shown.
         self.demo: DemoBuild | None = None
+        services.drafts.search_changed.add(self._on_search_changed)
+
+    def _on_search_changed(self) -> None:
+        """The knowledge page went to another database than the demo: its welcome no longer applies."""
+        entry = self.services.drafts.search.database
+        if entry is not None and (entry.origin != "registry" or entry.name != DEMO_NAME):
+            self.services.dismiss("demo")
 
     def begin(self) -> asyncio.Task[Any]:
         """Start :meth:`run` in the background; the window is usable meanwhile."""
@@ -151,6 +158,7 @@ class StartUp:
                 "The demo knowledge base is ready: Python's help topics.",
                 "Ask it something, e.g. “how do generators work”, and press Enter.",
                 "info",
+                "demo",
             )
         )
         return True

@@ -22,7 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from recall_gui.core.agent_log import DescriptionVerdict, WindowAnswer, compare_payload, judge_description
 from recall_gui.core.base import TOOL_NAME, RecallError, compose_description
@@ -110,6 +110,10 @@ class AgentPage(QWidget):
         self.splitter.addWidget(upper)
         self.splitter.addWidget(self._call_box())
         self.splitter.setSizes([430, 330])
+        # The wrapped labels above make the page's height follow its width, counted from the splitter's
+        # preferred height (its text views'): a page-wide scroll bar at 1280x800. Its least height holds.
+        self.splitter.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
+        self.splitter.setMinimumHeight(self.splitter.minimumSizeHint().height())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 10, 10, 6)
         layout.setSpacing(8)

@@ -90,6 +90,7 @@ class ChecksPage(QWidget):
             lane=self.running,
             show_detail=self._show_detail,
             finished=self.runFinished,
+            set_activity=services.page_activity(self),
         )
         self.editing = editing = CheckEditing(
             services,
@@ -156,6 +157,7 @@ class ChecksPage(QWidget):
         self.engine_combo = engine_combo("checksEngine")
         self.run_button.setDefault(True)
         self.note = StatusNote("checksNote")
+        self.note.keep_lines(2)  # a run's verdict is often two lines: the checks below stay put
         self.undo_button = push_button("Undo", "checksUndoButton", "Put the removed checks back (Ctrl+Z)")
         self.undo_button.hide()
         self.progress = QProgressBar()
@@ -236,6 +238,8 @@ class ChecksPage(QWidget):
             self.note.show_note("No golden checks in this file yet.", "neutral")
         elif self.runner.last_run is None:
             self.note.show_note(self._not_run_text(), "neutral")
+        else:
+            self.runner.show_since_run()
         self.run_button.setEnabled(bool(golden.checks))
 
     def _places(self) -> tuple[str, ...]:

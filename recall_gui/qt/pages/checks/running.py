@@ -47,8 +47,10 @@ class CheckRunner:
         lane: Lane,
         show_detail: Callable[[], None],
         finished: SignalInstance,
+        set_activity: Callable[[str], None],
     ) -> None:
-        """``lane``: where the page's runs go (one at a time: a newer one cancels the one running)."""
+        """``lane``: where the page's runs go (one at a time: a newer one cancels the one running);
+        ``set_activity``: the page's own status bar text (``WindowServices.page_activity``)."""
         self.services = services
         self.lane = lane
         self.golden = services.golden
@@ -57,6 +59,7 @@ class CheckRunner:
         self.versions_view, self.compare_view, self.hubs_view = views
         self._show_detail = show_detail
         self._finished = finished
+        self.set_activity = set_activity
         self.last_run: CheckRun | None = None
         #: The run before the last one, which the last one was compared with.
         self.previous: LastRun | None = None
@@ -77,7 +80,7 @@ class CheckRunner:
         progress.setValue(0)
         progress.setFormat(f"%v of {len(checks)} checks")
         self.note.show_note(f"Running {len(checks):,} checks…", "neutral")
-        services.set_activity("Running golden checks…")
+        self.set_activity("Running golden checks…")
         started = time.perf_counter()
 
         async def run(on_progress: Callable[[int, int], None]) -> tuple[CheckRun, LastRun | None]:
@@ -87,14 +90,14 @@ class CheckRunner:
 
         def failed(error: RecallError) -> None:  # the Ray engine could not start (the local one: per check)
             self.note.show_note(error.full_text(), "bad")
-            services.set_activity("Ready")
+            self.set_activity("Ready")
             self._finished.emit()
 
         def cancelled() -> None:
             self.note.show_note(
                 f"Cancelled after {progress.value()} of {len(checks)} checks; nothing was kept.", "warning"
             )
-            services.set_activity("Golden checks cancelled")
+            self.set_activity("Golden checks cancelled")
             self._finished.emit()
 
         return self.lane.run(
@@ -123,8 +126,27 @@ class CheckRunner:
                 )
             )
         self._show_summary(run, changes, previous, elapsed)
-        services.set_activity(f"Golden checks: {run.passed} of {len(run.outcomes)} passed")
+        self.set_activity(f"Golden checks: {run.passed} of {len(run.outcomes)} passed")
         self._finished.emit()
+
+    def show_since_run(self) -> None:
+        """When checks were edited, added or removed since the last run, the note and the status bar say
+        what the rows show now, not the run's totals."""
+        if self.last_run is None:
+            return
+        outcomes = [self.model.outcome(row) for row in range(self.model.rowCount())]
+        kept = [outcome for outcome in outcomes if outcome is not None]
+        if len(kept) == len(outcomes) == len(self.last_run.outcomes):
+            return  # every check is as it ran: the run's words still hold
+        unrun = len(outcomes) - len(kept)
+        passed = sum(outcome.error is None and outcome.passed for outcome in kept)
+        since = f"{unrun:,} not run since the last run" if unrun else "some removed since the last run"
+        self.note.show_note(
+            f"The checks changed: {since}; of the {len(kept):,} that ran as they are now, {passed:,} "
+            "passed. Run them again to see where each one stands.",
+            "warning",
+        )
+        self.set_activity(f"Golden checks: {since}; {passed:,} of {len(kept):,} ran as they are and passed")
 
     async def _engine_run(
         self, harness: Harness, checks: Sequence[GoldenCheck], progress: Callable[[int, int], None]

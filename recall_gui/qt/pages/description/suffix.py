@@ -27,6 +27,10 @@ from recall_gui.qt.panels.status_note import StatusNote, Tone
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view
 
+#: Who gets the saved text: the MCP server reads the notes, cosh builds its own description without them.
+SAVED_FOR_MCP = "Suffix saved: agents that use recall-gui mcp get it at their next tool listing."
+SAVED_NOT_FOR_COSH = "cosh's own agent does not read these notes: it gets the generated list alone."
+
 
 def drift_advice(drift: SuffixDrift, mode: SuffixMode) -> str:
     """What to do about ``drift`` on this page (the core's hints send the user here)."""
@@ -254,6 +258,6 @@ class SuffixEditor:
             )
         else:
             self.services.show_message(
-                UserMessage(f"Suffix saved: agents get it from now on.{kept}", None, "info", "description")
+                UserMessage(f"{SAVED_FOR_MCP}{kept}", SAVED_NOT_FOR_COSH, "info", "description")
             )
         return True

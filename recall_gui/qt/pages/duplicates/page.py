@@ -184,7 +184,7 @@ class DuplicatesPage(QWidget):
                 "Compare every pair of entries and group the near-duplicates",
             ),
             cancel_tip="Stop the search (Esc)",
-            set_activity=self.services.set_activity,
+            set_activity=self.services.page_activity(self),
             parent=self,
         )
         self.database_combo, self.find_button, self.cancel_button, self.progress, self.note = (
@@ -240,6 +240,7 @@ class DuplicatesPage(QWidget):
         self.group_note = selectable_label("duplicatesGroupNote", wrap=True)
         self.members_hint = QLabel()
         self.members_hint.setObjectName("duplicatesHint")
+        self.members_hint.setTextFormat(Qt.TextFormat.PlainText)  # it names the database
         self.members_hint.setEnabled(False)
         self.members_hint.setWordWrap(True)
         self.members_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)

@@ -96,7 +96,7 @@ class HealthPage(QWidget):
                 "Read LanceDB's statistics and scan every row (read-only)",
             ),
             cancel_tip="Stop the scan (Esc)",
-            set_activity=services.set_activity,
+            set_activity=services.page_activity(self),
             parent=self,
         )
         self.database_combo, self.check_button, self.cancel_button, self.progress, self.note = (

@@ -108,6 +108,8 @@ class HistoryPage(QWidget):
         #: Reading the versions or comparing two, and reading one changed row: a newer one cancels it.
         self.comparing = services.operations.lane("history")
         self.showing_change = services.operations.lane("history-change")
+        #: After F5: whether another program wrote a version since the versions were listed.
+        self.checking_latest = services.operations.lane("history-latest")
         self._entry: DatabaseEntry | None = None
         self._versions: tuple[TableVersion, ...] = ()
         self._diff: VersionDiff | None = None
@@ -121,6 +123,7 @@ class HistoryPage(QWidget):
         splitter.setSizes([520, 760])
         self.title = QLabel("Choose a database on the knowledge page.")
         self.title.setObjectName("historyTitle")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # it names the database
         self.refresh_button = push_button("Ref&resh", "historyRefreshButton", "List the versions again")
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
@@ -392,6 +395,24 @@ class HistoryPage(QWidget):
             return
         change = self._diff.changes[rows[0].row()]
         self.show_change(change)
+
+    def follow_registry(self) -> None:
+        """F5 (or another program's change to the registry): list the versions again if the table has one
+        they do not hold (another program wrote it); a comparison shown stays while nothing was written."""
+        entry = self._entry
+        if entry is not None and not self._stale:
+            self.checking_latest.start(self._refresh_if_written(entry))
+
+    async def _refresh_if_written(self, entry: DatabaseEntry) -> None:
+        try:
+            latest = await core.tables.latest_version(await self.services.session(), entry.target)
+        except RecallError:
+            latest = None  # listing again says why it cannot be read
+        newest = self._versions[-1].version if self._versions else None
+        if entry is self._entry and (latest is None or latest != newest):
+            self._stale = True
+            if self.isVisible():
+                self.request_refresh()
 
     def _on_scope_changed(self) -> None:
         current = self.knowledge.current

@@ -39,6 +39,8 @@ class DocumentsTab:
         lane = services.operations.lane
         #: Reading the table's columns, and the last search's results by document.
         self.reading_columns, self.by_document = lane("document-columns"), lane("documents")
+        #: The search whose results the tab shows by document, if any.
+        self.shown_for: SearchReport | None = None
         panel.columnsChosen.connect(self.choose_columns)
 
     async def _choices(self) -> LayoutChoices:
@@ -53,6 +55,7 @@ class DocumentsTab:
         """Another database or version: the previous table's columns and results go; the boxes show the new
         table's columns when it is open."""
         self.panel.clear()
+        self.shown_for = None
         if self.looking_at.current is not None:
             self.reading_columns.start(self.show_columns())
 
@@ -71,6 +74,15 @@ class DocumentsTab:
         if report is not None:
             self.by_document.start(self.show_documents(report))
 
+    def browsed(self) -> None:
+        """Rows browsed, not searched: the last search's results by document are no longer what is shown."""
+        if self.shown_for is not None and self.searching.last_report is None:
+            self.by_document.cancel()
+            self.shown_for = None
+            self.panel.show_no_results(
+                "The rows shown are browsed, not a search's results: search to see the results by document."
+            )
+
     async def show_documents(self, report: SearchReport) -> None:
         """Fill the tab: the results shown, by the document each chunk belongs to."""
         try:
@@ -84,6 +96,7 @@ class DocumentsTab:
         hits = report.result.hits
         shares = core.search.results_by_document([(hit.id, hit.extra) for hit in hits], choices.used)
         self.panel.show_documents(shares, choices, len(hits))
+        self.shown_for = report
 
     def choose_columns(self, document_column: str | None, position_column: str | None) -> None:
         """The user corrected how chunks make documents: the tab and the entry's document follow it, for

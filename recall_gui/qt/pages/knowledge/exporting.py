@@ -4,6 +4,7 @@ keep, to a CSV or JSON file the user names."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -12,16 +13,19 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from recall_gui import core
 from recall_gui.core.base import RecallError, plural, refuse_output, write_text_atomic
 from recall_gui.core.messages import UserMessage
-from recall_gui.core.tables import to_csv, to_json
+from recall_gui.core.tables import ExportSource, to_csv, to_json
 from recall_gui.qt.dialogs.export_progress import ExportProgress
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
+    from recall_gui.core.search import SearchReport
     from recall_gui.qt.pages.knowledge.browsing import Browser
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
 
 ExportFormat = Literal["csv", "json"]
+#: The search whose results are shown, and the limit it was asked with (``None``: no search shown).
+LastSearch = Callable[[], tuple["SearchReport", int] | None]
 
 
 class Exporter:
@@ -34,12 +38,15 @@ class Exporter:
         browser: Browser,
         results: ResultsPanel,
         window: QWidget,
+        *,
+        last_search: LastSearch,
     ) -> None:
         self.services = services
         self.looking_at = looking_at
         self.browser = browser
         self.results = results
         self.window = window
+        self.last_search = last_search
         self.exporting = services.operations.lane("export")
 
     async def export_to(self, path: Path, fmt: ExportFormat) -> int:
@@ -47,8 +54,8 @@ class Exporter:
         to ``path`` as CSV or JSON; returns the number of rows written."""
         if self.results.mode == "browse":
             return await self.export_browsed(path, fmt)
-        table = self.results.shown_results()
-        text = to_csv(table) if fmt == "csv" else to_json(table)
+        table, source = self.results.shown_results(), self.search_source()
+        text = to_csv(table, source) if fmt == "csv" else to_json(table, source)
         try:
             refuse_output(path, what="the export")
             write_text_atomic(path, text)
@@ -87,6 +94,14 @@ class Exporter:
                 where=browsing.where,
                 row_ids=browsing.row_ids,
                 progress=progress.update,
+                source=ExportSource(
+                    browsing.entry.name,
+                    browsing.entry.table_name,
+                    latest=browsing.target.version is None,
+                    filter=browsing.filter_text or None,
+                    where=browsing.where,
+                    chosen=None if browsing.row_ids is None else len(browsing.row_ids),
+                ),
             )
         except asyncio.CancelledError:
             self.services.set_activity(f"Export cancelled: {path} was not written")
@@ -98,6 +113,26 @@ class Exporter:
             progress.close()
         self.services.set_activity(f"Exported {plural(count, 'row')} to {path}")
         return count
+
+    def search_source(self) -> ExportSource | None:
+        """Where the results shown come from: the search, its version, filter and model."""
+        searched = self.last_search()
+        if searched is None:
+            return None
+        report, limit = searched
+        entry, result = report.database, report.result
+        chosen = self.looking_at.selection
+        return ExportSource(
+            entry.name,
+            entry.table_name,
+            result.table_version,
+            latest=self.looking_at.version is None,
+            query=result.query,
+            limit=limit,
+            model=report.model_used,
+            where=self.looking_at.where,
+            chosen=None if chosen is None else len(chosen[0]),
+        )
 
     def ask_export(self, fmt: ExportFormat) -> None:
         current, version = self.looking_at.current, self.looking_at.version

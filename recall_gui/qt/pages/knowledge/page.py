@@ -130,7 +130,8 @@ class KnowledgePage(QWidget):
             side=self.side,
             would_see=self.would_see,
         )
-        self.exporter = Exporter(services, looking_at, browser, self.results, self)
+        last_search = searching.shown_search
+        self.exporter = Exporter(services, looking_at, browser, self.results, self, last_search=last_search)
         self.scope_controls = ScopeControls(
             services,
             looking_at,
@@ -255,6 +256,7 @@ class KnowledgePage(QWidget):
             shown.connect(self._publish_search)  # the view the Agent view compares the agent's search with
         self.searchFinished.connect(lambda: self.words_tab.request(self.read_inputs().where))
         self.searchFinished.connect(self.documents_tab.request)
+        self.browseReady.connect(self.documents_tab.browsed)
         self.scopeChanged.connect(self.documents_tab.scope_changed)
         # The header and the version list follow the version the rows shown were read from.
         self.searchFinished.connect(lambda: self.follower.search_shown(self.searching.last_report))

@@ -28,10 +28,10 @@ if TYPE_CHECKING:
 
 
 def short_method(method: str) -> str:
-    """How a search ranked, in a word or two: "exact", "flat scan", "index IVF_PQ"."""
+    """How a search ranked, in a word or two: "all rows compared", "flat scan", "index IVF_PQ"."""
     if method.startswith("index:"):
         return f"index {method.removeprefix('index:')}"
-    return {"exact": "exact", "flat": "flat scan"}.get(method, method)
+    return {"exact": "all rows compared", "flat": "flat scan"}.get(method, method)
 
 
 class Searching:
@@ -67,6 +67,11 @@ class Searching:
         #: The search whose results are shown (the map rings them), if the table shows results.
         self.last_report: SearchReport | None = None
         self.status_labels = self._status_labels()
+
+    def shown_search(self) -> tuple[SearchReport, int] | None:
+        """The search whose results are shown and the limit it asked with (what an export says)."""
+        report, searched = self.last_report, self.searched
+        return None if report is None or searched is None else (report, searched[2])
 
     def _show_busy(self, text: str | None) -> None:
         self.query_bar.set_busy(text is not None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import SignalInstance
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QVBoxLayout, QWidget
 
 from recall_gui import core
@@ -75,6 +75,8 @@ class CoverageTab(QWidget):
         self.hubs_label = QLabel()
         self.hubs_label.setObjectName("logHubs")
         self.hubs_label.setWordWrap(True)
+        for label in (self.coverage_summary, self.hubs_label):  # they name databases and ids
+            label.setTextFormat(Qt.TextFormat.PlainText)
         self.never_model = BrowseModel(self.services.operations.lane().start)  # pages side by side
         self.never_table = PlaceholderTableView()
         self.never_table.setObjectName("logNeverTable")

@@ -151,6 +151,7 @@ class MapPage(QWidget):
         self.legend.setWordWrap(True)
         self.chosen_note = QLabel()
         self.chosen_note.setObjectName("mapChosen")
+        self.chosen_note.setTextFormat(Qt.TextFormat.PlainText)
         self.chosen_note.setWordWrap(True)
         self.show_button = push_button(
             "Show in &Table", "mapShowButton", "See the chosen rows on the knowledge page"

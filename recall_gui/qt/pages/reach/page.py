@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import core
-from recall_gui.core.base import DEFAULT_LIMIT, GoldenFileError, quoted
+from recall_gui.core.base import DEFAULT_LIMIT, GoldenFileError, RecallError, method_words, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.reach_model import QUERY, RANK, ReachModel
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE
@@ -47,6 +48,10 @@ RULE_ITEMS = (
     ("whole text", "whole-text"),
 )
 CHART_MODULE = "recall_gui.qt.panels.reach_chart"
+INTRODUCTION = (
+    "Ask for every entry by its own first sentence, as the agent searches: the entries it never returns are "
+    "listed with what takes their place and why, as they are found. Double-click one to open it."
+)
 
 
 def summary(report: ReachReport) -> str:
@@ -57,7 +62,7 @@ def summary(report: ReachReport) -> str:
         f"{report.db_name}: {len(report.unreachable):,} of {report.entries:,} entries are out of the agent's "
         f"reach (limit {report.limit}); {report.reachable:,} of {report.searched:,} asked for by their "
         f"{asked_by} are found. {report.antihubs:,} are returned for no query; {len(report.hubs):,} for "
-        f"{report.hub_min:,} or more (hubs). {report.method.capitalize()} search, {model}."
+        f"{report.hub_min:,} or more (hubs). {method_words(report.method).capitalize()}, {model}."
     )
     if not report.agent_searches:
         text += f" No agent searches {report.db_name} now: {report.why_not}."
@@ -79,7 +84,15 @@ class ReachPage(QWidget):
         self.setObjectName("reachPage")
         self.services = services
         self.report: ReachReport | None = None
+        #: The database and limit of the entries listed: the report's, or the run's that lists them as
+        #: they are found.
+        self.listed: tuple[str, int] | None = None
+        #: The entries asked for so far of how many, in the run under way.
+        self._asked = (0, 0)
         self.chart: ReachChart | None = None
+        #: Whether the table has moved on since the report shown: its latest version, asked for again
+        #: when the page is shown and after F5.
+        self.checking_latest = services.operations.lane("reach-latest")
         self._build_widgets()
         self._lay_out()
         self.report_run.finished.connect(self.reportFinished)
@@ -89,12 +102,10 @@ class ReachPage(QWidget):
         self.golden_button.clicked.connect(self.add_golden_check)
         self.table.doubleClicked.connect(self._on_activated)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self.database_combo.currentIndexChanged.connect(self._on_database_changed)
+        self.database_combo.follow(services.drafts)
         self.follow_registry()
-        self.note.show_note(
-            "Ask for every entry by its own first sentence, as the agent searches: the entries it never "
-            "returns are listed with what takes their place and why. Double-click one to open it.",
-            "neutral",
-        )
+        self.note.show_note(INTRODUCTION, "neutral")
 
     def _build_widgets(self) -> None:
         #: The controls and the report being made (a newer one cancels it).
@@ -107,7 +118,7 @@ class ReachPage(QWidget):
                 "Ask for every entry by its own text, as the agent searches",
             ),
             cancel_tip="Stop the report",
-            set_activity=self.services.set_activity,
+            set_activity=self.services.page_activity(self),
             parent=self,
         )
         self.database_combo, self.run_button, self.cancel_button, self.progress, self.note = (
@@ -205,11 +216,47 @@ class ReachPage(QWidget):
     # --- the registry and the controls ----------------------------------------------------------------
 
     def follow_registry(self) -> None:
-        """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
+        """List the registry's databases (active ones first), keeping the one chosen while it is listed;
+        then ask whether the report's table has moved on (F5 comes here too)."""
         self.report_run.follow_registry(self.services.registry)
+        self._on_database_changed()
+        self.request_latest()
+
+    def _on_database_changed(self) -> None:
+        """Another database chosen: what was listed of the one before is no longer shown as if it were its."""
+        if self.listed is not None and self.database_combo.chosen() != self.listed[0]:
+            self._forget_report()
+            self.note.show_note(INTRODUCTION, "neutral")
 
     def choose_database(self, name: str) -> None:
         self.database_combo.choose(name)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.request_latest()
+
+    def request_latest(self) -> None:
+        """Ask in the background whether the report's table has a newer version than the report's."""
+        if self.report is not None and not self.report_run.running:
+            self.checking_latest.start(self.check_latest(self.report))
+
+    async def check_latest(self, report: ReachReport) -> int | None:
+        """The latest version of ``report``'s table, said in the note when the report is of an older one
+        (``None``: it could not be read, or the database is gone)."""
+        entry = self.services.registry.get(report.db_name)
+        if entry is None:
+            return None
+        try:
+            latest = await core.tables.latest_version(await self.services.session(), entry.target)
+        except RecallError:
+            return None  # the next report says what is wrong with the table
+        if report is self.report and latest > report.version and not self.report_run.running:
+            self.note.show_note(
+                f"This report is of version {report.version} of {report.db_name}; the table is at version "
+                f"{latest} now, so it may no longer hold: check reach again. " + summary(report),
+                "warning",
+            )
+        return latest
 
     def chosen_rule(self) -> str:
         """The rule chosen from the list, else the text typed (``column:NAME``)."""
@@ -226,7 +273,16 @@ class ReachPage(QWidget):
     def _on_progress(self, stage: str, done: int, total: int) -> None:
         self.progress.setRange(0, total)  # 0 and 0: busy, no count yet
         self.progress.setValue(done)
-        self.progress.setFormat(f"{stage}: %v of %m" if total else stage)
+        if stage == core.reach.SEARCHING:
+            self._asked = (done, total)
+        found = self.model.rowCount()
+        so_far = f" · {found:,} out of reach so far" if found else ""
+        self.progress.setFormat((f"{stage}: %v of %m" if total else stage) + so_far)
+
+    def _on_found(self, found: tuple[Unreachable, ...]) -> None:
+        """Entries found out of reach while the report is made: listed at once."""
+        self.model.add(found)
+        self.table.setPlaceholder("")
 
     # --- operations -----------------------------------------------------------------------------------
 
@@ -238,21 +294,37 @@ class ReachPage(QWidget):
             self.reportFinished.emit()
             return None
 
+        self._forget_report()  # the new report's entries are listed as they are found
+        self.model.show((), max(limit, core.reach.DEFAULT_DEPTH))  # the depth the report looks to
+        self.listed, self._asked = (name, limit), (0, 0)
+        listing = self.listed
+
+        def found_now(found: tuple[Unreachable, ...]) -> None:
+            if self.listed is listing:  # a newer run, or another database, lists its own
+                self._on_found(found)
+
         async def report(on_progress: Callable[[str, int, int], None]) -> ReachReport:
             asked_by = core.reach.parse_rule(rule)
             harness = await services.harness()
             if engine == "ray":
+                address = core.ray.window_address()
                 found = await core.ray.find_reach_in_ray(
                     harness,
                     entry,
-                    address=core.ray.window_address(),
+                    address=address,
                     limit=limit,
                     rule=asked_by,
                     on_progress=on_progress,
+                    on_unreachable=found_now,
                 )
             else:
                 found = await core.reach.find_reach(
-                    harness, entry, limit=limit, rule=asked_by, on_progress=on_progress
+                    harness,
+                    entry,
+                    limit=limit,
+                    rule=asked_by,
+                    on_progress=on_progress,
+                    on_unreachable=found_now,
                 )
             await self._ensure_chart()
             return found
@@ -261,13 +333,25 @@ class ReachPage(QWidget):
             self.show_report(found)
             return f"Reach of {found.db_name}: {len(found.unreachable):,} entries unreached"
 
+        def stopped() -> str:
+            asked, total = self._asked
+            listed = self.model.rowCount()
+            return (
+                f"Cancelled after asking for {asked:,} of {total or asked:,} entries of {name}: the "
+                f"{listed:,} listed were found out of reach before the stop, without their causes; "
+                "the spread of results needs a finished report."
+                if listed
+                else f"Cancelled after asking for {asked:,} of {total or asked:,} entries of {name}: none "
+                "was found out of reach before the stop, and no report was made."
+            )
+
         self._on_progress("reading entries", 0, 0)
         return self.report_run.run(
             report,
             progress=self._on_progress,
             busy=f"Asking for every entry of {name} as the agent searches…",
             show=show,
-            cancelled=lambda: "Cancelled: the report was not finished.",
+            cancelled=stopped,
             activity=(f"Checking which entries of {name} the agent reaches…", "Reach report cancelled"),
             failed=self._forget_report,
         )
@@ -288,9 +372,11 @@ class ReachPage(QWidget):
         return self.chart
 
     def _forget_report(self) -> None:
-        """No report on screen: the last one may be another database's, and this one failed."""
-        self.report = None
+        """No report on screen: the last one may be another database's, this one failed, or a new one
+        is being made."""
+        self.report, self.listed = None, None
         self.model.show((), 0)
+        self.table.setPlaceholder("Unreachable entries are listed here.")
         if self.chart is not None:
             self.chart.clear_counts()
 
@@ -298,6 +384,7 @@ class ReachPage(QWidget):
         import numpy as np
 
         self.report = report
+        self.listed = (report.db_name, report.limit)
         self.note.show_note(summary(report), "good" if report.all_reachable else "warning")
         self.model.show(report.unreachable, report.depth)
         self.table.setPlaceholder("Every entry is reached by its own query." if report.all_reachable else "")
@@ -327,16 +414,17 @@ class ReachPage(QWidget):
 
     def open_selected(self) -> None:
         item = self.selected()
-        if item is not None and self.report is not None:
-            self.services.navigation.open_entry(self.report.db_name, item.id)
+        if item is not None and self.listed is not None:
+            self.services.navigation.open_entry(self.listed[0], item.id)
 
     def add_golden_check(self) -> GoldenCheck | None:
         """Keep the selected entry's query as a golden check that expects it, at the report's limit."""
-        item, report, services = self.selected(), self.report, self.services
-        entry = services.registry.get(report.db_name) if report is not None else None
-        if item is None or report is None or entry is None or not item.query:
+        item, listed, services = self.selected(), self.listed, self.services
+        entry = services.registry.get(listed[0]) if listed is not None else None
+        if item is None or listed is None or entry is None or not item.query:
             return None
-        check = core.golden.check_for(entry, services.registry, item.query, (item.id,), report.limit)
+        limit = listed[1]
+        check = core.golden.check_for(entry, services.registry, item.query, (item.id,), limit)
         try:
             replaced = services.golden.add(check)
         except GoldenFileError as error:
@@ -349,9 +437,9 @@ class ReachPage(QWidget):
             )
             return check
         where = core.golden.place_text(check, services.registry)
-        services.set_activity(
+        services.page_activity(self)(
             f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects {item.id}, "
-            f"limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
+            f"limit {limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
             "reaches the entry"
         )
         return check
