@@ -75,6 +75,10 @@ class MainWindow(QMainWindow):
             self.status_activity,
             drafts=Drafts(SuffixStore(config_dir)),
         )
+        # Children of the window, so they go with it: a Python slot on their signals holds the window, a
+        # circle through Qt that Python's collector cannot see.
+        services.navigation.setParent(self)
+        services.golden.setParent(self)
         self.knowledge = KnowledgePage(services)
         self.description = DescriptionPage(services)
         self.agent = AgentPage(services)

@@ -127,7 +127,7 @@ class ReachPage(QWidget):
         self.progress = QProgressBar()
         self.progress.setObjectName("reachProgress")
         self.note = StatusNote("reachNote")
-        self.model = ReachModel()
+        self.model = ReachModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(VALUE_ROLE)

@@ -71,7 +71,7 @@ class ChecksPage(QWidget):
         #: Reading the golden file; a run, a comparison or the hubs (one at a time: a newer one cancels).
         self.loading = services.operations.lane("checks-load")
         self.running = services.operations.lane("checks")
-        self.model = ChecksModel()
+        self.model = ChecksModel(self)
         self._build_widgets()
         #: Below the checks: the selected check, the metrics across versions, A/B, and hubs.
         self.views = views = CheckViews()

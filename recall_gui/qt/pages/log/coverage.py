@@ -76,7 +76,9 @@ class CoverageTab(QWidget):
         self.hubs_label = QLabel()
         self.hubs_label.setObjectName("logHubs")
         self.hubs_label.setWordWrap(True)
-        self.never_model = BrowseModel(self.services.operations.lane().start)  # pages side by side
+        self.never_model = BrowseModel(
+            self.services.operations.lane().start, parent=self
+        )  # pages side by side
         self.never_table = PlaceholderTableView()
         self.never_table.setObjectName("logNeverTable")
         self.never_table.setModel(self.never_model)
