@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import DEEP_CACHE
 from tests.core.test_check_command import golden
 from tests.core.test_cli import ROOT, cli
-from tests.core.test_ray_engine import DEEP_CACHE, ray_address  # noqa: F401 (a fixture)
 from tests.kbtools import KnowledgeBase
-from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
 from tests.waiting import wait_until
 
 #: The whole run, start-up included, for an address that cannot serve: the issue's bound.
@@ -144,7 +143,7 @@ def is_loopback(ip: str) -> bool:
 
 
 @pytest.mark.ray
-def test_a_local_ray_starts_below_a_cache_folder_too_deep_for_its_sockets(ray_address: str) -> None:  # noqa: F811
+def test_a_local_ray_starts_below_a_cache_folder_too_deep_for_its_sockets(ray_address: str) -> None:
     """The run's Ray was started with a cache folder deeper than a socket path allows below it: its files
     went to a folder of the temporary directory instead, and every socket path fits in 107 bytes."""
     import ray
@@ -157,7 +156,7 @@ def test_a_local_ray_starts_below_a_cache_folder_too_deep_for_its_sockets(ray_ad
     assert all(len(os.fsencode(socket_path)) <= 107 for socket_path in sockets)
 
 
-def test_a_local_ray_listens_and_dials_on_loopback_only(ray_address: str) -> None:  # noqa: F811
+def test_a_local_ray_listens_and_dials_on_loopback_only(ray_address: str) -> None:
     """The tests' own Ray (started as the app starts one) and a driver joining it at 127.0.0.1."""
     assert ray_address.startswith("127.0.0.1:")
     listening = descendants_listening(os.getpid())
@@ -248,7 +247,7 @@ def test_a_ray_that_dies_during_the_job_ends_with_an_error_and_no_result(
 
 @pytest.mark.ray
 def test_ray_client_addresses_work_with_the_scale_extra(
-    ray_address: str,  # noqa: F811
+    ray_address: str,
     make_kb: Any,
     tmp_path: Path,
 ) -> None:
@@ -311,7 +310,7 @@ def test_the_scale_extra_installs_ray_client() -> None:
 
 
 @pytest.mark.ray
-def test_a_normal_ray_run_is_quiet(ray_address: str, kb: KnowledgeBase, tmp_path: Path) -> None:  # noqa: F811
+def test_a_normal_ray_run_is_quiet(ray_address: str, kb: KnowledgeBase, tmp_path: Path) -> None:
     """No lance fork note, no progress-bar warning, no Ray log line: stderr stays empty, on a Ray the
     command starts and on one it joins."""
     runs = [
@@ -324,31 +323,6 @@ def test_a_normal_ray_run_is_quiet(ray_address: str, kb: KnowledgeBase, tmp_path
     for done in runs:
         assert done.returncode == 0, done.stderr
         assert done.stderr == ""
-
-
-def test_the_window_says_an_address_nothing_listens_at_cannot_be_reached(
-    kb: KnowledgeBase,
-    open_window: Any,  # noqa: F811
-    loop: Any,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Engine: Ray on the Duplicates page with ``RAY_ADDRESS`` naming a closed port: the page's note
-    names the address, within the bound."""
-    from PySide6.QtWidgets import QComboBox, QPushButton
-
-    from tests.qt.conftest import waiting_for
-
-    address = f"127.0.0.1:{closed_port()}"
-    monkeypatch.setenv("RAY_ADDRESS", address)
-    page = open_window(kb.registry_dir).duplicates
-    engine = page.findChild(QComboBox, "duplicatesEngine")
-    engine.setCurrentIndex(engine.findText("Ray"))
-    started = time.monotonic()
-    with waiting_for(loop, page.searchFinished, timeout=BOUND_S):
-        page.findChild(QPushButton, "duplicatesFindButton").click()
-    assert time.monotonic() - started < BOUND_S
-    assert page.report is None
-    assert page.note.message.startswith(f"could not reach the Ray cluster at {address}: the connection was")
 
 
 OVERLAPPING_JOBS = """
