@@ -35,6 +35,7 @@ GROUPS: dict[str, str] = {
     "duplicates": "bench.duplicates",
     "ray_duplicates": "bench.ray_duplicates",
     "window": "bench.window",
+    "window_memory": "bench.window_memory",
     "registry_load": "bench.registry_load",
     "large_registry": "bench.large_registry",
     "fresh_search": "bench.fresh_search",
