@@ -61,7 +61,8 @@ def nothing_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     _MADE.track_imported()
     # The test's fixture values, which pytest drops only after the last teardown (this one).
-    request.node.funcargs.clear()  # type: ignore[attr-defined]
+    if getattr(request.node, "funcargs", None):
+        request.node.funcargs.clear()
     outliving = _MADE.outliving(since)
     if outliving and not request.node.stash.get(_FAILED, False):
         pytest.fail(f"still alive after the test that made it: {'; '.join(outliving)}", pytrace=False)
