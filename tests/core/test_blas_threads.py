@@ -11,6 +11,8 @@ import pytest
 
 from tests.probes import run_probe
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 PROBE = """
 import glob, importlib.util, json, os, sys
 import recall_gui, recall_gui.core

@@ -14,6 +14,8 @@ import pytest
 from tests.core.test_cli import cli
 from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, snapshot_tree
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 FRANCE = "What is the capital of France?"
 PASSWORD = "How do I change my password?"
 

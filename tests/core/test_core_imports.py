@@ -6,7 +6,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.probes import run_probe
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 TESTS = Path(__file__).resolve().parents[1]
 #: What tests/core and the helpers it imports must not import: Qt, its event loop, its test plugin, the

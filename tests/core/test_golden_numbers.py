@@ -14,6 +14,8 @@ from recall_gui.core.base import GoldenFileError
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 CASES = [
     ('"version": 3.0', "version: 3.0 is not of type 'integer'"),
     ('"version": 18446744073709551616', "version: 18446744073709551616 is greater than the maximum of "),

@@ -25,6 +25,8 @@ from tests.cosh_model_file import COSH_REPO, hf_cache_with, write_cosh_files
 from tests.model_hub import ModelHub, model_hub
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

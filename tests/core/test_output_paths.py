@@ -9,9 +9,13 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from tests.core.test_check_command import golden
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 GOOD_CHECK = {"db_name": "notes", "query": "What is the capital of France?", "expect": ["paris"]}
 

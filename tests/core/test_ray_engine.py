@@ -63,6 +63,7 @@ def with_zero_vectors(kb: KnowledgeBase, db_dir: Path) -> KnowledgeBase:
     )
 
 
+@pytest.mark.process
 @pytest.mark.ray
 @pytest.mark.parametrize(("metric", "threshold"), [("cosine", 0.05), ("l2", 0.10)])
 def test_ray_groups_are_the_local_engines_and_a_brute_forces(
@@ -225,6 +226,7 @@ def test_ray_check_outcomes_are_the_local_ones(ray_address: str, make_kb: Any, t
     assert seen[-1] == (len(checks), len(checks))
 
 
+@pytest.mark.process
 @pytest.mark.ray
 def test_the_commands_on_ray_print_what_the_local_engine_prints_and_write_nothing(
     ray_address: str,
@@ -262,6 +264,7 @@ def test_the_commands_on_ray_print_what_the_local_engine_prints_and_write_nothin
 WITHOUT_RAY = "import sys; sys.modules['ray'] = None; from recall_gui.cli import main; sys.exit(main())"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", ["duplicates", "check"])
 def test_without_the_scale_extra_the_ray_engine_says_what_to_install(
     kb: KnowledgeBase, tmp_path: Path, command: str
@@ -287,6 +290,7 @@ def test_without_the_scale_extra_the_ray_engine_says_what_to_install(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.process
 def test_a_ray_address_with_the_local_engine_is_refused(kb: KnowledgeBase) -> None:
     done = cli(
         "duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--ray-address", "ray://h:1"

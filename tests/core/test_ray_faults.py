@@ -77,6 +77,7 @@ def timed_cli(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     return done, time.monotonic() - started
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ["check", "duplicates"])
 @pytest.mark.parametrize("scheme", ["", "ray://"])
 def test_an_address_nothing_listens_at_ends_at_once_with_one_message(
@@ -94,6 +95,7 @@ def test_an_address_nothing_listens_at_ends_at_once_with_one_message(
     assert lines[1].startswith("hint: Check the address") and len(lines) == 2, done.stderr
 
 
+@pytest.mark.process
 def test_an_address_that_answers_but_not_as_ray_ends_within_the_bound(
     kb: KnowledgeBase, tmp_path: Path, mute_listener: int
 ) -> None:
@@ -107,12 +109,14 @@ def test_an_address_that_answers_but_not_as_ray_ends_within_the_bound(
     assert len(lines) == 2 and lines[1].startswith("hint: "), done.stderr
 
 
+@pytest.mark.process
 def test_a_bad_address_is_refused_before_ray_starts(kb: KnowledgeBase, tmp_path: Path) -> None:
     done = cli(*command("check", kb, tmp_path), "--engine", "ray", "--ray-address", "127.0.0.1")
     assert done.returncode == 2
     assert done.stderr.startswith("error: 127.0.0.1 is not a Ray address (host:port, or ray://host[:port]")
 
 
+@pytest.mark.process
 def test_verbose_is_refused_on_the_local_engine(kb: KnowledgeBase, tmp_path: Path) -> None:
     done = cli(*command("duplicates", kb, tmp_path), "--verbose")
     assert done.returncode != 0
@@ -156,6 +160,7 @@ def test_a_local_ray_starts_below_a_cache_folder_too_deep_for_its_sockets(ray_ad
     assert all(len(os.fsencode(socket_path)) <= 107 for socket_path in sockets)
 
 
+@pytest.mark.process
 def test_a_local_ray_listens_and_dials_on_loopback_only(ray_address: str) -> None:
     """The tests' own Ray (started as the app starts one) and a driver joining it at 127.0.0.1."""
     assert ray_address.startswith("127.0.0.1:")
@@ -182,6 +187,7 @@ def test_a_local_ray_listens_and_dials_on_loopback_only(ray_address: str) -> Non
     assert joined.stdout.split() == [ray_address, "127.0.0.1"]
 
 
+@pytest.mark.process
 @pytest.mark.ray
 @pytest.mark.parametrize("name", ["check", "duplicates"])
 def test_a_ray_that_dies_during_the_job_ends_with_an_error_and_no_result(
@@ -245,6 +251,7 @@ def test_a_ray_that_dies_during_the_job_ends_with_an_error_and_no_result(
     assert "no result is given" in errors[0]
 
 
+@pytest.mark.process
 @pytest.mark.ray
 def test_ray_client_addresses_work_with_the_scale_extra(
     ray_address: str,
