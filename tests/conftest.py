@@ -53,6 +53,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def _drop_logged_tracebacks(item: pytest.Item) -> None:
+    """The test's captured log records keep their exceptions' tracebacks, and with them the locals of every
+    frame: what the code that logged held, not what the test kept. Their text is kept for the report."""
+    import logging
+
+    from _pytest.logging import caplog_handler_key, caplog_records_key
+
+    records = [record for phase in item.stash.get(caplog_records_key, {}).values() for record in phase]
+    handler = item.stash.get(caplog_handler_key, None)
+    records += handler.records if handler is not None else []
+    for record in records:
+        if record.exc_info:
+            record.exc_text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+
+
 @pytest.fixture(autouse=True)
 def nothing_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
     """A window or core session a test makes is closed and gone when the test ends (tests/owners.py)."""
@@ -63,8 +79,10 @@ def nothing_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
     # The test's fixture values, which pytest drops only after the last teardown (this one).
     if getattr(request.node, "funcargs", None):
         request.node.funcargs.clear()
-    outliving = _MADE.outliving(since)
-    if outliving and not request.node.stash.get(_FAILED, False):
+    _drop_logged_tracebacks(request.node)
+    exempt = request.node.get_closest_marker("outlives") or request.node.stash.get(_FAILED, False)
+    outliving = _MADE.outliving(since, within_s=0 if exempt else 5.0)
+    if outliving and not exempt:
         pytest.fail(f"still alive after the test that made it: {'; '.join(outliving)}", pytrace=False)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import gc
 import sys
+import time
 import weakref
 from typing import Any
 
@@ -54,19 +55,26 @@ class Made:
     def mark(self) -> int:
         return len(self.refs)
 
-    def outliving(self, since: int) -> list[str]:
+    def outliving(self, since: int, within_s: float = 5.0) -> list[str]:
         """The owners made since ``since`` that are still alive once Qt's deferred deletions and the
-        collector have run; forgets them all (a failure is reported once)."""
+        collector have run, waiting up to ``within_s`` for worker threads still finishing a job of theirs
+        (their frames hold what the job uses); forgets them all (a failure is reported once)."""
         made = self.refs[since:]
         del self.refs[since:]
         if not _alive(made):
             return []
-        _delete_later_now()
-        gc.collect()
-        if _alive(made):
+        deadline = time.monotonic() + within_s
+        while True:
+            _delete_later_now()
+            gc.collect()
+            if not _alive(made):
+                return []
             # What a library's import froze (core/base/collector.py) is out of the collector's reach.
             gc.unfreeze()
-            gc.collect()
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        gc.collect()
         return [_describe(instance) for instance in _alive(made)]
 
 

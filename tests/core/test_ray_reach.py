@@ -63,6 +63,7 @@ def test_ray_reach_is_the_local_report(
     assert snapshot_tree(planted.db_dir) == before
 
 
+@pytest.mark.process
 @pytest.mark.ray
 def test_reach_command_on_ray_prints_the_local_json(ray_address: str, planted: Planted) -> None:
     common = ("reach", "--registry", str(planted.registry_dir), "--db", NAME, "--limit", "1", "--json")

@@ -136,6 +136,7 @@ def window_of(
         window.close()
         loop.run_until_complete(window.operations.wait_idle())
         loop.run_until_complete(window.aclose())
+        window.services.chores.shutdown(wait=True)  # a chore still running holds the window's services
         window.deleteLater()
         # Now, not at some later test's loop: the window's memory goes with the test that opened it.
         QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)

@@ -23,6 +23,7 @@ from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import run, waiting_for
 
 
+@pytest.mark.process
 @pytest.mark.ray
 def test_the_window_runs_both_jobs_on_ray_with_progress(
     ray_address: str,
