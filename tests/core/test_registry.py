@@ -192,3 +192,12 @@ def test_registry_location_precedence(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("RECALL_REGISTRY_DIR", str(tmp_path / "env"))
     assert resolve_registry_dir().directory == tmp_path / "env"
     assert resolve_registry_dir(tmp_path / "flag").directory == tmp_path / "flag"
+
+
+def test_a_registry_larger_than_one_sorting_piece_lists_every_database_by_name(tmp_path: Path) -> None:
+    rng = __import__("random").Random(7)
+    names = [f"kb-{rng.randrange(10**9):09d}-{number}" for number in range(9_000)]  # three pieces of 4,096
+    active = names[::3]
+    registry_dir = write_registry(tmp_path / "registry", [cosh_entry(n, tmp_path / n) for n in names], active)
+    listed = [entry.name for entry in load_registry(registry_dir).by_activity]
+    assert listed == sorted(active) + sorted(set(names) - set(active))
