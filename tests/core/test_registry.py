@@ -201,3 +201,17 @@ def test_a_registry_larger_than_one_sorting_piece_lists_every_database_by_name(t
     registry_dir = write_registry(tmp_path / "registry", [cosh_entry(n, tmp_path / n) for n in names], active)
     listed = [entry.name for entry in load_registry(registry_dir).by_activity]
     assert listed == sorted(active) + sorted(set(names) - set(active))
+
+
+def test_a_database_added_elsewhere_than_coshs_registry_is_offered_by_the_mcp_server_only(
+    tmp_path: Path,
+) -> None:
+    from recall_gui.core.base.paths import RegistryLocation, cosh_registry_dir
+    from recall_gui.core.registry.registry_advice import offered_by
+
+    assert offered_by(RegistryLocation(cosh_registry_dir(), "cosh")).startswith("cosh and `recall-gui mcp`")
+    elsewhere = offered_by(RegistryLocation(tmp_path / "team-registry", "--registry"))
+    assert elsewhere == (
+        "`recall-gui mcp` offers it from its next tool listing when it reads this registry; cosh does not "
+        "read this registry, only its own."
+    )
