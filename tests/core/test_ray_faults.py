@@ -366,6 +366,7 @@ def test_overlapping_jobs_share_one_ray_which_the_last_to_end_stops(tmp_path: Pa
     assert done.stdout.split() == ["True", "42", "False"]
 
 
+@pytest.mark.process
 def test_ray_is_started_without_a_standard_error_to_set_aside(tmp_path: Path) -> None:
     """A process launched with no fd 2 (some desktop launchers): setting Ray's output aside is skipped."""
     script = (
