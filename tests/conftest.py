@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
+from tests.owners import Made
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -38,6 +39,51 @@ _few_malloc_arenas()
 # Never reach for the network: a model that is not cached must fail fast (and here it does).
 os.environ["RECALL_GUI_DOWNLOAD_MODELS"] = "0"
 os.environ["HF_HUB_OFFLINE"] = "1"
+
+
+_MADE = Made()
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[_FAILED] = True  # its traceback holds what the test held: not a leak to report
+    return report
+
+
+def _drop_logged_tracebacks(item: pytest.Item) -> None:
+    """The test's captured log records keep their exceptions' tracebacks, and with them the locals of every
+    frame: what the code that logged held, not what the test kept. Their text is kept for the report."""
+    import logging
+
+    from _pytest.logging import caplog_handler_key, caplog_records_key
+
+    records = [record for phase in item.stash.get(caplog_records_key, {}).values() for record in phase]
+    handler = item.stash.get(caplog_handler_key, None)
+    records += handler.records if handler is not None else []
+    for record in records:
+        if record.exc_info:
+            record.exc_text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+
+
+@pytest.fixture(autouse=True)
+def nothing_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A window or core session a test makes is closed and gone when the test ends (tests/owners.py)."""
+    _MADE.track_imported()
+    since = _MADE.mark()
+    yield
+    _MADE.track_imported()
+    # The test's fixture values, which pytest drops only after the last teardown (this one).
+    if getattr(request.node, "funcargs", None):
+        request.node.funcargs.clear()
+    _drop_logged_tracebacks(request.node)
+    exempt = request.node.get_closest_marker("outlives") or request.node.stash.get(_FAILED, False)
+    outliving = _MADE.outliving(since, within_s=0 if exempt else 5.0)
+    if outliving and not exempt:
+        pytest.fail(f"still alive after the test that made it: {'; '.join(outliving)}", pytrace=False)
 
 
 @pytest.fixture(autouse=True)
@@ -236,6 +282,35 @@ def kb_100k(demo_build: DemoBuild, tmp_path_factory: pytest.TempPathFactory) -> 
     return KnowledgeBase(name, root / "db", registry, tuple(ids), tuple(contents), vectors)
 
 
+#: The app's cache folder while the run's Ray starts: deeper than Ray's sockets allow below it.
+DEEP_CACHE = "cache-" + "d" * 60
+
+
+@pytest.fixture(scope="session")
+def ray_address(shared_model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A local Ray of 2 cores for the whole run (started once: it takes seconds), and its address. It is
+    started with a cache folder too deep for Ray's socket paths, as a user's may be."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None or importlib.util.find_spec("lance_ray") is None:
+        pytest.skip("the scale extra (Ray, lance-ray) is not installed")
+    from contextlib import ExitStack
+
+    from recall_gui.core.ray.cluster import ray_cluster
+
+    # Not imported before this: Ray reads its settings (a token of this run) when first imported.
+
+    with ExitStack() as stack:
+        os.environ["RECALL_GUI_CACHE_DIR"] = str(tmp_path_factory.mktemp(DEEP_CACHE))
+        try:
+            stack.enter_context(ray_cluster(cpus=2))
+        finally:
+            os.environ["RECALL_GUI_CACHE_DIR"] = str(shared_model_cache)
+        import ray
+
+        yield str(ray.get_runtime_context().gcs_address)
+
+
 @pytest.fixture
 def world_readable_kb(passage_vectors: Any) -> Iterator[KnowledgeBase]:
     """The 12-passage knowledge base in a folder any user can read (pytest's tmp dirs are private to
@@ -255,6 +330,39 @@ def world_readable_kb(passage_vectors: Any) -> Iterator[KnowledgeBase]:
     shutil.rmtree(base)
 
 
+# --- the fast loop: tests that start no process ----------------------------------------------------------
+
+#: Fixtures that start processes (the demo build, servers, Ray) or stand on what one built: a test using
+#: any is marked ``process``, left out of `make test-fast`.
+PROCESS_FIXTURES = frozenset({"demo_build", "kb_100k", "moto_server", "s3", "ray_address"})
+#: Set by `make test-fast`: a test that starts a process without the ``process`` mark fails, naming it.
+NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())) or item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.process)
+
+
+@pytest.fixture(autouse=True)
+def no_unmarked_processes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under `make test-fast`, starting a process from a test not marked ``process`` fails it."""
+    if os.environ.get(NO_PROCESSES_ENV) != "1" or request.node.get_closest_marker("process"):
+        return
+    import multiprocessing.process
+    import subprocess
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(
+            f"{request.node.nodeid} starts a process: mark it `process` (pytestmark in its module), so "
+            "that `make test-fast` leaves it out"
+        )
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", refused)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refused)
+
+
 # --- skips CI does not allow ------------------------------------------------------------------------------
 
 #: With this set (CI does), a skip whose reason is not on tests/allowed_skips.txt fails the run: a check
@@ -268,6 +376,17 @@ def allowed_skip_reasons(path: Path = _ALLOWED_SKIPS) -> list[str]:
     """The allowed reasons (a skip is allowed when its reason contains one), without comments."""
     lines = path.read_text(encoding="utf-8").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Without pytest-qt (`make test-core` runs without Qt), its settings in pyproject.toml are still
+    known, so ``--strict-config`` accepts them."""
+    import importlib.util
+
+    if importlib.util.find_spec("pytestqt") is None:
+        for name in ("qt_api", "qt_log_level_fail"):
+            parser.addini(name, "pytest-qt's (not installed)")
+        parser.addini("qt_log_ignore", "pytest-qt's (not installed)", type="linelist")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

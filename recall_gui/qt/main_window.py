@@ -4,7 +4,7 @@ parts in ``qt/window/``: start-up, the registry (reading, watching, checking hea
 Pages are tabs of :attr:`MainWindow.pages` that receive :class:`~recall_gui.qt.services.WindowServices`,
 not the window; a new page is one more tab. Before the window's first paint only the knowledge page is
 built (and imported): the others are built when first shown or asked for, and by the start-up once the
-window is on screen (docs/PERFORMANCE.md#start-up).
+window is on screen (docs/PERFORMANCE_LOG.md#start-up).
 """
 
 from __future__ import annotations
@@ -106,6 +106,10 @@ class MainWindow(QMainWindow):
             self.status_activity,
             drafts=Drafts(SuffixStore(config_dir)),
         )
+        # Children of the window, so they go with it: a Python slot on their signals holds the window, a
+        # circle through Qt that Python's collector cannot see.
+        services.navigation.setParent(self)
+        services.golden.setParent(self)
         self.knowledge = KnowledgePage(services)
         self.opened = self.knowledge.opened
         self.setAcceptDrops(True)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 ROOT = Path(__file__).resolve().parents[2]
 #: One clock tick (the start is counted in ticks of 10 ms) and a little for rounding.
 TICK_S = 0.011

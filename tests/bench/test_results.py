@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bench.results import Metric, provenance, write_results
 
 MACHINE = {"cpus": 2, "cpu": "a test CPU", "ram_gb": 24.0}
@@ -38,6 +40,7 @@ def test_each_figure_keeps_the_run_it_was_measured_in(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.process
 def test_a_run_names_its_commit_and_a_date_in_utc() -> None:
     measured = provenance(MACHINE)
     commit = measured["commit"].removesuffix("+changes")

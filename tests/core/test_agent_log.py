@@ -186,6 +186,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 @pytest.mark.slow
 @pytest.mark.parametrize("bound", [4 * 1024 * 1024, 65536], ids=["no-rotation", "rotating"])
 def test_several_servers_appending_at_once_leave_whole_lines_in_order(tmp_path: Path, bound: int) -> None:

@@ -49,6 +49,7 @@ def test_compare_marks_gained_lost_and_moved_ids() -> None:
 # --- replay -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_replay_marks_what_changed_after_another_program_added_a_row(
     kb: KnowledgeBase, embedder: Any, tmp_path: Path
 ) -> None:

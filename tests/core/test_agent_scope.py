@@ -65,6 +65,7 @@ def opened(db_dir: Path | str, name: str = "notes") -> DatabaseEntry:
     return DatabaseEntry(name, str(db_dir), "", spec, table=name, origin="opened")
 
 
+@pytest.mark.process
 def test_a_filtered_view_gets_the_agents_unfiltered_rank_and_its_own_beside_it(
     kb: KnowledgeBase, session: Session, embedder: Any
 ) -> None:
@@ -180,6 +181,7 @@ def test_an_older_version_gets_the_latest_versions_rank_and_an_entry_gone_says_s
     assert gone.view is not None and gone.view.rank == old_order.index("tides") + 1
 
 
+@pytest.mark.process
 def test_an_opened_folder_is_the_registered_database_of_its_table_or_searched_by_no_agent(
     kb: KnowledgeBase, session: Session, embedder: Any, tmp_path: Path
 ) -> None:
@@ -234,6 +236,7 @@ def test_the_scope_follows_the_registry_by_name_and_activity(kb: KnowledgeBase) 
     assert ViewScope(entry, where="  ").where is None  # a blank filter is no filter
 
 
+@pytest.mark.process
 def test_rank_answers_for_the_agent_and_puts_the_view_of_where_and_version_beside_it(
     history_kb: KnowledgeBase, embedder: Any
 ) -> None:

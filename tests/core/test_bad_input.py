@@ -162,6 +162,7 @@ def test_cli_refuses_bytes_that_are_not_utf8(kb: KnowledgeBase, capsys: Any) -> 
     assert out == "" and "error: 'query' is not valid Unicode text" in err
 
 
+@pytest.mark.process
 def test_cli_prints_utf8_json_whatever_the_terminal_encoding(kb: KnowledgeBase) -> None:
     query = "capital\x07 ما هي 🚀\t"
     done = subprocess.run(

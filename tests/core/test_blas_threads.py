@@ -11,9 +11,13 @@ import pytest
 
 from tests.probes import run_probe
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 PROBE = """
-import glob, json, os, sys
-import recall_gui, recall_gui.core, recall_gui.qt
+import glob, importlib.util, json, os, sys
+import recall_gui, recall_gui.core
+if importlib.util.find_spec("PySide6") is not None:  # `make test-core` runs without Qt
+    import recall_gui.qt
 if sys.argv[1] == "app":
     from recall_gui.runtime import configure_process
     configure_process()

@@ -247,6 +247,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc to measure peaks")
 def test_a_million_rows_are_browsed_without_loading_the_table(tmp_path: Path) -> None:
     import lancedb

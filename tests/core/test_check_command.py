@@ -13,6 +13,8 @@ import pytest
 from tests.core.test_cli import cli
 from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, cosh_entry, snapshot_tree, write_registry
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 
 def golden(tmp_path: Path, checks: list[dict[str, Any]], name: str = "golden.json") -> Path:
     path = tmp_path / name

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from recall_gui.core.golden.golden import FolderTable, GoldenCheck, GoldenFile, parse_golden
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree, view_entry, write_registry
@@ -49,6 +51,7 @@ def _lines(kb: KnowledgeBase, registry: Path, path: Path) -> tuple[int, list[str
     return done.returncode, done.stdout.splitlines() + done.stderr.splitlines(), json.loads(as_json.stdout)
 
 
+@pytest.mark.process
 def test_a_folder_check_runs_on_the_folder_then_on_the_database_registered_for_it(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:

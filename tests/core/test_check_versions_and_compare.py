@@ -13,7 +13,8 @@ import pytest
 
 from tests.core.test_cli import cli
 from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, snapshot_tree
-from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 FRANCE = "What is the capital of France?"
 PASSWORD = "How do I change my password?"
@@ -247,24 +248,6 @@ def test_check_versions_refuses_options_of_the_ray_engine(kb: KnowledgeBase, tmp
         done = cli("check", "--registry", str(kb.registry_dir), "--versions", *option, str(path))
         assert done.returncode == 2 and done.stdout == "", done.stderr
         assert done.stderr.startswith(f"error: {option[0]} is for --engine ray"), done.stderr
-
-
-def test_the_checks_page_shows_a_side_that_could_not_run_as_such(
-    kb: KnowledgeBase,
-    open_window: Any,  # noqa: F811
-    loop: Any,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    from tests.qt.conftest import run
-
-    path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 3}])
-    page = open_window(kb.registry_dir).checks
-    assert page.open_file(path)
-    assert run(loop, page.compare(version=7))
-    view = page.compare_view
-    assert view.note.text().splitlines()[-1].startswith("Check 1: A could not run it: ")
-    assert [view.table.item(0, column).text() for column in (1, 2, 3)] == ["could not run", "pass", ""]
-    assert "version 7" in view.table.item(0, 1).toolTip().lower()
 
 
 def grow_history(kb: KnowledgeBase, embedder: Any, last: int, gaps: range = range(0)) -> None:

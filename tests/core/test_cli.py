@@ -9,9 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from recall_gui import __version__
 from recall_gui.core.base.tool import DEFAULT_DESCRIPTION
 from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 ROOT = Path(__file__).resolve().parents[2]
 

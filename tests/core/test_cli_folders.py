@@ -55,6 +55,7 @@ def test_window_options_beside_a_command_are_refused(argv: tuple[str, ...], mess
         refuse_misplaced(parsed(*argv))
 
 
+@pytest.mark.process
 def test_register_then_the_agent_search_and_the_folder_search_print_the_same_json(
     passage_vectors: Any, tmp_path: Path
 ) -> None:
@@ -100,6 +101,7 @@ def test_register_then_the_agent_search_and_the_folder_search_print_the_same_jso
     assert snapshot_tree(db) == before
 
 
+@pytest.mark.process
 def test_register_refuses_with_one_line_and_writes_nothing(passage_vectors: Any, tmp_path: Path) -> None:
     db = tmp_path / "two"
     write_lance_table(db, "alpha", tuple(PASSAGES), tuple(PASSAGES.values()), passage_vectors)
@@ -127,6 +129,7 @@ def test_register_refuses_with_one_line_and_writes_nothing(passage_vectors: Any,
     assert snapshot_tree(registry) == before
 
 
+@pytest.mark.process
 def test_list_path_prints_every_table_in_the_registrys_shape(passage_vectors: Any, tmp_path: Path) -> None:
     db = tmp_path / "two"
     write_lance_table(db, "alpha", tuple(PASSAGES), tuple(PASSAGES.values()), passage_vectors)
@@ -147,6 +150,7 @@ def test_list_path_prints_every_table_in_the_registrys_shape(passage_vectors: An
     assert "beta: All-MiniLM-L6-v2 (384d), from the table's metadata" in text.stdout
 
 
+@pytest.mark.process
 def test_list_path_exits_1_and_names_a_table_that_cannot_be_searched(
     passage_vectors: Any, tmp_path: Path
 ) -> None:

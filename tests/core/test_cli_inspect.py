@@ -13,6 +13,8 @@ from tests.core.test_cli import cli
 from tests.inspecttools import NAME, History, lancedb_versions, write_history
 from tests.kbtools import snapshot_tree
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> History:

@@ -13,6 +13,8 @@ import pytest
 from tests.core.test_cli import cli
 from tests.kbtools import PASSAGES, snapshot_tree, write_lance_table
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 
 @pytest.fixture
 def folder(tmp_path: Path, passage_vectors: Any) -> Path:

@@ -226,6 +226,7 @@ def test_the_gemini_key_is_named_by_the_variable_it_came_from(
         search(kb, "x")
 
 
+@pytest.mark.process
 def test_list_and_search_say_which_variable_holds_a_key_that_cannot_be_sent(
     kb: KnowledgeBase, fake_provider: FakeProvider, isolated_app_dirs: Path
 ) -> None:
@@ -362,6 +363,7 @@ def test_the_timeout_bounds_the_whole_request_not_each_read(
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.process
 def test_the_cli_never_prints_or_writes_the_key(
     kb: KnowledgeBase, fake_provider: FakeProvider, isolated_app_dirs: Path
 ) -> None:

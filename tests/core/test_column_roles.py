@@ -79,6 +79,7 @@ def test_a_column_named_like_text_that_holds_no_text_is_not_taken_for_it() -> No
     assert mapping.content == "body_text"
 
 
+@pytest.mark.process
 def test_the_vector_column_named_as_content_is_reported_by_list_and_search(
     kb: KnowledgeBase, tmp_path: Path, passage_vectors: Any
 ) -> None:
@@ -100,6 +101,7 @@ def test_the_vector_column_named_as_content_is_reported_by_list_and_search(
         asyncio.run(search())
 
 
+@pytest.mark.process
 def test_an_id_column_named_as_content_is_refused_not_ignored(tmp_path: Path, passage_vectors: Any) -> None:
     db = tmp_path / "db"
     write_lance_table(db, "notes", ["a", "b"], ["one", "two"], passage_vectors[:2])

@@ -97,6 +97,7 @@ def _python(code: str, *args: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.process
 def test_lancedb_imports_without_its_rest_client_which_loads_when_asked_for(kb: KnowledgeBase) -> None:
     """The deferral happens (a LanceDB that imports the client's API another way fails this loudly), a
     search finds the same rows, and whatever asks for the client later gets all of it."""
@@ -128,6 +129,7 @@ print(repr((deferred, unloaded, found, client.ApiClient.__name__, client.Configu
     assert json.loads(deferred[2])["results"][0]["id"] == kb.ids[0]
 
 
+@pytest.mark.process
 def test_the_deferral_waits_for_lancedb_s_first_import_and_reads_no_versions_before() -> None:
     """The entry points' set-up costs a process that never loads LanceDB nothing: the versions are read
     (``importlib.metadata``) only when LanceDB is first imported, and the client is deferred then."""
@@ -144,6 +146,7 @@ print(repr((before, unloaded, "importlib.metadata" in sys.modules, client.ApiCli
     assert eval(_python(code)) == (False, True, True, "ApiClient")
 
 
+@pytest.mark.process
 def test_lance_namespaces_still_work_with_the_client_deferred(tmp_path: Any) -> None:
     """LanceDB's namespace API (which uses the client's models) answers as without the deferral."""
     code = f"""
@@ -170,6 +173,7 @@ print(repr((deferred, list(namespace.list_tables().tables), namespace.open_table
     assert deferred[1:] == run("plain")[1:] == (["t"], 3)
 
 
+@pytest.mark.process
 def test_the_rest_client_is_imported_as_usual_on_an_untested_lancedb() -> None:
     code = """
 from recall_gui.core.base import compat
@@ -181,6 +185,7 @@ print("lance_namespace_urllib3_client.api" in sys.modules)
     assert _python(code).split() == ["False", "True"]
 
 
+@pytest.mark.process
 def test_the_filter_worker_counts_with_lancedbs_compiled_module_alone_as_lancedb_counts(
     kb: KnowledgeBase,
 ) -> None:
@@ -215,6 +220,7 @@ print(json.dumps([counts, sorted(m for m in sys.modules if m.split(".")[0] in he
     assert loaded == ["lancedb._lancedb"]
 
 
+@pytest.mark.process
 def test_the_filter_worker_imports_lancedb_on_an_untested_lancedb() -> None:
     code = """
 from recall_gui.core.base import compat

@@ -12,6 +12,8 @@ from recall_gui.core.agent_log.call_record import CallRecord, now_iso
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 EVIL = "odd\x1b]0;owned\x07\x1b[2J\rname\u202e"
 ESCAPED = "odd\\x1b]0;owned\\x07\\x1b[2J\\rname\\u202e"
 

@@ -1,13 +1,22 @@
-"""The core is Qt-free and cheap to import: checked in a fresh interpreter, where nothing else loaded Qt."""
+"""The core is Qt-free and cheap to import: checked in a fresh interpreter, where nothing else loaded Qt.
+Its tests are Qt-free too: `make test-core` runs them where Qt is not installed."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.probes import run_probe
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "tests"
+#: What tests/core and the helpers it imports must not import: Qt, its event loop, its test plugin, the
+#: window's tests and the window itself.
+WINDOW_ONLY = ("PySide6", "shiboken6", "qasync", "pytestqt", "pyqtgraph", "tests.qt", "recall_gui.qt")
 
 PROBE = """
 import json, sys
@@ -73,3 +82,46 @@ def test_only_the_ray_part_imports_ray() -> None:
                     importers.add(path.parent.relative_to(ROOT).as_posix())
     assert "recall_gui/core/ray" in importers  # the walk really found Ray's imports
     assert sorted(importers) == ["recall_gui/core/ray"]
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every module ``path`` imports, at its top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def window_imports_of_core_tests() -> dict[str, list[str]]:
+    """For each module of tests/core, and each tests/ helper reached from one, what it imports of
+    :data:`WINDOW_ONLY`."""
+    found: dict[str, list[str]] = {}
+    pending = sorted((TESTS / "core").glob("*.py"))
+    seen: set[Path] = set()
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        names = imported_names(path)
+        bad = sorted(n for n in names if any(n == w or n.startswith(w + ".") for w in WINDOW_ONLY))
+        if bad:
+            found[str(path.relative_to(TESTS.parent))] = bad
+        for name in names:
+            helper = TESTS.parent / (name.replace(".", "/") + ".py")
+            if name.startswith("tests.") and helper.exists():
+                pending.append(helper)
+    return found
+
+
+def test_the_core_tests_import_nothing_of_the_window() -> None:
+    assert window_imports_of_core_tests() == {}
+
+
+def test_the_scan_sees_an_import_inside_a_function(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from PySide6.QtWidgets import QLabel\n    import tests.qt.conftest\n")
+    assert imported_names(module) == {"PySide6.QtWidgets", "tests.qt.conftest"}

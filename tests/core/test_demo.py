@@ -30,6 +30,7 @@ def run_cli(demo: DemoBuild, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.process
 def test_demo_is_written_and_registered_in_the_app_dirs_never_in_cosh(demo_build: DemoBuild) -> None:
     assert demo_build.stdout.splitlines() == [
         f"demo knowledge base: {demo_build.db_dir}",
@@ -65,6 +66,7 @@ def test_demo_table_has_cosh_schema_and_stable_ids(demo_build: DemoBuild) -> Non
     assert "yield#0" in ids
 
 
+@pytest.mark.process
 def test_cli_search_on_the_demo_returns_the_yield_passages(demo_build: DemoBuild) -> None:
     done = run_cli(demo_build, "search", "--db", DEMO_NAME, "how do generators work")
     assert done.returncode == 0, done.stderr

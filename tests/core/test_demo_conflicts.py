@@ -65,6 +65,7 @@ def test_a_foreign_entry_named_like_the_demo_is_refused_and_left_alone(tmp_path:
     assert not demo_db_dir().exists()
 
 
+@pytest.mark.process
 def test_the_cli_refuses_a_foreign_entry_before_embedding_anything(tmp_path: Path) -> None:
     registry = foreign_python_docs(tmp_path / "registry", tmp_path / "mine")
     before = snapshot_tree(registry)
@@ -76,6 +77,7 @@ def test_the_cli_refuses_a_foreign_entry_before_embedding_anything(tmp_path: Pat
     assert snapshot_tree(registry) == before
 
 
+@pytest.mark.process
 def test_cosh_registry_is_refused_even_through_recall_registry_dir(tmp_path: Path) -> None:
     cosh = write_registry(cosh_registry_dir(), [cosh_entry("agent-notes", tmp_path / "db")])
     before = snapshot_tree(cosh)
@@ -163,6 +165,7 @@ def test_register_database_replaces_nothing_unless_asked(tmp_path: Path) -> None
     assert snapshot_tree(registry) == before
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("file", "text", "said"),
     [

@@ -76,6 +76,7 @@ def test_a_prebuilt_file_of_another_format_is_refused(tmp_path: Path) -> None:
         read_prebuilt_demo(other)
 
 
+@pytest.mark.process
 def test_the_installed_demo_answers_byte_for_byte_as_a_rebuilt_one(demo_build: DemoBuild) -> None:
     """`recall-gui search` on the prebuilt demo prints what it prints on the demo built from source (when
     this Python's help topics are the ones the prebuilt copy was made from)."""

@@ -234,6 +234,7 @@ def knowledge_bases(make_kb: Callable[..., KnowledgeBase]) -> list[KnowledgeBase
     return [quantised]
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_recall_gui_search_prints_the_same_bytes_and_never_imports_fastembed(
     knowledge_bases: list[KnowledgeBase],
@@ -271,6 +272,7 @@ print(answer)
 """
 
 
+@pytest.mark.process
 def test_the_mcp_servers_preload_of_such_a_database_does_not_import_fastembed(kb: KnowledgeBase) -> None:
     from recall_gui.core.search.harness import Harness
 

@@ -338,6 +338,7 @@ def test_bad_thresholds_are_refused() -> None:
             find_groups(matrix, threshold, metric)
 
 
+@pytest.mark.process
 def test_the_command_prints_the_groups_as_json_and_as_text(
     planted: tuple[KnowledgeBase, dict[str, set[str]]],
 ) -> None:
@@ -364,6 +365,7 @@ def test_the_command_prints_the_groups_as_json_and_as_text(
     assert "error: --threshold 'abc' is not a number" in refused.stderr
 
 
+@pytest.mark.process
 def test_zero_vectors_are_said_to_be_left_out_of_a_cosine_comparison(tmp_path: Path) -> None:
     """Ten identical zero vectors and two real rows: cosine has no value for the zero ones, so the command
     says how many it left out and why, and squared L2 groups them."""
@@ -410,6 +412,7 @@ def numpy_cosine_distances(vectors: np.ndarray[Any, Any]) -> np.ndarray[Any, Any
     return 1 - unit @ unit.T
 
 
+@pytest.mark.process
 def test_a_chain_of_close_pairs_is_one_group_whose_widest_pair_is_shown(tmp_path: Path) -> None:
     """a-b and b-c lie within the threshold, a-c beyond: one group of three (no close pair is hidden),
     its widest pair a-c with NumPy's distance, said to be chained; d-e is a group every pair of which is

@@ -10,6 +10,8 @@ import pytest
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 QUERY = "How do I change my password?"
 
 

@@ -25,6 +25,8 @@ from recall_gui.core.search.harness import Harness
 from tests.kbtools import cosh_entry, write_lance_table, write_registry
 from tests.minilm_reference import ReferenceMiniLM
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 ROOT = Path(__file__).resolve().parents[2]
 PASSAGES = 600
 LIMIT = 5

@@ -523,3 +523,19 @@ def test_a_table_replaced_with_another_width_while_its_vectors_are_read_is_not_c
     assert isinstance(outcome, NotCached)
     assert "changed while it was read" in outcome.reason and "384 to 8 dimensions" in outcome.reason
     assert session.vectors.used_bytes == 0
+
+
+def test_the_scan_and_the_rank_refuse_a_metric_they_do_not_know() -> None:
+    from recall_gui.core.session.exact import VectorMatrix, nearest_rows
+    from recall_gui.core.session.exact_rank import rank_of
+
+    vectors = VectorMatrix.build(np.eye(3, dtype=np.float32), np.arange(3, dtype=np.uint64))
+    query = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="unknown metric 'hamming'"):
+        nearest_rows(vectors, query, "hamming", 2)
+
+    def any_distance(rows: Any, _query: Any, _metric: str) -> Any:  # past LanceDB's kernel, which refuses too
+        return np.zeros(len(rows), np.float32)
+
+    with pytest.raises(ValueError, match="unknown metric 'hamming'"):
+        rank_of(vectors, query, "hamming", 0, measure=any_distance)

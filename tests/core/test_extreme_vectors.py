@@ -199,6 +199,7 @@ def test_the_mcp_server_more_like_this_and_hubs_give_lancedbs_order(extreme_kb: 
         assert sorted(returned.id for returned in hubs.returned) == sorted(f"r{i}" for i in expected)
 
 
+@pytest.mark.process
 def test_the_commands_give_lancedbs_order_in_strict_json_and_health_names_the_vectors(
     extreme_kb: Any, tmp_path: Path
 ) -> None:

@@ -140,6 +140,7 @@ def test_no_front_end_imports_the_core_inside_a_function() -> None:
     assert found == []
 
 
+@pytest.mark.process
 def test_the_command_line_loads_no_heavy_library_to_start() -> None:
     """Every command's module imported, as `recall-gui --version` and argument parsing do: the face names
     they take at module level cost nothing heavy (the window's own check: tests/qt/test_app.py)."""

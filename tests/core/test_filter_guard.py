@@ -20,6 +20,8 @@ from tests.core.test_cli import ROOT, cli
 from tests.kbtools import PASSAGES, KnowledgeBase
 from tests.waiting import spawned_children, wait_until
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 #: Each row's content repeated into ~1.7 GB: LanceDB's engine aborts its process when that fails.
 HUGE = "length(repeat(content, 20000000)) > 0"
 #: The address space the CLI gets in the test, so that the allocation fails there as it would on a

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.session.session import Session
 from tests.kbtools import KnowledgeBase
@@ -31,6 +33,7 @@ def test_a_one_search_session_keeps_no_vectors_and_answers_the_same(kb: Knowledg
     assert one_off[0] == kept[0]
 
 
+@pytest.mark.process
 def test_recall_gui_search_scans_once_and_prints_what_the_harness_returns(kb: KnowledgeBase) -> None:
     done = subprocess.run(
         [

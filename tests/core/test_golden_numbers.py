@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,7 +13,8 @@ from recall_gui.core.base import GoldenFileError
 from recall_gui.core.golden.golden import parse_golden
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase
-from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 CASES = [
     ('"version": 3.0', "version: 3.0 is not of type 'integer'"),
@@ -52,19 +52,3 @@ def test_a_whole_version_still_runs(kb: KnowledgeBase, tmp_path: Path) -> None:
     check = {"db_name": kb.name, "query": "capital of France", "expect": ["paris"], "version": 1}
     path.write_text(json.dumps({"checks": [check]}), encoding="utf-8")
     assert cli("check", "--registry", str(kb.registry_dir), str(path)).returncode == 0
-
-
-def test_the_checks_page_refuses_the_file_naming_the_field(
-    kb: KnowledgeBase,
-    open_window: Any,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    from PySide6.QtWidgets import QLabel
-
-    window = open_window(kb.registry_dir)
-    for number, (field, said) in enumerate(CASES[:2]):
-        bad = tmp_path / f"bad{number}.json"
-        bad.write_text(golden_text(kb.name, field), encoding="utf-8")
-        assert not window.checks.open_file(bad)
-        banner = window.banner.findChild(QLabel, "bannerText").text()
-        assert banner.startswith(f"{bad}, line 2, check 1, {said}")

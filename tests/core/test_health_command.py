@@ -10,10 +10,13 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
+import pytest
 from lancedb.index import FTS, IvfPq
 
 from tests.core.test_cli import cli
 from tests.kbtools import snapshot_tree
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 WIDTH = 384
 

@@ -7,11 +7,15 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from recall_gui.core.agent_log.agent_log import LogFiles
 from recall_gui.core.search.harness import Harness
 from tests.core.test_cli import cli
 from tests.kbtools import EXACT_MODEL_JSON, KnowledgeBase, snapshot_tree
 from tests.logtools import logged_call, write_records
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 QUESTIONS = [
     "How do I change my password?",

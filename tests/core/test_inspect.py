@@ -166,6 +166,7 @@ VERSION_2 = [(i, p, SOURCES[p], "en" if p % 2 else "fr") for p, i in enumerate(P
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("where", "keeps"),
     [
@@ -186,6 +187,7 @@ def test_an_older_version_is_browsed_with_a_filter_as_it_was(
     assert 0 < len(expected) < len(VERSION_2)
 
 
+@pytest.mark.process
 def test_a_bad_filter_says_why_in_one_line_and_offers_the_columns(history: History) -> None:
     from recall_gui.core.tables.browse import fetch_page
 
@@ -211,6 +213,7 @@ def test_a_bad_filter_says_why_in_one_line_and_offers_the_columns(history: Histo
         browse("page <")
 
 
+@pytest.mark.process
 def test_a_selection_is_browsed_by_row_id_with_the_filters(history: History) -> None:
     from recall_gui.core.tables.browse import fetch_page
     from recall_gui.core.tables.selection import fetch_selected_page
@@ -232,6 +235,7 @@ def test_a_selection_is_browsed_by_row_id_with_the_filters(history: History) -> 
     assert [row.id for row in later.rows] == [row.id for row in page.rows[2:4]]
 
 
+@pytest.mark.process
 def test_inspecting_writes_nothing_restores_nothing_and_tags_nothing(history: History, embedder: Any) -> None:
     from recall_gui.core.inspect.table_map import build_map
     from recall_gui.core.inspect.version_diff import diff_versions

@@ -265,6 +265,7 @@ def test_recall_search_and_more_like_this_give_lancedbs_order(
         assert [found.distance for found in like.result.hits] == [float(d) for d in like_distances]
 
 
+@pytest.mark.process
 def test_the_commands_give_lancedbs_order(tie_kb: tuple[Path, Path], embedder: Any) -> None:
     import lancedb
 

@@ -11,6 +11,8 @@ import pytest
 from tests.kbtools import KnowledgeBase
 from tests.probes import run_probe
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 PROBE = """
 import asyncio, glob, json, os, sys
 from recall_gui.core.tables.browse import fetch_page

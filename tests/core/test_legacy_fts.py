@@ -16,6 +16,8 @@ from lancedb.index import FTS
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 
 def write_legacy_fts_index(table: Any, folder: Path) -> None:
     """The index LanceDB's ``create_fts_index(use_tantivy=True)`` built: a Tantivy index of the text with

@@ -15,8 +15,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from recall_gui.core.search.harness import Harness
 from tests.kbtools import KnowledgeBase
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 ROWS = 100_000
 SEARCHES = 1_000

@@ -194,6 +194,7 @@ def test_a_model_not_here_fails_fast_and_searching_never_asks_the_hub(
     assert "recall-gui models get BGESmallENV15" in (caught.value.hint or "")
 
 
+@pytest.mark.process
 def test_without_any_network_the_default_setup_fails_fast(tmp_path: Path) -> None:
     """No HF_HUB_OFFLINE, downloads allowed, no network at all (a fresh network namespace)."""
     if shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"], check=False).returncode:

@@ -15,6 +15,8 @@ from recall_gui.core.tables.versions import VERSIONS_PER_TIMEOUT, kept_versions,
 from tests.core.test_cli import cli
 from tests.kbtools import write_lance_table
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 VERSIONS = 300
 
 

@@ -79,6 +79,7 @@ def test_each_rows_nearest_rows_are_the_exact_ones_numpy_finds(metric: str) -> N
     assert np.array_equal(own[usable], np.argsort(among, axis=1, kind="stable")[usable, :5])
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("metric", ("l2", "cosine"))
 def test_every_other_row_is_placed_from_its_exact_nearest_sampled_rows(
     metric: str, monkeypatch: pytest.MonkeyPatch

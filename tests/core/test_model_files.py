@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from recall_gui.core.embedders.model_sources import INT8_AGREEMENT
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.process
 def test_the_shipped_graph_is_what_the_builder_writes() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "packaging" / "minilm_graph.py"), "--check"],

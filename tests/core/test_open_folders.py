@@ -176,6 +176,7 @@ def test_two_tables_in_one_folder_are_listed_and_one_is_chosen(
     assert snapshot_tree(db) == before
 
 
+@pytest.mark.process
 def test_a_folder_on_s3_opens_with_the_registrys_storage_options(
     shared_session: Session, passage_vectors: Any, s3: Any, tmp_path: Path
 ) -> None:

@@ -5,19 +5,17 @@ they were."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.core.test_check_command import golden
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
-from tests.qt.conftest import loop, open_window, run  # noqa: F401 (fixtures of the window tests)
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 GOOD_CHECK = {"db_name": "notes", "query": "What is the capital of France?", "expect": ["paris"]}
 
@@ -113,44 +111,3 @@ def test_check_still_writes_a_new_report_and_replaces_an_old_one(kb: KnowledgeBa
 def window_places(kb: KnowledgeBase, tmp_path: Path) -> dict[str, tuple[Path, str]]:
     every = places(kb, tmp_path, golden(tmp_path, [GOOD_CHECK]))
     return {name: every[name] for name in ("a manifest", "the database folder", "a FIFO", "a folder")}
-
-
-@pytest.mark.parametrize("browsing", [False, True])
-def test_the_window_refuses_to_export_there(
-    kb: KnowledgeBase,
-    open_window: Any,  # noqa: F811
-    loop: asyncio.AbstractEventLoop,  # noqa: F811
-    tmp_path: Path,
-    browsing: bool,
-) -> None:
-    from PySide6.QtWidgets import QLabel
-
-    window = open_window(kb.registry_dir)
-    inputs = window.knowledge.read_inputs()
-    if browsing:
-        run(loop, window.knowledge.browser.browse(inputs))
-    else:
-        window.knowledge.query_bar.query_edit.setText("capital of France")
-        run(loop, window.knowledge.searching.search(window.knowledge.read_inputs()))
-    for name, (out, said) in window_places(kb, tmp_path).items():
-        before = state(out)
-        assert run(loop, window.knowledge.exporter.export_to(out, "csv")) == 0, name
-        banner = window.banner.findChild(QLabel, "bannerText").text()
-        assert banner.startswith(f"The export was not written to {out}: {said}"), (name, banner)
-        assert state(out) == before, name
-
-
-def test_the_checks_page_refuses_to_save_the_golden_file_there(
-    kb: KnowledgeBase,
-    open_window: Callable[..., Any],  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    from PySide6.QtWidgets import QLabel
-
-    window = open_window(kb.registry_dir)
-    for name, (out, said) in window_places(kb, tmp_path).items():
-        before = state(out)
-        assert not window.checks.save_as(out), name
-        banner = window.banner.findChild(QLabel, "bannerText").text()
-        assert banner.startswith(f"{out}: not written: {said}"), (name, banner)
-        assert state(out) == before, name

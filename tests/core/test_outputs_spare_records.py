@@ -2,15 +2,14 @@
 every file the app writes where the user says (``check --junit``, the window's export, the checks saved
 as). Refused, each with what it is, and left as it was: cosh's ``rag_dbs.json`` and ``rag_active.json``
 (any registry's), the agent log, a golden file, the settings, the notes and ``window.ini`` (anything in
-the settings folder), the review files, the golden checks' last runs."""
+the settings folder), the review files, the golden checks' last runs. The window's side is in
+tests/qt/test_outputs_spare_records_window.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,6 @@ from tests.core.test_check_command import golden
 from tests.core.test_cli import cli
 from tests.core.test_output_paths import GOOD_CHECK, state
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
-from tests.qt.conftest import loop, open_window, run  # noqa: F401 (fixtures of the window tests)
 
 REGISTRY_SAID = "it is a file of the agents' registry ({name}): agents would lose their databases"
 LOG_SAID = "it is the agent log, the app's record of what agents asked"
@@ -133,49 +131,4 @@ def test_check_refuses_a_junit_report_onto_any_record_and_leaves_it(
         done = cli("check", "--registry", str(kb.registry_dir), "--junit", str(out), str(golden_path))
         assert done.returncode == 2 and done.stdout == "", (name, done.stderr)
         assert done.stderr.startswith(f"error: the JUnit report was not written to {out}: {said}\n"), name
-        assert state(out) == before, name
-
-
-@pytest.mark.parametrize("browsing", [False, True])
-def test_the_windows_export_refuses_every_record_and_leaves_it(
-    kb: KnowledgeBase,
-    open_window: Any,  # noqa: F811
-    loop: asyncio.AbstractEventLoop,  # noqa: F811
-    tmp_path: Path,
-    browsing: bool,
-) -> None:
-    from PySide6.QtWidgets import QLabel
-
-    places = records(tmp_path)
-    window = open_window(kb.registry_dir, config_dir=Path(os.environ["RECALL_GUI_CONFIG_DIR"]))
-    if browsing:
-        run(loop, window.knowledge.browser.browse(window.knowledge.read_inputs()))
-    else:
-        window.knowledge.query_bar.query_edit.setText("capital of France")
-        run(loop, window.knowledge.searching.search(window.knowledge.read_inputs()))
-    for name, (out, said) in places.items():
-        before = state(out)
-        assert run(loop, window.knowledge.exporter.export_to(out, "csv")) == 0, name
-        banner = window.banner.findChild(QLabel, "bannerText").text()
-        assert banner == f"The export was not written to {out}: {said}", (name, banner)
-        assert state(out) == before, name
-    written = run(loop, window.knowledge.exporter.export_to(tmp_path / "fine.csv", "csv"))
-    assert written > 0  # elsewhere: written
-
-
-def test_the_checks_page_refuses_to_save_the_checks_over_the_registry(
-    kb: KnowledgeBase,
-    open_window: Any,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    from PySide6.QtWidgets import QLabel
-
-    places = records(tmp_path)
-    window = open_window(kb.registry_dir, config_dir=Path(os.environ["RECALL_GUI_CONFIG_DIR"]))
-    for name in ("cosh's rag_dbs.json", "the agent log", "settings.json"):
-        out, said = places[name]
-        before = state(out)
-        assert not window.checks.save_as(out), name
-        banner = window.banner.findChild(QLabel, "bannerText").text()
-        assert banner == f"{out}: not written: {said}", (name, banner)
         assert state(out) == before, name

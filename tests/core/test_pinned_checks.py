@@ -15,6 +15,8 @@ from tests.core.test_check_versions_and_compare import FRANCE, PASSWORD, golden,
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 
 def test_a_check_pinned_to_a_version_runs_there_and_the_unpinned_one_on_the_latest(
     kb: KnowledgeBase, tmp_path: Path, embedder: Any

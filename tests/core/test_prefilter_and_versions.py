@@ -22,6 +22,8 @@ from tests.kbtools import (
     write_registry,
 )
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 QUERY = "What is the capital of France?"
 SOURCES = [f"doc{i % 3}.md" for i in range(len(PASSAGES))]
 

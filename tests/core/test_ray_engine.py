@@ -8,8 +8,6 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -26,36 +24,8 @@ from tests.core.test_check_command import golden
 from tests.core.test_cli import cli
 from tests.core.test_duplicates import brute_force_pairs, components, planted  # noqa: F401 (a fixture)
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, snapshot_tree, write_registry
-from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
 
 INSTALL = "pip install 'recall-gui[scale]'"
-
-
-#: The app's cache folder while the run's Ray starts: deeper than Ray's sockets allow below it.
-DEEP_CACHE = "cache-" + "d" * 60
-
-
-@pytest.fixture(scope="session")
-def ray_address(shared_model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A local Ray of 2 cores for the whole run (started once: it takes seconds), and its address. It is
-    started with a cache folder too deep for Ray's socket paths, as a user's may be."""
-    import importlib.util
-
-    if importlib.util.find_spec("ray") is None or importlib.util.find_spec("lance_ray") is None:
-        pytest.skip("the scale extra (Ray, lance-ray) is not installed")
-    from recall_gui.core.ray.cluster import ray_cluster
-
-    # Not imported before this: Ray reads its settings (a token of this run) when first imported.
-
-    with ExitStack() as stack:
-        os.environ["RECALL_GUI_CACHE_DIR"] = str(tmp_path_factory.mktemp(DEEP_CACHE))
-        try:
-            stack.enter_context(ray_cluster(cpus=2))
-        finally:
-            os.environ["RECALL_GUI_CACHE_DIR"] = str(shared_model_cache)
-        import ray
-
-        yield str(ray.get_runtime_context().gcs_address)
 
 
 def with_zero_vectors(kb: KnowledgeBase, db_dir: Path) -> KnowledgeBase:
@@ -93,6 +63,7 @@ def with_zero_vectors(kb: KnowledgeBase, db_dir: Path) -> KnowledgeBase:
     )
 
 
+@pytest.mark.process
 @pytest.mark.ray
 @pytest.mark.parametrize(("metric", "threshold"), [("cosine", 0.05), ("l2", 0.10)])
 def test_ray_groups_are_the_local_engines_and_a_brute_forces(
@@ -255,6 +226,7 @@ def test_ray_check_outcomes_are_the_local_ones(ray_address: str, make_kb: Any, t
     assert seen[-1] == (len(checks), len(checks))
 
 
+@pytest.mark.process
 @pytest.mark.ray
 def test_the_commands_on_ray_print_what_the_local_engine_prints_and_write_nothing(
     ray_address: str,
@@ -292,11 +264,11 @@ def test_the_commands_on_ray_print_what_the_local_engine_prints_and_write_nothin
 WITHOUT_RAY = "import sys; sys.modules['ray'] = None; from recall_gui.cli import main; sys.exit(main())"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", ["duplicates", "check"])
 def test_without_the_scale_extra_the_ray_engine_says_what_to_install(
     kb: KnowledgeBase, tmp_path: Path, command: str
 ) -> None:
-    import os
     import subprocess
 
     args = ["--registry", str(kb.registry_dir), "--engine", "ray"]
@@ -318,58 +290,10 @@ def test_without_the_scale_extra_the_ray_engine_says_what_to_install(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.process
 def test_a_ray_address_with_the_local_engine_is_refused(kb: KnowledgeBase) -> None:
     done = cli(
         "duplicates", "--registry", str(kb.registry_dir), "--db", kb.name, "--ray-address", "ray://h:1"
     )
     assert done.returncode != 0
     assert "--ray-address is for --engine ray" in done.stderr
-
-
-@pytest.mark.ray
-def test_the_window_runs_both_jobs_on_ray_with_progress(
-    ray_address: str,
-    planted: tuple[KnowledgeBase, dict[str, set[str]]],  # noqa: F811
-    make_kb: Any,
-    tmp_path: Path,
-    session: Session,
-    open_window: Any,  # noqa: F811
-    loop: asyncio.AbstractEventLoop,  # noqa: F811
-) -> None:
-    """Engine: Ray on the Duplicates page and the Checks page: the local engine's groups and outcomes,
-    the progress bar filled, the engine's combo locked while the job runs."""
-    from PySide6.QtWidgets import QComboBox, QPushButton
-
-    from tests.qt.conftest import run, waiting_for
-
-    kb, _expected = planted
-    local = run(loop, find_duplicates(session, kb.target))
-    window = open_window(kb.registry_dir)
-    page = window.duplicates
-    engine = page.findChild(QComboBox, "duplicatesEngine")
-    engine.setCurrentIndex(engine.findText("Ray"))
-    shares: list[int] = []
-    page.progress.valueChanged.connect(shares.append)
-    locked: list[bool] = []
-    page.progress.valueChanged.connect(lambda _value: locked.append(not engine.isEnabled()))
-    with waiting_for(loop, page.searchFinished):
-        page.findChild(QPushButton, "duplicatesFindButton").click()
-    assert page.report is not None, page.note.message
-    assert page.report.to_dict() == local.to_dict()
-    assert page.note.message.startswith(f"{len(local.groups)} groups in {kb.name}: ")
-    assert shares[-1] == 1000 and all(locked)
-    assert engine.isEnabled()
-
-    registry, path = checks_of_two_databases(make_kb, tmp_path)
-    expected = cli("check", "--registry", str(registry), "--json", str(path))
-    window = open_window(registry)
-    checks = window.checks
-    assert checks.open_file(path)
-    combo = checks.findChild(QComboBox, "checksEngine")
-    combo.setCurrentIndex(combo.findText("Ray"))
-    with waiting_for(loop, checks.runFinished):
-        checks.findChild(QPushButton, "checksRunButton").click()
-    ran = checks.runner.last_run
-    assert ran is not None, checks.note.message
-    assert ran.to_dict() == json.loads(expected.stdout)
-    assert checks.progress.value() == len(ran.outcomes)

@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import DEEP_CACHE
 from tests.core.test_check_command import golden
 from tests.core.test_cli import ROOT, cli
-from tests.core.test_ray_engine import DEEP_CACHE, ray_address  # noqa: F401 (a fixture)
 from tests.kbtools import KnowledgeBase
-from tests.qt.conftest import loop, open_window  # noqa: F401 (fixtures of the window test)
 from tests.waiting import wait_until
 
 #: The whole run, start-up included, for an address that cannot serve: the issue's bound.
@@ -78,6 +77,7 @@ def timed_cli(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     return done, time.monotonic() - started
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ["check", "duplicates"])
 @pytest.mark.parametrize("scheme", ["", "ray://"])
 def test_an_address_nothing_listens_at_ends_at_once_with_one_message(
@@ -95,6 +95,7 @@ def test_an_address_nothing_listens_at_ends_at_once_with_one_message(
     assert lines[1].startswith("hint: Check the address") and len(lines) == 2, done.stderr
 
 
+@pytest.mark.process
 def test_an_address_that_answers_but_not_as_ray_ends_within_the_bound(
     kb: KnowledgeBase, tmp_path: Path, mute_listener: int
 ) -> None:
@@ -108,12 +109,14 @@ def test_an_address_that_answers_but_not_as_ray_ends_within_the_bound(
     assert len(lines) == 2 and lines[1].startswith("hint: "), done.stderr
 
 
+@pytest.mark.process
 def test_a_bad_address_is_refused_before_ray_starts(kb: KnowledgeBase, tmp_path: Path) -> None:
     done = cli(*command("check", kb, tmp_path), "--engine", "ray", "--ray-address", "127.0.0.1")
     assert done.returncode == 2
     assert done.stderr.startswith("error: 127.0.0.1 is not a Ray address (host:port, or ray://host[:port]")
 
 
+@pytest.mark.process
 def test_verbose_is_refused_on_the_local_engine(kb: KnowledgeBase, tmp_path: Path) -> None:
     done = cli(*command("duplicates", kb, tmp_path), "--verbose")
     assert done.returncode != 0
@@ -144,7 +147,7 @@ def is_loopback(ip: str) -> bool:
 
 
 @pytest.mark.ray
-def test_a_local_ray_starts_below_a_cache_folder_too_deep_for_its_sockets(ray_address: str) -> None:  # noqa: F811
+def test_a_local_ray_starts_below_a_cache_folder_too_deep_for_its_sockets(ray_address: str) -> None:
     """The run's Ray was started with a cache folder deeper than a socket path allows below it: its files
     went to a folder of the temporary directory instead, and every socket path fits in 107 bytes."""
     import ray
@@ -157,7 +160,8 @@ def test_a_local_ray_starts_below_a_cache_folder_too_deep_for_its_sockets(ray_ad
     assert all(len(os.fsencode(socket_path)) <= 107 for socket_path in sockets)
 
 
-def test_a_local_ray_listens_and_dials_on_loopback_only(ray_address: str) -> None:  # noqa: F811
+@pytest.mark.process
+def test_a_local_ray_listens_and_dials_on_loopback_only(ray_address: str) -> None:
     """The tests' own Ray (started as the app starts one) and a driver joining it at 127.0.0.1."""
     assert ray_address.startswith("127.0.0.1:")
     listening = descendants_listening(os.getpid())
@@ -183,6 +187,7 @@ def test_a_local_ray_listens_and_dials_on_loopback_only(ray_address: str) -> Non
     assert joined.stdout.split() == [ray_address, "127.0.0.1"]
 
 
+@pytest.mark.process
 @pytest.mark.ray
 @pytest.mark.parametrize("name", ["check", "duplicates"])
 def test_a_ray_that_dies_during_the_job_ends_with_an_error_and_no_result(
@@ -246,9 +251,10 @@ def test_a_ray_that_dies_during_the_job_ends_with_an_error_and_no_result(
     assert "no result is given" in errors[0]
 
 
+@pytest.mark.process
 @pytest.mark.ray
 def test_ray_client_addresses_work_with_the_scale_extra(
-    ray_address: str,  # noqa: F811
+    ray_address: str,
     make_kb: Any,
     tmp_path: Path,
 ) -> None:
@@ -311,7 +317,7 @@ def test_the_scale_extra_installs_ray_client() -> None:
 
 
 @pytest.mark.ray
-def test_a_normal_ray_run_is_quiet(ray_address: str, kb: KnowledgeBase, tmp_path: Path) -> None:  # noqa: F811
+def test_a_normal_ray_run_is_quiet(ray_address: str, kb: KnowledgeBase, tmp_path: Path) -> None:
     """No lance fork note, no progress-bar warning, no Ray log line: stderr stays empty, on a Ray the
     command starts and on one it joins."""
     runs = [
@@ -324,31 +330,6 @@ def test_a_normal_ray_run_is_quiet(ray_address: str, kb: KnowledgeBase, tmp_path
     for done in runs:
         assert done.returncode == 0, done.stderr
         assert done.stderr == ""
-
-
-def test_the_window_says_an_address_nothing_listens_at_cannot_be_reached(
-    kb: KnowledgeBase,
-    open_window: Any,  # noqa: F811
-    loop: Any,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Engine: Ray on the Duplicates page with ``RAY_ADDRESS`` naming a closed port: the page's note
-    names the address, within the bound."""
-    from PySide6.QtWidgets import QComboBox, QPushButton
-
-    from tests.qt.conftest import waiting_for
-
-    address = f"127.0.0.1:{closed_port()}"
-    monkeypatch.setenv("RAY_ADDRESS", address)
-    page = open_window(kb.registry_dir).duplicates
-    engine = page.findChild(QComboBox, "duplicatesEngine")
-    engine.setCurrentIndex(engine.findText("Ray"))
-    started = time.monotonic()
-    with waiting_for(loop, page.searchFinished, timeout=BOUND_S):
-        page.findChild(QPushButton, "duplicatesFindButton").click()
-    assert time.monotonic() - started < BOUND_S
-    assert page.report is None
-    assert page.note.message.startswith(f"could not reach the Ray cluster at {address}: the connection was")
 
 
 OVERLAPPING_JOBS = """
@@ -385,6 +366,7 @@ def test_overlapping_jobs_share_one_ray_which_the_last_to_end_stops(tmp_path: Pa
     assert done.stdout.split() == ["True", "42", "False"]
 
 
+@pytest.mark.process
 def test_ray_is_started_without_a_standard_error_to_set_aside(tmp_path: Path) -> None:
     """A process launched with no fd 2 (some desktop launchers): setting Ray's output aside is skipped."""
     script = (

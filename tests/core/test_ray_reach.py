@@ -16,7 +16,6 @@ from recall_gui.core.reach.reach import find_reach
 from recall_gui.core.reach.reach_report import ReachReport
 from recall_gui.core.search.harness import Harness
 from tests.core.test_cli import cli
-from tests.core.test_ray_engine import ray_address  # noqa: F401 (the one local Ray)
 from tests.kbtools import cosh_entry, snapshot_tree, write_registry
 from tests.reachtools import NAME, Planted, write_planted
 
@@ -50,7 +49,7 @@ def both(registry: Path, name: str, limit: int) -> tuple[ReachReport, ReachRepor
 @pytest.mark.ray
 @pytest.mark.parametrize("metric", ["l2", "cosine"])
 def test_ray_reach_is_the_local_report(
-    ray_address: str,  # noqa: F811
+    ray_address: str,
     planted: Planted,
     tmp_path: Path,
     metric: str,
@@ -64,8 +63,9 @@ def test_ray_reach_is_the_local_report(
     assert snapshot_tree(planted.db_dir) == before
 
 
+@pytest.mark.process
 @pytest.mark.ray
-def test_reach_command_on_ray_prints_the_local_json(ray_address: str, planted: Planted) -> None:  # noqa: F811
+def test_reach_command_on_ray_prints_the_local_json(ray_address: str, planted: Planted) -> None:
     common = ("reach", "--registry", str(planted.registry_dir), "--db", NAME, "--limit", "1", "--json")
     local = cli(*common)
     on_ray = cli(*common, "--engine", "ray", "--ray-address", ray_address)
@@ -77,7 +77,7 @@ def test_reach_command_on_ray_prints_the_local_json(ray_address: str, planted: P
 
 @pytest.mark.ray
 def test_ray_refuses_a_table_searched_through_an_index(
-    ray_address: str,  # noqa: F811
+    ray_address: str,
     tmp_path: Path,
     embedder: Any,
 ) -> None:
@@ -131,7 +131,7 @@ def unbounded_table(root: Path, passage_vectors: Any, kind: str) -> Path:
 @pytest.mark.ray
 @pytest.mark.parametrize("kind", ["infinite", "huge"])
 def test_ray_says_in_one_clean_line_why_it_cannot_rank_unbounded_vectors(
-    ray_address: str,  # noqa: F811
+    ray_address: str,
     tmp_path: Path,
     passage_vectors: Any,
     kind: str,

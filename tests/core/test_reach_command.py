@@ -13,6 +13,8 @@ from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
 from tests.reachtools import CAUSES, NAME, Planted, lancedb_oracle, write_planted
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Planted:

@@ -94,6 +94,7 @@ def test_a_session_works_on_files_without_write_permission(world_readable_kb: Kn
     assert snapshot_tree(world_readable_kb.db_dir) == before
 
 
+@pytest.mark.process
 def test_a_session_works_for_a_user_who_may_not_write(world_readable_kb: KnowledgeBase) -> None:
     """A throwaway non-root uid that can read everything but write nothing it does not own."""
     kb = world_readable_kb
@@ -111,6 +112,7 @@ def test_a_session_works_for_a_user_who_may_not_write(world_readable_kb: Knowled
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.mark.process
 def test_a_session_works_on_a_read_only_mount(world_readable_kb: KnowledgeBase, tmp_path: Path) -> None:
     kb = world_readable_kb
     prefix, why_not = read_only_mount_prefix(kb.db_dir)

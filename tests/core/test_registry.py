@@ -192,3 +192,55 @@ def test_registry_location_precedence(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("RECALL_REGISTRY_DIR", str(tmp_path / "env"))
     assert resolve_registry_dir().directory == tmp_path / "env"
     assert resolve_registry_dir(tmp_path / "flag").directory == tmp_path / "flag"
+
+
+def test_a_registry_larger_than_one_sorting_piece_lists_every_database_by_name(tmp_path: Path) -> None:
+    rng = __import__("random").Random(7)
+    names = [f"kb-{rng.randrange(10**9):09d}-{number}" for number in range(9_000)]  # three pieces of 4,096
+    active = names[::3]
+    registry_dir = write_registry(tmp_path / "registry", [cosh_entry(n, tmp_path / n) for n in names], active)
+    listed = [entry.name for entry in load_registry(registry_dir).by_activity]
+    assert listed == sorted(active) + sorted(set(names) - set(active))
+
+
+def test_a_database_added_elsewhere_than_coshs_registry_is_offered_by_the_mcp_server_only(
+    tmp_path: Path,
+) -> None:
+    from recall_gui.core.base.paths import RegistryLocation, cosh_registry_dir
+    from recall_gui.core.registry.registry_advice import offered_by
+
+    assert offered_by(RegistryLocation(cosh_registry_dir(), "cosh")).startswith("cosh and `recall-gui mcp`")
+    elsewhere = offered_by(RegistryLocation(tmp_path / "team-registry", "--registry"))
+    assert elsewhere == (
+        "`recall-gui mcp` offers it from its next tool listing when it reads this registry; cosh does not "
+        "read this registry, only its own."
+    )
+
+
+def test_a_registry_still_being_rewritten_is_read_again_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read that finds a problem while another program keeps rewriting the files tries again, at most
+    READ_ATTEMPTS times in all, and then reports what it found."""
+    from recall_gui.core.registry import registry as registry_module
+    from recall_gui.core.registry.registry_types import Registry
+
+    registry_dir = write_registry(
+        tmp_path / "registry", [cosh_entry("notes", tmp_path / "kb"), {"name": 7}], active=["notes"]
+    )
+    reads: list[Path] = []
+    load_once = registry_module._load_once
+
+    def counted(directory: Path, previous: Registry | None = None) -> Registry:
+        reads.append(directory)
+        return load_once(directory, previous)
+
+    monkeypatch.setattr(registry_module, "_load_once", counted)
+    assert load_registry(registry_dir).problems  # the files stand still: one read
+    assert len(reads) == 1
+    monkeypatch.setattr(Registry, "changed_on_disk", lambda _self: True)  # another program at work
+    found = load_registry(registry_dir)
+    assert len(reads) == 1 + 3 and registry_module.READ_ATTEMPTS == 3
+    assert 'entry 2 skipped: "name" must be a non-empty string' in [
+        problem.message for problem in found.problems
+    ]

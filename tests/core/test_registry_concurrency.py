@@ -30,6 +30,7 @@ def _register_many(directory: str, worker: int, count: int, start: multiprocessi
         add_database(Path(directory), cosh_entry(name, f"/data/{name}"), active=number % 2 == 0)
 
 
+@pytest.mark.process
 def test_registrations_from_several_processes_at_once_all_land(tmp_path: Path) -> None:
     directory = write_registry(tmp_path / "registry", [cosh_entry("first", "/data/first")])
     context = multiprocessing.get_context("spawn")

@@ -321,6 +321,7 @@ CRASH_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("point", ["mid-write", "before-fsync", "before-rename", "after-rename", "none"])
 def test_a_save_killed_at_any_point_leaves_the_old_or_the_new_file(tmp_path: Path, point: str) -> None:
     write_registry(tmp_path, [cosh_entry("a", "/x"), cosh_entry("b", "/y")])

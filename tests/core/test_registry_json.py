@@ -9,6 +9,7 @@ import contextlib
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -162,3 +163,23 @@ def test_numbers_too_long_to_read_are_written_back_as_they_were() -> None:
     assert isinstance(value["x"], LongNumber)
     assert json.loads(dumps(value).replace(digits, "1")) == {"dbs": [], "x": 1}
     assert dumps(value).count(digits) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1 "b": 2}',  # no comma between members
+        "[1 2]",  # no comma between items
+        '{"a" 1}',  # no colon
+        "{1: 2}",  # a name that is not a string
+        '{"dbs": [{"name": "x"} {"name": "y"}]}',  # the registry's array, broken inside
+    ],
+)
+def test_each_way_an_object_or_array_breaks_fails_as_in_json_loads(text: str) -> None:
+    assert standard(text)[0] == "error"  # the control: json.loads refuses it too
+    assert outcome(text, piecewise_bytes=0) == standard(text)
+
+
+def test_only_json_values_and_long_numbers_are_written() -> None:
+    with pytest.raises(TypeError, match="set is not JSON"):
+        dumps({"dbs": {1, 2}})

@@ -141,6 +141,7 @@ def test_a_description_that_is_not_unicode_is_not_saved(tmp_path: Path) -> None:
     assert (tmp_path / "rag_dbs.json").read_bytes() == before
 
 
+@pytest.mark.process
 def test_tool_and_list_print_such_a_registry_without_a_traceback(kb: KnowledgeBase) -> None:
     entries = [
         cosh_entry(f"bad{LONE}", kb.db_dir),

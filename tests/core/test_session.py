@@ -101,3 +101,13 @@ def test_the_core_keeps_no_state_in_module_globals() -> None:
         if isinstance(node, ast.Global)
     ]
     assert found == []
+
+
+def test_closing_a_session_twice_is_harmless() -> None:
+    async def twice() -> bool:
+        session = Session()
+        await session.aclose()
+        await session.aclose()  # a front end closing on two paths (the window's close and its exit)
+        return session.closed
+
+    assert asyncio.run(twice()) is True

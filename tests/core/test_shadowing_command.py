@@ -10,9 +10,12 @@ from typing import Any
 
 import lancedb
 import numpy as np
+import pytest
 
 from tests.core.test_cli import cli
 from tests.kbtools import PASSAGES, write_lance_table
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 QUERY = "How do I change my password?"
 

@@ -158,6 +158,7 @@ def test_would_the_agent_see_it_inside_and_outside_the_limit(
         assert visibility.rows == len(kb.ids)
 
 
+@pytest.mark.process
 def test_the_commands_print_similar_entries_and_an_entrys_rank(copies_kb: KnowledgeBase) -> None:
     kb = copies_kb
     before = snapshot_tree(kb.db_dir)

@@ -17,6 +17,8 @@ import pytest
 
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTE = "note: AllMiniLML6V2Q is embedded with a stand-in here"
 

@@ -286,3 +286,27 @@ def test_text_that_is_not_unicode_is_refused_before_anything_is_written(store: S
     with pytest.raises(SettingsError, match="not valid Unicode"):
         store.save(SuffixMode.NOTES, "lone \ud800 surrogate", "")
     assert store.load().notes == "kept"
+
+
+def test_a_text_that_names_exactly_the_active_databases_says_so() -> None:
+    from recall_gui.core.registry.suffix_drift import SuffixDrift
+
+    drift = SuffixDrift()
+    assert not drift
+    assert drift.describe() == "The tool description names exactly the active databases."
+
+
+def test_settings_are_the_same_text_whatever_file_they_came_from(tmp_path: Path) -> None:
+    from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
+
+    store = SuffixStore(tmp_path)
+    assert store.paths() == (
+        tmp_path / "tool_notes.txt",
+        tmp_path / "tool_override.txt",
+        tmp_path / "tool_suffix.txt",
+    )
+    store.save(SuffixMode.NOTES, "Prefer notes.", "")
+    saved = store.load()
+    assert saved.same_text(SuffixStore(tmp_path).load())
+    store.save(SuffixMode.NOTES, "Prefer notes!", "")
+    assert not saved.same_text(store.load())

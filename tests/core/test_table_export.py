@@ -118,6 +118,7 @@ def test_a_filter_exports_every_row_it_keeps_numbered_among_them(kb: KnowledgeBa
     assert [record["Row"] for record in records] == list(range(1, len(expected) + 1))
 
 
+@pytest.mark.process
 def test_the_metadata_filter_and_rows_chosen_by_hand_export_only_what_they_keep(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:

@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import lancedb
+import pytest
 from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 QUERY = "reset the password of the capital of France"
 

@@ -166,6 +166,7 @@ def test_the_agent_gets_cosh_words_and_the_log_gets_the_right_hint(
     assert 'No database called "nope" is registered' in caplog.text
 
 
+@pytest.mark.process
 def test_the_mcp_command_warns_of_a_registry_folder_that_does_not_exist(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -19,6 +19,8 @@ import pytest
 from tests.core.test_cli import ROOT, cli
 from tests.kbtools import write_lance_table
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 WIDE = 70_000
 
 

@@ -18,6 +18,8 @@ from tests.mcp.test_server_wire import RawServer
 from tests.providers import FakeProvider
 from tests.s3server import ACCESS_KEY, SECRET_KEY
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 PASSWORD = "pa55-w0rd-n0t-f0r-y0ur-3y35"
 
 

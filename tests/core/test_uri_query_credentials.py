@@ -109,6 +109,7 @@ def query_entry(kb: KnowledgeBase, name: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.process
 def test_listings_errors_and_the_tool_description_mask_a_query_secret(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:
@@ -153,6 +154,7 @@ def test_golden_checks_reports_mask_a_query_secret(
         assert SECRET not in text and "AKIA1" not in text
 
 
+@pytest.mark.process
 def test_the_mcp_server_and_its_agent_log_mask_a_query_secret(kb: KnowledgeBase, tmp_path: Path) -> None:
     registry = write_registry(tmp_path / "registry", [query_entry(kb, "team")])
     env = {**server_env(tmp_path), "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_REGION": "us-east-1"}
@@ -198,6 +200,7 @@ def test_register_refuses_a_secret_under_any_name_unless_told_to_store_it(
     assert not (registry / "rag_dbs.json").exists()
 
 
+@pytest.mark.process
 def test_register_refuses_a_uri_with_a_query_secret_unless_told_to_store_it(tmp_path: Path) -> None:
     registry = tmp_path / "registry"
     done = cli("register", f"s3://b/kb?secret_key={SECRET}", "--name", "team", "--registry", str(registry))
@@ -207,6 +210,7 @@ def test_register_refuses_a_uri_with_a_query_secret_unless_told_to_store_it(tmp_
     assert not (registry / "rag_dbs.json").exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("spelling", ["token alone", "query", "query under any name"])
 def test_a_provider_address_with_a_token_never_shows_it_nor_its_basic_header(
     kb: KnowledgeBase, fake_provider: FakeProvider, spelling: str

@@ -32,7 +32,7 @@ from tests.mcp.live import (
     wire,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 #: Good and failing calls, in the order they are made: (tool, arguments).
 CALLS: tuple[tuple[str, dict[str, Any] | None], ...] = (

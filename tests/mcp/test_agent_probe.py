@@ -53,6 +53,7 @@ def expected_tool(kb: SharedKnowledgeBase) -> dict[str, Any]:
     return served_tool(load_registry(kb.registry_dir), SuffixStore(kb.config_dir)).tool.to_mcp()
 
 
+@pytest.mark.process
 def test_the_listing_is_what_the_server_serves(held: HeldProbe, shared_kb: SharedKnowledgeBase) -> None:
     listing = held.loop.run(held.probe.list_tools())
     assert isinstance(listing, AgentListing)
@@ -119,6 +120,7 @@ def test_the_server_log_is_readable(held: HeldProbe, shared_kb: SharedKnowledgeB
     assert f"serving recall_search for the registry in {shared_kb.registry_dir}" in log
 
 
+@pytest.mark.process
 def test_auto_mode_speaks_2026_and_hears_changes_on_a_listen_stream(kb: KnowledgeBase) -> None:
     """Also the default launch: the server inherits this process's environment, so it reads the same
     config dir (the window's saved suffix)."""
@@ -139,6 +141,7 @@ def test_auto_mode_speaks_2026_and_hears_changes_on_a_listen_stream(kb: Knowledg
     assert "telling clients" in log  # the log outlives the server
 
 
+@pytest.mark.process
 def test_one_shot_helpers_start_and_stop_a_server(kb: KnowledgeBase) -> None:
     async def go() -> tuple[AgentPayload, AgentListing]:
         payload = await probe_call(kb.registry_dir, {"db_name": "gone", "query": "x"})
@@ -152,6 +155,7 @@ def test_one_shot_helpers_start_and_stop_a_server(kb: KnowledgeBase) -> None:
     assert listing.tools == (served_tool(load_registry(kb.registry_dir), SuffixStore()).tool.to_mcp(),)
 
 
+@pytest.mark.process
 def test_a_command_that_cannot_run_is_a_clear_error(tmp_path: Path) -> None:
     async def go() -> None:
         async with AgentProbe(ServerLaunch(str(tmp_path / "no-such-python"), ())):
@@ -163,6 +167,7 @@ def test_a_command_that_cannot_run_is_a_clear_error(tmp_path: Path) -> None:
     assert "No such file or directory" in caught.value.message
 
 
+@pytest.mark.process
 def test_a_server_that_dies_at_start_shows_its_last_words() -> None:
     script = "import sys; print('ImportError: no module named mcp', file=sys.stderr); sys.exit(1)"
 

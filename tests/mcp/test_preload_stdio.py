@@ -26,6 +26,8 @@ from tests.mcp.live import (
 )
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 ARGUMENTS = {"db_name": "notes", "query": "How do I change my password?", "limit": 3}
 
 

@@ -79,7 +79,11 @@ def test_an_unexpected_failure_is_a_tool_error_not_a_crash(
             raise RuntimeError("disk on fire")
 
     async def go() -> types.CallToolResult:
-        return await call_recall_search(Broken(kb.registry_dir), {"db_name": kb.name, "query": "x"})
+        harness = Broken(kb.registry_dir)
+        try:
+            return await call_recall_search(harness, {"db_name": kb.name, "query": "x"})
+        finally:
+            await harness.aclose()
 
     with caplog.at_level("ERROR", logger="recall_gui.mcp"):
         result = asyncio.run(go())

@@ -93,6 +93,7 @@ def only_text(result: types.CallToolResult) -> str:
 # --- the handshake and the listing --------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_handshake_names_the_server_and_promises_list_changed(server: Server) -> None:
     result = server.live.initialize
     assert result.server_info.name == "recall-gui"
@@ -103,6 +104,7 @@ def test_handshake_names_the_server_and_promises_list_changed(server: Server) ->
     assert result.capabilities.resources is None and result.capabilities.prompts is None
 
 
+@pytest.mark.process
 def test_tools_list_is_exactly_what_recall_gui_tool_prints(server: Server) -> None:
     tools = server.list_tools()
     assert tools == [server.cli_tool()]
@@ -115,6 +117,7 @@ def test_tools_list_is_exactly_what_recall_gui_tool_prints(server: Server) -> No
 # --- calls --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_tools_call_returns_exactly_what_recall_gui_search_prints(server: Server) -> None:
     result = server.call({"db_name": "notes", "query": "capital of France", "limit": 2})
     assert result.is_error is False
@@ -184,6 +187,7 @@ def test_stdout_carries_only_protocol_messages(server: Server) -> None:
 # --- changes while the server runs --------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_suffix_saved_while_running_is_listed_and_announced(server: Server) -> None:
     store = SuffixStore(server.kb.config_dir)
     seen = server.live.list_changed_count()
@@ -201,6 +205,7 @@ def test_a_suffix_saved_while_running_is_listed_and_announced(server: Server) ->
     assert "Available databases" in server.list_tools()[0]["description"]
 
 
+@pytest.mark.process
 def test_a_registry_changed_while_running_is_listed_searchable_and_announced(server: Server) -> None:
     registry = server.kb.registry_dir
     seen = server.live.list_changed_count()
@@ -230,6 +235,7 @@ def test_a_registry_changed_while_running_is_listed_searchable_and_announced(ser
 # --- the 2026-07-28 protocol ----------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_2026_client_lists_calls_and_hears_changes_through_listen(
     shared_kb: SharedKnowledgeBase, server: Server
 ) -> None:

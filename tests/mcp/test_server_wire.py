@@ -204,6 +204,7 @@ ANSWERED = {
 }
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("case", sorted(ANSWERED))
 def test_every_request_with_an_id_gets_exactly_one_error_reply(server: RawServer, case: str) -> None:
     line, request_id, code = ANSWERED[case]
@@ -218,6 +219,7 @@ def test_every_request_with_an_id_gets_exactly_one_error_reply(server: RawServer
     assert set(reply) == {"jsonrpc", "id", "error"}
 
 
+@pytest.mark.process
 def test_a_batch_gets_one_error_per_request_and_none_for_its_notifications(server: RawServer) -> None:
     batch = [
         {"jsonrpc": "2.0", "id": "b1", "method": "tools/list"},
@@ -316,6 +318,7 @@ def test_after_all_that_the_server_still_searches_and_lists(server: RawServer) -
 # --- registry text that is not Unicode, and a key that cannot be sent -----------------------------------
 
 
+@pytest.mark.process
 def test_registry_text_and_a_key_that_cannot_be_used_are_answered_and_the_server_goes_on(
     tmp_path: Path, shared_kb: SharedKnowledgeBase
 ) -> None:
@@ -400,6 +403,7 @@ def test_deeply_nested_arguments_are_answered_and_the_log_stays_readable(
     assert "Traceback" not in server.log()
 
 
+@pytest.mark.process
 def test_an_agent_log_that_is_a_link_is_not_written_through_and_the_call_is_answered(
     tmp_path: Path, shared_kb: SharedKnowledgeBase
 ) -> None:

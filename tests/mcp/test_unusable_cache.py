@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pytest
 
 from tests.mcp.live import (
     BackgroundLoop,
@@ -18,6 +19,8 @@ from tests.mcp.live import (
     run_cli,
     server_parameters,
 )
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 ARGUMENTS = {"db_name": "notes", "query": "How do I change my password?", "limit": 3}
 

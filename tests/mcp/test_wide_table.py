@@ -84,6 +84,7 @@ def test_the_servers_recall_search_reads_only_id_and_content(
     assert all(columns <= NEEDED for columns in read), [sorted(c)[:8] for c in read if not c <= NEEDED]
 
 
+@pytest.mark.process
 def test_the_cli_search_on_a_wide_folder_answers_as_lancedb(wide: tuple[Path, Path], embedder: Any) -> None:
     db, registry = wide
     expected = lance_ids(db, embedder, 4)

@@ -75,6 +75,7 @@ def test_the_menu_entry_is_valid() -> None:
     assert done.returncode == 0 and not done.stdout.strip(), done.stdout
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("appstreamcli") is None, reason="apt-get install appstream")
 def test_the_metainfo_is_valid_even_pedantically() -> None:
     done = subprocess.run(

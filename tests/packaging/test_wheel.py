@@ -26,7 +26,7 @@ from recall_gui.core.search.harness import Harness
 from tests.kbtools import KnowledgeBase
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 #: What a fresh copy of the sources must not carry along: environments, build output, caches.
 NOT_SOURCES = shutil.ignore_patterns(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,15 +18,29 @@ from typing import Any
 import pytest
 import qasync
 import shiboken6
-from PySide6.QtCore import SignalInstance
+from PySide6.QtCore import QEvent, QProcess, SignalInstance
 from PySide6.QtWidgets import QApplication
 
 from recall_gui.qt import create_window
 from recall_gui.qt.main_window import MainWindow
+from tests.conftest import NO_PROCESSES_ENV
 from tests.foldertools import write_langchain_table
 from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
 
 TIMEOUT_S = 60.0
+
+
+@pytest.fixture(autouse=True)
+def no_unmarked_qprocesses(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under `make test-fast`, a QProcess started by a test not marked ``process`` fails it (the Python
+    ways of starting one are refused in tests/conftest.py)."""
+    if os.environ.get(NO_PROCESSES_ENV) != "1" or request.node.get_closest_marker("process"):
+        return
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError(f"{request.node.nodeid} starts a QProcess: mark it `process`")
+
+    monkeypatch.setattr(QProcess, "start", refused)
 
 
 class TestEventLoop(qasync.QEventLoop):  # type: ignore[misc]
@@ -65,6 +80,8 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     # qasync's close() leaves timers of cancelled callbacks (wait_for timeouts) running on its timer
     # object; if Python's garbage collector later frees it on a worker thread, Qt warns. Free it here.
     shiboken6.delete(event_loop._timer)
+    # Its call-soon signaller's slot holds the loop (and what its last callbacks held): a circle through Qt.
+    shiboken6.delete(event_loop._QEventLoop__call_soon_signaller)
     asyncio.set_event_loop(None)
 
 
@@ -119,7 +136,10 @@ def window_of(
         window.close()
         loop.run_until_complete(window.operations.wait_idle())
         loop.run_until_complete(window.aclose())
+        window.services.chores.shutdown(wait=True)  # a chore still running holds the window's services
         window.deleteLater()
+        # Now, not at some later test's loop: the window's memory goes with the test that opened it.
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 @pytest.fixture

@@ -31,6 +31,8 @@ from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, vi
 from tests.qt.conftest import TIMEOUT_S, WindowFactory, run, waiting_for
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 QUERY = "How do I change my password?"
 
 

@@ -66,6 +66,7 @@ def test_display_problem_only_where_qt_would_find_no_screen(
     assert (display_problem(environ, platform) is not None) is problem
 
 
+@pytest.mark.process
 def test_the_window_paints_without_qt_s_helper_threads() -> None:
     """Qt's raster engine waits for a pool of helper threads on large fills; the app turns the pool off
     (its start-up does, not the import of its package), so a repaint never sleeps until the scheduler
@@ -108,6 +109,7 @@ def test_the_window_paints_without_qt_s_helper_threads() -> None:
     assert "Thread (pooled)" not in threads_after_painting(set_up=True)
 
 
+@pytest.mark.process
 def test_the_window_shows_before_any_heavy_library_is_imported(kb: KnowledgeBase, tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
@@ -127,6 +129,7 @@ def test_the_window_shows_before_any_heavy_library_is_imported(kb: KnowledgeBase
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.process
 def test_searching_imports_nothing_the_libraries_load_did_not(kb: KnowledgeBase) -> None:
     """An import on the GUI thread stalls the window (numpy.ma, imported by PyArrow when LanceDB turns a
     query vector into an array, took 12 ms at the first search); the load behind the window does them."""
@@ -186,6 +189,7 @@ def test_the_libraries_start_loading_once_the_window_is_on_screen(
     assert exposed_when_asked and all(exposed_when_asked)
 
 
+@pytest.mark.process
 def test_the_libraries_and_the_model_are_kept_out_of_full_garbage_collections(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
@@ -120,6 +121,7 @@ def test_an_inactive_database_is_never_seen_by_the_agent(
     )
 
 
+@pytest.mark.process
 def test_a_filtered_view_shows_the_agents_unfiltered_verdict_and_how_the_view_differs(
     kb: KnowledgeBase,
     open_window: WindowFactory,

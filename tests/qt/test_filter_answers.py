@@ -20,6 +20,8 @@ from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run, until, waiting_for
 from tests.waiting import spawned_children
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 NO_MATCH = "id = 'nowhere'"
 
 

@@ -43,6 +43,7 @@ def apply_where(window: MainWindow, loop: asyncio.AbstractEventLoop, qtbot: QtBo
     run(loop, window.operations.wait_idle())
 
 
+@pytest.mark.process
 def test_the_filter_narrows_browsing_and_searching_and_a_bad_one_says_why(
     history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
@@ -80,6 +81,7 @@ def test_the_filter_narrows_browsing_and_searching_and_a_bad_one_says_why(
     assert column(browse, 1) == everything
 
 
+@pytest.mark.process
 def test_the_schema_view_lists_every_column_and_puts_a_name_into_the_filter(
     history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:
@@ -328,6 +330,7 @@ def test_the_neighbour_layout_replaces_the_pca_map_with_progress_and_can_be_canc
     assert "near in vector space" in page.status.toolTip()
 
 
+@pytest.mark.process
 def test_choosing_another_database_clears_the_filter_without_applying_it(
     history: History, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, qtbot: QtBot
 ) -> None:

@@ -134,6 +134,7 @@ def test_an_id_no_longer_in_the_table_says_so(
     ]
 
 
+@pytest.mark.process
 def test_replay_marks_ids_gained_lost_and_moved_after_another_program_adds_a_row(
     kb: KnowledgeBase,
     open_window: WindowFactory,
@@ -310,6 +311,7 @@ def test_a_broken_settings_file_is_shown_and_replaced_by_a_choice(
     assert not page.note.isVisible()
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_a_call_through_the_agent_view_appears_in_the_log(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop

@@ -18,6 +18,8 @@ from pytestqt.qtbot import QtBot
 from recall_gui.qt.dialogs import exact_model
 from recall_gui.qt.dialogs.exact_model import ExactModelDialog
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 #: A command that says it started, then runs until it is stopped (it waits for input that never comes).
 RUNS_UNTIL_STOPPED = "import sys\nprint('started', flush=True)\nsys.stdin.read()"
 #: Half of a UTF-8 character, then (once told to go on) the rest, a progress bar, and an unended line.

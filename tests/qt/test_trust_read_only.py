@@ -39,6 +39,8 @@ from tests.readonly import (
     throwaway_user_prefix,
 )
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 ROWS = 2_500  # three pages of the browse table
 PAGES = -(-ROWS // DEFAULT_PAGE_SIZE)
 

@@ -19,6 +19,8 @@ import pytest
 from tests.kbtools import KnowledgeBase
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

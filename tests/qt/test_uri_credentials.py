@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 
 from tests.kbtools import write_registry
 from tests.qt.conftest import WindowFactory
 from tests.s3server import ACCESS_KEY, SECRET_KEY
+
+pytestmark = pytest.mark.process  # runs the app's commands or servers in processes of their own
 
 
 def test_a_password_in_a_uri_is_masked_in_the_window_and_kept_out_of_its_settings(

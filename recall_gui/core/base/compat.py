@@ -158,7 +158,7 @@ PYSIDE_FEATURE = "shibokensupport.feature"
 def faster_pyside_module_check() -> bool:
     """Have PySide6 answer "does this module's source name PySide6?" from the file's bytes instead of
     ``inspect.getsource``, which decodes every module imported after PySide6 line by line (a few hundred
-    at the window's start: docs/PERFORMANCE.md#start-up). Same answer; a module without a ``.py`` file is
+    at the window's start: docs/PERFORMANCE_LOG.md#start-up). Same answer; a module without a ``.py`` file is
     asked the original way. Only on a tested PySide6 that is imported already; returns whether it is done.
     """
     feature, pyside = sys.modules.get(PYSIDE_FEATURE), sys.modules.get("PySide6")

@@ -9,7 +9,6 @@ not glibc, this does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import sys
 
@@ -19,7 +18,8 @@ def _malloc_trim() -> object | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        # The process's own symbols, libc's among them: ctypes.util.find_library would run ldconfig.
+        return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
         return None
 

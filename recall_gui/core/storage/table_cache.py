@@ -4,7 +4,7 @@
 a mistyped path must be reported, not silently created. A session keeps connections and open tables in a
 :class:`TableCache`.
 A local table is opened and described through LanceDB's compiled module alone; the ``lancedb`` package
-loads when a query is first built (:attr:`OpenTable.table`; docs/PERFORMANCE.md#the-command-line).
+loads when a query is first built (:attr:`OpenTable.table`; docs/PERFORMANCE_LOG.md#the-command-line).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
 from recall_gui.core.tables import DEFAULT_MAX_PAGES, DEFAULT_PAGE_SIZE, ExportColumn, PageCache
 from recall_gui.qt.models.roles import (
@@ -60,8 +60,9 @@ class BrowseModel(QAbstractTableModel):
         *,
         page_size: int = DEFAULT_PAGE_SIZE,
         max_pages: int = DEFAULT_MAX_PAGES,
+        parent: QObject | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(parent)
         self._start_task = start_task
         self._cache = PageCache(page_size, max_pages)
         self._fetch: PageFetcher | None = None

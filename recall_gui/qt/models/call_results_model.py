@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
 from recall_gui.core.agent_log import RankChange, ReplayDiff
@@ -37,8 +37,8 @@ def change_text(row: RankChange) -> str:
 class CallResultsModel(QAbstractTableModel):
     """The ids of one call: as logged (``replayed`` False), or after a replay with their changes."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._rows: tuple[RankChange, ...] = ()
         self._contents: Mapping[str, str] = {}
         self._replayed = False

@@ -6,7 +6,7 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from recall_gui.core.agent_log import CallRecord
 from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
@@ -34,8 +34,8 @@ class CallsModel(QAbstractTableModel):
     """One row per logged call, newest first, the ones the filter keeps; formats cells and does nothing
     else. Calls arrive a batch at a time (:meth:`add_newer`) while the log is read."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         #: Oldest first, as the log holds them; row 0 shows the last one (the filter's last one).
         self._records: list[CallRecord] = []
         #: What the filter looks in, one per record.

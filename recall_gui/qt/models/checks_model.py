@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, header_data, one_line
@@ -32,8 +32,8 @@ def rank_text(rank: int | None) -> str:
 class ChecksModel(QAbstractTableModel):
     """One row per check of the golden file, with its outcome once it has run."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._checks: tuple[GoldenCheck, ...] = ()
         self._outcomes: dict[GoldenCheck, CheckOutcome] = {}
         self._changes: dict[GoldenCheck, Change] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QIcon
 
 from recall_gui.core.base import masked
@@ -80,8 +80,8 @@ class DatabaseChoicesModel(QAbstractListModel):
     the opened keys, so a new snapshot of 50,000 databases costs a model reset, not 50,000 objects.
     """
 
-    def __init__(self, dot: Callable[[str], QIcon]) -> None:
-        super().__init__()
+    def __init__(self, dot: Callable[[str], QIcon], parent: QObject | None = None) -> None:
+        super().__init__(parent)
         #: The dot of a state ("checking", "ok", "failed"); drawn once per state by its owner.
         self._dot = dot
         self._registry: Registry | None = None

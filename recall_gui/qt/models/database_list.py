@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from recall_gui.core.registry import DatabaseEntry, Registry
 
@@ -16,8 +16,8 @@ class DatabaseListModel(QAbstractListModel):
     """``by_activity``: active databases by name, then inactive ones by name marked "(inactive)"; else the
     registry's own order and plain names. The database's name is each row's ``UserRole``."""
 
-    def __init__(self, *, by_activity: bool = True) -> None:
-        super().__init__()
+    def __init__(self, *, by_activity: bool = True, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.by_activity = by_activity
         self._registry: Registry | None = None
         self._entries: tuple[DatabaseEntry, ...] = ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
 from recall_gui.core.base import masked
 from recall_gui.core.registry import DatabaseEntry, Registry
@@ -22,8 +22,8 @@ class DatabasesTableModel(QAbstractTableModel):
     #: The user ticked (``True``) or unticked a database's Active box: its name and the state asked for.
     activeToggled = Signal(str, bool)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._registry: Registry | None = None
         self._rows: tuple[DatabaseEntry, ...] = ()
         #: States asked for and not yet in a snapshot.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from recall_gui import core
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE, header_data, one_line
@@ -29,8 +29,8 @@ Index = QModelIndex | QPersistentModelIndex
 class ReachModel(QAbstractTableModel):
     """The unreachable entries of one report; ``depth``: how deep places were looked for."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._rows: tuple[Unreachable, ...] = ()
         self._depth = 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from recall_gui.core.base import METRIC_NAMES, SearchHit, SearchResult
 from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
@@ -22,8 +22,8 @@ Index = QModelIndex | QPersistentModelIndex
 class ResultsModel(QAbstractTableModel):
     """Rows of one :class:`SearchResult`, nearest first; formats cells and does nothing else."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._result: SearchResult | None = None
         #: Rows that are near-copies of an earlier row: the earlier row's position.
         self._copies: dict[int, int] = {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHeaderView, QTableView
 
@@ -23,8 +23,8 @@ SIZED_FROM_ROWS = 200
 class TextRowsModel(QAbstractTableModel):
     """Rows of text cells given by ``cell(row, column)``, each row with a key (``key(row)``)."""
 
-    def __init__(self, headers: Sequence[str]) -> None:
-        super().__init__()
+    def __init__(self, headers: Sequence[str], parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._headers = tuple(headers)
         self._count = 0
         self._cell: Callable[[int, int], str] = lambda _row, _column: ""

@@ -94,7 +94,7 @@ class DatabaseCombo(QComboBox):
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.setMinimumContentsLength(self.NARROWEST_CHARS)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        self.choices = DatabaseChoicesModel(self._dot)
+        self.choices = DatabaseChoicesModel(self._dot, self)
         self.setModel(self.choices)
         view = self.view()
         if isinstance(view, QListView):

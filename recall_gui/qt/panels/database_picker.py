@@ -15,7 +15,7 @@ class DatabasePicker(QComboBox):
 
     def __init__(self, *, by_activity: bool = True, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.databases = DatabaseListModel(by_activity=by_activity)
+        self.databases = DatabaseListModel(by_activity=by_activity, parent=self)
         self.setModel(self.databases)
         # Its width from a typical name, not from measuring every name of a large registry.
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)

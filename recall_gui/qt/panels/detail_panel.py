@@ -134,7 +134,7 @@ class DetailPanel(QWidget):
         self.monospace.toggled.connect(self.set_monospace)
         # The other columns as a model the view asks for the rows on screen only: a wide table has
         # thousands (docs/PERFORMANCE_LOG.md#text_rows).
-        self.metadata_model = TextRowsModel(["Column", "Value"])
+        self.metadata_model = TextRowsModel(["Column", "Value"], self)
         self.metadata = text_rows_view("detailMetadata", self.metadata_model)
         self.metadata.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.copy_metadata = push_button("Copy", "copyMetadataButton", "Copy the other columns as JSON")

@@ -61,7 +61,7 @@ class ResultsPanel(QWidget):
 
     def __init__(self, browse_model: BrowseModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.results_model = ResultsModel()
+        self.results_model = ResultsModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.results_model)
         self.proxy.setSortRole(VALUE_ROLE)

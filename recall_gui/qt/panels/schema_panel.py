@@ -30,7 +30,7 @@ class SchemaPanel(QWidget):
         self.note.setObjectName("schemaNote")
         self.note.setWordWrap(True)
         # A model the view asks for the rows on screen (a table of 10,000 columns made 50,000 items).
-        self.model = TextRowsModel(HEADERS)
+        self.model = TextRowsModel(HEADERS, self)
         self.table = text_rows_view("schemaTable", self.model)
         self.table.horizontalHeader().setSectionResizeMode(len(HEADERS) - 1, QHeaderView.ResizeMode.Stretch)
         layout = QVBoxLayout(self)

@@ -73,7 +73,7 @@ class ChecksPage(QWidget):
         self.running = services.operations.lane(
             "checks", show_busy=lambda text: self._set_running(text is not None)
         )
-        self.model = ChecksModel()
+        self.model = ChecksModel(self)
         self._build_widgets()
         #: Below the checks: the selected check, the metrics across versions, A/B, and hubs.
         self.views = views = CheckViews()

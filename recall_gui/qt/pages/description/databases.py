@@ -33,7 +33,7 @@ class DatabaseList(QObject):
         self._described: str | None = None
         #: The database whose description was saved last, until the user edits or chooses another.
         self._just_saved: str | None = None
-        self.databases_model = DatabasesTableModel()
+        self.databases_model = DatabasesTableModel(self)
         self.active_table = QTableView()
         self.active_table.setObjectName("activeTable")
         self.active_table.setModel(self.databases_model)

@@ -76,7 +76,9 @@ class KnowledgePage(QWidget):
         self.database_bar.model_of = services.model_of
         self.opened_bar = OpenedBar()
         self.query_bar = QueryBar()
-        self.browse_model = BrowseModel(services.operations.lane().start)  # pages load side by side
+        self.browse_model = BrowseModel(
+            services.operations.lane().start, parent=self
+        )  # pages load side by side
         self.results = ResultsPanel(self.browse_model)
         self.detail = DetailPanel()
         self.entry_tools = EntryTools()

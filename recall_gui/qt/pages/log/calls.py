@@ -78,7 +78,7 @@ class CallsTab(QWidget):
         self.progress.setFormat("reading the log: %p%")
         self.progress.setMinimumWidth(self.fontMetrics().horizontalAdvance("reading the log: 100%") + 32)
         self.progress.hide()
-        self.calls_model = CallsModel()
+        self.calls_model = CallsModel(self)
         self.calls_table = log_table("logCallsTable", HINT_NO_CALLS)
         self.calls_table.setModel(self.calls_model)
         header = self.calls_table.horizontalHeader()
@@ -120,7 +120,7 @@ class CallsTab(QWidget):
         )
         self.replay_note = StatusNote("logReplayNote")
         self.replay_note.hide()
-        self.results_model = CallResultsModel()
+        self.results_model = CallResultsModel(self)
         self.results_table = log_table("logResultsTable", HINT_PICK)
         self.results_table.setModel(self.results_model)
         for column, width in ((0, 70), (1, 170), (3, 120)):

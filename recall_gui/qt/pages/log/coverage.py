@@ -77,7 +77,9 @@ class CoverageTab(QWidget):
         self.hubs_label.setWordWrap(True)
         for label in (self.coverage_summary, self.hubs_label):  # they name databases and ids
             label.setTextFormat(Qt.TextFormat.PlainText)
-        self.never_model = BrowseModel(self.services.operations.lane().start)  # pages side by side
+        self.never_model = BrowseModel(
+            self.services.operations.lane().start, parent=self
+        )  # pages side by side
         self.never_table = PlaceholderTableView()
         self.never_table.setObjectName("logNeverTable")
         self.never_table.setModel(self.never_model)

@@ -142,7 +142,7 @@ class ReachPage(QWidget):
         )
         self.engine_combo = engine_combo("reachEngine")
         report_run.inputs += [self.limit_spin, self.rule_combo, self.engine_combo]
-        self.model = ReachModel()
+        self.model = ReachModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(VALUE_ROLE)
