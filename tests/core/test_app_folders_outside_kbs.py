@@ -58,6 +58,7 @@ def test_folders_beside_a_knowledge_base_are_fine(kb: KnowledgeBase, tmp_path: P
     refuse_folders_in_knowledge_bases({})
 
 
+@pytest.mark.process
 def test_commands_refuse_it_before_writing_anything(kb: KnowledgeBase, tmp_path: Path) -> None:
     golden = tmp_path / "golden.json"
     check = {"db_name": kb.name, "query": "How do I change my password?", "expect": ["pw-reset"], "limit": 3}

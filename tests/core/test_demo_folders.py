@@ -16,6 +16,7 @@ from tests.core.test_demo_conflicts import run_demo_cli
 from tests.kbtools import snapshot_tree
 
 
+@pytest.mark.process
 def test_demo_with_the_data_folder_a_file_refuses_before_embedding(tmp_path: Path) -> None:
     data = tmp_path / "data-is-a-file"
     data.write_text("mine", encoding="utf-8")

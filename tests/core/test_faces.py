@@ -166,6 +166,7 @@ LOADED = (
 )
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("words", "allowed"),
     [

@@ -18,6 +18,7 @@ COMMAND = Path(sys.executable).with_name("recall-gui")
 MAKE = shutil.which("make")
 
 
+@pytest.mark.process
 @pytest.mark.skipif(MAKE is None or not COMMAND.is_file(), reason="needs make and an installed recall-gui")
 def test_make_launcher_links_the_command_into_a_folder_on_the_path(tmp_path: Path) -> None:
     launchers = tmp_path / "bin"

@@ -47,6 +47,7 @@ def log_with_a_bad_call(kb: KnowledgeBase) -> list[CallRecord]:
     return good
 
 
+@pytest.mark.process
 def test_hubs_of_the_log_skips_a_query_that_is_not_text_and_says_so(kb: KnowledgeBase) -> None:
     log_with_a_bad_call(kb)
     done = cli("hubs", "--registry", str(kb.registry_dir), "--db", kb.name, "--log", "--json")
@@ -56,6 +57,7 @@ def test_hubs_of_the_log_skips_a_query_that_is_not_text_and_says_so(kb: Knowledg
     assert "damaged" not in done.stderr
 
 
+@pytest.mark.process
 def test_reach_of_the_log_skips_a_query_that_is_not_text_and_says_so(kb: KnowledgeBase) -> None:
     good = log_with_a_bad_call(kb)
     done = cli("reach", "--registry", str(kb.registry_dir), "--db", kb.name, "--log", "--json")

@@ -114,6 +114,7 @@ def test_other_files_are_still_written_and_a_golden_file_replaced_by_the_checks(
     assert output_problem(golden_path) == GOLDEN_SAID
 
 
+@pytest.mark.process
 def test_check_refuses_a_junit_report_onto_any_record_and_leaves_it(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:

@@ -61,6 +61,7 @@ def test_below_a_deep_cache_rays_own_folder_is_the_users_too(
         shutil.rmtree(folder.parent)  # a folder of this run only (checked above)
 
 
+@pytest.mark.process
 def test_what_a_real_ray_makes_in_the_cache_is_out_of_other_users_reach(short_cache: Path) -> None:
     if importlib.util.find_spec("ray") is None or importlib.util.find_spec("lance_ray") is None:
         pytest.skip("the scale extra (Ray, lance-ray) is not installed")

@@ -242,6 +242,7 @@ def test_the_caches_files_that_are_no_file_are_made_again(
 # --- through the command line ----------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero-link"])
 def test_check_hubs_and_reach_refuse_a_file_that_is_no_file_in_one_line(
     kb: KnowledgeBase, tmp_path: Path, place: Callable[[Path, str], Path], kind: str
@@ -260,6 +261,7 @@ def test_check_hubs_and_reach_refuse_a_file_that_is_no_file_in_one_line(
         assert lines[0] == f"error: {path}: cannot be read ({NAMED[kind]})", (command, done.stderr)
 
 
+@pytest.mark.process
 def test_a_golden_file_of_regular_size_still_runs(kb: KnowledgeBase, tmp_path: Path) -> None:
     golden = tmp_path / "golden.json"
     check = {"db_name": kb.name, "query": "How do I change my password?", "expect": ["pw-reset"], "limit": 3}

@@ -165,6 +165,7 @@ def test_walking_the_queue_skips_what_has_a_verdict_when_asked(table: Table) -> 
     close(session)
 
 
+@pytest.mark.process
 def test_a_filter_orders_the_rows_it_keeps_and_a_statement_is_refused(table: Table) -> None:
     from recall_gui.core.base.errors import FilterError
 
@@ -213,6 +214,7 @@ def test_unreachable_entries_of_an_older_version_are_found_by_their_content(tabl
     close(session)
 
 
+@pytest.mark.process
 def test_the_knowledge_base_is_byte_identical_after_a_whole_review(table: Table) -> None:
     before = snapshot_tree(table.db_dir)
     session, review = opened(table)

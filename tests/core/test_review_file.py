@@ -156,6 +156,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 def test_two_processes_marking_at_once_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "shared" / "notes.jsonl"
     count = 300

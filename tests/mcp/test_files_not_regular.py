@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pytest
 
 from tests.mcp.live import BackgroundLoop, build_shared_kb, harness_json, live_session, server_parameters
 
 ARGUMENTS = {"db_name": "notes", "query": "How do I change my password?", "limit": 3}
 
 
+@pytest.mark.process
 def test_the_server_answers_with_notes_and_settings_that_are_no_files(
     tmp_path: Path, passage_vectors: Any
 ) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pytest
 
 from tests.mcp.live import BackgroundLoop, build_shared_kb, live_session, server_parameters
 
@@ -51,6 +52,7 @@ class InPlaceWriter:
             self._stop.wait(0.02)
 
 
+@pytest.mark.process
 def test_agents_never_lose_a_database_while_the_registry_is_rewritten(
     tmp_path: Path, passage_vectors: Any
 ) -> None:

@@ -339,6 +339,7 @@ def test_first_start_never_replaces_a_demo_folder_the_user_filled(
     assert window.findChild(QComboBox, "dbCombo").currentText() == "(no databases registered)"
 
 
+@pytest.mark.process
 def test_pyside_s_module_check_from_the_file_s_bytes_answers_as_its_own() -> None:
     """PySide6 asks of every module imported after it whether its source names PySide6 (the window's
     start does it a few hundred times): the faster check gives its own answer for a module that does, one

@@ -127,6 +127,7 @@ LATER_PAGES = {
 }
 
 
+@pytest.mark.process
 def test_before_the_first_paint_only_the_knowledge_page_is_imported_and_built(kb: KnowledgeBase) -> None:
     """The window as ``recall-gui`` shows it: the knowledge page, the frame and the tabs' titles; no other
     page's module imported, none of them built."""

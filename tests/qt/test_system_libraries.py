@@ -122,6 +122,7 @@ def test_the_readme_names_every_package_the_window_needs_on_both_systems() -> No
     assert shell_words("a{1,-b{2,3}}c") == {"a1c", "a-b2c", "a-b3c"}
 
 
+@pytest.mark.process
 @linux_only
 def test_a_missing_library_ends_the_start_with_the_line_not_a_core_dump(tmp_path: Path) -> None:
     """Two of the plugin's libraries made unloadable (an empty file of each name comes first on the

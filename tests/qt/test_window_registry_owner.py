@@ -13,7 +13,7 @@ import pytest
 
 from recall_gui.core.base.errors import DatabaseNotFoundError
 from recall_gui.core.registry import registry as registry_module
-from recall_gui.core.search import harness as harness_module
+from recall_gui.core.registry import registry_keeper as keeper_module
 from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
@@ -33,7 +33,8 @@ def test_the_windows_harness_searches_the_windows_snapshot_without_reading_the_r
         active=[kb.name],
     )
     reads_by_harness: list[str] = []
-    monkeypatch.setattr(harness_module, "load_registry", lambda d: reads_by_harness.append(str(d)))
+    # A harness reads the registry only through its own keeper: the window's must never.
+    monkeypatch.setattr(keeper_module, "load_registry", lambda d, *_: reads_by_harness.append(str(d)))
     gui_thread = threading.get_ident()
     reads_on_gui: list[Path] = []
     reads: list[Path] = []
