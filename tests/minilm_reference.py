@@ -3,7 +3,9 @@
 Written from the model's definition (BERT, as sentence-transformers runs it: 6 layers, 384 wide, 12 heads,
 GELU, mean pooling over the attention mask, L2 normalisation) in plain NumPy over the published weights,
 sharing no code with the app: the weights are read with ``safetensors.numpy``, the tokenizer from the
-weights package's own ``tokenizer.json``, truncated at 256 tokens (fastembed's limit for this model).
+weights package's own ``tokenizer.json``, cut at 512 tokens by default: cosh's fastembed-rs cuts at the
+smaller of its ``max_length`` (512 unless set) and the model's ``model_max_length`` (512 in the package's
+``tokenizer_config.json``); ``max_tokens`` sets another limit, as ``with_max_length`` does there.
 Layer normalisation, softmax and pooling accumulate in float64.
 """
 
@@ -16,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 HEADS = 12
-MAX_TOKENS = 256
+MAX_TOKENS = 512
 
 Matrix = npt.NDArray[np.float32]
 
@@ -28,7 +30,7 @@ def weights_folder() -> Path:
 
 
 class ReferenceMiniLM:
-    def __init__(self, folder: Path | None = None) -> None:
+    def __init__(self, folder: Path | None = None, max_tokens: int = MAX_TOKENS) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -36,7 +38,7 @@ class ReferenceMiniLM:
         self.w: dict[str, Any] = load_file(str(folder / "model.safetensors"))
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_truncation(max_length=max_tokens)
 
     def _layer_norm(self, x: Matrix, name: str) -> Matrix:
         wide = x.astype(np.float64)
