@@ -69,7 +69,7 @@ async def measure_in(session: Session, ctx: BenchContext, name: str, index: str,
         }
         ours = await search_hits(session, search_input(table, query, LIMIT), options)
         method = ours.method
-        raw_ids = raw.column("id").to_pylist()
+        raw_ids = (await raw_query(query)).column("id").to_pylist()
         ours_recall.append(len(truth & {h.id for h in ours.hits}) / LIMIT)
         raw_recall.append(len(truth & set(raw_ids)) / LIMIT)
         same_as_raw += [h.id for h in ours.hits] == raw_ids

@@ -166,7 +166,8 @@ def test_a_quantized_model_is_named_so_but_the_suffix_prints_coshs_label(tmp_pat
     assert registry.databases[0].embedder.label == "All-MiniLM-L6-v2 (384d, quantized)"
     assert "  Embedding: All-MiniLM-L6-v2 (384d)\n" in build_tool_suffix(registry)  # cosh prints that
     assert EmbedderSpec("local", "AllMiniLML6V2").label == "All-MiniLM-L6-v2 (384d)"
-    assert EmbedderSpec("local", "EmbeddingGemma300MQ4").label == "EmbeddingGemma-300M (3584d, 4-bit quantized)"
+    gemma = EmbedderSpec("local", "EmbeddingGemma300MQ4").label
+    assert gemma == "EmbeddingGemma-300M (3584d, 4-bit quantized)"
 
 
 def test_every_quantized_variant_is_told_apart_from_its_model() -> None:

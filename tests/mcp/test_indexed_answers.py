@@ -126,10 +126,10 @@ def test_check_ranks_as_lancedbs_defaults(copies: IndexedCopies, tmp_path: Path)
     import lancedb
 
     connection = lancedb.connect(str(copies.root / "lancedb"))
-    by_id = {
-        name: dict(zip(*connection.open_table(name).to_arrow().select(["id", "content"]).to_pydict().values()))
-        for name in INDEXES
-    }
+    by_id = {}
+    for name in INDEXES:
+        rows = connection.open_table(name).to_arrow().select(["id", "content"]).to_pydict()
+        by_id[name] = dict(zip(rows["id"], rows["content"], strict=True))
     found = {
         (check["db_name"], check["query"], 5): tuple(by_id[check["db_name"]][i] for i in check["results"])
         for check in report["checks"]
