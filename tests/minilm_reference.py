@@ -6,7 +6,7 @@ sharing no code with the app: the weights are read with ``safetensors.numpy``, t
 weights package's own ``tokenizer.json``, cut at 512 tokens by default: cosh's fastembed-rs cuts at the
 smaller of its ``max_length`` (512 unless set) and the model's ``model_max_length`` (512 in the package's
 ``tokenizer_config.json``); ``max_tokens`` sets another limit, as ``with_max_length`` does there.
-Layer normalisation, softmax and pooling accumulate in float64.
+Layer normalisation, GELU, the softmax's sums and pooling accumulate in float64.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class ReferenceMiniLM:
             + w["embeddings.token_type_embeddings.weight"][0][None, None]
         )
         x = self._layer_norm(x, "embeddings.LayerNorm")
-        blocked = np.where(mask[:, None, None, :] == 1, 0.0, -np.inf)
+        blocked = np.where(mask[:, None, None, :] == 1, 0.0, -np.inf).astype(np.float32)
         width = x.shape[-1] // HEADS
         for layer in range(6):
             p = f"encoder.layer.{layer}"
@@ -69,9 +69,9 @@ class ReferenceMiniLM:
             q = split(self._dense(x, f"{p}.attention.self.query"))
             k = split(self._dense(x, f"{p}.attention.self.key"))
             v = split(self._dense(x, f"{p}.attention.self.value"))
-            scores = (q @ k.transpose(0, 1, 3, 2)).astype(np.float64) / np.sqrt(width) + blocked
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            probs = (scores / scores.sum(-1, keepdims=True)).astype(np.float32)
+            scores = (q @ k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(width)) + blocked
+            scores = np.exp(scores - scores.max(-1, keepdims=True))  # float32: each term exact to 1e-7
+            probs = scores / scores.sum(-1, keepdims=True, dtype=np.float64).astype(np.float32)
             context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, length, -1)
             attended = self._dense(context, f"{p}.attention.output.dense")
             x = self._layer_norm(attended + x, f"{p}.attention.output.LayerNorm")

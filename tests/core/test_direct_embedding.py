@@ -21,12 +21,8 @@ from hypothesis import strategies as st
 from recall_gui.core.base.errors import EmbedderError
 from recall_gui.core.demo import read_prebuilt_demo
 from recall_gui.core.embedders.direct import DirectQueryModel
-from recall_gui.core.embedders.local import (
-    LocalEmbedder,
-    load_local_model,
-    load_offline_fastembed,
-    load_offline_model,
-)
+from recall_gui.core.embedders.local import LocalEmbedder, load_offline_fastembed, load_offline_model
+from recall_gui.core.embedders.model_choice import load_local_model
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]

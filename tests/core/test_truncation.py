@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from recall_gui.core.embedders.direct import FASTEMBED_MAX_LENGTH, truncation_limit
-from recall_gui.core.embedders.local import load_local_model
+from recall_gui.core.embedders.model_choice import load_local_model
 from recall_gui.core.embedders.published_weights import load_weights_model, package_weights
 from tests.minilm_reference import ReferenceMiniLM
 
@@ -51,6 +51,7 @@ def token_count(text: str) -> int:
 
     tokenizer = Tokenizer.from_file(str(weights_folder() / "tokenizer.json"))
     tokenizer.no_truncation()
+    tokenizer.no_padding()
     return len(tokenizer.encode(text).ids)
 
 

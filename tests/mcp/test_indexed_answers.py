@@ -88,8 +88,11 @@ def test_lancedbs_defaults_are_not_the_exact_top_k(copies: IndexedCopies, embedd
 def server(copies: IndexedCopies) -> Iterator[Any]:
     loop = BackgroundLoop()
     try:
-        yield loop, loop.hold(
-            live_session(server_parameters(copies.registry_dir, copies.env), copies.root / "server.log")
+        yield (
+            loop,
+            loop.hold(
+                live_session(server_parameters(copies.registry_dir, copies.env), copies.root / "server.log")
+            ),
         )
     finally:
         loop.close()

@@ -4,10 +4,10 @@ Importing fastembed costs about a second (its model manager brings huggingface_h
 brings Pillow) where a query needs only onnxruntime and tokenizers (docs/PERFORMANCE_LOG.md#direct). This
 module does what fastembed 0.9 does for the packaged model (a custom model with mean pooling and
 normalisation, loaded from the staged folder), operation for operation: the same tokenizer settings, the
-same session options and inputs, the same pooling and normalisation in the same dtypes. Both cut a text
-where cosh's fastembed-rs does (:func:`truncation_limit`; ``fastembed_files`` tells fastembed). Its vectors are
-fastembed's bit for bit (``tests/core/test_direct_embedding.py``); it is used only on the versions that was
-checked with (``compat.direct_embedding_checked``), and fastembed embeds in bulk.
+same session options and inputs, the same pooling and normalisation in the same dtypes. Both cut a
+text where cosh's fastembed-rs does (:func:`truncation_limit`; ``fastembed_files`` tells fastembed). Its
+vectors are fastembed's bit for bit (``tests/core/test_direct_embedding.py``); it is used only on the
+versions that was checked with (``compat.direct_embedding_checked``), and fastembed embeds in bulk.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ FASTEMBED_MAX_LENGTH = 512
 
 def _usable_limit(value: Any) -> int | None:
     """A limit from ``tokenizer_config.json`` that can truncate: a positive number (a float too, as
-    fastembed-rs reads it; transformers writes 1e30 for "no limit", which the smaller limit then wins over)."""
+    fastembed-rs reads it; transformers writes 1e30 for "no limit", which the smaller one then wins over)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         return None
     return int(min(value, sys.maxsize))
@@ -57,7 +57,7 @@ def truncation_limit(config: dict[str, Any], max_length: int = FASTEMBED_MAX_LEN
 
 
 def folder_truncation_limit(folder: Path, max_length: int = FASTEMBED_MAX_LENGTH) -> int:
-    """:func:`truncation_limit` of the ``tokenizer_config.json`` in ``folder`` (``max_length`` without one)."""
+    """:func:`truncation_limit` of ``folder``'s ``tokenizer_config.json`` (``max_length`` without one)."""
     try:
         config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
