@@ -131,6 +131,7 @@ def cosh_kb(tmp_path_factory: pytest.TempPathFactory) -> CoshKnowledgeBase:
 def fresh_server(cosh_kb: CoshKnowledgeBase) -> Iterator[Any]:
     """The server as a new user starts it: its own data and cache folders and model caches, all empty."""
     root = cosh_kb.root / "fresh-install"
+    root.mkdir()
     env = server_env(root) | {
         "RECALL_GUI_CACHE_DIR": str(root / "cache"),
         "FASTEMBED_CACHE_PATH": str(root / "fastembed"),

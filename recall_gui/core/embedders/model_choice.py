@@ -25,6 +25,9 @@ from recall_gui.core.embedders.model_sources import WEIGHTS_MODEL, Candidate, ca
 from recall_gui.core.embedders.model_verdicts import PROBE_TEXTS, Vectors, Verdict, Verdicts, judge, unusable
 from recall_gui.core.registry.models import LOCAL_MODELS, local_model
 
+#: The published weights' verdict once they loaded: loading them checks their sha256.
+WEIGHTS_VERDICT = Verdict("exact", "its sha256 is the one published for the weights")
+
 
 @dataclass(frozen=True)
 class Judged:
@@ -89,6 +92,8 @@ class _Reference:
                 except ModelUnavailableError as error:
                     self._verdicts.put(WEIGHTS_MODEL, "weights", candidate.path, unusable(error.message))
                     continue
+                if known is None:  # loading held it to its published sha256
+                    self._verdicts.put(WEIGHTS_MODEL, "weights", candidate.path, WEIGHTS_VERDICT)
                 self.loaded[candidate.path] = model
                 self._vectors = _embed(model, list(PROBE_TEXTS))
                 break
@@ -109,7 +114,7 @@ def _load(candidate: Candidate, verdict: Verdict | None) -> LocalEmbedder:
 
 def _judge(candidate: Candidate, model: LocalEmbedder, reference: _Reference) -> Verdict:
     if candidate.kind == "weights":  # loading held it to the published sha256
-        return Verdict("exact", "its sha256 is the one published for the weights")
+        return WEIGHTS_VERDICT
     wanted = cosh_file(candidate.cosh_name)
     published = published_sha256(wanted) if wanted is not None else None
     return judge(
