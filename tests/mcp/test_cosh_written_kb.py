@@ -119,9 +119,7 @@ def cosh_kb(tmp_path_factory: pytest.TempPathFactory) -> CoshKnowledgeBase:
     table = lancedb.connect(str(root / "lancedb")).open_table("manual")
     queries = [*ALL_QUESTIONS, *passages]
     expected = {
-        query: tuple(
-            row["content"] for row in table.search(vector).limit(LIMIT).select(["content"]).to_list()
-        )
+        query: tuple(row["content"] for row in table.search(vector).limit(LIMIT).to_list())
         for query, vector in zip(queries, reference.embed(queries), strict=True)
     }
     return CoshKnowledgeBase(root, registry_dir, tuple(ALL_QUESTIONS), tuple(passages), expected)

@@ -115,8 +115,10 @@ def _load(candidate: Candidate, verdict: Verdict | None) -> LocalEmbedder:
 def _judge(candidate: Candidate, model: LocalEmbedder, reference: _Reference) -> Verdict:
     if candidate.kind == "weights":  # loading held it to the published sha256
         return WEIGHTS_VERDICT
+    if not candidate.info.exact and reference.vectors() is None:
+        return Verdict("stand-in", "", other_file=True)  # another file by its own account, not measurable
     wanted = cosh_file(candidate.cosh_name)
-    published = published_sha256(wanted) if wanted is not None else None
+    published = published_sha256(wanted) if wanted is not None and candidate.info.exact else None
     return judge(
         candidate.path, published, lambda texts: _embed(model, texts), reference.vectors, candidate.cosh_name
     )

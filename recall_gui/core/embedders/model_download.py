@@ -426,13 +426,13 @@ def _check_arrival(cosh_name: str, arrived: Candidate | None, within: Path, verd
         raise ModelUnavailableError(
             f"the copy of {cosh_name} that arrived was refused, and nothing of it was kept: it is not cosh's "
             f"file ({verdict.why})",
-            hint=f"recall-gui brings only cosh's own file ({cosh_file_name(cosh_name)}) or, for "
+            hint=f"recall-gui brings only cosh's own file ({_cosh_file_name(cosh_name)}) or, for "
             "AllMiniLML6V2, its published weights.",
         )
     return judged
 
 
-def cosh_file_name(cosh_name: str) -> str:
+def _cosh_file_name(cosh_name: str) -> str:
     wanted = cosh_file(cosh_name)
     return wanted.describe() if wanted is not None else cosh_name
 
