@@ -262,3 +262,19 @@ def test_the_probe_texts_cover_a_text_longer_than_cosh_reads() -> None:
     counts = [token_count(text) for text in model_verdicts.PROBE_TEXTS]
     assert counts[0] < 20 and counts[1] > 512
     assert not model_verdicts.PROBE_TEXTS[2].isascii()
+
+
+def test_a_copy_that_cannot_be_verified_is_kept_and_said_to_be_a_stand_in(tmp_path: Path) -> None:
+    """No published sha256 of Qdrant's quantized BGE file is known here, nor a reference: a copy of it is
+    brought, and said to be what it is (here it is the int8 MiniLM file, which no check here can tell)."""
+    files = {"model_optimized.onnx": packaged_model()}
+    files |= {name: OFFLINE_DIR / name for name in ("tokenizer.json", "tokenizer_config.json")}
+    hf_cache_with(tmp_path / "stick", files, repo="Qdrant/bge-small-en-v1.5-onnx-Q")
+    done = models_get("BGESmallENV15Q", "--from", str(tmp_path / "stick"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        "BGESmallENV15Q is served by a stand-in now: a file named as cosh's Qdrant/bge-small-en-v1.5-onnx-Q "
+        "model_optimized.onnx in recall-gui's model folder"
+    )
+    assert "not verified: no published sha256 of cosh's file is known here" in done.stdout
+    assert catalog_entry("BGESmallENV15Q").status == "stand-in"
