@@ -53,8 +53,6 @@ class ModelInfo:
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {"name": self.name, "exact": self.exact, "source": self.source}
-        if self.exact and self.evidence:
-            data["evidence"] = self.evidence
         if not self.exact:
             data["stands_in_for"] = self.stands_in_for
             if self.agreement:
