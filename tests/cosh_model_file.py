@@ -2,13 +2,12 @@
 tokenizer files), made here from the published weights, since the hub cannot be reached from the tests.
 
 The ONNX file is the encoder's graph with the float32 weights inside, as an ONNX export holds them; the
-tokenizer files are the model's own, with fastembed's limit of 256 tokens. It is used where a test needs
-cosh's file in a cache or on a model hub.
+tokenizer files are the model's own (``model_max_length`` 512, as in the repository cosh downloads). It is
+used where a test needs cosh's file in a cache or on a model hub.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -37,11 +36,8 @@ def write_cosh_files(folder: Path) -> dict[str, Path]:
     del model.graph.initializer[:]
     model.graph.initializer.extend(kept)
     onnx.save_model(model, str(folder / "model.onnx"))
-    for name in ("tokenizer.json", "config.json", "special_tokens_map.json"):
+    for name in ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json"):
         shutil.copyfile(weights / name, folder / name)
-    config = json.loads((weights / "tokenizer_config.json").read_text(encoding="utf-8"))
-    config["model_max_length"] = 256
-    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     return {path.name: path for path in sorted(folder.iterdir())}
 
 

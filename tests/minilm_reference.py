@@ -3,8 +3,10 @@
 Written from the model's definition (BERT, as sentence-transformers runs it: 6 layers, 384 wide, 12 heads,
 GELU, mean pooling over the attention mask, L2 normalisation) in plain NumPy over the published weights,
 sharing no code with the app: the weights are read with ``safetensors.numpy``, the tokenizer from the
-weights package's own ``tokenizer.json``, truncated at 256 tokens (fastembed's limit for this model).
-Layer normalisation, softmax and pooling accumulate in float64.
+weights package's own ``tokenizer.json``, cut at 512 tokens by default: cosh's fastembed-rs cuts at the
+smaller of its ``max_length`` (512 unless set) and the model's ``model_max_length`` (512 in the package's
+``tokenizer_config.json``); ``max_tokens`` sets another limit, as ``with_max_length`` does there.
+Layer normalisation, GELU, the softmax's sums and pooling accumulate in float64.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 HEADS = 12
-MAX_TOKENS = 256
+MAX_TOKENS = 512
 
 Matrix = npt.NDArray[np.float32]
 
@@ -28,7 +30,7 @@ def weights_folder() -> Path:
 
 
 class ReferenceMiniLM:
-    def __init__(self, folder: Path | None = None) -> None:
+    def __init__(self, folder: Path | None = None, max_tokens: int = MAX_TOKENS) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -36,7 +38,7 @@ class ReferenceMiniLM:
         self.w: dict[str, Any] = load_file(str(folder / "model.safetensors"))
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_truncation(max_length=max_tokens)
 
     def _layer_norm(self, x: Matrix, name: str) -> Matrix:
         wide = x.astype(np.float64)
@@ -56,7 +58,7 @@ class ReferenceMiniLM:
             + w["embeddings.token_type_embeddings.weight"][0][None, None]
         )
         x = self._layer_norm(x, "embeddings.LayerNorm")
-        blocked = np.where(mask[:, None, None, :] == 1, 0.0, -np.inf)
+        blocked = np.where(mask[:, None, None, :] == 1, 0.0, -np.inf).astype(np.float32)
         width = x.shape[-1] // HEADS
         for layer in range(6):
             p = f"encoder.layer.{layer}"
@@ -67,9 +69,9 @@ class ReferenceMiniLM:
             q = split(self._dense(x, f"{p}.attention.self.query"))
             k = split(self._dense(x, f"{p}.attention.self.key"))
             v = split(self._dense(x, f"{p}.attention.self.value"))
-            scores = (q @ k.transpose(0, 1, 3, 2)).astype(np.float64) / np.sqrt(width) + blocked
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            probs = (scores / scores.sum(-1, keepdims=True)).astype(np.float32)
+            scores = (q @ k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(width)) + blocked
+            scores = np.exp(scores - scores.max(-1, keepdims=True))  # float32: each term exact to 1e-7
+            probs = scores / scores.sum(-1, keepdims=True, dtype=np.float64).astype(np.float32)
             context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, length, -1)
             attended = self._dense(context, f"{p}.attention.output.dense")
             x = self._layer_norm(attended + x, f"{p}.attention.output.LayerNorm")

@@ -28,11 +28,12 @@ def add_to(commands: Any) -> None:
     parser = commands.add_parser(
         NAME,
         help="cosh's local models: exact, stand-in or unavailable here; `models get NAME` brings one",
-        description="List every local model cosh knows and how this machine would embed with it: exact "
-        "(cosh's own model file, or its published weights), a stand-in (which may rank differently from "
-        "the agent), or unavailable. `recall-gui models get NAME` brings the exact model: from the model "
-        "hub (asking nothing else; Ctrl+C cancels and a later run resumes), or with --from from a copy "
-        "you have. Searching never downloads a model.",
+        description="List every local model cosh knows and what would embed with it on this machine: exact "
+        "(a copy proved to be cosh's own model file, by its published sha256 or by its vectors, or its "
+        "published weights), a stand-in (which may rank differently from the agent; how far off it was "
+        "measured to be), or unavailable; copies passed over are named, with why. `recall-gui models get "
+        "NAME` brings the exact model: from the model hub (asking nothing else; Ctrl+C cancels and a later "
+        "run resumes), or with --from from a copy you have. Searching never downloads a model.",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=run)
@@ -66,6 +67,8 @@ def format_catalog(entries: list[core.embedders.CatalogEntry]) -> str:
         size = f", {entry.size / 1e6:,.1f} MB" if entry.size else ""
         if entry.status == "exact":
             where = f"exact: {entry.source}{size}"
+            if entry.evidence:
+                where += f" ({entry.evidence})"
         elif entry.status == "stand-in":
             where = f"STAND-IN: {entry.source}{size}; stands in for {entry.stands_in_for}"
             if entry.agreement:
@@ -73,6 +76,10 @@ def format_catalog(entries: list[core.embedders.CatalogEntry]) -> str:
         else:
             where = f"unavailable: recall-gui models get {entry.name} brings {entry.cosh_file}"
         lines.append(f"{entry.name:<{width}}  {where}")
+        lines += [
+            f"{'':<{width}}  passed over: {copy.path} ({copy.status}: {copy.why})"
+            for copy in entry.passed_over
+        ]
     return "\n".join(lines)
 
 
@@ -96,7 +103,10 @@ def run_get(args: argparse.Namespace) -> int:
         report("cancelled: the part downloaded so far is kept, and the next `models get` resumes it")
         sys.stdout.flush()
         os._exit(status)  # the download threads are not told to stop: leave them, as a killed download does
-    write_stdout(f"{info.name} is exact now: {info.source}\n")
+    if info.exact:
+        write_stdout(f"{info.name} is exact now: {info.source} ({info.evidence})\n")
+    else:
+        write_stdout(f"{info.name} is served by a stand-in now: {info.source} ({info.agreement})\n")
     return 0
 
 

@@ -314,7 +314,7 @@ def build_demo(
     it, active, in ``registry_dir``. Blocking; returns the database folder. Raises
     :class:`DemoBuildCancelled` when ``cancel`` is set, :class:`DemoConflictError` when it would replace
     something recall-gui did not make."""
-    from recall_gui.core.embedders.local import load_local_model
+    from recall_gui.core.embedders.model_choice import load_local_model
 
     target = Path(target) if target is not None else demo_db_dir()
     check_demo_target(registry_dir, target)

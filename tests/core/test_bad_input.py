@@ -1,7 +1,7 @@
 """Bad queries and limits, in the core and on the command line: each has one defined behaviour.
 
 Queries: any text is embedded as it is, as cosh does (empty and blank queries too); the model reads the
-first 256 tokens of a long one; the JSON echoes the query exactly. Text that is not Unicode (an unpaired
+first 512 tokens of a long one; the JSON echoes the query exactly. Text that is not Unicode (an unpaired
 surrogate) is refused, as cosh's JSON parser refuses it.
 Limits: a non-negative integer below 2**64 is used (0 gives no results; more than the table holds gives
 every row); anything else means 5, as in cosh. The command line says so when it replaces a typed limit.

@@ -93,6 +93,8 @@ def test_register_then_the_agent_search_and_the_folder_search_print_the_same_jso
     assert by_path.stdout == by_name.stdout
     assert json.loads(by_path.stdout)["results"][0]["id"] == "lc-paris"
     assert "model: All-MiniLM-L6-v2 (384d), by width: the only local model" in by_path.stderr
+    quantized = cli("search", "--path", str(db), "--model", "AllMiniLML6V2Q", "--verbose", QUERY)
+    assert "model: All-MiniLM-L6-v2 (384d, quantized), " in quantized.stderr
 
     listing = asyncio.run(probe_listing(registry))
     assert "lc-notes" in listing.tools[0]["description"]

@@ -21,12 +21,8 @@ from hypothesis import strategies as st
 from recall_gui.core.base.errors import EmbedderError
 from recall_gui.core.demo import read_prebuilt_demo
 from recall_gui.core.embedders.direct import DirectQueryModel
-from recall_gui.core.embedders.local import (
-    LocalEmbedder,
-    load_local_model,
-    load_offline_fastembed,
-    load_offline_model,
-)
+from recall_gui.core.embedders.local import LocalEmbedder, load_offline_fastembed, load_offline_model
+from recall_gui.core.embedders.model_choice import load_local_model
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,13 +92,13 @@ def test_awkward_text_embeds_to_fastembeds_vector(
     assert same_bits(vector, fastembed.embed_sync(text))
 
 
-def test_text_beyond_256_tokens_is_cut_at_256_as_fastembed_cuts_it(
+def test_text_beyond_512_tokens_is_cut_at_512_as_cosh_cuts_it(
     models: tuple[LocalEmbedder, LocalEmbedder],
 ) -> None:
     direct, fastembed = models
     assert isinstance(direct._model, DirectQueryModel)
     long = "How do I reset my password? " * 200
-    assert len(direct._model.tokenizer.encode_batch([long])[0].ids) == 256
+    assert len(direct._model.tokenizer.encode_batch([long])[0].ids) == 512
     cut = direct._model.tokenizer.decode(direct._model.tokenizer.encode_batch([long])[0].ids)
     assert same_bits(direct.embed_sync(long), direct.embed_sync(long + " and something else entirely"))
     assert not same_bits(direct.embed_sync(long), direct.embed_sync(cut[: len(cut) // 2]))

@@ -35,7 +35,7 @@ AGREEMENT = 0.995
 AWKWARD = [
     "",
     " ",
-    "password " * 400,  # far beyond the 256 tokens fastembed keeps
+    "password " * 400,  # far beyond the 512 tokens cosh keeps
     "😀 🇫🇷 שלום مرحبا e\u0301 𝕳𝖊𝖑𝖑𝖔 \x07",
     "日本語のテキストと中文文本，한국어 텍스트",
     "def f(x: int) -> list[int]:\n    return [i ** 2 for i in range(x)]",

@@ -145,16 +145,23 @@ def test_cosh_own_file_in_its_cache_is_found_and_preferred(
     assert load_local_model("AllMiniLML6V2").model_info.source == WEIGHTS_SOURCE
 
 
-def test_python_fastembed_file_is_exact_only_where_it_is_cosh_file(
+def test_a_file_at_cosh_name_that_cannot_be_verified_is_no_exact_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Python fastembed's BAAI/bge-small-en-v1.5 is Qdrant's quantized file: cosh's BGESmallENV15Q, a
-    stand-in for cosh's BGESmallENV15 (Xenova's float32 file)."""
+    stand-in for cosh's BGESmallENV15 (Xenova's float32 file). A file at that name whose sha256 is not
+    known as published, with no reference to compare it with (here: the int8 MiniLM file put there), serves,
+    but is never called exact."""
     cache = tmp_path / "fastembed"
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(cache))
     repo = fastembed_cache_with(cache, packaged_model())
     quantized = load_local_model("BGESmallENV15Q")
-    assert quantized.model_info.exact and quantized.embed_sync("hello").shape == (384,)
+    assert not quantized.model_info.exact and quantized.embed_sync("hello").shape == (384,)
+    assert quantized.model_info.source.startswith(
+        "a file named as cosh's Qdrant/bge-small-en-v1.5-onnx-Q model_optimized.onnx in Python fastembed's "
+        f"cache ({cache}), not verified as cosh's file"
+    )
+    assert quantized.model_info.agreement.startswith("not verified: no published sha256 of cosh's file")
     plain = load_local_model("BGESmallENV15").model_info
     assert not plain.exact
     assert plain.stands_in_for == "Xenova/bge-small-en-v1.5 onnx/model.onnx"

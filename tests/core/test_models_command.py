@@ -293,7 +293,7 @@ def test_a_downloaded_copy_that_fails_its_check_is_removed(
 def test_a_refused_copy_leaves_the_earlier_one_there_and_in_use(
     tmp_path: Path, cosh_files: dict[str, Path]
 ) -> None:
-    from recall_gui.core.embedders.local import load_local_model
+    from recall_gui.core.embedders.model_choice import load_local_model
 
     said: list[str] = []
     hf_cache_with(tmp_path / "good", cosh_files)

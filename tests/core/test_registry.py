@@ -160,6 +160,26 @@ def test_generated_suffix_follows_cosh_exactly(tmp_path: Path) -> None:
     )
 
 
+def test_a_quantized_model_is_named_so_but_the_suffix_prints_coshs_label(tmp_path: Path) -> None:
+    write_registry(tmp_path, [cosh_entry("q", "/data/q", "Quantized", model="AllMiniLML6V2Q")])
+    registry = load_registry(tmp_path)
+    assert registry.databases[0].embedder.label == "All-MiniLM-L6-v2 (384d, quantized)"
+    assert "  Embedding: All-MiniLM-L6-v2 (384d)\n" in build_tool_suffix(registry)  # cosh prints that
+    assert EmbedderSpec("local", "AllMiniLML6V2").label == "All-MiniLM-L6-v2 (384d)"
+    gemma = EmbedderSpec("local", "EmbeddingGemma300MQ4").label
+    assert gemma == "EmbeddingGemma-300M (3584d, 4-bit quantized)"
+
+
+def test_every_quantized_variant_is_told_apart_from_its_model() -> None:
+    from recall_gui.core.registry.models import LOCAL_MODELS
+
+    labels = [EmbedderSpec("local", name).label for name in LOCAL_MODELS]
+    assert len(set(labels)) == len(labels)
+    quantized = [name for name in LOCAL_MODELS if name.endswith(("Q", "Q4"))]
+    assert len(quantized) == 17  # DESIGN.md §6: every "...Q" and "...Q4" name cosh knows
+    assert all("quantized" in EmbedderSpec("local", name).label for name in quantized)
+
+
 def test_suffix_with_none_active(tmp_path: Path) -> None:
     write_registry(tmp_path, [cosh_entry("a", "/x")], active=[])
     assert build_tool_suffix(load_registry(tmp_path)) == "Available databases:\n\n(none active)\n"

@@ -114,5 +114,5 @@ def test_output_is_shown_in_whole_lines_and_characters(qtbot: QtBot, child: Call
         "café ok",
         "100%|####|",
         "no end of line",
-        "Done: AllMiniLML6V2 is exact now.",
+        "Done: AllMiniLML6V2 was brought (what it is: above).",
     ]

@@ -58,7 +58,7 @@ def test_a_stand_in_is_said_everywhere_results_are_read(
     write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir, model="AllMiniLML6V2Q")])
     window = open_window(kb.registry_dir)
     run(loop, until(lambda: "STAND-IN here" in header(window), "the header names the stand-in"))
-    assert "All-MiniLM-L6-v2 (384d), STAND-IN here" in header(window)
+    assert "All-MiniLM-L6-v2 (384d, quantized), STAND-IN here" in header(window)
     banner = window.services.banner
     run(loop, until(lambda: banner.isVisible() and banner.message is not None, "the banner offers"))
     assert "searched with a stand-in for AllMiniLML6V2Q" in banner.message.text

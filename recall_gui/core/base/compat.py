@@ -243,6 +243,15 @@ def fastembed_model_descriptions() -> list[Any]:
         return []
 
 
+def fastembed_tokenizer(embedding: Any) -> Any | None:
+    """The tokenizer a loaded fastembed ``TextEmbedding`` encodes with (its model's ``tokenizer``), to cut
+    texts where cosh does; ``None`` on an untested fastembed or where it is not to be found."""
+    if not is_tested("fastembed"):
+        return None
+    tokenizer = getattr(getattr(embedding, "model", None), "tokenizer", None)
+    return tokenizer if callable(getattr(tokenizer, "enable_truncation", None)) else None
+
+
 def lancedb_native() -> ModuleType | None:
     """LanceDB's compiled module (``lancedb._lancedb``) loaded without the Python package around it, for a
     process that only counts rows: it loads in milliseconds, where ``import lancedb`` (PyArrow, pandas,

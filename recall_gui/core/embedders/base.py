@@ -17,9 +17,10 @@ Vector = npt.NDArray[np.float32]
 class ModelInfo:
     """Which model embeds a database's queries here, and whether it is the one cosh's agent uses.
 
-    ``exact``: the model cosh embeds with, in cosh's precision (cosh's own model file, its published
-    weights, or a cloud provider cosh calls the same way); otherwise a *stand-in*, which
-    ``stands_in_for`` names (the file cosh would run) and ``agreement`` measures where that was measured.
+    ``exact``: the model cosh embeds with, in cosh's precision (cosh's own model file or its published
+    weights, proved so: ``evidence`` says how; or a cloud provider cosh calls the same way); otherwise a
+    *stand-in*, which ``stands_in_for`` names (the file cosh would run) and ``agreement`` measures where
+    that was measured.
     """
 
     #: What the registry calls the model (cosh's name, or ``provider / model`` for a cloud one).
@@ -29,6 +30,8 @@ class ModelInfo:
     source: str
     stands_in_for: str = ""
     agreement: str = ""
+    #: For an exact local model: how that was established (its sha256, or its vectors against a reference).
+    evidence: str = ""
 
     @property
     def used(self) -> str:

@@ -108,3 +108,16 @@ COSH_FILES: dict[str, CoshFile] = {
 def cosh_file(cosh_name: str) -> CoshFile | None:
     """The file cosh runs for its local model ``cosh_name`` (``None`` for a name cosh does not know)."""
     return COSH_FILES.get(cosh_name)
+
+
+#: The sha256 the model hub publishes for a file cosh downloads, where it could be established here
+#: (repository, file) -> sha256. A file with this hash is cosh's; any other file at that name has to prove
+#: itself against a reference (``model_verdicts``). Xenova's quantized all-MiniLM-L6-v2 is 22,972,370 bytes.
+PUBLISHED_SHA256: dict[tuple[str, str], str] = {
+    ("xenova/all-minilm-l6-v2", _ONNX_Q): "afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1",
+}
+
+
+def published_sha256(wanted: CoshFile) -> str | None:
+    """The published sha256 of cosh's file ``wanted``, when it is known here."""
+    return PUBLISHED_SHA256.get((wanted.repo.lower(), wanted.file))

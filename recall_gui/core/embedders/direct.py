@@ -4,9 +4,10 @@ Importing fastembed costs about a second (its model manager brings huggingface_h
 brings Pillow) where a query needs only onnxruntime and tokenizers (docs/PERFORMANCE_LOG.md#direct). This
 module does what fastembed 0.9 does for the packaged model (a custom model with mean pooling and
 normalisation, loaded from the staged folder), operation for operation: the same tokenizer settings, the
-same session options and inputs, the same pooling and normalisation in the same dtypes. Its vectors are
-fastembed's bit for bit (``tests/core/test_direct_embedding.py``); it is used only on the versions that was
-checked with (``compat.direct_embedding_checked``), and fastembed embeds in bulk.
+same session options and inputs, the same pooling and normalisation in the same dtypes. Both cut a
+text where cosh's fastembed-rs does (:func:`truncation_limit`; ``fastembed_files`` tells fastembed). Its
+vectors are fastembed's bit for bit (``tests/core/test_direct_embedding.py``); it is used only on the
+versions that was checked with (``compat.direct_embedding_checked``), and fastembed embeds in bulk.
 """
 
 from __future__ import annotations
@@ -36,22 +37,40 @@ class DirectUnavailable(Exception):
     """The folder or the machine is not what the direct path was checked for: load through fastembed."""
 
 
-def _max_length(config: dict[str, Any]) -> int:
-    """The truncation limit fastembed takes: the smaller of the usable ``model_max_length`` and
-    ``max_length`` of ``tokenizer_config.json``."""
-    limits = [
-        value
-        for value in (config.get("model_max_length"), config.get("max_length"))
-        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= sys.maxsize
-    ]
-    if not limits:
-        raise DirectUnavailable("tokenizer_config.json sets no usable model_max_length")
-    return min(limits)
+#: fastembed-rs's own token limit (``DEFAULT_MAX_LENGTH`` of its text embedding), which cosh leaves as it is.
+FASTEMBED_MAX_LENGTH = 512
 
 
-def load_tokenizer(folder: Path) -> Any:
-    """``folder``'s tokenizer as fastembed sets it up: truncation at the configured limit (the direction
-    kept), padding to the longest text of a batch with the serialized pad token."""
+def _usable_limit(value: Any) -> int | None:
+    """A limit from ``tokenizer_config.json`` that can truncate: a positive number (a float too, as
+    fastembed-rs reads it; transformers writes 1e30 for "no limit", which the smaller one then wins over)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return None
+    return int(min(value, sys.maxsize))
+
+
+def truncation_limit(config: dict[str, Any], max_length: int = FASTEMBED_MAX_LENGTH) -> int:
+    """Where cosh cuts a text, in tokens: as fastembed-rs's ``load_tokenizer`` does, the smaller of its
+    ``max_length`` (512 unless set) and the model's ``model_max_length``; ``max_length`` of the config
+    stands in for a missing ``model_max_length`` (as Python fastembed reads it)."""
+    model_limit = _usable_limit(config.get("model_max_length"))
+    if model_limit is None:
+        model_limit = _usable_limit(config.get("max_length"))
+    return max_length if model_limit is None else min(max_length, model_limit)
+
+
+def folder_truncation_limit(folder: Path, max_length: int = FASTEMBED_MAX_LENGTH) -> int:
+    """:func:`truncation_limit` of ``folder``'s ``tokenizer_config.json`` (``max_length`` without one)."""
+    try:
+        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return max_length
+    return truncation_limit(config if isinstance(config, dict) else {}, max_length)
+
+
+def load_tokenizer(folder: Path, max_length: int = FASTEMBED_MAX_LENGTH) -> Any:
+    """``folder``'s tokenizer as fastembed sets it up: truncation where cosh cuts (:func:`truncation_limit`,
+    the direction kept), padding to the longest text of a batch with the serialized pad token."""
     from tokenizers import Tokenizer
 
     if any((folder / name).exists() for name in FASTEMBED_ONLY_FILES):
@@ -60,7 +79,7 @@ def load_tokenizer(folder: Path) -> Any:
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     truncation = tokenizer.truncation or {}
     tokenizer.enable_truncation(
-        max_length=_max_length(config),
+        max_length=truncation_limit(config, max_length),
         direction=config.get("truncation_side") or truncation.get("direction", "right"),
     )
     padding = tokenizer.padding or {}

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from recall_gui.core.base.compat import fastembed_model_descriptions
+from recall_gui.core.base.errors import ModelUnavailableError
 from recall_gui.core.embedders.cosh_files import CoshFile
+from recall_gui.core.embedders.direct import folder_truncation_limit
 
 _register_lock = threading.Lock()
 
@@ -65,14 +67,42 @@ def register_cosh_model(cosh_name: str, wanted: CoshFile, dim: int) -> str:
 
 
 def load_fastembed(model_id: str, folder: Path, **kwargs: Any) -> Any:
-    """fastembed's model ``model_id`` from the files in ``folder`` (no download)."""
-    from recall_gui.core.base.compat import onnxruntime_sessions_without_spinning
+    """fastembed's model ``model_id`` from the files in ``folder`` (no download), cutting texts where cosh's
+    fastembed-rs does (``direct.truncation_limit``): Python fastembed has no limit of its own, so a model
+    whose ``tokenizer_config.json`` allows more than 512 tokens would read further than cosh's.
+
+    Raises :class:`ModelUnavailableError` where fastembed would cut elsewhere and cannot be told not to.
+    """
+    from recall_gui.core.base.compat import fastembed_tokenizer, onnxruntime_sessions_without_spinning
 
     quiet_fastembed()
     from fastembed import TextEmbedding
 
     with onnxruntime_sessions_without_spinning():
-        return TextEmbedding(model_id, specific_model_path=str(folder), local_files_only=True, **kwargs)
+        embedding = TextEmbedding(model_id, specific_model_path=str(folder), local_files_only=True, **kwargs)
+    limit = folder_truncation_limit(folder)
+    tokenizer = fastembed_tokenizer(embedding)
+    if tokenizer is not None:
+        direction = (tokenizer.truncation or {}).get("direction", "right")
+        tokenizer.enable_truncation(max_length=limit, direction=direction)
+    elif _fastembed_limit(folder) != limit:
+        raise ModelUnavailableError(
+            f"this fastembed cannot be told to cut texts at {limit} tokens as cosh does",
+            hint="Install a fastembed of the series recall-gui was tested with (see pyproject.toml).",
+        )
+    return embedding
+
+
+def _fastembed_limit(folder: Path) -> int | None:
+    """Where Python fastembed cuts on its own: the smaller of the config's two limits."""
+    try:
+        from fastembed.common.preprocessor_utils import load_tokenizer
+
+        tokenizer, _ = load_tokenizer(folder)
+    except Exception:  # moved in another fastembed, or the folder is not what it reads
+        return None
+    limit = (tokenizer.truncation or {}).get("max_length")
+    return limit if isinstance(limit, int) else None
 
 
 def quiet_fastembed() -> None:

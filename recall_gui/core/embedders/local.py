@@ -1,9 +1,7 @@
-"""Local embedding, for databases cosh built with a local model: the best way to serve the model here
-(``model_sources``: cosh's own file, the published weights, then stand-ins), loaded and checked.
-
-Nothing is downloaded while searching: a model that is not on this machine fails at once with a message
-that names ``recall-gui models get`` (``model_download``). Every loaded model says what it is
-(:class:`ModelInfo`: exact or a stand-in, and from where).
+"""Local embedding, for databases cosh built with a local model: a way to serve the model here
+(``model_sources``: a file at cosh's name, the published weights, stand-ins) loaded and checked for its
+width. Which one serves is ``model_choice``'s to say, after judging each (``model_verdicts``). Every loaded
+model says what it is (:class:`ModelInfo`: exact or a stand-in, and from where).
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import numpy as np
 
 from recall_gui.core.base.compat import direct_embedding_checked
 from recall_gui.core.base.errors import EmbedderError, ModelUnavailableError
-from recall_gui.core.base.paths import app_models_dir
 from recall_gui.core.base.surrogates import first_surrogate, is_unicode
 from recall_gui.core.embedders.base import ModelInfo, Vector
 from recall_gui.core.embedders.cosh_files import cosh_file
@@ -31,7 +28,7 @@ from recall_gui.core.embedders.offline import (
     tokenizer_folder,
     verify_model_file,
 )
-from recall_gui.core.registry.models import LOCAL_MODELS, local_model
+from recall_gui.core.registry.models import local_model
 
 #: onnxruntime threads per query. A query is a few dozen tokens: on one thread it embeds faster than on
 #: two (docs/PERFORMANCE_LOG.md#local-query_threads), and it leaves the other cores to the window
@@ -65,6 +62,11 @@ class LocalEmbedder:
     @property
     def used(self) -> str:
         return self.model_info.used
+
+    def labelled(self, info: ModelInfo) -> LocalEmbedder:
+        """This model, said to be ``info`` (what its copy was judged to be)."""
+        self.model_info = info
+        return self
 
     def embed_sync(self, text: str) -> Vector:
         vector = next(iter(self._model.embed([text])))
@@ -131,74 +133,13 @@ class LocalEmbedder:
             )
 
 
-def load_local_model(cosh_name: str) -> LocalEmbedder:
-    """cosh's local model ``cosh_name`` served the best way this machine allows; blocking.
-
-    Candidates are tried in their order (``model_sources``); one that does not load or gives vectors of
-    another width is passed over and named if none serves. Raises :class:`ModelUnavailableError`.
-    """
-    info = local_model(cosh_name)
-    if info is None:
-        raise ModelUnavailableError(
-            f'unknown local embedding model "{cosh_name}"',
-            hint=f"cosh's local models are: {', '.join(sorted(LOCAL_MODELS))}.",
-        )
-    failures: list[tuple[Candidate, str]] = []
-    for candidate in candidates(cosh_name):
-        try:
-            return load_candidate(candidate, info.dim)
-        except ModelUnavailableError as error:
-            failures.append((candidate, error.message))
-    raise model_missing(cosh_name, failures)
-
-
-def model_missing(cosh_name: str, failed: list[tuple[Candidate, str]]) -> ModelUnavailableError:
-    """Why ``cosh_name`` cannot be served (``failed``: the copies that did not load, and why), and what
-    brings it."""
-    failures = [f"{candidate.path}: {reason}" for candidate, reason in failed]
-    damaged = [c.folder for c, _ in failed if c.folder is not None and c.kind != "packaged-int8"]
-    info = local_model(cosh_name)
-    label = f"{cosh_name} ({info.label})" if info is not None else cosh_name
-    wanted = cosh_file(cosh_name)
-    what = f"cosh's file {wanted.describe()}" if wanted is not None else "its model file"
-    if failures:
-        found = "; ".join(failures[:3]) + (f"; and {len(failures) - 3} more" if len(failures) > 3 else "")
-        message = f"model {label}: no copy on this machine could be used ({found})"
-    else:
-        message = f"model {label} is not on this machine ({what} was not found in any model cache)"
-    get = (
-        f"`recall-gui models get {cosh_name}` downloads cosh's file at once (with --from PATH it takes "
-        "a copy you have instead); see docs/MODELS.md."
-    )
-    ours = [folder for folder in damaged if folder.is_relative_to(app_models_dir())]
-    if ours:
-        return ModelUnavailableError(
-            message, hint=f"The copy in recall-gui's model folder looks damaged: delete {ours[0]}, then {get}"
-        )
-    if damaged:  # another program's cache (cosh's, fastembed's): not recall-gui's to delete
-        return ModelUnavailableError(
-            message,
-            hint=f"The copy in {damaged[0]} did not load; it is in another program's cache, so leave it "
-            f"there. recall-gui looks in its own model folder first: {get}",
-        )
-    return ModelUnavailableError(message, hint=get)
-
-
-def local_model_problem(cosh_name: str) -> ModelUnavailableError | None:
-    """Why cosh's local model ``cosh_name`` cannot be served here, found without loading it: ``None`` when
-    some way to serve it is on this machine (reads folders only)."""
-    if local_model(cosh_name) is None:
-        return None  # an unknown model is named without any I/O (model_problem)
-    if next(candidates(cosh_name), None) is not None:
-        return None
-    return model_missing(cosh_name, [])
-
-
-def load_candidate(candidate: Candidate, dim: int) -> LocalEmbedder:
-    """``candidate`` loaded, and checked to give vectors of ``dim`` components; blocking."""
+def load_candidate(candidate: Candidate, dim: int, *, verified: bool = False) -> LocalEmbedder:
+    """``candidate`` loaded, and checked to give vectors of ``dim`` components; blocking. ``verified``:
+    its file was judged exact as it is now (``model_verdicts``), so the published weights' sha256 is not
+    computed again."""
     loader = _LOADERS[candidate.kind]
     try:
-        query_model, bulk = loader(candidate)
+        query_model, bulk = loader(candidate, verified)
         embedder = LocalEmbedder(query_model, candidate.info, dim, load_bulk=bulk)
         width = np.asarray(next(iter(query_model.embed(["width check"])))).size
     except ModelUnavailableError:
@@ -213,14 +154,14 @@ def load_candidate(candidate: Candidate, dim: int) -> LocalEmbedder:
 Loaded = tuple[Any, Callable[[], Any] | None]
 
 
-def _load_weights(candidate: Candidate) -> Loaded:
+def _load_weights(candidate: Candidate, verified: bool) -> Loaded:
     from recall_gui.core.embedders.published_weights import load_weights_model
 
-    query = load_weights_model(candidate.path, QUERY_THREADS)
-    return query, functools.partial(load_weights_model, candidate.path, BULK_THREADS)
+    query = load_weights_model(candidate.path, QUERY_THREADS, verified=verified)
+    return query, functools.partial(load_weights_model, candidate.path, BULK_THREADS, verified=True)
 
 
-def _load_cosh_file(candidate: Candidate) -> Loaded:
+def _load_cosh_file(candidate: Candidate, _verified: bool) -> Loaded:
     from recall_gui.core.embedders.fastembed_files import load_fastembed, register_cosh_model
 
     wanted, info = cosh_file(candidate.cosh_name), local_model(candidate.cosh_name)
@@ -230,7 +171,7 @@ def _load_cosh_file(candidate: Candidate) -> Loaded:
     return query, functools.partial(load_fastembed, model_id, candidate.folder)
 
 
-def _load_fastembed_file(candidate: Candidate) -> Loaded:
+def _load_fastembed_file(candidate: Candidate, _verified: bool) -> Loaded:
     from recall_gui.core.embedders.fastembed_files import load_fastembed
 
     assert candidate.fastembed_id is not None and candidate.folder is not None
@@ -238,11 +179,11 @@ def _load_fastembed_file(candidate: Candidate) -> Loaded:
     return query, functools.partial(load_fastembed, candidate.fastembed_id, candidate.folder)
 
 
-def _load_packaged(candidate: Candidate) -> Loaded:
+def _load_packaged(candidate: Candidate, _verified: bool) -> Loaded:
     return _offline_models(candidate.path)
 
 
-_LOADERS: dict[str, Callable[[Candidate], Loaded]] = {
+_LOADERS: dict[str, Callable[[Candidate, bool], Loaded]] = {
     "weights": _load_weights,
     "cosh-file": _load_cosh_file,
     "fastembed-file": _load_fastembed_file,

@@ -1,8 +1,9 @@
-"""``recall-gui models``: every local model cosh knows, and how this machine would serve it.
+"""``recall-gui models``: every local model cosh knows, and what would really serve it on this machine.
 
-Read from folders and file sizes only (nothing is loaded or downloaded): each model is *exact* (cosh's own
-file or, for AllMiniLML6V2, its published weights), a *stand-in* (named, with what it stands in for and
-how well it agrees where that was measured) or *unavailable*.
+Each model is *exact* (a copy proved to be cosh's file or, for AllMiniLML6V2, its published weights), a
+*stand-in* (named, with what it stands in for and how far off it was measured to be, or that it could not
+be verified) or *unavailable*; the copies passed over are named with why (``model_choice``). Nothing is
+downloaded; a copy not judged before is loaded once to be judged (``model_verdicts`` keeps the verdict).
 """
 
 from __future__ import annotations
@@ -13,10 +14,23 @@ from typing import Literal
 
 from recall_gui.core.embedders.cosh_files import cosh_file
 from recall_gui.core.embedders.model_caches import CacheRoot, cache_roots
-from recall_gui.core.embedders.model_sources import Candidate, candidates
+from recall_gui.core.embedders.model_choice import Choice, choose
+from recall_gui.core.embedders.model_verdicts import Verdicts
 from recall_gui.core.registry.models import LOCAL_MODELS
 
 Status = Literal["exact", "stand-in", "unavailable"]
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A copy that does not serve the model: unusable, or a stand-in behind a better copy."""
+
+    path: Path
+    status: Literal["stand-in", "unusable"]
+    why: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": str(self.path), "status": self.status, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -34,6 +48,9 @@ class CatalogEntry:
     size: int | None = None
     stands_in_for: str = ""
     agreement: str = ""
+    #: For an exact copy: how that was established.
+    evidence: str = ""
+    passed_over: tuple[PassedOver, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -48,18 +65,29 @@ class CatalogEntry:
             "size_bytes": self.size,
             "stands_in_for": self.stands_in_for or None,
             "agreement": self.agreement or None,
+            "evidence": self.evidence or None,
+            "passed_over": [copy.to_json() for copy in self.passed_over],
         }
 
 
-def _entry(name: str, found: Candidate | None) -> CatalogEntry:
+def _entry(choice: Choice) -> CatalogEntry:
+    name = choice.cosh_name
     model, wanted = LOCAL_MODELS[name], cosh_file(name)
     described = wanted.describe() if wanted is not None else ""
-    if found is None:
-        return CatalogEntry(name, model.label, model.dim, described, "unavailable")
-    info = found.info
+    passed = tuple(
+        PassedOver(
+            judged.candidate.path,
+            "unusable" if judged.verdict.status == "unusable" else "stand-in",
+            judged.verdict.why,
+        )
+        for judged in choice.passed_over
+    )
+    if choice.served is None:
+        return CatalogEntry(name, model.shown_label, model.dim, described, "unavailable", passed_over=passed)
+    info, found = choice.served.info, choice.served.candidate
     return CatalogEntry(
         name,
-        model.label,
+        model.shown_label,
         model.dim,
         described,
         "exact" if info.exact else "stand-in",
@@ -68,15 +96,18 @@ def _entry(name: str, found: Candidate | None) -> CatalogEntry:
         found.size(),
         info.stands_in_for,
         info.agreement,
+        info.evidence,
+        passed,
     )
 
 
-def catalog(roots: list[CacheRoot] | None = None) -> list[CatalogEntry]:
-    """Every local model cosh knows, in the registry's order, with the way it would be served now."""
+def catalog(roots: list[CacheRoot] | None = None, verdicts: Verdicts | None = None) -> list[CatalogEntry]:
+    """Every local model cosh knows, in the registry's order, with what would serve it now; blocking."""
     searched = cache_roots() if roots is None else roots
-    return [_entry(name, next(candidates(name, searched), None)) for name in LOCAL_MODELS]
+    known = verdicts or Verdicts()
+    return [_entry(choose(name, known, searched, load=False)) for name in LOCAL_MODELS]
 
 
-def catalog_entry(name: str) -> CatalogEntry:
-    """One model's entry (``name`` must be one of cosh's local models)."""
-    return _entry(name, next(candidates(name), None))
+def catalog_entry(name: str, verdicts: Verdicts | None = None) -> CatalogEntry:
+    """One model's entry (``name`` must be one of cosh's local models); blocking."""
+    return _entry(choose(name, verdicts or Verdicts(), load=False))

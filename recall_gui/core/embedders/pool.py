@@ -18,12 +18,9 @@ from recall_gui.core.base.collector import collection_paused
 from recall_gui.core.base.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.embedders.base import EmbeddedQuery, ModelInfo, QueryVector, Vector
 from recall_gui.core.embedders.cloud import CloudEmbedder, cloud_model_info, configuration_problem
-from recall_gui.core.embedders.local import (
-    LocalEmbedder,
-    load_local_model,
-    load_offline_model,
-    local_model_problem,
-)
+from recall_gui.core.embedders.local import LocalEmbedder, load_offline_model
+from recall_gui.core.embedders.model_choice import load_local_model, local_model_problem
+from recall_gui.core.embedders.model_verdicts import Verdicts
 from recall_gui.core.registry.models import CLOUD_PROVIDERS, local_model
 from recall_gui.core.registry.registry_types import EmbedderSpec
 
@@ -84,6 +81,8 @@ class EmbedderPool:
         self._lock = threading.Lock()
         self._local: dict[str, LocalEmbedder] = {}
         self._cloud: dict[tuple[EmbedderSpec, int | None], CloudEmbedder] = {}
+        #: What each model copy was judged to be; a copy that did not load is not loaded again.
+        self.verdicts = Verdicts()
 
     def loaded_local(self, spec: EmbedderSpec) -> LocalEmbedder | None:
         """The local model for ``spec`` if it is loaded already (no waiting), else ``None``."""
@@ -99,7 +98,7 @@ class EmbedderPool:
             return ModelUnavailableError(reason)
         if spec.kind != "local" or self.loaded_local(spec) is not None:
             return None
-        return await asyncio.wrap_future(self.executor.submit(local_model_problem, spec.model))
+        return await asyncio.wrap_future(self.executor.submit(local_model_problem, spec.model, self.verdicts))
 
     def model_info(self, spec: EmbedderSpec) -> ModelInfo | None:
         """What embeds ``spec``'s queries here: a cloud model's at once, a local model's once it is loaded
@@ -113,6 +112,7 @@ class EmbedderPool:
         """Let the next search load ``cosh_name`` afresh (after another copy of it was brought here)."""
         with self._lock:
             self._local.pop(cosh_name, None)
+        self.verdicts.forget()
 
     def _load_local(self, cosh_name: str) -> LocalEmbedder:
         """Blocking; runs on the embedding thread, so a model is never loaded twice at once."""
@@ -121,7 +121,7 @@ class EmbedderPool:
         if cached is not None:
             return cached
         with collection_paused():
-            model = load_local_model(cosh_name)
+            model = load_local_model(cosh_name, self.verdicts)
         with self._lock:
             return self._local.setdefault(cosh_name, model)
 

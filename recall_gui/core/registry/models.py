@@ -16,14 +16,29 @@ COSH_UNKNOWN_CLOUD_DIM = 384
 OFFLINE_SERVABLE = frozenset({"AllMiniLML6V2", "AllMiniLML6V2Q"})
 
 
+#: What a quantized variant's name ends with (fastembed-rs's names), and the word for it.
+QUANTIZED_SUFFIXES = (("Q4", "4-bit quantized"), ("Q", "quantized"))
+
+
 @dataclass(frozen=True)
 class LocalModel:
     """A local (fastembed) model as cosh knows it."""
 
     cosh_name: str
+    #: cosh's label, as its tool suffix prints it: a quantized variant's is its model's.
     label: str
     dim: int
     fastembed_id: str | None
+
+    @property
+    def shown_label(self) -> str:
+        """:attr:`label` for a reader, which tells a quantized variant from its model
+        ("All-MiniLM-L6-v2 (384d, quantized)")."""
+        for suffix, word in QUANTIZED_SUFFIXES:
+            base = self.cosh_name.removesuffix(suffix)
+            if base != self.cosh_name and base in LOCAL_MODELS:
+                return f"{self.label[:-1]}, {word})" if self.label.endswith(")") else f"{self.label}, {word}"
+        return self.label
 
 
 def _family(names: tuple[str, ...], label: str, dim: int, fastembed_id: str | None) -> dict[str, LocalModel]:

@@ -35,14 +35,20 @@ class EmbedderSpec:
     provider: str | None = None
 
     @property
-    def label(self) -> str:
-        """cosh's label, as its tool suffix prints it."""
+    def cosh_label(self) -> str:
+        """cosh's label, as its tool suffix prints it (the same for a model and its quantized variant)."""
         if self.kind == "unknown" and not self.model:
             return "no model"
         if self.kind == "cloud":
             return cloud_label(self.provider or "", self.model)
         known = local_model(self.model) if self.kind == "local" else None
         return known.label if known else self.model
+
+    @property
+    def label(self) -> str:
+        """The model's name for a reader: cosh's label, which says when the model is a quantized one."""
+        known = local_model(self.model) if self.kind == "local" else None
+        return known.shown_label if known else self.cosh_label
 
     @property
     def dim(self) -> int | None:

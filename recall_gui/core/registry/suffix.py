@@ -27,7 +27,7 @@ def build_tool_suffix(registry: Registry) -> str:
     for db in active:
         parts.append(
             f"- Name: {db.name}\n  Description: {db.description}\n  DB URI: {masked(db.uri)}\n"
-            f"  Embedding: {db.embedder.label}\n\n"
+            f"  Embedding: {db.embedder.cosh_label}\n\n"
         )
     return "".join(parts)
 

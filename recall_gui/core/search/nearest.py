@@ -5,11 +5,11 @@ embedded, or given) and answers with the hits. The metric is always set explicit
 decides it when there is one (so the index is used), otherwise cosh's L2. Three ways, reported in
 ``Ranked.method``:
 
-- ``index:<type>``: a table with an ANN index for the metric is searched through it, with the settings
-  :func:`_tune` chooses;
+- ``index:<type>``: a table with an ANN index for the metric is searched through it, with LanceDB's
+  default settings, as cosh's ``table.query().nearest_to(v).limit(n)`` searches it (an approximate search:
+  the rows the agent gets, including the ones its index misses);
 - ``exact``: otherwise the table's vectors are held in memory (:mod:`recall_gui.core.session.vector_cache`)
-and
-  ranked exactly as LanceDB's flat search ranks them (:mod:`recall_gui.core.session.exact`);
+  and ranked exactly as LanceDB's flat search ranks them (:mod:`recall_gui.core.session.exact`);
 - ``flat``: LanceDB's own flat scan, when the vectors are not in memory (``Ranked.note`` says why).
 
 :func:`search` and :func:`search_hits` are the low-level search with a vector at hand; the harness runs
@@ -311,8 +311,12 @@ def _vector_query(
     query = opened.query().nearest_to(vector).column(opened.columns.vector).distance_type(metric)
     if where is not None:
         query = query.where(where)  # the async API filters before ranking by default
-    query = _tune(query, opened, limit) if indexed else query.bypass_vector_index()
-    return query.limit(limit).with_row_id()
+    if not indexed:
+        query = query.bypass_vector_index()
+    # Through an index, nothing else is set: cosh's query is nearest_to(v).limit(n), so LanceDB's own
+    # nprobes, no refine_factor and no ef decide which rows the agent gets (and so which ones it misses).
+    limited: AsyncVectorQuery = query.limit(limit).with_row_id()
+    return limited
 
 
 async def check_searchable(session: Session, target: TableTarget) -> None:
@@ -329,32 +333,3 @@ async def check_searchable(session: Session, target: TableTarget) -> None:
     if first.num_rows:
         # Without its vector (the columns' check took its type) and distance: the rest must make a hit.
         hits_from_arrow(first, opened.columns)
-
-
-#: Rows re-ranked with full vectors per result on product-quantized indexes (``refine_factor``).
-PQ_REFINE_FACTOR = 10
-#: Smallest HNSW candidate list (``ef``); LanceDB's default is 1.5 x limit.
-HNSW_MIN_EF = 50
-#: HNSW candidates per result asked for, when that is more than :data:`HNSW_MIN_EF`.
-HNSW_EF_PER_RESULT = 4
-
-
-def _tune(query: AsyncVectorQuery, opened: OpenTable, limit: int) -> AsyncVectorQuery:
-    """Search settings for an indexed table: recall@10 >= 0.95 at the least extra cost measured (per index
-    type: docs/PERFORMANCE_LOG.md#nearest-_tune).
-
-    Product quantization is what loses recall (its distances are coarse): re-ranking ``refine_factor``
-    times more rows with their full vectors restores it. HNSW's candidate list must hold at least the
-    rows asked for (``limit``, times the refine factor when there is one). ``nprobes`` stays at
-    LanceDB's default (20): at 100k rows the default partitioning probes enough that more changed
-    nothing; on much larger tables more partitions exist and recall may call for more.
-    """
-    index = opened.vector_index()
-    kind = index.index_type.upper().replace("_", "") if index else ""
-    candidates = limit
-    if "PQ" in kind:
-        query = query.refine_factor(PQ_REFINE_FACTOR)
-        candidates = limit * PQ_REFINE_FACTOR
-    if "HNSW" in kind:
-        query = query.ef(max(HNSW_MIN_EF, HNSW_EF_PER_RESULT * limit, candidates))
-    return query

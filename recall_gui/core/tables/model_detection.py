@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from recall_gui.core.base.errors import InvalidInputError, ModelUnavailableError
-from recall_gui.core.embedders.local import local_model_problem
+from recall_gui.core.embedders.model_choice import local_model_problem
 from recall_gui.core.registry.models import (
     CLOUD_MODEL_DIMS,
     CLOUD_PROVIDERS,

@@ -172,7 +172,7 @@ class ExactModelDialog(QDialog):
         self.progress.hide()
         self.brought = brought
         if self.brought:
-            self.output.appendPlainText(f"Done: {self.model_name} is exact now.")
+            self.output.appendPlainText(f"Done: {self.model_name} was brought (what it is: above).")
         else:
             self.output.appendPlainText("The exact model was not brought (see above).")
             self.download_button.setEnabled(True)

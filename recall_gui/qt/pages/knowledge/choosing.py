@@ -239,7 +239,7 @@ class Chooser:
             return
         entry = self.looking_at.current
         self.services.forget_model(dialog.model_name)
-        self.services.set_activity(f"{dialog.model_name} is exact now: searches use it")
+        self.services.set_activity(f"{dialog.model_name} was brought: searches use it")
         if entry is not None and entry.embedder.model == dialog.model_name:
             self.loading_model.start(self._load_model_again(entry))
 

@@ -201,7 +201,7 @@ class Searching:
                 UserMessage(
                     f"The query box holds at most {MAX_QUERY_CHARS:,} characters: a longer paste is cut "
                     "there, and these results are for the text it holds.",
-                    "Embedding models read only the start of a long query (local ones its first 256 "
+                    "Embedding models read only the start of a long query (local ones at most its first 512 "
                     "tokens), so the results are the same as for the whole text.",
                     "info",
                     "search",
