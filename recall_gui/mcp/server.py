@@ -58,6 +58,7 @@ from recall_gui.core.registry import (
     served_tool,
 )
 from recall_gui.core.search import Harness
+from recall_gui.core.storage import content_sha256
 from recall_gui.mcp.wire import AnsweringStdin, RefusedCall
 
 SERVER_NAME = "recall-gui"
@@ -198,6 +199,8 @@ class CallFacts:
     table_version: int | None = None
     #: What embedded the query (not recorded in the agent log; the server's log names a stand-in).
     model: ModelInfo | None = None
+    #: The sha256 of each result's content (entries that share an id are told apart by it).
+    result_sha256: tuple[str, ...] = ()
 
 
 async def answer_call(
@@ -230,6 +233,7 @@ async def answer_call(
         result.search_ms,
         result.table_version,
         report.model,
+        tuple(content_sha256(hit.content) for hit in result.hits),
     )
     return types.CallToolResult(content=[types.TextContent(text=report.to_json())]), facts
 
@@ -257,6 +261,7 @@ def call_record(
         embed_ms=facts.embed_ms,
         search_ms=facts.search_ms,
         table_version=facts.table_version,
+        result_sha256=facts.result_sha256,
     )
 
 

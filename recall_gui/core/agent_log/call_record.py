@@ -43,7 +43,8 @@ WINDOW_CLIENT = "recall-gui agent view"
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One ``tools/call``: who asked, what they sent, which ids came back (in order) or which error."""
+    """One ``tools/call``: who asked, what they sent, which entries came back (in order: their ids and the
+    sha256 of their contents) or which error."""
 
     time: str
     client: str | None
@@ -59,6 +60,9 @@ class CallRecord:
     table_version: int | None = None
     #: The query, ids or error were cut to keep the record within the log's bound.
     shortened: bool = False
+    #: The sha256 of each result's content, in the order of ``result_ids`` (what tells entries apart where
+    #: ids repeat); empty in records written before they were kept.
+    result_sha256: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Microseconds are all a log needs; rounded here, a record reads back equal to the one written.
@@ -80,6 +84,8 @@ class CallRecord:
             "search_ms": self.search_ms,
             "table_version": self.table_version,
         }
+        if self.result_sha256:
+            data["result_sha256"] = list(self.result_sha256)
         if self.shortened:
             data["shortened"] = True
         return data
@@ -104,6 +110,9 @@ class CallRecord:
         if not isinstance(ids, list):
             raise ValueError("result_ids is not a list")
         version = data.get("table_version")
+        digests = data.get("result_sha256") or []
+        if not isinstance(digests, list) or not all(isinstance(sha, str) for sha in digests):
+            raise ValueError("result_sha256 is not a list of texts")
         return cls(
             time=time,
             client=_text_or_none(data.get("client")),
@@ -116,6 +125,7 @@ class CallRecord:
             search_ms=_number_or_none(data.get("search_ms")),
             table_version=version if isinstance(version, int) and not isinstance(version, bool) else None,
             shortened=data.get("shortened") is True,
+            result_sha256=tuple(digests),
         )
 
     # --- what the window and the command line show -----------------------------------------------------
@@ -178,6 +188,7 @@ class CallRecord:
             self.search_ms,
             self.table_version,
             shortened=True,
+            result_sha256=self.result_sha256[:SHORTENED_IDS],
         )
         return cut if len(cut.to_line()) <= max_bytes else None
 

@@ -2,4 +2,5 @@
 each is loaded from its module on first use. A front end's new name is one line here."""
 
 from .columns import ColumnMapping as ColumnMapping
+from .content_identity import content_sha256 as content_sha256
 from .target import TableTarget as TableTarget, without_secrets as without_secrets
