@@ -13,7 +13,7 @@ from recall_gui.cli.common import location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.core.agent_log import LogFiles, select
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text, printable
 from recall_gui.core.golden import read_golden
 
 if TYPE_CHECKING:
@@ -115,7 +115,14 @@ def format_report(report: HubReport, share: float) -> str:
     if not hubs:
         lines.append(f"no hubs: no entry is returned for more than {share:.0%} of the queries")
     for hub in hubs:
-        lines.append(f"hub  {hub.id}: returned for {hub.returned_for} of {report.queries} ({hub.share:.0%})")
+        lines.append(
+            printable(
+                f"hub  {hub.named}: returned for {hub.returned_for} of {report.queries} ({hub.share:.0%})"
+            )
+        )
+    said = report.repeats.sentence()
+    if said is not None:
+        lines.append(printable(f"note: {said}"))
     return "\n".join(lines)
 
 

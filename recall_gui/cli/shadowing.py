@@ -14,7 +14,7 @@ from recall_gui.cli.duplicates import threshold_from_text
 from recall_gui.cli.folder_options import add_path_options
 from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.base import DEFAULT_LIMIT, json_text
+from recall_gui.core.base import DEFAULT_LIMIT, json_text, printable
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
@@ -67,7 +67,8 @@ def format_shadowing(found: Shadowing) -> str:
     lines = [f"{len(found.hits)} results, {found.distinct} distinct entries"]
     for group in found.groups:
         lines.append(f"near-copies ({found.metric} within {found.threshold:g}): {', '.join(group)}")
-    return "\n".join(lines)
+    said = found.repeats.sentence()
+    return "\n".join(printable(line) for line in (lines if said is None else [*lines, f"note: {said}"]))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from recall_gui.core.base.errors import FilterError, InvalidInputError, StorageError
 from recall_gui.core.storage.columns import ColumnMapping
+from recall_gui.core.storage.entry_names import IdRepeats, count_ids
 from recall_gui.core.storage.filter_guard import FilterGuard, FilterProbe
 from recall_gui.core.storage.filter_text import column_names, filter_problem, plain_filter_reason
 from recall_gui.core.storage.lance_calls import SOURCE_LOCATION, bounded, operation_timeout, read_query
@@ -60,6 +61,8 @@ class OpenTable:
     guard: FilterGuard | None = None
     #: How the table is reached (the guard's worker opens it too).
     storage_options: Mapping[str, str] = field(default_factory=dict)
+    #: The ids its rows share at ``version`` (read once, when first asked for).
+    repeats: IdRepeats | None = None
 
     async def count_rows(self, where: str | None = None) -> int:
         """Rows at this version (matching ``where``): counted once per version and filter."""
@@ -68,6 +71,18 @@ class OpenTable:
             counted = await bounded(self.table.count_rows(where), f'reading table "{self.name}"')
             self._keep_count(where, counted)
         return counted
+
+    async def id_repeats(self) -> IdRepeats:
+        """The ids several rows share at this version: its id column read once (a table without one
+        names its rows by their row ids, which never repeat)."""
+        if self.repeats is None:
+            if self.columns.id is None:
+                self.repeats = IdRepeats(await self.count_rows())
+            else:
+                query = self.table.query().select([self.columns.id])
+                ids = await read_query(query, f'reading the ids of table "{self.name}"')
+                self.repeats = count_ids(ids.column(self.columns.id))
+        return self.repeats
 
     def _keep_count(self, where: str | None, counted: int) -> None:
         if len(self.row_counts) >= MAX_COUNTS_KEPT:
