@@ -76,18 +76,12 @@ GOLDEN_SCHEMA: dict[str, Any] = {
                     "query": {"type": "string"},
                     "expect": {
                         "type": "array",
+                        # An id, or an entry by its content (the object keywords hold for objects only).
                         "items": {
-                            "oneOf": [
-                                {"type": "string"},
-                                {
-                                    "type": "object",
-                                    "required": ["content_sha256"],
-                                    "additionalProperties": False,
-                                    "properties": {
-                                        "content_sha256": {"type": "string", "pattern": SHA256_PATTERN}
-                                    },
-                                },
-                            ]
+                            "type": ["string", "object"],
+                            "required": ["content_sha256"],
+                            "additionalProperties": False,
+                            "properties": {"content_sha256": {"type": "string", "pattern": SHA256_PATTERN}},
                         },
                         "minItems": 1,
                         "uniqueItems": True,
