@@ -44,6 +44,7 @@ GROUPS: dict[str, str] = {
     "health": "bench.health_scan",
     "models": "bench.models",
     "reach_100k": "bench.reach",
+    "review_1m": "bench.review",
     "lance_arithmetic": "bench.lance_arithmetic",
 }
 

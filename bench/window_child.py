@@ -75,7 +75,7 @@ async def end_to_end(window: Any, vectors_path: str) -> dict[str, Any]:
 
     async def subject(text: str) -> None:
         page.query_bar.query_edit.setText(text)
-        await page.search(page.read_inputs())
+        await page.searching.search(page.read_inputs())
         if model.rowCount() != TOP_K:
             raise RuntimeError(f"expected {TOP_K} rows in the results model, found {model.rowCount()}")
 
@@ -110,7 +110,7 @@ async def search_1m(window: Any) -> dict[str, Any]:
 
     async def one_search(text: str) -> None:
         page.query_bar.query_edit.setText(text)
-        await page.search(page.read_inputs())
+        await page.searching.search(page.read_inputs())
 
     found["first_search_ms"], found["first_search_gap_ms"] = await meter.measure(
         lambda: one_search(QUESTIONS[0])
@@ -144,7 +144,7 @@ async def browse_1m(window: Any) -> dict[str, Any]:
 
     page = window.knowledge
     page.query_bar.query_edit.clear()
-    await page.browse(page.read_inputs())
+    await page.browser.browse(page.read_inputs())
     model, view = page.browse_model, page.results.browse_table
     total = model.total or 0
     arrived = asyncio.Event()

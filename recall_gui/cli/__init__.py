@@ -29,6 +29,7 @@ from recall_gui.cli import (
     rank,
     reach,
     register,
+    review,
     search,
     shadowing,
     similar,
@@ -64,6 +65,7 @@ COMMANDS = (
     health,
     context,
     shadowing,
+    review,
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from recall_gui.core.base import (
@@ -13,6 +13,7 @@ from recall_gui.core.base import (
     RegistryLocation,
     masked,
     printable,
+    printable_lines,
     resolve_registry_dir,
 )
 from recall_gui.core.registry import Registry, SuffixStore, load_registry, location_problem, served_tool
@@ -93,8 +94,23 @@ def report_error(message: str, hint: str | None = None, *, level: str = "error")
         print(f"hint: {printable(masked(hint))}", file=sys.stderr)
 
 
+def escaped_lines(lines: Iterable[str]) -> str:
+    """``lines`` joined by line breaks, each escaped first: a line break inside an id or a content
+    cannot forge a line of its own."""
+    return "\n".join(printable(line) for line in lines)
+
+
+def say(text: str) -> None:
+    """A line on stderr (a note, a warning) that may hold a table's or a registry's text: escaped, and any
+    password in an address masked."""
+    print(printable(masked(text)), file=sys.stderr)
+
+
 def write_stdout(text: str) -> None:
-    """The output as UTF-8 whatever the terminal's encoding: agents and scripts read UTF-8 JSON."""
+    """The output as UTF-8 whatever the terminal's encoding: agents and scripts read UTF-8 JSON. No
+    control character reaches the terminal but the line breaks ``text`` was given: JSON stays JSON,
+    escaped as JSON escapes (:func:`~recall_gui.core.base.control_chars.printable_lines`)."""
+    text = printable_lines(text)
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:

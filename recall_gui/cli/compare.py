@@ -16,7 +16,7 @@ from recall_gui.cli.common import location, registry_option, report_error, write
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.cli.model_notes import note_stand_ins
 from recall_gui.core.base import InvalidInputError, RecallError, json_text, printable
-from recall_gui.core.golden import read_golden
+from recall_gui.core.golden import read_golden, refuse_bad_version
 
 if TYPE_CHECKING:
     from recall_gui.core.golden import Comparison
@@ -57,6 +57,7 @@ def _refuse_bad_options(args: argparse.Namespace) -> None:
             hint="--version compares a version with the latest; --db and --path compare with another "
             "knowledge base.",
         )
+    refuse_bad_version("--version", args.version)
 
 
 async def _compare(args: argparse.Namespace) -> Comparison:
@@ -86,13 +87,29 @@ def _verdict(side: dict[str, Any]) -> str:
     return "ERROR" if "error" in side else "PASS" if side["passed"] else "FAIL"
 
 
+def _no_metrics(side: str, checks: list[dict[str, Any]]) -> str:
+    """Why a side has no means (they are over the checks both sides ran): its own error, or the other
+    side's when this side ran checks the other could not."""
+    other = "b" if side == "a" else "a"
+    own = [check[side]["error"] for check in checks if "error" in check[side]]
+    if not checks:
+        return f"{side.upper()}: no check ran (the file has none)"
+    if len(own) == len(checks):
+        return printable(f"{side.upper()}: no check ran: {own[0]}")
+    theirs = [check[other]["error"] for check in checks if "error" in check[other]]
+    return printable(
+        f"{side.upper()}: not compared: {other.upper()} could not run {len(theirs)} of {len(checks)} "
+        f"checks: {theirs[0]}"
+    )
+
+
 def format_comparison(comparison: Comparison) -> str:
     data = comparison.to_dict()
     lines = []
     for side in ("a", "b"):
         metrics = data[side]["metrics"]
         if metrics is None:
-            lines.append(f"{side.upper()}: no check ran")
+            lines.append(_no_metrics(side, data["checks"]))
         else:
             means = f"recall {metrics['recall']:.3f}, MRR {metrics['mrr']:.3f}, nDCG {metrics['ndcg']:.3f}"
             lines.append(f"{side.upper()}: {means}")
@@ -117,8 +134,8 @@ def format_comparison(comparison: Comparison) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    _refuse_bad_options(args)
     try:
+        _refuse_bad_options(args)  # a refusal is status 2, as every one of this command's: 1 says B lost
         comparison = asyncio.run(_compare(args))
     except RecallError as error:
         report_error(error.message, error.hint)

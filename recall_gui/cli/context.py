@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import escaped_lines, location, registry_option, say, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
-from recall_gui.core.base import json_text, printable
+from recall_gui.core.base import json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.search import Document
@@ -62,13 +61,13 @@ async def _document(args: argparse.Namespace) -> Document:
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME)
     document = asyncio.run(_document(args))
-    print(document.layout.describe(), file=sys.stderr)
+    say(document.layout.describe())  # the table's column names
     if args.json:
         write_stdout(json_text(document.to_dict(), indent=2, ensure_ascii=False) + "\n")
         return 0
     said = document.repeats.sentence()
     if said is not None:
-        print(printable(f"note: {said}"), file=sys.stderr)
+        say(f"note: {said}")
     lines = [f"document {document.key} ({len(document.chunks)} chunks)"]
     names = document.names()
     for number, (_chunk_id, content) in enumerate(document.chunks):
@@ -76,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"{marker} {names[number]}: {content}")
         if document.reading and document.reading[number].truncated:
             lines.append(f"  ({document.reading[number].describe()})")
-    write_stdout("\n".join(lines) + "\n")
+    write_stdout(escaped_lines(lines) + "\n")  # the document's name, ids and contents: the table's
     return 0

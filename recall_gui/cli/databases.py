@@ -4,12 +4,12 @@ unregistered folder by ``--path`` (``similar``, ``duplicates``, ``rank``, ``vers
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from recall_gui import core
+from recall_gui.cli.common import say
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
-from recall_gui.core.base import DEFAULT_LIMIT, DatabaseNotFoundError, InvalidInputError, printable
+from recall_gui.core.base import DEFAULT_LIMIT, DatabaseNotFoundError, InvalidInputError
 from recall_gui.core.registry import DatabaseEntry, Registry, load_registry
 
 if TYPE_CHECKING:
@@ -104,15 +104,7 @@ async def entry_named(
     found = await core.search.find_entry(harness.session, entry.target.at(version), args.id)
     if found.sharing_id > 1 and not found.sha_prefix:
         named = core.storage.IdRepeats(found.sharing_id, {found.hit.id: found.sharing_id})
-        print(
-            printable(
-                f"warning: {found.sharing_id} entries have the id {args.id!r}; {using} the first, "
-                f"{named.name(found.hit.id, found.hit.content)} (row {found.hit.row_id})"
-            ),
-            file=sys.stderr,
-        )
-        print(
-            "hint: name one by its content, as results show it: --id ID·<first hex digits of its sha256>",
-            file=sys.stderr,
-        )
+        first = f"{using} the first, {named.name(found.hit.id, found.hit.content)} (row {found.hit.row_id})"
+        say(f"warning: {found.sharing_id} entries have the id '{args.id}'; {first}")
+        say("hint: name one by its content, as results show it: --id ID·<first hex digits of its sha256>")
     return entry, found

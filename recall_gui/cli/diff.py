@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import registry_option, write_stdout
+from recall_gui.cli.common import escaped_lines, registry_option, say, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.core.base import json_text
 
@@ -63,7 +63,7 @@ def format_text(name: str, diff: VersionDiff) -> str:
     for change in diff.changes:
         detail = f" ({change.what})" if change.kind == "changed" else ""
         lines.append(f"{marks[change.kind]} {change.id}{detail}")
-    return "\n".join(lines)
+    return escaped_lines(lines)  # the name and the ids come from the registry and the table
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if diff.duplicate_ids:
         shown = ", ".join(diff.duplicate_ids[:5]) + (" …" if len(diff.duplicate_ids) > 5 else "")
-        print(f"note: ids held by more than one row were compared as groups: {shown}", file=sys.stderr)
+        say(f"note: ids held by more than one row were compared as groups: {shown}")
     text = json_text(diff.to_json(), ensure_ascii=False) if args.json else format_text(name, diff)
     write_stdout(text + "\n")
     return 0

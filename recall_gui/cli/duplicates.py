@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import registry_option, report_error, write_stdout
+from recall_gui.cli.common import escaped_lines, registry_option, report_error, write_stdout
 from recall_gui.cli.databases import database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.core.base import InvalidInputError, RecallError, json_text
@@ -138,7 +138,7 @@ def format_report(report: DuplicateReport) -> str:
     said = report.repeats.sentence()
     if said is not None:
         lines.append(f"note: {said}")
-    return "\n".join(lines)
+    return escaped_lines(lines)  # ids and contents come from the table
 
 
 def run(args: argparse.Namespace) -> int:

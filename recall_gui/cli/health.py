@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, report_error, write_stdout
+from recall_gui.cli.common import escaped_lines, location, registry_option, report_error, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.core.base import InvalidInputError, json_text, plural
 
@@ -117,7 +117,7 @@ def format_report(report: HealthReport, failing: frozenset[str]) -> str:
         lines.append(
             f"something is listed above ({', '.join(sorted(listed))}: --fail-on does not fail on it)"
         )
-    return "\n".join(lines)
+    return escaped_lines(lines)  # ids, index and column names come from the table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import escaped_lines, location, registry_option, say, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.core.agent_log import LogFiles, select
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text, printable
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, json_text
 from recall_gui.core.golden import read_golden
 
 if TYPE_CHECKING:
@@ -94,7 +93,7 @@ def queries_from_log(db_name: str, limit: int | None) -> list[HubQuery]:
             )
             queries.append(core.reach.HubQuery(query, limit or own or DEFAULT_LIMIT))
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     return queries
 
 
@@ -116,14 +115,12 @@ def format_report(report: HubReport, share: float) -> str:
         lines.append(f"no hubs: no entry is returned for more than {share:.0%} of the queries")
     for hub in hubs:
         lines.append(
-            printable(
-                f"hub  {hub.named}: returned for {hub.returned_for} of {report.queries} ({hub.share:.0%})"
-            )
+            f"hub  {hub.named}: returned for {hub.returned_for} of {report.queries} ({hub.share:.0%})"
         )
     said = report.repeats.sentence()
     if said is not None:
-        lines.append(printable(f"note: {said}"))
-    return "\n".join(lines)
+        lines.append(f"note: {said}")
+    return escaped_lines(lines)  # the ids come from the table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,11 +7,12 @@ import asyncio
 from typing import Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import location, registry_option, report_error, write_stdout
 from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
 from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.base import json_text
+from recall_gui.core.base import RecallError, json_text
+from recall_gui.core.golden import refuse_bad_version
 from recall_gui.core.search import ViewScope
 
 NAME = "rank"
@@ -74,5 +75,10 @@ async def _rank(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     refuse_unclear(args, NAME, registry_used=True)
+    try:
+        refuse_bad_version("--version", args.version)
+    except RecallError as error:  # a value no table can have: a usage error, status 2 (as argparse's)
+        report_error(error.message, error.hint)
+        return 2
     write_stdout(json_text(asyncio.run(_rank(args)), ensure_ascii=False, indent=2) + "\n")
     return 0

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, report_error, write_stdout
+from recall_gui.cli.common import escaped_lines, location, registry_option, report_error, write_stdout
 from recall_gui.cli.databases import chosen_database, database_options, refuse_unclear
 from recall_gui.cli.engine import add_engine_options, check_engine_options, engine_for
 from recall_gui.cli.hubs import queries_from_file, queries_from_log
 from recall_gui.cli.model_notes import note_stand_ins
-from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, json_text, printable
+from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, json_text
 
 if TYPE_CHECKING:
     from recall_gui.core.reach import HubQuery, ReachReport
@@ -173,7 +173,7 @@ def format_report(report: ReachReport) -> str:
     said = report.repeats.sentence()
     if said is not None:
         lines.insert(1, f"note: {said}")
-    return "\n".join(printable(line) for line in lines)  # ids, names and texts come from the table
+    return escaped_lines(lines)  # ids, names and texts come from the table
 
 
 def run(args: argparse.Namespace) -> int:

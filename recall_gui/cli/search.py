@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import chosen_registry, location, registry_option, report_error, write_stdout
+from recall_gui.cli.common import chosen_registry, location, registry_option, report_error, say, write_stdout
 from recall_gui.cli.folder_options import add_path_options, path_storage, refuse_without_path
 from recall_gui.cli.model_notes import note_stand_ins
 from recall_gui.core.base import DEFAULT_LIMIT, InvalidInputError, RecallError, printable
@@ -70,11 +70,8 @@ def limit_from_text(text: str) -> int:
         value = int(text)
         if core.search.parse_limit(value) == value:
             return value
-    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text):,} characters)"
-    print(
-        f"warning: --limit {shown} is not an integer from 0 to 2**64 - 1; using {DEFAULT_LIMIT}",
-        file=sys.stderr,
-    )
+    shown = f"'{text}'" if len(text) <= 40 else f"'{text[:20]}'… ({len(text):,} characters)"
+    say(f"warning: --limit {shown} is not an integer from 0 to 2**64 - 1; using {DEFAULT_LIMIT}")
     return DEFAULT_LIMIT
 
 
@@ -190,7 +187,7 @@ async def say_repeats(harness: Harness, target: TableTarget, results: list[tuple
         return
     report_error(said, level="note")
     for rank, (entry_id, content) in enumerate(results, start=1):
-        print(printable(f"  {rank}. {repeats.name(entry_id, content)}"), file=sys.stderr)
+        say(f"  {rank}. {repeats.name(entry_id, content)}")
 
 
 async def _say_why_empty(harness: Harness, target: TableTarget, where: str | None, limit: int) -> None:

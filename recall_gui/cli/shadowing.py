@@ -8,13 +8,13 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import escaped_lines, location, registry_option, write_stdout
 from recall_gui.cli.databases import chosen_database, refuse_unclear
 from recall_gui.cli.duplicates import threshold_from_text
 from recall_gui.cli.folder_options import add_path_options
 from recall_gui.cli.model_notes import note_stand_ins, with_model
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.base import DEFAULT_LIMIT, json_text, printable
+from recall_gui.core.base import DEFAULT_LIMIT, json_text
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def format_shadowing(found: Shadowing) -> str:
     for group in found.groups:
         lines.append(f"near-copies ({found.metric} within {found.threshold:g}): {', '.join(group)}")
     said = found.repeats.sentence()
-    return "\n".join(printable(line) for line in (lines if said is None else [*lines, f"note: {said}"]))
+    return escaped_lines(lines if said is None else [*lines, f"note: {said}"])  # the ids come from the table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from typing import Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import location, registry_option, say, write_stdout
 from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
 from recall_gui.cli.search import limit_from_text
-from recall_gui.core.base import printable
 
 NAME = "similar"
 
@@ -39,7 +37,7 @@ async def _similar(args: argparse.Namespace) -> str:
         repeats = await harness.session.tables.id_repeats(entry.target.at(report.result.table_version))
         said = repeats.sentence()
         if said is not None:
-            print(printable(f"note: {said}"), file=sys.stderr)
+            say(f"note: {said}")
         return core.search.similar_json(report, repeats)
     finally:
         await harness.aclose()

@@ -13,6 +13,7 @@ from . import (
     ray as ray,
     reach as reach,
     registry as registry,
+    review as review,
     search as search,
     session as session,
     storage as storage,

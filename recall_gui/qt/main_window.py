@@ -20,20 +20,20 @@ from recall_gui.core.base import RegistryLocation, SettingsStore
 from recall_gui.core.drafts import Drafts
 from recall_gui.core.messages import UserMessage, user_message
 from recall_gui.core.registry import Registry, SuffixStore
+from recall_gui.qt.actions.databases import DatabaseActions
+from recall_gui.qt.actions.opened_tables import folder_of
 from recall_gui.qt.icons import app_icon
 from recall_gui.qt.operations import Operations
-from recall_gui.qt.pages.agent_page import AgentPage
+from recall_gui.qt.pages.agent.page import AgentPage
 from recall_gui.qt.pages.checks.page import ChecksPage
-from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.pages.description.page import DescriptionPage
-from recall_gui.qt.pages.duplicates_page import DuplicatesPage
-from recall_gui.qt.pages.health_page import HealthPage
-from recall_gui.qt.pages.history_page import HistoryPage
+from recall_gui.qt.pages.duplicates.page import DuplicatesPage
+from recall_gui.qt.pages.health.page import HealthPage
+from recall_gui.qt.pages.history.page import HistoryPage
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
 from recall_gui.qt.pages.log.page import LogPage
-from recall_gui.qt.pages.map_page import MapPage
-from recall_gui.qt.pages.opened_tables import folder_of
-from recall_gui.qt.pages.reach_page import ReachPage
+from recall_gui.qt.pages.map.page import MapPage
+from recall_gui.qt.pages.reach.page import ReachPage
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
@@ -287,7 +287,7 @@ class MainWindow(QMainWindow):
         description = memory.bytes(WindowMemory.DESCRIPTION_SPLITTER)
         if description is not None:
             self.description.splitter.restoreState(description)
-        self.knowledge.restore(memory)
+        self.knowledge.remembering.restore(memory)
         page = min(max(memory.integer(WindowMemory.PAGE, 0), 0), self.pages.count() - 1)
         self.pages.setCurrentIndex(page)
 
@@ -296,7 +296,7 @@ class MainWindow(QMainWindow):
         memory.set(WindowMemory.GEOMETRY, self.saveGeometry())
         memory.set(WindowMemory.DESCRIPTION_SPLITTER, self.description.splitter.saveState())
         memory.set(WindowMemory.PAGE, self.pages.currentIndex())
-        self.knowledge.save(memory)
+        self.knowledge.remembering.save(memory)
         memory.sync()
 
     def changeEvent(self, event: QEvent) -> None:

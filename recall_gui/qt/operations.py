@@ -9,9 +9,11 @@ error-to-message function. A :class:`Lane` is one kind of request, in the manner
   starts in it) to whoever else starts its requests;
 - :meth:`Lane.start` runs a coroutine in the background; in a lane with a key it first cancels the request
   running there (cancel by key: a newer search replaces an older one), and :meth:`Lane.cancel` stops it;
-- :meth:`Lane.run` is for requests where the newest wins: it shows busy while ``op()`` runs, hands the
-  result to ``success`` only if no newer request started meanwhile (an older one that was not cancelled,
-  or finished before its cancel landed, stays off the screen), and shows a failure;
+- :meth:`Lane.run` is how a page runs a request, in one call: it starts ``op`` in the lane (cancel by
+  key), shows busy while it runs, hands its progress and its result to the screen only while no newer
+  request started (an older one that was not cancelled, or finished before its cancel landed, stays off
+  the screen), and hands a failure to the window's error function, then to ``failure``
+  (:meth:`Lane.run_within` does the same as the last step of a request already running);
 - a lane without a key runs its requests side by side (pages of rows loading at once, a model loading);
 - a lane made ``awaited`` holds tasks another coroutine awaits: their outcome, failure included, is that
   coroutine's, and :meth:`Operations.cancel_all` and :meth:`Operations.wait_idle` leave them to it.
@@ -25,13 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar, overload
 
 from recall_gui.core.base import RecallError
 from recall_gui.core.messages import Topic
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 #: The window's one error-to-message function: shows ``error`` in the banner, about ``topic``.
 ShowError = Callable[[BaseException, Topic], None]
@@ -41,6 +45,10 @@ ShowBusy = Callable[[str | None], None]
 
 def _nothing(_error: RecallError) -> None:
     """No more to show on a failure than the error itself."""
+
+
+def _nothing_more() -> None:
+    """No more to show on a cancel than busy cleared."""
 
 
 class Operations:
@@ -190,7 +198,55 @@ class Lane:
         if self._show_busy is not None:
             self._show_busy(text)
 
-    async def run(
+    @overload
+    def run(
+        self,
+        op: Callable[[], Awaitable[T]],
+        *,
+        busy: str,
+        success: Callable[[T], None],
+        failure: Callable[[RecallError], None] = ...,
+        cancelled: Callable[[], None] = ...,
+    ) -> asyncio.Task[bool]: ...
+
+    @overload
+    def run(
+        self,
+        op: Callable[[Callable[P, None]], Awaitable[T]],
+        *,
+        busy: str,
+        success: Callable[[T], None],
+        progress: Callable[P, None],
+        failure: Callable[[RecallError], None] = ...,
+        cancelled: Callable[[], None] = ...,
+    ) -> asyncio.Task[bool]: ...
+
+    def run(
+        self,
+        op: Callable[..., Awaitable[T]],
+        *,
+        busy: str,
+        success: Callable[[T], None],
+        progress: Callable[..., None] | None = None,
+        failure: Callable[[RecallError], None] = _nothing,
+        cancelled: Callable[[], None] = _nothing_more,
+    ) -> asyncio.Task[bool]:
+        """One request, in one call: supersede every earlier request of the lane, show ``busy``, start
+        ``op()`` in the lane (cancelling the one running under its key) and hand its result to
+        ``success``. With ``progress``, ``op`` is called with a copy of it that shows nothing once a newer
+        request started. A :class:`RecallError` goes to the window's error function, then to
+        ``failure``; a cancel to ``cancelled``; none of them is called when a newer request started
+        meanwhile. The task's result is ``True`` if ``success`` was called; an unexpected failure fails
+        the task, and the error function shows it as any task's."""
+        generation = self.supersede()
+        self.set_busy(busy)
+        if progress is not None:
+            op = functools.partial(op, self._newest_only(generation, progress))
+        task = self.start(self._outcome(generation, op, success, failure))
+        task.add_done_callback(functools.partial(self._cancelled, generation, cancelled))
+        return task
+
+    async def run_within(
         self,
         op: Callable[[], Awaitable[T]],
         *,
@@ -198,11 +254,26 @@ class Lane:
         success: Callable[[T], None],
         failure: Callable[[RecallError], None] = _nothing,
     ) -> bool:
-        """Supersede every earlier request, show ``busy``, await ``op()`` and hand its result to
-        ``success``; on a :class:`RecallError` show it, then call ``failure``. Neither is called when a
-        newer request started meanwhile. ``True`` if ``success`` was called."""
+        """:meth:`run` as the last step of a request already running (a search after a version opened or
+        a database was chosen): awaited in that request's task, so cancelling it cancels this step."""
         generation = self.supersede()
         self.set_busy(busy)
+        return await self._outcome(generation, op, success, failure)
+
+    def _newest_only(self, generation: int, show: Callable[P, None]) -> Callable[P, None]:
+        def shown(*args: P.args, **kwargs: P.kwargs) -> None:
+            if self.is_newest(generation):
+                show(*args, **kwargs)
+
+        return shown
+
+    async def _outcome(
+        self,
+        generation: int,
+        op: Callable[[], Awaitable[T]],
+        success: Callable[[T], None],
+        failure: Callable[[RecallError], None],
+    ) -> bool:
         try:
             result = await op()
         except RecallError as error:
@@ -218,3 +289,11 @@ class Lane:
             return False
         success(result)
         return True
+
+    def _cancelled(self, generation: int, cancelled: Callable[[], None], task: asyncio.Task[bool]) -> None:
+        """A request cancelled, even before it began: busy cleared, and ``cancelled`` told if newest."""
+        if not task.cancelled() or not self.is_newest(generation):
+            return
+        if self._busy:
+            self.set_busy(None)
+        cancelled()

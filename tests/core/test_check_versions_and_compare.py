@@ -143,12 +143,39 @@ def test_compare_with_another_knowledge_base_uses_its_own_search(
     assert same.returncode == 0, same.stderr
 
 
-def test_compare_refuses_no_side_or_two(kb: KnowledgeBase, tmp_path: Path) -> None:
+def test_compare_refuses_no_side_or_two_with_status_2(
+    kb: KnowledgeBase, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Status 1 says B lost an expected id: a refusal is 2, as every other of compare's."""
+    from recall_gui.cli import main
+
     path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"]}])
     for extra in ((), ("--version", "1", "--db", kb.name)):
-        done = cli("compare", "--registry", str(kb.registry_dir), *extra, str(path))
-        assert done.returncode != 0
-        assert "give exactly one of --version V, --db OTHER or --path PATH" in done.stderr
+        assert main(["compare", "--registry", str(kb.registry_dir), *extra, str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.startswith("error: give exactly one of --version V, --db OTHER or --path PATH\n")
+
+
+@pytest.mark.parametrize("version", ["-1", "0", str(2**63), str(2**64)])
+def test_rank_and_compare_refuse_a_version_no_table_can_have_with_status_2(
+    kb: KnowledgeBase, tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
+) -> None:
+    from recall_gui.cli import main
+
+    path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"]}])
+    registry = ("--registry", str(kb.registry_dir))
+    for words in (
+        ["rank", *registry, "--db", kb.name, "--id", "paris", f"--version={version}", FRANCE],
+        ["compare", *registry, f"--version={version}", str(path)],
+    ):
+        assert main(words) == 2, words
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == (
+            f"error: --version {version} is not a version number\n"
+            f"hint: Give a whole number from 1 to {2**63 - 1}.\n"
+        )
 
 
 def test_compare_says_a_side_that_could_not_run_is_an_error_not_a_fail(make_kb: Any, tmp_path: Path) -> None:
@@ -165,7 +192,8 @@ def test_compare_says_a_side_that_could_not_run_is_an_error_not_a_fail(make_kb: 
     assert done.stderr.startswith(f"error: {path}, check 1: A could not run it: ")
     assert "version 7" in done.stderr.splitlines()[0]
     lines = done.stdout.splitlines()
-    assert lines[0] == "A: no check ran"
+    assert lines[0].startswith("A: no check ran: ") and "version 7" in lines[0]
+    assert lines[1].startswith("B: not compared: A could not run 1 of 1 checks: ") and "version 7" in lines[1]
     assert lines[2].startswith("A ERROR, B PASS  ")
     assert lines[3].startswith("       A could not run: ") and "lost" not in done.stdout
 
@@ -178,6 +206,10 @@ def test_compare_says_a_side_that_could_not_run_is_an_error_not_a_fail(make_kb: 
     (check,) = json.loads(done.stdout)["checks"]
     assert "error" in check["b"] and "error" not in check["a"]
     assert check["lost"] == [] and check["gained"] == []
+    # Only B could not run: the text says so first, with B's error, not that A ran nothing.
+    text = cli("compare", "--registry", str(kb.registry_dir), "--db", "gone", str(path)).stdout.splitlines()
+    assert text[0] == f"A: not compared: B could not run 1 of 1 checks: {check['b']['error']}"
+    assert text[1] == f"B: no check ran: {check['b']['error']}"
 
 
 def test_compare_names_once_a_check_neither_side_could_run_and_averages_both_over_the_same_checks(
@@ -228,8 +260,7 @@ def test_the_checks_page_shows_a_side_that_could_not_run_as_such(
     path = golden(tmp_path, [{"db_name": kb.name, "query": FRANCE, "expect": ["paris"], "limit": 3}])
     page = open_window(kb.registry_dir).checks
     assert page.open_file(path)
-    comparison = run(loop, page.compare(version=7))
-    assert comparison is not None and [(n, side) for n, side, _ in comparison.unusable] == [(1, "A")]
+    assert run(loop, page.compare(version=7))
     view = page.compare_view
     assert view.note.text().splitlines()[-1].startswith("Check 1: A could not run it: ")
     assert [view.table.item(0, column).text() for column in (1, 2, 3)] == ["could not run", "pass", ""]

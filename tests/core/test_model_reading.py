@@ -39,7 +39,8 @@ def whole_reading(embedder: Any, text: str) -> tuple[bool, int]:
     cut the text, and the end of the last token of the text it kept."""
     tokenizer = embedder._model.tokenizer
     encoding = tokenizer.encode(text)
-    ends = [end for (_s, end), special in zip(encoding.offsets, encoding.special_tokens_mask) if not special]
+    pairs = zip(encoding.offsets, encoding.special_tokens_mask, strict=True)
+    ends = [end for (_start, end), special in pairs if not special]
     return bool(encoding.overflowing), (max(ends) if encoding.overflowing else len(text))
 
 

@@ -128,13 +128,13 @@ def test_the_window_refuses_to_export_there(
     window = open_window(kb.registry_dir)
     inputs = window.knowledge.read_inputs()
     if browsing:
-        run(loop, window.knowledge.browse(inputs))
+        run(loop, window.knowledge.browser.browse(inputs))
     else:
         window.knowledge.query_bar.query_edit.setText("capital of France")
-        run(loop, window.knowledge.search(window.knowledge.read_inputs()))
+        run(loop, window.knowledge.searching.search(window.knowledge.read_inputs()))
     for name, (out, said) in window_places(kb, tmp_path).items():
         before = state(out)
-        assert run(loop, window.knowledge.export_to(out, "csv")) == 0, name
+        assert run(loop, window.knowledge.exporter.export_to(out, "csv")) == 0, name
         banner = window.banner.findChild(QLabel, "bannerText").text()
         assert banner.startswith(f"The export was not written to {out}: {said}"), (name, banner)
         assert state(out) == before, name

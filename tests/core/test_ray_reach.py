@@ -99,3 +99,75 @@ def test_ray_refuses_a_table_searched_through_an_index(
 
     with pytest.raises(RecallError, match="through its index"):
         asyncio.run(go())
+
+
+def unbounded_table(root: Path, passage_vectors: Any, kind: str) -> Path:
+    """The passages and one row whose vector holds an infinity, or is too long for float32's squares
+    (1e30 times a passage's); registered as ``t``."""
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+
+    from tests.kbtools import PASSAGES
+
+    vectors = np.asarray(passage_vectors, np.float32)
+    odd = vectors[3].copy()
+    if kind == "infinite":
+        odd[0] = np.inf
+    else:
+        odd *= np.float32(1e30)
+    matrix = np.vstack([vectors, odd])
+    table = pa.table(
+        {
+            "id": [*PASSAGES, kind],
+            "content": [*PASSAGES.values(), "Berlin is the capital and largest city of Germany, oddly."],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1]),
+        }
+    )
+    lancedb.connect(str(root / "db")).create_table("t", table)
+    return write_registry(root / "registry", [cosh_entry("t", root / "db")])
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("kind", ["infinite", "huge"])
+def test_ray_says_in_one_clean_line_why_it_cannot_rank_unbounded_vectors(
+    ray_address: str,  # noqa: F811
+    tmp_path: Path,
+    passage_vectors: Any,
+    kind: str,
+) -> None:
+    """The local engine answers (LanceDB's own search ranks such a row); Ray, which ranks exactly, says
+    why it cannot in the words `duplicates --engine ray` uses for the same cause: no Ray log lines, no
+    retry advice, no hint about nodes."""
+    registry = unbounded_table(tmp_path, passage_vectors, kind)
+    common = ("--registry", str(registry), "--db", "t")
+    local = cli("reach", *common)
+    assert local.returncode in (0, 1) and local.stderr == "", local.stderr
+    on_ray = cli("reach", *common, "--engine", "ray", "--ray-address", ray_address)
+    assert on_ray.returncode == 2 and on_ray.stdout == ""
+    said = "error: some vectors hold infinite (or huge) values: their distances are not defined"
+    assert on_ray.stderr == (
+        f"{said}\nhint: Run it with --engine local: the agent's own search (LanceDB's) ranks them there.\n"
+    )
+    duplicates = cli("duplicates", *common, "--engine", "ray", "--ray-address", ray_address)
+    assert duplicates.returncode == 2 and duplicates.stderr.splitlines()[0] == said
+
+
+def test_a_ray_tasks_own_error_is_said_in_its_words_and_any_other_in_one_line() -> None:
+    """What Ray hands back for a failed task (its own exception types, as Ray builds them)."""
+    pytest.importorskip("ray")
+    from ray.exceptions import RayTaskError
+
+    from recall_gui.core.ray.duplicate_engine import NODE_HINT, RayJobError, UnboundedVectors, job_error
+
+    advice = "Failed to apply UDF transform after 1/1 attempts.\nTo change retry attempts, configure …"
+    ours = RayTaskError("MapBatches(f)", advice, UnboundedVectors()).as_instanceof_cause()
+    said = job_error(ours, "/db/t.lance")
+    assert type(said) is UnboundedVectors and said.message == UnboundedVectors().message
+    other = RayTaskError("MapBatches(f)", advice, ValueError("bad block\nmore")).as_instanceof_cause()
+    said = job_error(other, "/db/t.lance")
+    assert isinstance(said, RayJobError)
+    assert said.message == "the Ray job on /db/t.lance failed: ValueError: bad block"
+    assert said.hint == NODE_HINT
+    driver = OSError("disk")
+    assert job_error(driver, "/db/t.lance") is driver

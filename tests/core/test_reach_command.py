@@ -154,3 +154,64 @@ def test_reach_text_escapes_control_characters_from_the_table() -> None:
     text = format_report(report)
     assert "\x1b" not in text and "\x07" not in text
     assert "evil\\x1b[2Jid" in text and "taker\\x1b" in text  # escaped, not dropped
+
+
+def test_reach_names_an_infinite_vector_as_lancedb_ranks_it_and_an_entry_without_an_id(
+    tmp_path: Path, embedder: Any, passage_vectors: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row whose vector holds an infinity is returned by LanceDB's search (last, by L2): the report
+    says so, at LanceDB's place, never that no search returns it. A row without an id, which takes
+    another's place, is named by its content's hash."""
+    import hashlib
+
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+
+    from recall_gui.cli import main
+    from tests.kbtools import PASSAGES, cosh_entry, write_registry
+
+    vectors = np.asarray(passage_vectors, np.float32)
+    infinite = vectors[list(PASSAGES).index("berlin")].copy()
+    infinite[0] = np.inf
+    copy = "The capital of France is Paris, a city on the Seine, once more."
+    ids = [None, *PASSAGES, "infinite"]  # the copy without an id comes first: it wins paris's tie
+    texts = [copy, *PASSAGES.values(), "Berlin is the capital and largest city of Germany, infinitely."]
+    matrix = np.vstack([vectors[list(PASSAGES).index("paris")], vectors, infinite])
+    table = pa.table(
+        {
+            "id": pa.array(ids, pa.utf8()),
+            "content": pa.array(texts, pa.utf8()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), 384),
+        }
+    )
+    db = tmp_path / "db"
+    lancedb.connect(str(db)).create_table("t", table)
+    cosine = {**cosh_entry("t-cosine", db), "table": "t", "metric": "cosine"}
+    registry = write_registry(tmp_path / "registry", [cosh_entry("t", db), cosine])
+
+    assert main(["reach", "--registry", str(registry), "--db", "t", "--limit", "1", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    unreachable = {item["id"]: item for item in data["unreachable"]}
+    # LanceDB's own flat search for the row's query (its whole text: one sentence) returns it, last.
+    own = embedder.embed_sync(texts[-1])
+    found = lancedb.connect(str(db)).open_table("t").search(own).distance_type("l2").limit(100).to_arrow()
+    place = found["id"].to_pylist().index("infinite") + 1
+    assert place == len(texts) and found["_distance"].to_pylist()[place - 1] == float("inf")
+    item = unreachable["infinite"]
+    assert item["rank"] == place and item["cause"] == "not-finite"
+    assert "infinite" in item["why"] and "no search returns it" not in item["why"]
+    name = "(no id) content·" + hashlib.sha256(copy.encode("utf-8")).hexdigest()[:8]
+    assert unreachable["paris"]["taken_by"] == [name]
+
+    # By cosine, LanceDB's search never returns it (its distance is not a number): the report says so.
+    assert main(["reach", "--registry", str(registry), "--db", "t-cosine", "--limit", "1", "--json"]) == 1
+    item = {entry["id"]: entry for entry in json.loads(capsys.readouterr().out)["unreachable"]}["infinite"]
+    by_cosine = lancedb.connect(str(db)).open_table("t").search(own).distance_type("cosine").limit(100)
+    assert "infinite" not in by_cosine.to_arrow()["id"].to_pylist()
+    assert item["cause"] == "not-finite" and item["rank"] is None and "no search returns it" in item["why"]
+
+    assert main(["reach", "--registry", str(registry), "--db", "t", "--limit", "1"]) == 1
+    text = capsys.readouterr().out
+    assert f"       taken by: {name}\n" in text
+    assert ", ," not in text and not any(line.endswith(", ") for line in text.splitlines())

@@ -84,13 +84,25 @@ def test_context_shows_a_whole_document_as_its_own(cosh_kb: KnowledgeBase) -> No
     chosen = PASSAGES["coffee"]
     done = cli("context", "--registry", str(cosh_kb.registry_dir), "--db", "docs", "--id", label(chosen))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [f"document {label(chosen)} (1 chunks)", f"> {label(chosen)}: {chosen}"]
+    assert done.stdout.splitlines() == [
+        f"document {label(chosen)} (1 chunks)",
+        f"> {label(chosen)}: {chosen}",
+    ]
 
 
 def test_hubs_count_entries_not_the_shared_id(cosh_kb: KnowledgeBase, tmp_path: Path) -> None:
     queries = tmp_path / "queries.txt"
     queries.write_text("capital of France\nhow to reset a password\nocean tides\n", encoding="utf-8")
-    args = ["--registry", str(cosh_kb.registry_dir), "--db", "docs", "--queries", str(queries), "--limit", "2"]
+    args = [
+        "--registry",
+        str(cosh_kb.registry_dir),
+        "--db",
+        "docs",
+        "--queries",
+        str(queries),
+        "--limit",
+        "2",
+    ]
     done = cli("hubs", *args, "--json")
     assert done.returncode == 0, done.stderr
     hubs = json.loads(done.stdout)["hubs"]
@@ -137,11 +149,15 @@ def test_coverage_counts_each_entry_by_its_content(cosh_kb: KnowledgeBase) -> No
     assert entry is not None
     found = in_session(lambda session: coverage(session, entry, calls))
     assert (found.entries, found.returned) == (len(cosh_kb.ids), 2)
-    assert found.never_returned == tuple(label(text) for text in cosh_kb.contents if sha(text) not in returned)
+    assert found.never_returned == tuple(
+        label(text) for text in cosh_kb.contents if sha(text) not in returned
+    )
     assert found.to_dict()["ids_repeat"]["shared_ids"] == {"content": len(cosh_kb.ids)}
 
     # A call logged without its contents' digests returned no entry in particular.
-    bare = CallRecord(now_iso(), "agent", "1", "recall_search", {"db_name": "docs", "query": "q"}, ("content",))
+    bare = CallRecord(
+        now_iso(), "agent", "1", "recall_search", {"db_name": "docs", "query": "q"}, ("content",)
+    )
     assert in_session(lambda session: coverage(session, entry, [bare])).returned == 0
 
 

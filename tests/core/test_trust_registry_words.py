@@ -126,9 +126,10 @@ def test_an_inactive_database_is_to_be_activated_a_missing_one_to_be_added(
     )
     code, _out, err = run_cli(capsys, "search", "--registry", str(kb.registry_dir), "--db", "archive", "x")
     assert code == 1
+    # The command first: the hint is read in a terminal.
     assert (
-        "hint: \"archive\" is registered but not active: activate it on recall-gui's Agent's tool "
-        "description page, or with cosh." in err
+        'hint: "archive" is registered but not active. Activate it with `recall-gui activate archive`, '
+        "on the window's Agent's tool description page, or with cosh.\n" in err
     )
     code, _out, err = run_cli(capsys, "search", "--registry", str(kb.registry_dir), "--db", "nope", "x")
     assert f'hint: No database called "nope" is registered in {kb.registry_dir}. Check the name' in err
@@ -158,7 +159,10 @@ def test_the_agent_gets_cosh_words_and_the_log_gets_the_right_hint(
         and inactive.content[0].text == f"Database 'archive' not found. Active databases: {kb.name}"
     )
     assert missing.content[0].text == f"Database 'nope' not found. Active databases: {kb.name}"
-    assert '"archive" is registered but not active: activate it' in caplog.text
+    assert (
+        '"archive" is registered but not active. Activate it with `recall-gui activate archive`'
+        in caplog.text
+    )
     assert 'No database called "nope" is registered' in caplog.text
 
 

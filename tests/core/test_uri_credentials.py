@@ -99,8 +99,8 @@ def test_register_refuses_a_uri_with_a_password_unless_told_to_store_it(s3: Any,
     done = cli("register", uri, "--name", "team", "--registry", str(registry))
     assert done.returncode == 1
     assert done.stderr.startswith(
-        f"error: not registered: the URI s3://{ACCESS_KEY}:***@{s3.bucket}/team/kb holds a password, "
-        f"which would be stored in plain text in {registry / 'rag_dbs.json'}"
+        f"error: not registered: the URI s3://{ACCESS_KEY}:***@{s3.bucket}/team/kb holds a password or a key "
+        f"(shown as ***), which would be stored in plain text in {registry / 'rag_dbs.json'}"
     )
     assert "--store-credentials" in done.stderr
     assert SECRET_KEY not in done.stdout + done.stderr
@@ -154,3 +154,46 @@ def test_register_with_store_credentials_keeps_the_uri_as_typed_and_says_where(
     assert SECRET_KEY not in done.stdout + done.stderr
     (stored,) = json.loads((registry / "rag_dbs.json").read_text())["dbs"]
     assert stored["uri"] == uri  # as the user agreed
+
+
+def test_a_password_in_a_file_uri_is_masked_where_its_folder_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``file://user:PASSWORD@host/…`` names a folder that does not exist: every message naming it, in the
+    CLI and the MCP server (the agent's error and the server's log), shows the URI masked, never the path
+    made from it."""
+    from recall_gui.cli import main
+
+    uri = f"file://user:{PASSWORD}@host/nowhere"
+    entry = {
+        "name": "team",
+        "uri": uri,
+        "description": "notes",
+        "embedder": {"Local": {"model": "AllMiniLML6V2"}},
+        "created_at": 1,
+    }
+    registry = write_registry(tmp_path / "registry", [entry])
+    shown = "database folder file://user:***@host/nowhere does not exist"
+    printed = []
+    for words, status in (
+        (["list"], 1),
+        (["list", "--json"], 1),
+        (["search", "--db", "team", "notes"], 1),
+        (["health", "--db", "team"], 1),
+        (["register", uri, "--name", "kept", "--store-credentials"], 1),
+    ):
+        assert main([*words, "--registry", str(registry)]) == status, words
+        printed.append("".join(capsys.readouterr()))
+    assert all(shown in text for text in printed[:4]), printed
+    assert "folder file://user:***@host/nowhere does not exist" in printed[4]
+    raw = RawServer(registry, server_env(tmp_path), tmp_path / "server.log")
+    try:
+        raw.initialize()
+        reply = raw.request(
+            "tools/call", {"name": "recall_search", "arguments": {"db_name": "team", "query": "notes"}}
+        )
+    finally:
+        raw.close()
+    assert reply["result"]["isError"] is True and shown in json.dumps(reply)
+    for text in (*printed, json.dumps(reply), raw.log()):
+        assert PASSWORD not in text

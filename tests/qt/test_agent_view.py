@@ -26,7 +26,7 @@ from recall_gui.core.registry.suffix_store import SuffixMode, SuffixStore
 from recall_gui.mcp.probe import ServerLaunch
 from recall_gui.qt.agent_server import ServerState, launch_for
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.pages.agent_page import AgentPage
+from recall_gui.qt.pages.agent.page import AgentPage
 from tests.kbtools import KnowledgeBase, cosh_entry, cosh_listing, described, view_entry, write_registry
 from tests.qt.conftest import TIMEOUT_S, WindowFactory, run, waiting_for
 from tests.waiting import wait_until

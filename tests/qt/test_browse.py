@@ -168,8 +168,8 @@ def test_export_while_browsing_writes_the_rows_shown(
     kb = make_kb(extra={"lang": ["en"] * 12})
     window = open_window(kb.registry_dir)
     window.knowledge.results.filter_edit.setText("city")
-    run(loop, window.knowledge.browse(window.knowledge.read_inputs()))
-    assert run(loop, window.knowledge.export_to(tmp_path / "rows.json", "json")) == 2
+    run(loop, window.knowledge.browser.browse(window.knowledge.read_inputs()))
+    assert run(loop, window.knowledge.exporter.export_to(tmp_path / "rows.json", "json")) == 2
     records = json.loads((tmp_path / "rows.json").read_text(encoding="utf-8"))
     assert records == [
         {"Row": 1, "ID": "paris", "Content": PASSAGES["paris"], "lang": "en"},

@@ -29,7 +29,7 @@ def search(window: Any, loop: asyncio.AbstractEventLoop, query: str, limit: int)
     knowledge = window.knowledge
     knowledge.query_bar.query_edit.setText(query)
     knowledge.query_bar.limit_spin.setValue(limit)
-    run(loop, knowledge.search(knowledge.read_inputs()))
+    run(loop, knowledge.searching.search(knowledge.read_inputs()))
 
 
 def cells(table: QTableView, column: int) -> list[str]:
@@ -101,18 +101,18 @@ def test_the_golden_check_takes_the_query_searched_not_the_one_typed_since(
     window = open_window(kb.registry_dir)
     knowledge = window.knowledge
     assert not knowledge.entry_tools.add_golden_action.isEnabled()  # nothing searched yet
-    assert knowledge.add_golden_check() is None  # and if asked anyway: refused, saying what to do
+    assert knowledge.would_see.add_golden_check() is None  # and if asked anyway: refused, saying what to do
     assert window.banner.findChild(QLabel, "bannerText").text() == "Nothing to add as a golden check."
     assert not default_golden().exists()
     search(window, loop, "capital of France", 5)
     knowledge.query_bar.query_edit.setText("something typed afterwards")
     knowledge.query_bar.limit_spin.setValue(9)
     select_rows(knowledge.results.results_table, 0)
-    check = knowledge.add_golden_check()
+    check = knowledge.would_see.add_golden_check()
     assert check == GoldenCheck(kb.name, "capital of France", ("paris",), 5)
     # The same query and limit again replaces the check (now with two ids) instead of adding another.
     select_rows(knowledge.results.results_table, 0, 1)
-    knowledge.add_golden_check()
+    knowledge.would_see.add_golden_check()
     assert len(read_golden(default_golden()).checks) == 1
     assert len(read_golden(default_golden()).checks[0].expect) == 2
 
@@ -126,7 +126,7 @@ def test_a_check_that_cannot_be_written_is_kept_until_saved_elsewhere(
     window.services.golden.path = blocked / "golden.json"  # its folder cannot be created
     search(window, loop, QUERY, 5)
     select_rows(window.knowledge.results.results_table, 0)
-    window.knowledge.add_golden_check()
+    window.knowledge.would_see.add_golden_check()
     banner = window.banner.findChild(QLabel, "bannerText").text()
     assert banner.startswith("The golden check is kept, but not saved:")
     page = window.checks
@@ -149,7 +149,8 @@ def test_a_run_can_be_cancelled_and_keeps_nothing(
     assert len(cells(page.table, RESULT)) == 300
     first_done = asyncio.Event()
     page.progress.valueChanged.connect(lambda value: value >= 1 and first_done.set())
-    task = page.running.start(page.run_checks())
+    task = page.run_checks()
+    assert task is not None
 
     async def cancel_after_first() -> None:
         await first_done.wait()

@@ -22,7 +22,7 @@ def search(window: object, loop: asyncio.AbstractEventLoop, query: str, limit: i
     knowledge = window.knowledge  # type: ignore[attr-defined]
     knowledge.query_bar.query_edit.setText(query)
     knowledge.query_bar.limit_spin.setValue(limit)
-    run(loop, knowledge.search(knowledge.read_inputs()))
+    run(loop, knowledge.searching.search(knowledge.read_inputs()))
 
 
 def full_ranking(loop: asyncio.AbstractEventLoop, kb: KnowledgeBase, query: str) -> list[str]:
@@ -59,7 +59,7 @@ def test_more_like_this_from_a_result_and_from_a_browsed_row(
     )
     assert not knowledge.entry_tools.add_golden_action.isEnabled()  # not a question the agent asks
 
-    run(loop, knowledge.browse())
+    run(loop, knowledge.browser.browse())
     browse = knowledge.results.browse_table
     row = list(PASSAGES).index("tides")
     select_rows(browse, row)
@@ -85,7 +85,7 @@ def test_would_the_agent_see_a_result_and_a_browsed_row_outside_the_results(
     assert "; the last result is at " in note.message and " to spare." in note.message
 
     outside = ranking[7]
-    run(loop, knowledge.browse())  # the query box still holds the question
+    run(loop, knowledge.browser.browse())  # the query box still holds the question
     with waiting_for(loop, knowledge.visibilityShown):
         select_rows(knowledge.results.browse_table, list(PASSAGES).index(outside))
     assert note.tone == "bad"

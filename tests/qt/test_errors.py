@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.core.base.errors import ConnectError, DemoBuildCancelled
 from recall_gui.core.messages import user_message
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
@@ -169,7 +169,7 @@ def test_nothing_is_written_into_the_registry_when_it_only_is_read(
 ) -> None:
     before = {p.name: p.read_bytes() for p in kb.registry_dir.iterdir()}
     window = open_window(kb.registry_dir)
-    run(loop, window.knowledge.search(Inputs("tides", 5)))
+    run(loop, window.knowledge.searching.search(Inputs("tides", 5)))
     run(loop, window.reload_registry())
     assert {p.name: p.read_bytes() for p in kb.registry_dir.iterdir()} == before
     assert json.loads((kb.registry_dir / "rag_active.json").read_text()) == [kb.name]

@@ -140,8 +140,8 @@ def test_an_older_version_opens_read_only_marked_everywhere_and_one_click_goes_b
     assert page.results.caption.text().endswith("— version 2, not the latest")
     # Export: the version's rows.
     page.query_bar.query_edit.clear()
-    run(loop, page.browse(page.read_inputs()))
-    written = run(loop, page.export_to(tmp_path / "v2.csv", "csv"))
+    run(loop, page.browser.browse(page.read_inputs()))
+    written = run(loop, page.exporter.export_to(tmp_path / "v2.csv", "csv"))
     assert written == 13 and "coffee" in (tmp_path / "v2.csv").read_text(encoding="utf-8")
     # One click back.
     with waiting_for(loop, page.browseReady):
@@ -375,7 +375,7 @@ def test_clear_choice_brings_back_the_search_the_maps_choice_replaced(
     chosen[:4] = True
     with waiting_for(loop, page.browseReady):
         window.pages.setCurrentWidget(window.map)
-        run(loop, window.map.choose(chosen))
+        run(loop, window.map.pointing.choose(chosen))
     assert page.results.caption.text().startswith(f"4 rows chosen on the map in {NAME}")
     page.query_bar.query_edit.setText("typed since, not searched")
     with waiting_for(loop, page.searchFinished):
@@ -387,7 +387,7 @@ def test_clear_choice_brings_back_the_search_the_maps_choice_replaced(
     with waiting_for(loop, page.browseReady):
         page.browse_all()
     with waiting_for(loop, page.browseReady):
-        run(loop, window.map.choose(chosen))
+        run(loop, window.map.pointing.choose(chosen))
     with waiting_for(loop, page.browseReady):
         window.map.clear_button.click()
     assert page.browse_model.total == len(window.map.table_map)

@@ -132,7 +132,7 @@ def test_the_rows_chosen_on_the_pca_map_stay_chosen_on_the_layout_that_replaces_
         positions = page.table_map.positions
         chosen = positions[:, 0] < np.median(positions[:, 0])
         with waiting_for(loop, knowledge.browseReady):
-            run(loop, page.choose(chosen))
+            run(loop, page.pointing.choose(chosen))
         ids = np.sort(page.table_map.row_ids[chosen])
     finally:
         held.set()
@@ -164,7 +164,7 @@ def test_a_map_without_some_of_the_chosen_rows_ends_the_choice_on_the_knowledge_
     chosen = np.zeros(len(page.table_map), bool)
     chosen[-20:] = True
     with waiting_for(loop, knowledge.browseReady):
-        run(loop, page.choose(chosen))
+        run(loop, page.pointing.choose(chosen))
     assert knowledge.selection is not None
     made = core.inspect.build_map
 

@@ -15,8 +15,8 @@ import pytest
 from PySide6.QtCore import QProcess, Qt
 from pytestqt.qtbot import QtBot
 
-from recall_gui.qt import model_dialog
-from recall_gui.qt.model_dialog import ExactModelDialog
+from recall_gui.qt.dialogs import exact_model
+from recall_gui.qt.dialogs.exact_model import ExactModelDialog
 
 #: A command that says it started, then runs until it is stopped (it waits for input that never comes).
 RUNS_UNTIL_STOPPED = "import sys\nprint('started', flush=True)\nsys.stdin.read()"
@@ -38,7 +38,7 @@ def child(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
     """Makes the dialog run ``code`` with this Python instead of `models get`."""
 
     def use(code: str) -> None:
-        monkeypatch.setattr(model_dialog, "command", lambda _name, _source: (sys.executable, ["-c", code]))
+        monkeypatch.setattr(exact_model, "command", lambda _name, _source: (sys.executable, ["-c", code]))
 
     return use
 
@@ -85,7 +85,7 @@ def test_a_command_that_cannot_start_is_said_and_can_be_tried_again(
     qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     missing = str(tmp_path / "no-such-program")
-    monkeypatch.setattr(model_dialog, "command", lambda _name, _source: (missing, ["models", "get"]))
+    monkeypatch.setattr(exact_model, "command", lambda _name, _source: (missing, ["models", "get"]))
     dialog = opened(qtbot)
     dialog.start(None)
     qtbot.waitUntil(dialog.download_button.isEnabled, timeout=30_000)

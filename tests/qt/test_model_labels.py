@@ -17,7 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from recall_gui.core.agent_log import WindowAnswer, compare_payload
 from recall_gui.core.embedders import published_weights
-from recall_gui.qt.model_dialog import ExactModelDialog
+from recall_gui.qt.dialogs.exact_model import ExactModelDialog
 from tests.kbtools import KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, until, waiting_for
 

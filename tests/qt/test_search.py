@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from recall_gui.core.search.harness import Harness
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 
@@ -126,7 +126,7 @@ def test_two_quick_searches_end_with_the_second_ones_rows(
     assert "brewing coffee" in window.knowledge.results.caption.text()
 
 
-def test_an_older_search_that_finishes_last_never_overwrites_the_newer_one(
+def test_an_older_search_holding_its_rows_never_overwrites_the_newer_one(
     kb: KnowledgeBase,
     open_window: WindowFactory,
     loop: asyncio.AbstractEventLoop,
@@ -134,13 +134,13 @@ def test_an_older_search_that_finishes_last_never_overwrites_the_newer_one(
 ) -> None:
     window = open_window(kb.registry_dir)
     held = HeldSearch(monkeypatch, "the capital of Germany")
-    # Not superseded by key (the task is not cancelled): only the generation counter guards it.
-    older = window.operations.lane().start(window.knowledge.search(Inputs("the capital of Germany", 5)))
-    run(loop, window.knowledge.search(Inputs("ocean tides and the moon", 5)))
+    older = window.knowledge.searching.search(Inputs("the capital of Germany", 5))
+    run(loop, held.reached.wait())  # the older search has its rows; the newer one replaces it now
+    run(loop, window.knowledge.searching.search(Inputs("ocean tides and the moon", 5)))
     assert column(window.knowledge.results.results_table, 1)[0] == "tides"
-    run(loop, held.reached.wait())  # the older search has its rows, and they arrive now, last
     held.release.set()
-    run(loop, older)
+    run(loop, window.operations.wait_idle())
+    assert older is not None and older.cancelled()
     assert column(window.knowledge.results.results_table, 1) == core_ids(
         loop, kb, "ocean tides and the moon", 5
     )
@@ -175,7 +175,7 @@ def test_sorting_then_copying_gives_the_selected_rows_in_view_order(
     kb: KnowledgeBase, open_window: WindowFactory, qtbot: QtBot, loop: asyncio.AbstractEventLoop
 ) -> None:
     window = open_window(kb.registry_dir)
-    run(loop, window.knowledge.search(Inputs(QUERY, 5)))
+    run(loop, window.knowledge.searching.search(Inputs(QUERY, 5)))
     table = window.findChild(QTableView, "resultsTable")
     ranked = column(table, 1)
     table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
@@ -194,13 +194,13 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
     window = open_window(kb.registry_dir)
-    run(loop, window.knowledge.search(Inputs("cities in Europe", 4)))
+    run(loop, window.knowledge.searching.search(Inputs("cities in Europe", 4)))
     table = window.knowledge.results.results_table
     table.sortByColumn(1, Qt.SortOrder.AscendingOrder)
     shown = column(table, 1)
     assert shown == sorted(shown)
 
-    assert run(loop, window.knowledge.export_to(tmp_path / "out.csv", "csv")) == 4
+    assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.csv", "csv")) == 4
     rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))
     assert rows[0] == ["Rank", "ID", "Content", "Distance (squared L2)"]
     assert [r[1] for r in rows[1:]] == shown
@@ -208,7 +208,7 @@ def test_export_writes_exactly_the_rows_the_table_shows(
     assert [r[2] for r in rows[1:]] == [contents[i] for i in shown]
     assert [f"{float(r[3]):.4f}" for r in rows[1:]] == column(table, 3)
 
-    assert run(loop, window.knowledge.export_to(tmp_path / "out.json", "json")) == 4
+    assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.json", "json")) == 4
     records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert [r["ID"] for r in records] == shown
     assert [r["Rank"] for r in records] == [int(x) for x in column(table, 0)]
@@ -223,15 +223,15 @@ def test_export_of_search_results_writes_their_metadata_columns_too(
 ) -> None:
     kb = make_kb(extra={"source": [f"doc-{i}.md" for i in range(12)], "page": list(range(12))})
     window = open_window(kb.registry_dir)
-    run(loop, window.knowledge.search(Inputs("cities in Europe", 4)))
+    run(loop, window.knowledge.searching.search(Inputs("cities in Europe", 4)))
     shown = column(window.knowledge.results.results_table, 1)
     number = {entry_id: kb.ids.index(entry_id) for entry_id in shown}
 
-    assert run(loop, window.knowledge.export_to(tmp_path / "out.csv", "csv")) == 4
+    assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.csv", "csv")) == 4
     rows = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(encoding="utf-8"))))
     assert rows[0] == ["Rank", "ID", "Content", "Distance (squared L2)", "source", "page"]
     assert [r[4:] for r in rows[1:]] == [[f"doc-{number[i]}.md", str(number[i])] for i in shown]
-    assert run(loop, window.knowledge.export_to(tmp_path / "out.json", "json")) == 4
+    assert run(loop, window.knowledge.exporter.export_to(tmp_path / "out.json", "json")) == 4
     records = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert [(r["source"], r["page"]) for r in records] == [(f"doc-{number[i]}.md", number[i]) for i in shown]
 
@@ -241,7 +241,7 @@ def test_the_detail_shows_the_whole_entry_its_other_columns_and_its_vector(
 ) -> None:
     kb = make_kb(extra={"source": [f"doc-{i}.md" for i in range(12)], "page": list(range(12))})
     window = open_window(kb.registry_dir)
-    run(loop, window.knowledge.search(Inputs("Unicode characters and emoji", 5)))
+    run(loop, window.knowledge.searching.search(Inputs("Unicode characters and emoji", 5)))
     table = window.knowledge.results.results_table
     select_rows(table, 0)
     hit_id = column(table, 1)[0]
@@ -277,7 +277,7 @@ def test_choosing_another_database_mid_search_ends_with_the_new_databases_rows(
     )
     window = open_window(registry_dir)
     held = HeldSearch(monkeypatch, "where is the Seine")
-    older = window.knowledge.searching.lane.start(window.knowledge.search(Inputs("where is the Seine", 5)))
+    older = window.knowledge.searching.search(Inputs("where is the Seine", 5))
     run(loop, held.reached.wait())
     run(loop, window.knowledge.choose_database("second", Inputs("which city lies on the Seine", 5)))
     held.release.set()
@@ -299,7 +299,7 @@ def test_choosing_a_database_reads_its_vectors_before_the_first_search(
     session = run(loop, window.services.session())
     run(loop, window.operations.wait_idle())  # choosing it started the read: no search has run
     assert {key[1] for key in session.vectors.cached_versions()} == {kb.name}
-    run(loop, window.knowledge.search(Inputs(QUERY, 3)))
+    run(loop, window.knowledge.searching.search(Inputs(QUERY, 3)))
     assert window.knowledge.status_search.text().endswith(" ms, exact")
     assert window.knowledge.status_search.toolTip() == "exact search in memory, squared L2"
 
@@ -312,7 +312,7 @@ def test_a_search_that_took_a_slower_way_says_why(
 ) -> None:
     monkeypatch.setenv("RECALL_GUI_EXACT_CACHE_MB", "0")
     window = open_window(kb.registry_dir)
-    run(loop, window.knowledge.search(Inputs(QUERY, 3)))
+    run(loop, window.knowledge.searching.search(Inputs(QUERY, 3)))
     assert window.knowledge.status_search.text().endswith(" ms, flat scan")
     assert window.knowledge.status_search.toolTip().startswith("LanceDB's flat scan, squared L2\n")
     banner = window.banner.findChild(QLabel, "bannerText")
@@ -332,7 +332,7 @@ def test_an_exact_search_without_int8_codes_says_why(
     (cache / "vectors").write_text("a file where the float32 copies of the vectors would go")
     monkeypatch.setenv("RECALL_GUI_CACHE_DIR", str(cache))
     window = open_window(kb.registry_dir)
-    run(loop, window.knowledge.search(Inputs(QUERY, 3)))
+    run(loop, window.knowledge.searching.search(Inputs(QUERY, 3)))
     assert window.knowledge.status_search.toolTip().startswith("exact search in memory, squared L2\n")
     banner = window.banner.findChild(QLabel, "bannerText")
     assert banner is not None and window.banner.isVisible()

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 from PySide6.QtWidgets import QApplication, QPushButton, QScrollArea, QWidget
 
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run
 
@@ -27,7 +27,7 @@ def test_every_button_label_and_fact_is_whole_at_800_by_500_and_1280_by_800(
     window = open_window(kb.registry_dir)
     window.resize(*size)
     page = window.knowledge
-    run(loop, page.search(Inputs("capital of France", 5)))
+    run(loop, page.searching.search(Inputs("capital of France", 5)))
     run(loop, window.operations.wait_idle())
     assert page.detail.showing
     for name in ("copyIdButton", "copyVectorButton", "moreLikeButton", "addGoldenButton"):

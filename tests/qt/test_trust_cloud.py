@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase, write_registry
 from tests.providers import SECRET_KEY, FakeProvider
 from tests.qt.conftest import WindowFactory, run
@@ -55,7 +55,7 @@ def test_a_key_with_a_line_break_is_named_in_the_window_without_showing_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY[:20] + "\n" + SECRET_KEY[20:])
-    run(loop, window.knowledge.search(Inputs("capital of France", 3)))
+    run(loop, window.knowledge.searching.search(Inputs("capital of France", 3)))
     text, hint = banner(window)
     assert "the API key in OPENAI_API_KEY holds a line break" in text
     for part in (SECRET_KEY[:20], SECRET_KEY[20:]):
@@ -79,7 +79,7 @@ def test_a_provider_trickling_its_answer_is_cut_off_at_the_bound(
     timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
     timer.start()
     started = time.monotonic()
-    run(loop, window.knowledge.search(Inputs("capital of France", 3)), timeout=15)
+    run(loop, window.knowledge.searching.search(Inputs("capital of France", 3)), timeout=15)
     elapsed = time.monotonic() - started
     timer.stop()
     assert "no answer from 127.0.0.1 within 1 s" in banner(window)[0]

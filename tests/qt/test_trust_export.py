@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QProgressDialog, QPushButton
 
-from recall_gui.qt import export_dialog
+from recall_gui.qt.dialogs import export_progress
 from recall_gui.qt.main_window import MainWindow
 from tests.kbtools import KnowledgeBase, cosh_entry, write_lance_table, write_registry
 from tests.qt.conftest import WindowFactory, run
@@ -35,7 +35,7 @@ def long_kb(kb: KnowledgeBase) -> KnowledgeBase:
 
 def browse(window: MainWindow, loop: asyncio.AbstractEventLoop, filter_text: str = "") -> None:
     window.knowledge.results.filter_edit.setText(filter_text)
-    run(loop, window.knowledge.browse(window.knowledge.read_inputs()))
+    run(loop, window.knowledge.browser.browse(window.knowledge.read_inputs()))
 
 
 def test_exporting_while_browsing_writes_every_row_not_only_those_read(
@@ -45,7 +45,7 @@ def test_exporting_while_browsing_writes_every_row_not_only_those_read(
     browse(window, loop)
     model = window.knowledge.browse_model
     assert model.total == ROWS and model.rowCount() < ROWS  # only the first page has been read
-    assert run(loop, window.knowledge.export_to(tmp_path / "all.csv", "csv")) == ROWS
+    assert run(loop, window.knowledge.exporter.export_to(tmp_path / "all.csv", "csv")) == ROWS
     with (tmp_path / "all.csv").open(encoding="utf-8", newline="") as written:
         rows = list(csv.reader(written))
     assert rows[0] == ["Row", "ID", "Content", "n"]
@@ -64,7 +64,7 @@ def test_exporting_a_filtered_table_writes_every_row_the_filter_keeps(
     kept = [i for i, text in enumerate(long_kb.contents) if "the" in text.lower()]
     model = window.knowledge.browse_model
     assert model.total == len(kept) > 1_000 and model.rowCount() < len(kept)
-    assert run(loop, window.knowledge.export_to(tmp_path / "kept.json", "json")) == len(kept)
+    assert run(loop, window.knowledge.exporter.export_to(tmp_path / "kept.json", "json")) == len(kept)
     records = json.loads((tmp_path / "kept.json").read_text(encoding="utf-8"))
     assert [record["ID"] for record in records] == [long_kb.ids[i] for i in kept]
     assert [record["Row"] for record in records] == list(range(1, len(kept) + 1))
@@ -84,17 +84,19 @@ def test_cancel_in_the_progress_dialog_leaves_no_file(
         "recall_gui.core.tables.table_export.BATCH_ROWS", 500
     )  # several batches to cancel between
     shown = []
-    update = export_dialog.ExportProgress.update
+    update = export_progress.ExportProgress.update
 
-    def update_then_cancel(self: export_dialog.ExportProgress, done: int, total: int) -> None:
+    def update_then_cancel(self: export_progress.ExportProgress, done: int, total: int) -> None:
         update(self, done, total)
         shown.append((self.dialog.labelText(), self.dialog.value(), self.dialog.maximum()))
         self.dialog.findChild(QPushButton).click()  # the dialog's Cancel, as a user clicks it
 
-    monkeypatch.setattr(export_dialog.ExportProgress, "update", update_then_cancel)
+    monkeypatch.setattr(export_progress.ExportProgress, "update", update_then_cancel)
     exports = tmp_path / "exports"
     exports.mkdir()
-    task = window.knowledge.exporter.exporting.start(window.knowledge.export_to(exports / "all.json", "json"))
+    task = window.knowledge.exporter.exporting.start(
+        window.knowledge.exporter.export_to(exports / "all.json", "json")
+    )
     run(loop, window.operations.wait_idle())
     assert task.cancelled()
     assert shown == [(f"Writing all.json: 500 of {ROWS:,} rows", 500, ROWS)]

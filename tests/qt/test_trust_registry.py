@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QTableView
 from pytestqt.qtbot import QtBot
 
 from recall_gui.qt.main_window import MainWindow
-from recall_gui.qt.pages.inputs import Inputs
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase, cosh_entry, snapshot_tree, view_entry, write_registry
 from tests.qt.conftest import WindowFactory, run, waiting_for
 from tests.qt.trusttools import focus_cell, set_checked, table_names
@@ -51,7 +51,7 @@ def dbs_json(registry_dir: Path) -> dict[str, Any]:
 
 
 def first_result(window: MainWindow, loop: asyncio.AbstractEventLoop, query: str) -> str:
-    run(loop, window.knowledge.search(Inputs(query, 3)))
+    run(loop, window.knowledge.searching.search(Inputs(query, 3)))
     table = window.findChild(QTableView, "resultsTable")
     return str(table.model().index(0, 1).data())
 

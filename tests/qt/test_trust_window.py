@@ -89,7 +89,7 @@ def test_browse_all_rows_clears_an_old_filter_and_keeps_the_typed_query(
 ) -> None:
     window = open_window(kb.registry_dir)
     window.knowledge.results.filter_edit.setText("city")
-    run(loop, window.knowledge.browse(window.knowledge.read_inputs()))
+    run(loop, window.knowledge.browser.browse(window.knowledge.read_inputs()))
     assert window.knowledge.browse_model.total == 2
     window.knowledge.query_bar.query_edit.setText("something")
     with waiting_for(loop, window.knowledge.browseReady):
@@ -186,7 +186,7 @@ def test_the_detail_marks_what_the_filter_matched(
     window = open_window(kb.registry_dir)
     knowledge = window.knowledge
     knowledge.results.filter_edit.setText("CAPITAL")
-    run(loop, knowledge.browse(knowledge.read_inputs()))
+    run(loop, knowledge.browser.browse(knowledge.read_inputs()))
     knowledge.results.browse_table.selectRow(0)
     run(loop, window.operations.wait_idle())
     assert knowledge.detail.id_edit.text() == "paris"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from recall_gui.qt.pages.inputs import Inputs
 from recall_gui.qt.panels import detail_panel
+from recall_gui.qt.scope.inputs import Inputs
 from tests.kbtools import KnowledgeBase
 from tests.qt.conftest import WindowFactory, run
 
@@ -30,7 +30,7 @@ def test_an_entry_of_a_table_of_a_thousand_columns_makes_cells_for_the_rows_on_s
     kb = make_kb(extra=extra)
     window = open_window(kb.registry_dir)
     page = window.knowledge
-    run(loop, page.search(Inputs("capital of France", 5)))
+    run(loop, page.searching.search(Inputs("capital of France", 5)))
     run(loop, window.operations.wait_idle())
 
     made: list[Any] = []

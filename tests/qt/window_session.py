@@ -80,7 +80,7 @@ def drive_session(window: MainWindow, loop: asyncio.AbstractEventLoop, export_di
     summary["filtered"] = model.total
     select_row(browse, 0)
     run(loop, window.operations.wait_idle())
-    summary["rows_exported"] = run(loop, knowledge.export_to(export_dir / "rows.json", "json"))
+    summary["rows_exported"] = run(loop, knowledge.exporter.export_to(export_dir / "rows.json", "json"))
 
     # Search from the keyboard, open and copy results, export them.
     query = window.findChild(QLineEdit, "queryEdit")
@@ -106,7 +106,7 @@ def drive_session(window: MainWindow, loop: asyncio.AbstractEventLoop, export_di
         QTest.keyClick(spin, Qt.Key.Key_Return)
     summary["limit_rows"] = knowledge.results.results_model.rowCount()
     summary["results_exported"] = [
-        run(loop, knowledge.export_to(export_dir / f"results.{fmt}", fmt)) for fmt in ("csv", "json")
+        run(loop, knowledge.exporter.export_to(export_dir / f"results.{fmt}", fmt)) for fmt in ("csv", "json")
     ]
     with waiting_for(loop, knowledge.browseReady):
         QTest.keyClick(window, Qt.Key.Key_B, Qt.KeyboardModifier.ControlModifier)  # browse all again

@@ -28,7 +28,7 @@ def main(registry_dir: str, config_dir: str) -> dict[str, bool]:
     QTest.qWaitForWindowActive(window)
     loop.run_until_complete(window.start())
     exports: list[str] = []
-    window.knowledge.ask_export = exports.append  # type: ignore[method-assign]  # no file dialog here
+    window.knowledge.exporter.ask_export = exports.append  # type: ignore[method-assign]  # no file dialog here
     actions = {
         "Ctrl+E": window.menus.export_csv_action,
         "Ctrl+Shift+E": window.menus.export_json_action,

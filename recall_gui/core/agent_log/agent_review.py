@@ -17,8 +17,8 @@ from recall_gui.core.base.tool import TOOL_NAME
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, SearchReport
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.content_identity import content_sha256, sha256_column
-from recall_gui.core.storage.entry_names import IdRepeats
+from recall_gui.core.storage.content_identity import content_sha256
+from recall_gui.core.storage.entry_names import IdRepeats, digest_expression, hex_digests
 from recall_gui.core.storage.lance_calls import read_query
 from recall_gui.core.storage.open_table import OpenTable
 from recall_gui.core.storage.rows import columns_from_arrow
@@ -179,19 +179,19 @@ async def coverage(session: Session, entry: DatabaseEntry, records: Iterable[Cal
     opened = await session.tables.open(entry.target)
     repeats = await opened.id_repeats()
     id_column, content_column = opened.columns.id, opened.columns.content
-    columns = [id_column] if id_column else []
+    columns = {"id": "`" + id_column.replace("`", "``") + "`"} if id_column else {}
     if repeats:
-        columns.append(content_column)
+        columns["digest"] = digest_expression(content_column)
     query = opened.table.query().select(columns).with_row_id()
     rows = await read_query(query, f'reading table "{entry.table_name}"')
     row_ids: list[int] = rows.column("_rowid").to_pylist()
     if id_column:
-        ids = ["" if value is None else str(value) for value in rows.column(id_column).to_pylist()]
+        ids = ["" if value is None else str(value) for value in rows.column("id").to_pylist()]
     else:
         ids = [str(row_id) for row_id in row_ids]
     names = list(ids)
     never: list[int] = []
-    shas = _hex_digests(rows, content_column) if repeats else []
+    shas = hex_digests(rows.column("digest")) if repeats else []
     for number, entry_id in enumerate(ids):
         if not repeats.is_shared(entry_id):
             if entry_id not in returned_ids:
@@ -210,10 +210,6 @@ async def coverage(session: Session, entry: DatabaseEntry, records: Iterable[Cal
         table_version=opened.version,
         repeats=repeats,
     )
-
-
-def _hex_digests(rows: pa.Table, column: str) -> list[str]:
-    return [digest.tobytes().hex() for digest in sha256_column(rows.column(column))]
 
 
 async def rows_by_row_id(

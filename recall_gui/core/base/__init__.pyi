@@ -11,7 +11,7 @@ from .atomic import set_aside as set_aside, write_text_atomic as write_text_atom
 from .captions import one_line as one_line, plural as plural, quoted as quoted
 from .collector import collection_paused as collection_paused
 from .compat import defer_lance_rest_client as defer_lance_rest_client
-from .control_chars import printable as printable
+from .control_chars import printable as printable, printable_lines as printable_lines
 from .credentials import (
     has_credentials as has_credentials,
     masked as masked,

@@ -25,6 +25,7 @@ from .golden import (
     edit_golden as edit_golden,
     edited as edited,
     read_golden as read_golden,
+    refuse_bad_version as refuse_bad_version,
     write_golden as write_golden,
 )
 from .junit_report import write_junit as write_junit

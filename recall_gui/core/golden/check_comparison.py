@@ -16,7 +16,7 @@ from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.golden.check_places import CheckPlace, locate
 from recall_gui.core.golden.checks import CheckOutcome, run_check_on
 from recall_gui.core.golden.expected import ExpectedRank
-from recall_gui.core.golden.golden import MAX_VERSION, CheckDatabase, GoldenCheck
+from recall_gui.core.golden.golden import CheckDatabase, GoldenCheck, refuse_bad_version
 from recall_gui.core.golden.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
@@ -57,12 +57,9 @@ class VersionChoice:
     @classmethod
     def of(cls, first: int | None, last: int | None, newest: int | None) -> VersionChoice:
         """The choice as the user gave it (``--from``, ``--to``, ``--last``), or a clear refusal."""
-        for option, value in (("--from", first), ("--to", last), ("--last", newest)):
-            if value is not None and not 1 <= value <= MAX_VERSION:
-                what = "a number of versions" if option == "--last" else "a version number"
-                raise InvalidInputError(
-                    f"{option} {value} is not {what}", hint=f"Give a whole number from 1 to {MAX_VERSION}."
-                )
+        refuse_bad_version("--from", first)
+        refuse_bad_version("--to", last)
+        refuse_bad_version("--last", newest, "a number of versions")
         if first is not None and last is not None and first > last:
             raise InvalidInputError(
                 f"--from {first} is after --to {last}: no version lies between them",

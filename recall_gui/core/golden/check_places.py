@@ -16,13 +16,12 @@ from recall_gui.core.base.captions import quoted
 from recall_gui.core.base.credentials import masked
 from recall_gui.core.base.errors import RecallError
 from recall_gui.core.golden.golden import FolderTable, GoldenCheck
+from recall_gui.core.registry.registry_advice import activate_hint
 from recall_gui.core.registry.registry_types import DatabaseEntry, Registry
 from recall_gui.core.search.agent_scope import reads_table
 
 if TYPE_CHECKING:
     from recall_gui.core.search.harness import Harness
-
-_ACTIVATE_HINT = "Activate it on the Agent's tool description page (or `recall-gui activate NAME`)."
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,7 @@ async def locate(harness: Harness, check: GoldenCheck) -> CheckPlace:
                 text,
                 error=f"the check's folder is registered as {quoted(match.name)}, which is not active: "
                 "agents cannot search it",
-                hint=_ACTIVATE_HINT,
+                hint=activate_hint(match.name),
             )
         return CheckPlace(text, match, match.name)
     try:

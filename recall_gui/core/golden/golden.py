@@ -54,6 +54,16 @@ from recall_gui.core.golden.expected import (
 #: The largest version number Lance can look up (its versions are signed 64-bit on the way in).
 MAX_VERSION = 2**63 - 1
 
+
+def refuse_bad_version(option: str, value: int | None, what: str = "a version number") -> None:
+    """Refuse an option's version (or count of versions) outside 1 to :data:`MAX_VERSION` before any
+    table is read at it: LanceDB would answer a negative or too large one with its own traceback."""
+    if value is not None and not 1 <= value <= MAX_VERSION:
+        raise InvalidInputError(
+            f"{option} {value} is not {what}", hint=f"Give a whole number from 1 to {MAX_VERSION}."
+        )
+
+
 GOLDEN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "recall-gui golden checks",

@@ -2,7 +2,9 @@
 
 One ``<testsuite>`` holds one ``<testcase>`` per check (named by database and query); a check that missed
 an expected id has a ``<failure>`` listing each expected id with its rank or "missing"; a check that could
-not run has an ``<error>``. The file is written atomically: a CI job never reads half a report.
+not run has an ``<error>``. The file is written atomically: a CI job never reads half a report. Text from
+the golden file, the registry or a table is written escaped (:func:`printable`): XML can hold no control
+character, and a CI log shows the report's text.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from recall_gui.core.base.atomic import write_text_atomic
+from recall_gui.core.base.control_chars import printable
 from recall_gui.core.base.output_paths import refuse_output
 from recall_gui.core.golden.checks import CheckOutcome, CheckRun
 
@@ -20,23 +23,23 @@ from recall_gui.core.golden.checks import CheckOutcome, CheckRun
 def _case_name(outcome: CheckOutcome) -> str:
     check = outcome.check
     where = outcome.searched or check.named
-    return f"{where}: {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})"
+    return printable(f"{where}: {json.dumps(check.query, ensure_ascii=False)} (limit {check.limit})")
 
 
 def _ranks(outcome: CheckOutcome) -> str:
     lines = [
-        f"{expected.label}: {'missing' if expected.rank is None else f'rank {expected.rank}'}"
+        f"{printable(expected.label)}: {'missing' if expected.rank is None else f'rank {expected.rank}'}"
         for expected in outcome.expected
     ]
     said = outcome.repeats.sentence()
-    return "\n".join(lines if said is None else [*lines, said])
+    return "\n".join(lines if said is None else [*lines, printable(said)])
 
 
 def junit_xml(run: CheckRun, suite: str) -> str:
     """The report as text: ``tests``, ``failures`` and ``errors`` counts, one case per check."""
     root = ElementTree.Element(
         "testsuite",
-        name=suite,
+        name=printable(suite),
         tests=str(len(run.outcomes)),
         failures=str(run.failed),
         errors=str(run.errors),
@@ -44,17 +47,20 @@ def junit_xml(run: CheckRun, suite: str) -> str:
     )
     for outcome in run.outcomes:
         case = ElementTree.SubElement(
-            root, "testcase", name=_case_name(outcome), classname=outcome.searched or outcome.check.named
+            root,
+            "testcase",
+            name=_case_name(outcome),
+            classname=printable(outcome.searched or outcome.check.named),
         )
         if outcome.error is not None:
-            error = ElementTree.SubElement(case, "error", message=outcome.error)
-            error.text = outcome.hint or outcome.error
+            error = ElementTree.SubElement(case, "error", message=printable(outcome.error))
+            error.text = printable(outcome.hint or outcome.error)
         elif not outcome.passed:
             missing = [expected.label for expected in outcome.expected if expected.rank is None]
             failure = ElementTree.SubElement(
                 case,
                 "failure",
-                message=f"missing from the top {outcome.check.limit}: {', '.join(missing)}",
+                message=printable(f"missing from the top {outcome.check.limit}: {', '.join(missing)}"),
                 type="MissingExpectedId",
             )
             failure.text = _ranks(outcome)

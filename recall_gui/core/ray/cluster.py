@@ -355,12 +355,18 @@ def _restore(saved: dict[str, str | None]) -> None:
 
 
 def _quiet(verbose: bool) -> None:
-    """Ray Data reports each step's progress on the terminal: the jobs report their own. Ray's warnings
-    (and lance's note on forking, which Ray's start-up sets off) only when ``verbose``."""
+    """Ray Data reports each step's progress on the terminal: the jobs report their own. A task's error
+    comes back as it was raised (not wrapped in Ray's advice on retries), for the job to say it in its
+    own words; Ray Data's own lines about it stay in its log file, on the terminal only when
+    ``verbose``, as Ray's warnings (and lance's note on forking, which Ray's start-up sets off)."""
     from ray.data import DataContext
 
     context = DataContext.get_current()
     context.enable_progress_bars = False
+    context.raise_original_map_exception = True
+    for handler in logging.getLogger("ray.data").handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.setLevel(logging.INFO if verbose else logging.CRITICAL + 1)
     if verbose:
         return
     warnings.filterwarnings("ignore", message="lance is not fork-safe", category=UserWarning)

@@ -41,6 +41,7 @@ from recall_gui.core.ray.cluster import ray_running
 from recall_gui.core.ray.connection import watched
 from recall_gui.core.ray.partitions import assign, kmeans, reach_of, unit_rows
 from recall_gui.core.session.exact import VectorMatrix
+from recall_gui.core.session.magnitudes import UNBOUNDED_VECTORS
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import rows_by_id
 from recall_gui.core.storage.target import TableTarget
@@ -60,6 +61,34 @@ LEFT_OUT = -1
 
 class RayJobError(RecallError):
     """A table that the Ray engine cannot read, or a job that failed on the cluster."""
+
+
+class UnboundedVectors(RecallError):
+    """Vectors with an infinite value, or too long for float32: no exact order of their distances."""
+
+    def __init__(self, hint: str | None = None) -> None:
+        super().__init__(f"{UNBOUNDED_VECTORS}: their distances are not defined", hint=hint)
+
+
+#: What to check when a job failed on the cluster for a reason of its own.
+NODE_HINT = "Check that every Ray node can read the database and has recall-gui[scale] installed."
+
+
+def job_error(error: Exception, uri: str) -> Exception:
+    """What a failed Ray job says. A task's own error comes back as the task's cause (Ray Data is told
+    to hand it on as it was raised: :func:`recall_gui.core.ray.cluster.ray_cluster`): this app's
+    own (:class:`RecallError`) is said in its own words, the words the local engine uses; any other in
+    one line naming it, never Ray's retry advice. An error of the driver's own is kept as it is."""
+    cause = getattr(error, "cause", None)
+    if not isinstance(cause, Exception):
+        if isinstance(error, RecallError | OSError):
+            return error
+        cause = error.__cause__ if isinstance(error.__cause__, Exception) else error
+    if isinstance(cause, RecallError):
+        return cause
+    lines = str(cause).strip().splitlines()
+    said = f"{type(cause).__name__}: {lines[0]}" if lines else type(cause).__name__
+    return RayJobError(f"the Ray job on {uri} failed: {said}", hint=NODE_HINT)
 
 
 @dataclass(frozen=True)
@@ -235,13 +264,8 @@ def _pairs_on_ray(
         pairing = functools.partial(_partition_pairs, threshold=threshold, metric=metric)
         found = assigned.groupby("partition").map_groups(pairing, batch_format="pyarrow")
         return _collect(found, len(centroids), progress, cancel, _scan_order(uri, version, storage_options))
-    except (RecallError, OSError):
-        raise
-    except Exception as error:  # Ray wraps a task's error: its message is the cause's
-        raise RayJobError(
-            f"the Ray job on {uri} failed: {_cause(error)}",
-            hint="Check that every Ray node can read the database and has recall-gui[scale] installed.",
-        ) from error
+    except Exception as error:  # Ray wraps a task's error: said in the words of its cause
+        raise job_error(error, uri) from error
 
 
 def read_vectors(uri: str, storage_options: dict[str, str], version: int, vector: str) -> Any:
@@ -280,12 +304,6 @@ def _scan_order(
     return key
 
 
-def _cause(error: BaseException) -> str:
-    cause = getattr(error, "cause", None) or error.__cause__ or error
-    text = str(cause).strip().splitlines()
-    return text[-1] if text else type(cause).__name__
-
-
 def _sample(table: Any, vector: str, metric: str, rows: int) -> npt.NDArray[np.float64]:
     """A seeded sample of the usable vectors (length 1 for cosine) to fit the centroids on."""
     part = table if rows <= SAMPLE_ROWS else table.random_sample(SAMPLE_ROWS / rows, seed=SEED)
@@ -316,7 +334,7 @@ def usable_rows(
         squares = np.einsum("ij,ij->i", matrix, matrix)
     usable &= ~np.isnan(matrix).any(axis=1)
     if np.isinf(squares[usable]).any():
-        raise RecallError("some vectors hold infinite (or huge) values: their distances are not defined")
+        raise UnboundedVectors()
     zero = usable & (squares == 0) if metric == "cosine" else np.zeros(len(usable), bool)
     return matrix, usable & ~zero, zero
 

@@ -24,7 +24,13 @@ from recall_gui.core.base.errors import OperationCancelled, RecallError
 from recall_gui.core.base.own_thread import on_own_thread
 from recall_gui.core.ray.cluster import ray_running
 from recall_gui.core.ray.connection import watched
-from recall_gui.core.ray.duplicate_engine import RayJobError, lance_uri, read_vectors, usable_rows
+from recall_gui.core.ray.duplicate_engine import (
+    UnboundedVectors,
+    job_error,
+    lance_uri,
+    read_vectors,
+    usable_rows,
+)
 from recall_gui.core.reach.reach import find_reach
 from recall_gui.core.reach.reach_report import ReachReport
 from recall_gui.core.reach.reach_search import Ranking, RowIds, places
@@ -44,6 +50,8 @@ if TYPE_CHECKING:
 
 #: Rows a block ranks at once.
 BLOCK_ROWS = 50_000
+#: Where the report of a table Ray cannot rank exactly can still be had.
+LOCAL_HINT = "Run it with --engine local: the agent's own search (LanceDB's) ranks them there."
 
 
 async def rank_queries_on_ray(
@@ -128,15 +136,11 @@ def _ranked_on_ray(
             if cancel.is_set():
                 raise OperationCancelled("the reach report was cancelled")
             best = _kept_best(best, batch, depth)  # merged as they come: the driver holds depth per query
-    except (RecallError, OSError):
-        raise
-    except Exception as error:  # Ray wraps a task's error: its message is the cause's
-        cause = getattr(error, "cause", None) or error.__cause__ or error
-        lines = str(cause).strip().splitlines()
-        raise RayJobError(
-            f"the Ray job on {uri} failed: {lines[-1] if lines else type(cause).__name__}",
-            hint="Check that every Ray node can read the database and has recall-gui[scale] installed.",
-        ) from error
+    except Exception as error:  # Ray wraps a task's error: said in the words of its cause
+        said = job_error(error, uri)
+        if isinstance(said, UnboundedVectors):  # the local engine ranks them with LanceDB's own search
+            raise UnboundedVectors(hint=LOCAL_HINT) from error
+        raise said from error
     return _lists(best, len(queries))
 
 

@@ -29,7 +29,7 @@ from recall_gui.core.storage.entry_names import IdRepeats
 from recall_gui.core.storage.filter_text import column_names
 from recall_gui.core.storage.lance_calls import read_batches
 from recall_gui.core.storage.open_table import OpenTable
-from recall_gui.core.storage.rows import columns_from_arrow
+from recall_gui.core.storage.rows import columns_from_arrow, entry_name
 
 if TYPE_CHECKING:
     import numpy as np
@@ -126,9 +126,10 @@ def query_of(text: str, rule: QueryRule) -> str:
 
 @dataclass(frozen=True)
 class Entries:
-    """A table's entries in scan order: row ids, ids as the agent gets them, and their pseudo-queries."""
+    """A table's entries in scan order: row ids, how the report names them, and their pseudo-queries."""
 
     row_ids: npt.NDArray[np.uint64]
+    #: Ids as the agent gets them; an entry without one named by its content's hash (:func:`entry_name`).
     ids: tuple[str, ...]
     queries: tuple[str, ...]
     #: Whether the entry's content is blank (nothing to ask for).
@@ -177,9 +178,11 @@ async def read_entries(opened: OpenTable, rule: QueryRule) -> Entries:
         row_ids.append(rows.column("_rowid").to_numpy())
         if repeats:
             for number, (entry_id, content) in enumerate(zip(found.ids, found.contents, strict=True)):
-                if repeats.is_shared(entry_id):
+                if entry_id and repeats.is_shared(entry_id):
                     shas[len(ids) + number] = content_sha256(content)
-        ids.extend(found.ids)
+        ids.extend(
+            entry_name(entry_id, content) for entry_id, content in zip(found.ids, found.contents, strict=True)
+        )
         blank.extend(not content.strip() for content in found.contents)
         if rule.kind == "column":
             assert rule.column is not None

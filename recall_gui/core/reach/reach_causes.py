@@ -1,19 +1,21 @@
 """Why an entry is out of the agent's reach, in words: the first of these that holds is named.
 
 1. ``no-vector``: its vector is missing or holds a NaN: no search returns it.
-2. ``zero-vector``: its vector has zero length: no cosine distance (never returned), or as far from every
+2. ``not-finite``: its vector holds an infinite value: LanceDB's distance to every query is infinite (by
+   L2: it comes last), not a number (by cosine: never returned) or minus infinity for some queries (by dot).
+3. ``zero-vector``: its vector has zero length: no cosine distance (never returned), or as far from every
    query as from any other.
-3. ``empty``: its text (or the column its query comes from) is blank: there is nothing to ask for.
-4. ``near-copy``: an entry that takes its place has nearly the same vector (cosine distance at most
+4. ``empty``: its text (or the column its query comes from) is blank: there is nothing to ask for.
+5. ``near-copy``: an entry that takes its place has nearly the same vector (cosine distance at most
    :data:`NEAR_COPY`, the near-duplicates' default): a copy answers instead.
-5. ``boilerplate``: its query is the query of at least :data:`BOILERPLATE_ENTRIES` entries: it cannot
+6. ``boilerplate``: its query is the query of at least :data:`BOILERPLATE_ENTRIES` entries: it cannot
    single this one out.
-6. ``hub``: an entry that takes its place is a hub, returned for at least :data:`HUB_TIMES` times as
+7. ``hub``: an entry that takes its place is a hub, returned for at least :data:`HUB_TIMES` times as
    many queries as an entry is on average (the limit).
-7. ``taken-by-zero``: an entry with a zero vector takes its place: by L2 it is as near every query
+8. ``taken-by-zero``: an entry with a zero vector takes its place: by L2 it is as near every query
    (distance 1 from a query of length 1) as an entry of cosine similarity 0.5 (by dot, of cosine 0).
-8. ``index``: the agent's index misses it although an exact search ranks it within the limit.
-9. ``outranked``: other entries lie nearer its own query.
+9. ``index``: the agent's index misses it although an exact search ranks it within the limit.
+10. ``outranked``: other entries lie nearer its own query.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ BOILERPLATE_ENTRIES = 3
 HUB_TIMES = 5
 CAUSES = (
     "no-vector",
+    "not-finite",
     "zero-vector",
     "empty",
     "near-copy",
@@ -40,6 +43,15 @@ CAUSES = (
     "index",
     "outranked",
 )
+
+
+#: What LanceDB makes of a vector holding an infinite value, by metric (its own search, measured).
+_L2 = "its distance to every query is infinite, so every entry with a finite vector comes first"
+_INFINITE = {
+    "l2": _L2,
+    "cosine": "its cosine distance is not a number, so no search returns it",
+    "dot": "its dot distance is infinite, first for some queries and last for the others, whatever its text",
+}
 
 
 def hub_minimum(limit: int) -> int:
@@ -60,7 +72,7 @@ class Facts:
     query: str
     #: Where its query comes from, in words ("first sentence", "column title").
     query_from: str
-    #: Its stored vector (``None``: missing or not finite).
+    #: Its stored vector (``None``: missing or holding a NaN; an infinite value is kept).
     vector: npt.NDArray[np.float32] | None
     #: Entries sharing its query (itself included).
     sharing_query: int
@@ -77,6 +89,8 @@ class Facts:
 
 def cosine_distance(first: npt.NDArray[np.float32], second: npt.NDArray[np.float32]) -> float | None:
     a, b = first.astype(np.float64), second.astype(np.float64)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return None  # an infinite value: no angle to speak of
     norms = float(np.linalg.norm(a) * np.linalg.norm(b))
     return None if norms == 0 else 1.0 - float(a @ b) / norms
 
@@ -85,7 +99,9 @@ def cause_of(facts: Facts) -> tuple[str, str]:
     """The cause's code and the sentence that tells it."""
     vector = facts.vector
     if vector is None:
-        return "no-vector", "its vector is missing or not a number: no search returns it"
+        return "no-vector", "its vector is missing or holds a NaN: no search returns it"
+    if not np.all(np.isfinite(vector)):
+        return "not-finite", "its vector holds an infinite value: " + _INFINITE.get(facts.metric, _L2)
     if not np.any(vector):
         if facts.metric == "cosine":
             return (

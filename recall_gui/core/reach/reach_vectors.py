@@ -32,7 +32,8 @@ def from_matrix(held: VectorMatrix, row_ids: Sequence[int]) -> Stored:
 
 async def stored_vectors(opened: OpenTable, row_ids: Sequence[int], held: VectorMatrix | None) -> Stored:
     """Each row's stored vector, ``None`` where it is missing or holds a NaN (LanceDB never returns such
-    a row); from ``held`` when given, else read from the table (its vector column only)."""
+    a row; one holding an infinite value it does, and it is kept); from ``held`` when given, else read
+    from the table (its vector column only)."""
     if held is not None:
         return from_matrix(held, row_ids)
     found: Stored = {}
@@ -44,7 +45,7 @@ async def stored_vectors(opened: OpenTable, row_ids: Sequence[int], held: Vector
         values = rows.column(vector).to_pylist()
         for row_id, value in zip(rows.column("_rowid").to_pylist(), values, strict=True):
             array = None if value is None else np.asarray(value, dtype=np.float32)
-            found[int(row_id)] = array if array is not None and np.all(np.isfinite(array)) else None
+            found[int(row_id)] = array if array is not None and not np.any(np.isnan(array)) else None
     for row_id in row_ids:
         found.setdefault(int(row_id), None)
     return found

@@ -6,6 +6,7 @@ server's log and the window.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from recall_gui.core.base.errors import RegistryError
@@ -94,15 +95,21 @@ def empty_registry_hint(directory: Path) -> str:
     )
 
 
+def activate_hint(name: str) -> str:
+    """How to activate the registered database ``name``: the command first (a terminal reads this as
+    often as the window does), then the window, then cosh."""
+    return (
+        f"Activate it with `recall-gui activate {shlex.quote(name)}`, on the window's Agent's tool "
+        "description page, or with cosh."
+    )
+
+
 def not_found_hint(registry: Registry, name: str) -> str:
     """What to do when an agent's ``db_name`` is not among the active databases: activate it when it is
     registered; otherwise say where it was looked for, what may hide it, and how to add one."""
     entry = registry.get(name)
     if entry is not None:
-        return (
-            f"\"{name}\" is registered but not active: activate it on recall-gui's Agent's tool "
-            "description page, or with cosh."
-        )
+        return f'"{name}" is registered but not active. {activate_hint(name)}'
     parts = [f'No database called "{name}" is registered in {registry.directory}.']
     problem = folder_problem(registry.directory)
     if problem is not None and not (is_app_registry(registry.directory) and problem == "does not exist"):

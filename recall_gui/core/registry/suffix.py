@@ -42,7 +42,8 @@ def drift_of(settings: SuffixSettings, registry: Registry) -> SuffixDrift:
 DRIFT_HINTS = {
     SuffixMode.NOTES: (
         "Your notes name them; the generated list always names the active databases. Edit the notes on "
-        "the window's Agent's tool description page, or activate the databases there."
+        "the window's Agent's tool description page, or activate the databases (`recall-gui activate "
+        "NAME`, or on that page)."
     ),
     SuffixMode.OVERRIDE: (
         "Your own text replaces the generated database list and does not follow the registry. Edit it on "

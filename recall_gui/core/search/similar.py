@@ -12,14 +12,8 @@ from recall_gui.core.base.types import SearchHit
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, SearchReport
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.content_identity import (
-    SEPARATOR,
-    content_sha256,
-    entry_label,
-    is_sha_prefix,
-    sha256_column,
-)
-from recall_gui.core.storage.entry_names import IdRepeats
+from recall_gui.core.storage.content_identity import SEPARATOR, content_sha256, entry_label, is_sha_prefix
+from recall_gui.core.storage.entry_names import IdRepeats, digest_expression, hex_digests
 from recall_gui.core.storage.lance_calls import read_query
 from recall_gui.core.storage.open_table import OpenTable
 from recall_gui.core.storage.target import TableTarget
@@ -78,7 +72,7 @@ async def find_entry(session: Session, target: TableTarget, entry_id: str) -> Fo
         if hit is None:
             raise missing
         return FoundEntry(hit, 1)
-    rows = await _rows_with_id(opened, entry_id, [opened.columns.content])
+    rows = await _rows_with_id(opened, entry_id, [id_column])
     labelled = split_label(entry_id) if rows.num_rows == 0 else None
     if labelled is None:
         if rows.num_rows == 0:
@@ -94,8 +88,8 @@ async def _by_content(
     session: Session, target: TableTarget, opened: OpenTable, entry_id: str, digits: str
 ) -> FoundEntry:
     """The row of id ``entry_id`` whose content's sha256 starts with ``digits``."""
-    rows = await _rows_with_id(opened, entry_id, [opened.columns.content])
-    shas = [bytes(row).hex() for row in sha256_column(rows.column(opened.columns.content))]
+    rows = await _rows_with_id(opened, entry_id, {"digest": digest_expression(opened.columns.content)})
+    shas = hex_digests(rows.column("digest"))
     matching = [number for number, sha in enumerate(shas) if sha.startswith(digits)]
     if not matching:
         raise InvalidInputError(
@@ -114,8 +108,9 @@ async def _by_content(
     return FoundEntry(hit, rows.num_rows, digits)
 
 
-async def _rows_with_id(opened: OpenTable, entry_id: str, columns: list[str]) -> pa.Table:
-    """The rows whose id is ``entry_id`` (``columns`` of them and their row ids), in table order."""
+async def _rows_with_id(opened: OpenTable, entry_id: str, columns: list[str] | dict[str, str]) -> pa.Table:
+    """The rows whose id is ``entry_id`` (``columns`` of them, or what the expressions of a mapping make,
+    and their row ids), in table order."""
     import pyarrow as pa
 
     assert opened.columns.id is not None

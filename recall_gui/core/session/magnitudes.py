@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+#: Why no exact order exists, in the words every engine uses (the vector cache, Ray's blocks).
+UNBOUNDED_VECTORS = "some vectors hold infinite (or huge) values"
 #: The largest squared length bounded: everything LanceDB forms from two such vectors stays below 2^123.
 HIGH = 2.0**120
 #: Rows per step when telling zero rows from short ones (bounds the temporary copy).

@@ -46,6 +46,7 @@ import numpy as np
 
 from recall_gui.core.session.certified import NotCodable
 from recall_gui.core.session.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
+from recall_gui.core.session.magnitudes import UNBOUNDED_VECTORS
 from recall_gui.core.storage.lance_calls import bounded, read_batches, read_query
 from recall_gui.core.storage.open_table import OpenTable
 
@@ -228,7 +229,7 @@ class _MatrixBuilder:
         if len(bad):
             has_nan = np.isnan(matrix[bad]).any(axis=1)
             if not has_nan.all():
-                raise _Unsupported("some vectors hold infinite (or huge) values")
+                raise _Unsupported(UNBOUNDED_VECTORS)
             valid[bad] = False
         payload = None
         if self.payload:

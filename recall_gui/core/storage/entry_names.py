@@ -123,3 +123,16 @@ def quoted_words(content: str) -> str:
     cut = len(words) > FIRST_WORDS or len(text) > FIRST_WORDS_CHARS
     text = text[:FIRST_WORDS_CHARS].rstrip()
     return f"“{text}{'…' if cut else ''}”"
+
+
+def digest_expression(content_column: str) -> str:
+    """What a LanceDB query selects to have each row's content sha256 computed as it reads (DataFusion's
+    ``sha256`` of the text's UTF-8 bytes: :func:`content_sha256`'s digest), the texts never reaching
+    Python."""
+    return "sha256(`" + content_column.replace("`", "``") + "`)"
+
+
+def hex_digests(digests: pa.Array | pa.ChunkedArray) -> list[str]:
+    """The digests such a query read, as lowercase hex (a missing text's is the empty text's)."""
+    empty = content_sha256("")
+    return [empty if digest is None else digest.hex() for digest in digests.to_pylist()]

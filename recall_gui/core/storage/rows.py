@@ -82,3 +82,18 @@ def _vector_rows(rows: pa.Table, name: str) -> list[Any]:
 
 def _texts(values: list[Any]) -> tuple[str, ...]:
     return tuple("" if value is None else value if type(value) is str else str(value) for value in values)
+
+
+#: How an entry without an id is named: this, then ``content·`` and its content's short hash.
+NO_ID = "(no id)"
+
+
+def entry_name(entry_id: str, content: str) -> str:
+    """How a person is told which entry it is: its id, or for one without (null or empty)
+    ``(no id) content·3f2a9c1e``, the first 8 hex digits of the sha256 of its content's UTF-8 bytes."""
+    if entry_id:
+        return entry_id
+    import hashlib
+
+    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{NO_ID} content·{digest}"

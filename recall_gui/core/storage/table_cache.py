@@ -21,7 +21,14 @@ from recall_gui.core.storage.entry_names import IdRepeats
 from recall_gui.core.storage.filter_guard import FilterGuard
 from recall_gui.core.storage.lance_calls import bounded, describe_lance_error, operation_timeout, slow_hint
 from recall_gui.core.storage.open_table import OpenTable, TableIndex
-from recall_gui.core.storage.target import StorageKey, TableOptions, TableTarget, is_local_uri, local_path
+from recall_gui.core.storage.target import (
+    StorageKey,
+    TableOptions,
+    TableTarget,
+    folder_shown,
+    is_local_uri,
+    local_path,
+)
 
 if TYPE_CHECKING:
     from lancedb.db import AsyncConnection
@@ -49,7 +56,7 @@ async def connect(uri: str, storage_options: Mapping[str, str] | None = None) ->
         problem = folder_problem(path)
         if problem is not None:
             raise ConnectError(
-                f"database folder {path} {problem}",
+                f"database folder {folder_shown(uri)} {problem}",
                 hint='Check the "uri" of this database in the registry: it names the LanceDB folder '
                 "that holds the table (build it with cosh first if it does not exist yet).",
                 kind="path",

@@ -73,3 +73,10 @@ def legacy_fts_folder(uri: str, table: str) -> Path | None:
 
 def local_path(uri: str) -> Path:
     return Path(uri[len("file://") :] if uri.startswith("file://") else uri).expanduser()
+
+
+def folder_shown(uri: str) -> str:
+    """The folder a local URI names, as a message shows it: its path, but a ``file://`` URI as written,
+    so that a password in it (``file://user:PASSWORD@host/…``) is still one that ``masked`` finds: the
+    path made from it has lost the scheme that marks it."""
+    return uri if uri.startswith("file://") else str(local_path(uri))

@@ -21,7 +21,7 @@ from recall_gui.core.session.session import Session
 from recall_gui.core.storage.columns import ColumnMapping, detect_columns
 from recall_gui.core.storage.lance_calls import bounded, slow_hint
 from recall_gui.core.storage.table_cache import list_tables
-from recall_gui.core.storage.target import is_local_uri, local_path
+from recall_gui.core.storage.target import folder_shown, is_local_uri, local_path
 from recall_gui.core.tables.model_detection import (
     ModelDetection,
     available_local_models,
@@ -66,9 +66,9 @@ def place_of(text: str, storage_options: Mapping[str, str] | None = None) -> Pla
         return Place(uri, options)
     path = local_path(text)
     if not path.exists():
-        raise FolderError(f"folder {path} does not exist", hint="Check the path. " + _OPEN_HINT)
+        raise FolderError(f"folder {folder_shown(text)} does not exist", hint="Check the path. " + _OPEN_HINT)
     if not path.is_dir():
-        raise FolderError(f"{path} is a file, not a folder", hint=_OPEN_HINT)
+        raise FolderError(f"{folder_shown(text)} is a file, not a folder", hint=_OPEN_HINT)
     path = path.resolve()
     if path.suffix == TABLE_SUFFIX and (path / "_versions").is_dir():
         return Place(str(path.parent), options, path.name.removesuffix(TABLE_SUFFIX))

@@ -133,12 +133,14 @@ def registration_notes(raw: dict[str, Any], entry: DatabaseEntry) -> tuple[str, 
 
 
 def refuse_credentials(uri: str, registry_dir: Path, *, allowed: bool) -> None:
-    """Refuse to register ``uri`` when it holds a password the user did not agree to store: the registry
-    keeps it in plain text, for every program that reads the file."""
+    """Refuse to register ``uri`` when it holds a password, or a query or fragment value that may be one
+    (:func:`~recall_gui.core.base.credentials.has_credentials`), the user did not agree to store: the
+    registry keeps it in plain text, for every program that reads the file."""
     if allowed or not has_credentials(uri):
         return
     raise InvalidInputError(
-        f"not registered: the URI {masked(uri)} holds a password, which would be stored in plain text in "
+        f"not registered: the URI {masked(uri)} holds a password or a key (shown as ***), which would be "
+        "stored in plain text in "
         f"{Path(registry_dir) / 'rag_dbs.json'} (which cosh and every MCP server read)",
         hint="Register the URI without it and give the keys as storage options or in the environment "
         "(AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for S3), or pass --store-credentials to store it "

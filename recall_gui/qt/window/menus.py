@@ -12,10 +12,10 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from recall_gui.core.base import RegistryLocation
+from recall_gui.qt.actions.databases import DatabaseActions
+from recall_gui.qt.actions.opened_tables import OpenedTables
 from recall_gui.qt.help_menu import show_about, show_shortcuts
-from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
-from recall_gui.qt.pages.opened_tables import OpenedTables
 from recall_gui.qt.widgets import PageTabs
 
 EXPORT_TIP = "Save the search results, or every row of the browsed table (that the filter keeps), as {}"
@@ -65,12 +65,15 @@ class WindowMenus:
         self.opened = opened
         self.database_actions = database_actions
         self.export_csv_action = self._action(
-            "Export as &CSV…", "Ctrl+E", lambda: knowledge.ask_export("csv"), EXPORT_TIP.format("CSV")
+            "Export as &CSV…",
+            "Ctrl+E",
+            lambda: knowledge.exporter.ask_export("csv"),
+            EXPORT_TIP.format("CSV"),
         )
         self.export_json_action = self._action(
             "Export as &JSON…",
             "Ctrl+Shift+E",
-            lambda: knowledge.ask_export("json"),
+            lambda: knowledge.exporter.ask_export("json"),
             EXPORT_TIP.format("JSON"),
         )
         self.open_folder_action = self._action(

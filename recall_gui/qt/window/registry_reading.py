@@ -68,6 +68,8 @@ class RegistryReading:
         self._reloaded = reloaded
         self.rereading = services.operations.lane(REGISTRY_READ)
         self.checking_rest = services.operations.lane(HEALTH_REST)
+        #: One database's check of a batch checked side by side, awaited by the batch.
+        self.checking_one = services.operations.lane(awaited=True)
         #: Whether a read under way (or superseded by one) was started by another program's change.
         self._external_change = False
         #: Registry reads under way on the worker.
@@ -202,7 +204,13 @@ class RegistryReading:
             await self._check_health(session, rest[first : first + HEALTH_BATCH])
 
     async def _check_health(self, session: Session, entries: tuple[DatabaseEntry, ...]) -> None:
-        healths = await asyncio.gather(*(core.search.check_health(session, entry) for entry in entries))
+        checks = [self.checking_one.start(core.search.check_health(session, entry)) for entry in entries]
+        try:
+            healths = [await check for check in checks]
+        except BaseException:  # cancelled, or one failed: the others stop with the batch
+            for check in checks:
+                check.cancel()
+            raise
         self.knowledge.show_health({health.entry.name: health for health in healths})
 
     def check_registry(self) -> None:

@@ -22,9 +22,9 @@ from PySide6.QtWidgets import QWidget
 from recall_gui.core.base import DemoBuildCancelled, RecallError
 from recall_gui.core.demo import demo_wanted
 from recall_gui.core.messages import UserMessage
-from recall_gui.qt.demo_dialog import DemoBuild
+from recall_gui.qt.actions.opened_tables import OpenedTables
+from recall_gui.qt.dialogs.demo_build import DemoBuild
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
-from recall_gui.qt.pages.opened_tables import OpenedTables
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.window.registry_reading import RegistryReading
 
@@ -120,7 +120,7 @@ class StartUp:
         services = self.services
         self.demo = DemoBuild(self.window, services.location.directory, services.chores)
         services.set_activity("Setting up the demo knowledge base…")
-        self.knowledge.empty_hint("Setting up the demo knowledge base…")
+        self.knowledge.results.show_result(None, "", "Setting up the demo knowledge base…")
         try:
             await self.demo.run()
         except (DemoBuildCancelled, RecallError, OSError) as error:  # DemoConflictError: what to do

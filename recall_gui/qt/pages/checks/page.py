@@ -45,8 +45,7 @@ from recall_gui.qt.widgets import (
 )
 
 if TYPE_CHECKING:
-    from recall_gui.core.golden import CheckRun, Comparison, GoldenCheck, VersionsReport
-    from recall_gui.core.reach import CheckHubs
+    from recall_gui.core.golden import GoldenCheck
 
 EMPTY_HINT = (
     "No golden checks yet. On the knowledge page, search for a question that matters, select the rows the "
@@ -71,7 +70,9 @@ class ChecksPage(QWidget):
         self.golden = services.golden
         #: Reading the golden file; a run, a comparison or the hubs (one at a time: a newer one cancels).
         self.loading = services.operations.lane("checks-load")
-        self.running = services.operations.lane("checks")
+        self.running = services.operations.lane(
+            "checks", show_busy=lambda text: self._set_running(text is not None)
+        )
         self.model = ChecksModel()
         self._build_widgets()
         #: Below the checks: the selected check, the metrics across versions, A/B, and hubs.
@@ -86,7 +87,7 @@ class ChecksPage(QWidget):
             progress=self.progress,
             engine=self.engine_combo,
             views=(self.versions_view, self.compare_view, self.hubs_view),
-            set_running=self._set_running,
+            lane=self.running,
             show_detail=self._show_detail,
             finished=self.runFinished,
         )
@@ -293,17 +294,17 @@ class ChecksPage(QWidget):
 
     # --- operations, done by the parts ----------------------------------------------------------------
 
-    async def run_checks(self) -> CheckRun | None:
-        return await self.runner.run_checks()
+    def run_checks(self) -> asyncio.Task[bool] | None:
+        return self.runner.run_checks()
 
-    async def run_on_versions(self) -> VersionsReport | None:
-        return await self.runner.run_on_versions()
+    def run_on_versions(self) -> asyncio.Task[bool] | None:
+        return self.runner.run_on_versions()
 
-    async def compare(self, version: int | None = None, other: str | None = None) -> Comparison | None:
-        return await self.runner.compare(version, other)
+    def compare(self, version: int | None = None, other: str | None = None) -> asyncio.Task[bool] | None:
+        return self.runner.compare(version, other)
 
-    async def find_hubs(self) -> tuple[CheckHubs, ...] | None:
-        return await self.runner.find_hubs()
+    def find_hubs(self) -> asyncio.Task[bool] | None:
+        return self.runner.find_hubs()
 
     def follow_registry(self) -> None:
         """Offer the registry's databases as B of a comparison; say where each check runs now."""
@@ -327,16 +328,16 @@ class ChecksPage(QWidget):
     # --- slots (thin) ---------------------------------------------------------------------------------
 
     def request_run(self) -> None:
-        self.running.start(self.runner.run_checks())
+        self.runner.run_checks()
 
     def request_hubs(self) -> None:
-        self.running.start(self.runner.find_hubs())
+        self.runner.find_hubs()
 
     def request_versions(self) -> None:
-        self.running.start(self.runner.run_on_versions())
+        self.runner.run_on_versions()
 
     def request_compare(self, version: int | None = None, other: str | None = None) -> None:
-        self.running.start(self.runner.compare(version, other))
+        self.runner.compare(version, other)
 
     def cancel(self) -> bool:
         """Stop the running checks (Cancel, Esc); ``False`` if none were running."""

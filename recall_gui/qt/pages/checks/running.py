@@ -5,9 +5,10 @@ are kept for the next one to compare with; the outcome goes to the page's table,
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QComboBox, QLabel, QProgressBar
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from recall_gui.core.golden import Change, CheckRun, Comparison, GoldenCheck, LastRun, VersionsReport
     from recall_gui.core.reach import CheckHubs
     from recall_gui.core.search import Harness
+    from recall_gui.qt.operations import Lane
 
 T = TypeVar("T")
 
@@ -42,16 +44,17 @@ class CheckRunner:
         progress: QProgressBar,
         engine: QComboBox,
         views: tuple[VersionsView, CompareView, HubsView],
-        set_running: Callable[[bool], None],
+        lane: Lane,
         show_detail: Callable[[], None],
         finished: SignalInstance,
     ) -> None:
+        """``lane``: where the page's runs go (one at a time: a newer one cancels the one running)."""
         self.services = services
+        self.lane = lane
         self.golden = services.golden
         self.model = model
         self.note, self.progress, self.engine = note, progress, engine
         self.versions_view, self.compare_view, self.hubs_view = views
-        self._set_running = set_running
         self._show_detail = show_detail
         self._finished = finished
         self.last_run: CheckRun | None = None
@@ -63,39 +66,48 @@ class CheckRunner:
         self.last_run, self.previous = None, None
         self.model.set_outcomes((), ())
 
-    async def run_checks(self) -> CheckRun | None:
+    def run_checks(self) -> asyncio.Task[bool] | None:
         """Run every check of the golden file through the agent's search; show pass/fail, the ranks and
         what moved since the last run, then keep this run for the next one to compare with."""
         golden, services, progress = self.golden, self.services, self.progress
         checks, path = golden.checks, golden.path
         if not checks:
             return None
-        self._set_running(True)
         progress.setRange(0, len(checks))
         progress.setValue(0)
         progress.setFormat(f"%v of {len(checks)} checks")
         self.note.show_note(f"Running {len(checks):,} checks…", "neutral")
         services.set_activity("Running golden checks…")
         started = time.perf_counter()
-        try:
+
+        async def run(on_progress: Callable[[int, int], None]) -> tuple[CheckRun, LastRun | None]:
             previous = core.golden.load_last_run(path)
             harness = await services.harness()
-            run = await self._engine_run(harness, checks)
-        except RecallError as error:  # the Ray engine could not start (the local one reports per check)
+            return await self._engine_run(harness, checks, on_progress), previous
+
+        def failed(error: RecallError) -> None:  # the Ray engine could not start (the local one: per check)
             self.note.show_note(error.full_text(), "bad")
             services.set_activity("Ready")
             self._finished.emit()
-            return None
-        except asyncio.CancelledError:
+
+        def cancelled() -> None:
             self.note.show_note(
                 f"Cancelled after {progress.value()} of {len(checks)} checks; nothing was kept.", "warning"
             )
             services.set_activity("Golden checks cancelled")
             self._finished.emit()
-            raise
-        finally:
-            self._set_running(False)
-        elapsed = time.perf_counter() - started
+
+        return self.lane.run(
+            run,
+            progress=lambda done, _total: progress.setValue(done),
+            busy="Running golden checks…",
+            success=lambda outcome: self._show_run(outcome[0], outcome[1], time.perf_counter() - started),
+            failure=failed,
+            cancelled=cancelled,
+        )
+
+    def _show_run(self, run: CheckRun, previous: LastRun | None, elapsed: float) -> None:
+        services, path = self.services, self.golden.path
         changes = tuple(core.golden.change_since(outcome, previous) for outcome in run.outcomes)
         self.last_run, self.previous = run, previous
         self.model.set_outcomes(run.outcomes, changes)
@@ -113,14 +125,11 @@ class CheckRunner:
         self._show_summary(run, changes, previous, elapsed)
         services.set_activity(f"Golden checks: {run.passed} of {len(run.outcomes)} passed")
         self._finished.emit()
-        return run
 
-    async def _engine_run(self, harness: Harness, checks: Sequence[GoldenCheck]) -> CheckRun:
+    async def _engine_run(
+        self, harness: Harness, checks: Sequence[GoldenCheck], progress: Callable[[int, int], None]
+    ) -> CheckRun:
         """The checks on the engine chosen: this process's harness, or Ray."""
-
-        def progress(done: int, _total: int) -> None:
-            self.progress.setValue(done)
-
         if self.engine.currentData() != "ray":
             return await core.golden.with_crowding(
                 harness, await core.golden.run_checks(harness, checks, progress)
@@ -146,7 +155,7 @@ class CheckRunner:
             text += f" Means: {means.describe()}, each at its check's limit on the latest version."
         self.note.show_note(text, "good" if run.failed == 0 and run.errors == 0 else "bad")
 
-    async def run_on_versions(self) -> VersionsReport | None:
+    def run_on_versions(self) -> asyncio.Task[bool] | None:
         """Every check on every version of its table still on disk (read-only checkouts), charted."""
         checks = self.golden.checks
         if not checks:
@@ -157,13 +166,11 @@ class CheckRunner:
             harness = await self.services.harness()
             return await core.golden.run_on_versions(harness, checks, progress=self.versions_view)
 
-        report = await self._in_view(self.versions_view.note, "The run on every version", run())
-        if report is not None:
-            self.versions_view.show_report(report)
-            self._finished.emit()
-        return report
+        return self._in_view(
+            self.versions_view.note, "The run on every version", run, self.versions_view.show_report
+        )
 
-    async def compare(self, version: int | None = None, other: str | None = None) -> Comparison | None:
+    def compare(self, version: int | None = None, other: str | None = None) -> asyncio.Task[bool] | None:
         """A/B: A is each check's database at ``version`` (or its latest), B the latest (or ``other``)."""
         checks = self.golden.checks
         entry = self.services.registry.get(other) if other is not None else None
@@ -175,15 +182,14 @@ class CheckRunner:
             harness = await self.services.harness()
             return await core.golden.compare_checks(harness, checks, version=version, other=entry)
 
-        comparison = await self._in_view(self.compare_view.note, "The comparison", run())
-        if comparison is not None:
+        def show(comparison: Comparison) -> None:
             a_label = f"version {version}" if version is not None else "each check's database, latest"
             b_label = "the latest version" if other is None else f"{other}, latest, with its own model"
             self.compare_view.show_comparison(comparison, a_label, b_label)
-            self._finished.emit()
-        return comparison
 
-    async def find_hubs(self) -> tuple[CheckHubs, ...] | None:
+        return self._in_view(self.compare_view.note, "The comparison", run, show)
+
+    def find_hubs(self) -> asyncio.Task[bool] | None:
         """The entries the agent's search returns for many of the file's queries, per database."""
         checks = self.golden.checks
         if not checks:
@@ -193,25 +199,32 @@ class CheckRunner:
         def progress(done: int, total: int) -> None:
             self.hubs_view.note.setText(f"Searched {done:,} of {total:,} queries…")
 
-        async def run() -> tuple[CheckHubs, ...]:
-            return await core.reach.hubs_of_checks(await self.services.harness(), checks, progress)
+        async def run(on_progress: Callable[[int, int], None]) -> tuple[CheckHubs, ...]:
+            return await core.reach.hubs_of_checks(await self.services.harness(), checks, on_progress)
 
-        found = await self._in_view(self.hubs_view.note, "The search for hubs", run())
-        if found is not None:
+        def show(found: tuple[CheckHubs, ...]) -> None:
             self.hubs_view.show_hubs(found, core.reach.DEFAULT_HUB_SHARE)
-            self._finished.emit()
-        return found
 
-    async def _in_view(self, note: QLabel, what: str, work: Coroutine[Any, Any, T]) -> T | None:
-        """``work``'s outcome; when it fails (``None``) or is cancelled, the view's ``note`` says so, as
-        the page's note does for a run of the checks."""
-        try:
-            return await work
-        except RecallError as error:
+        return self._in_view(
+            self.hubs_view.note, "The search for hubs", functools.partial(run, progress), show
+        )
+
+    def _in_view(
+        self, note: QLabel, what: str, work: Callable[[], Awaitable[T]], show: Callable[[T], None]
+    ) -> asyncio.Task[bool]:
+        """Run ``work`` in the page's lane and ``show`` what it found; when it fails or is cancelled, the
+        view's ``note`` says so, as the page's note does for a run of the checks."""
+
+        def shown(found: T) -> None:
+            show(found)
+            self._finished.emit()
+
+        def failed(error: RecallError) -> None:
             note.setText(f"{what} failed: {error.full_text()}")
-        except asyncio.CancelledError:
+            self._finished.emit()
+
+        def cancelled() -> None:
             note.setText(f"{what} was cancelled before it finished.")
             self._finished.emit()
-            raise
-        self._finished.emit()
-        return None
+
+        return self.lane.run(work, busy=f"{what}…", success=shown, failure=failed, cancelled=cancelled)

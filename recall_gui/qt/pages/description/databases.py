@@ -14,8 +14,8 @@ from recall_gui.core.base import RecallError
 from recall_gui.core.drafts import DescriptionState
 from recall_gui.core.messages import user_message
 from recall_gui.core.registry import Registry, set_active
+from recall_gui.qt.actions.databases import DatabaseActions
 from recall_gui.qt.models.databases_table import ACTIVE, EMBEDDING, NAME, DatabasesTableModel
-from recall_gui.qt.pages.database_actions import DatabaseActions
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view
 

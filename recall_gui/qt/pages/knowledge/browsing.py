@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 from recall_gui import core
 from recall_gui.core.base import RecallError, plural, quoted
 from recall_gui.qt.models.browse_model import BrowseModel
-from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.results_panel import (
     HINT_NO_FILTERED_ROWS,
     HINT_NO_MATCH,
     HINT_NO_ROWS,
     ResultsPanel,
 )
+from recall_gui.qt.scope.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:

@@ -15,17 +15,17 @@ from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.core.messages import UserMessage, sentence
 from recall_gui.core.registry import DatabaseEntry, Registry, empty_registry_hint, location_problem
-from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.opened_bar import OpenedBar
 from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
+from recall_gui.qt.scope.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory
 
 if TYPE_CHECKING:
     from recall_gui.core.search import DatabaseHealth
-    from recall_gui.qt.model_dialog import ExactModelDialog
+    from recall_gui.qt.dialogs.exact_model import ExactModelDialog
     from recall_gui.qt.pages.knowledge.browsing import Browser
     from recall_gui.qt.pages.knowledge.entry_detail import EntryDetail
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
@@ -168,7 +168,7 @@ class Chooser:
             self.results.show_browse(f"{entry.name} cannot be read: {why}", "No rows to show.")
             return
         if inputs.query.strip():
-            await searching.search(inputs)
+            await searching.search_within(inputs)
         else:
             await self.browser.browse(inputs)
 
@@ -227,7 +227,7 @@ class Chooser:
 
     def get_exact_model(self, name: str) -> None:
         """Open the dialog that brings cosh's exact model ``name`` here."""
-        from recall_gui.qt.model_dialog import ExactModelDialog
+        from recall_gui.qt.dialogs.exact_model import ExactModelDialog
 
         dialog = ExactModelDialog(name, self.results.window())
         dialog.finished.connect(lambda _code: self._after_model_dialog(dialog))

@@ -13,7 +13,7 @@ from recall_gui import core
 from recall_gui.core.base import RecallError, plural, refuse_output, write_text_atomic
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.tables import to_csv, to_json
-from recall_gui.qt.export_dialog import ExportProgress
+from recall_gui.qt.dialogs.export_progress import ExportProgress
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.services import WindowServices
 

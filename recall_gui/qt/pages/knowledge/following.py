@@ -17,8 +17,10 @@ from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
     from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.search import DatabaseHealth
+    from recall_gui.core.search import DatabaseHealth, SearchReport
     from recall_gui.core.tables import TableInfo
+    from recall_gui.qt.models.browse_model import BrowseModel
+    from recall_gui.qt.pages.knowledge.browsing import Browsing
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
     from recall_gui.qt.pages.knowledge.scope_controls import ScopeControls
     from recall_gui.qt.panels.database_bar import DatabaseBar
@@ -53,6 +55,16 @@ class WriteFollower:
             # Never the facts of another version meanwhile.
             self.database_bar.show_reading(version if info.version != version else None)
         self.following.start(self.follow(entry, version))
+
+    def search_shown(self, report: SearchReport | None) -> None:
+        """A search's results are shown: follow the version it read (another program may have written)."""
+        if report is not None:
+            self.shown(report.database, report.result.table_version)
+
+    def rows_shown(self, browsing: Browsing | None, rows: BrowseModel) -> None:
+        """A page of browsed rows is shown: follow the version they were read from."""
+        if browsing is not None:
+            self.shown(browsing.entry, rows.table_version)
 
     async def follow(self, entry: DatabaseEntry, version: int) -> None:
         """Make the header state the facts of ``version`` (the rows shown come from it) and the list mark

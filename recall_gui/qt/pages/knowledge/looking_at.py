@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from recall_gui.core.search import DocumentLayout
     from recall_gui.core.storage import TableTarget
     from recall_gui.core.tables import TableInfo, TableVersion
-    from recall_gui.qt.pages.inputs import Inputs
+    from recall_gui.qt.scope.inputs import Inputs
 
 
 class LookingAt:

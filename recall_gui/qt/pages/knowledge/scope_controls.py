@@ -9,10 +9,10 @@ from PySide6.QtCore import SignalInstance
 
 from recall_gui import core
 from recall_gui.core.base import RecallError
-from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.panels.filter_bar import FilterBar
 from recall_gui.qt.panels.schema_panel import SchemaPanel
 from recall_gui.qt.panels.version_bar import VersionBar, pinned_text
+from recall_gui.qt.scope.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ class ScopeControls:
         if looking_at.current is not entry:
             return
         if inputs.query.strip():
-            await self.searching.search(inputs)
+            await self.searching.search_within(inputs)
         else:
             await self.browser.browse(inputs)
 
@@ -149,6 +149,6 @@ class ScopeControls:
         before, self._searched_before_choice = self._searched_before_choice, None
         current = self.looking_at.current
         if before is not None and current is not None and before[0] == current.name:
-            await self.searching.search(inputs._replace(query=before[1], limit=before[2]))
+            await self.searching.search_within(inputs._replace(query=before[1], limit=before[2]))
         else:
             await self.browser.browse(inputs._replace(query=""))

@@ -4,8 +4,9 @@ changes after it."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel
@@ -22,8 +23,8 @@ if TYPE_CHECKING:
     from recall_gui.core.registry import DatabaseEntry
     from recall_gui.core.search import SearchReport
     from recall_gui.qt.operations import Lane
-    from recall_gui.qt.pages.inputs import Inputs
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
+    from recall_gui.qt.scope.inputs import Inputs
 
 
 def short_method(method: str) -> str:
@@ -44,7 +45,7 @@ class Searching:
         *,
         query_bar: QueryBar,
         results: ResultsPanel,
-        browse: Callable[[Inputs], Awaitable[None]],
+        browse: Callable[[Inputs], Coroutine[Any, Any, None]],
         finished: SignalInstance,
     ) -> None:
         self.services = services
@@ -111,12 +112,33 @@ class Searching:
 
     # --- searching --------------------------------------------------------------------------------------
 
-    async def search(self, inputs: Inputs) -> None:
-        """Run the agent's search on the current database; an empty query browses instead."""
-        entry, query, limit = self.looking_at.current, inputs.query, inputs.limit
-        services = self.services
+    def search(self, inputs: Inputs) -> asyncio.Task[Any] | None:
+        """Run the agent's search on the current database in the search lane (cancelling the request
+        running there); an empty query browses instead. ``None``: no database to search."""
+        entry = self._entry_to_search()
         if entry is None:
-            services.show_message(
+            return None
+        if not inputs.query.strip():
+            return self.lane.start(self._browse(inputs))
+        find, busy, success, failure = self._search_request(entry, inputs)
+        return self.lane.run(find, busy=busy, success=success, failure=failure)
+
+    async def search_within(self, inputs: Inputs) -> None:
+        """:meth:`search` as the last step of a request already running in a lane (opening a version,
+        choosing a database): in its task, so cancelling that request cancels the search."""
+        entry = self._entry_to_search()
+        if entry is None:
+            return
+        if not inputs.query.strip():
+            await self._browse(inputs)
+            return
+        find, busy, success, failure = self._search_request(entry, inputs)
+        await self.lane.run_within(find, busy=busy, success=success, failure=failure)
+
+    def _entry_to_search(self) -> DatabaseEntry | None:
+        entry = self.looking_at.current
+        if entry is None:
+            self.services.show_message(
                 UserMessage(
                     "Choose a database first.",
                     "Pick one in the Database list (F5 reloads it).",
@@ -124,10 +146,19 @@ class Searching:
                     "search",
                 )
             )
-            return
-        if not query.strip():
-            await self._browse(inputs)
-            return
+        return entry
+
+    def _search_request(
+        self, entry: DatabaseEntry, inputs: Inputs
+    ) -> tuple[
+        Callable[[], Coroutine[Any, Any, tuple[SearchReport, str | None]]],
+        str,
+        Callable[[tuple[SearchReport, str | None]], None],
+        Callable[[RecallError], None],
+    ]:
+        """The search of ``inputs`` in ``entry``: what it runs, says while it runs, shows, and shows
+        when it fails."""
+        services, query, limit = self.services, inputs.query, inputs.limit
         self.results_caption = None
         version = self.looking_at.version
 
@@ -149,12 +180,10 @@ class Searching:
             )
             self._finished.emit()
 
-        await self.lane.run(
-            find,
-            busy=f"Searching {entry.name}…",
-            success=lambda found: self._show_found(entry, inputs, *found),
-            failure=failed,
-        )
+        def found(outcome: tuple[SearchReport, str | None]) -> None:
+            self._show_found(entry, inputs, *outcome)
+
+        return find, f"Searching {entry.name}…", found, failed
 
     def _show_found(
         self, entry: DatabaseEntry, inputs: Inputs, report: SearchReport, empty: str | None
@@ -199,11 +228,12 @@ class Searching:
         self.show_status(report)
         self._finished.emit()
 
-    async def more_like_this(self, item: object, limit: int) -> None:
-        """Search the current database with ``item``'s stored vector and show the entries most like it."""
+    def more_like_this(self, item: object, limit: int) -> asyncio.Task[bool] | None:
+        """Search the current database with ``item``'s stored vector and show the entries most like it, in
+        the search lane. ``None``: no database to search."""
         entry, services = self.looking_at.current, self.services
         if entry is None:
-            return
+            return None
 
         async def find() -> tuple[SearchHit, SearchReport]:
             hit: SearchHit | None = item if isinstance(item, SearchHit) else None
@@ -228,7 +258,7 @@ class Searching:
             self.show_status(report)
             self._finished.emit()
 
-        await self.lane.run(
+        return self.lane.run(
             find,
             busy=f"Searching {entry.name} for entries like the selected one…",
             success=found,

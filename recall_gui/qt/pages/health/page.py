@@ -1,32 +1,25 @@
 """The Health page: one database's health report (:mod:`recall_gui.core.search.health_scan`) — LanceDB's own
 statistics and what one streamed scan finds — with each listed id one double-click from its entry.
 
-The scan runs as a kept task with progress; Cancel (or leaving it to a newer request) stops it between
-batches. Nothing is written: the report only advises an optimize, a re-index or deleting a legacy full-text
-index.
+The scan runs in the page's lane with progress (:mod:`recall_gui.qt.panels.report_run`); Cancel (or a
+newer request) stops it between batches. Nothing is written: the report only advises an optimize, a
+re-index or deleting a legacy full-text index.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QTreeWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from recall_gui import core
-from recall_gui.core.base import RecallError, plural
-from recall_gui.qt.panels.database_picker import DatabasePicker
-from recall_gui.qt.panels.status_note import StatusNote
+from recall_gui.core.base import plural
+from recall_gui.qt.panels.report_run import ReportRun
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import PlaceholderTree, push_button
+from recall_gui.qt.widgets import PlaceholderTree
 
 if TYPE_CHECKING:
     from recall_gui.core.search import HealthReport
@@ -91,22 +84,26 @@ class HealthPage(QWidget):
         super().__init__(parent)
         self.setObjectName("healthPage")
         self.services = services
-        #: The report being made (a newer one cancels it).
-        self.checking = services.operations.lane("health")
         self.report: HealthReport | None = None
         self.shown_database: str | None = None
-        self.database_combo = DatabasePicker()
-        self.database_combo.setObjectName("healthDatabase")
-        self.database_combo.setMinimumWidth(150)
-        self.check_button = push_button(
-            "Check health", "healthCheckButton", "Read LanceDB's statistics and scan every row (read-only)"
+        #: The controls and the report being made (a newer one cancels it).
+        self.report_run = report_run = ReportRun(
+            services.operations,
+            "health",
+            run=(
+                "Check health",
+                "healthCheckButton",
+                "Read LanceDB's statistics and scan every row (read-only)",
+            ),
+            cancel_tip="Stop the scan (Esc)",
+            set_activity=services.set_activity,
+            parent=self,
         )
-        self.check_button.setDefault(True)
-        self.cancel_button = push_button("Cancel", "healthCancelButton", "Stop the scan (Esc)")
-        self.progress = QProgressBar()
-        self.progress.setObjectName("healthProgress")
+        self.database_combo, self.check_button, self.cancel_button, self.progress, self.note = (
+            report_run.widgets()
+        )
+        self.database_combo.setMinimumWidth(150)
         self.progress.setFormat("scanning rows: %p%")
-        self.note = StatusNote("healthNote")
         self.tree = PlaceholderTree()
         self.tree.setObjectName("healthReport")
         self.tree.setHeaderHidden(True)
@@ -126,19 +123,16 @@ class HealthPage(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(self.progress)
         layout.addWidget(self.tree, 1)
+        report_run.finished.connect(self.reportFinished)
         self.check_button.clicked.connect(self.request_check)
-        self.cancel_button.clicked.connect(self.cancel)
         self.database_combo.currentIndexChanged.connect(self._on_database_changed)
         self.database_combo.follow(services.drafts)
-        self._set_running(False)
         self.follow_registry()
         self.note.show_note(INTRODUCTION, "neutral")
 
     def follow_registry(self) -> None:
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
-        self.database_combo.show_registry(self.services.registry)
-        listed = self.database_combo.count() > 0
-        self.check_button.setEnabled(listed and not self.checking.running)
+        self.report_run.follow_registry(self.services.registry)
         self._on_database_changed()
 
     def _on_database_changed(self) -> None:
@@ -153,40 +147,31 @@ class HealthPage(QWidget):
     def choose_database(self, name: str) -> None:
         self.database_combo.choose(name)
 
-    def _set_running(self, running: bool) -> None:
-        self.progress.setVisible(running)
-        self.cancel_button.setEnabled(running)
-        self.check_button.setEnabled(not running and self.database_combo.count() > 0)
-        self.database_combo.setEnabled(not running)
-
     def _on_progress(self, read: int, rows: int) -> None:
         self.progress.setRange(0, max(rows, 1))
         self.progress.setValue(read)
 
-    async def check(self, name: str) -> HealthReport | None:
-        """The report of the database ``name``, shown section by section."""
-        entry = self.services.registry.get(name)
+    def check(self, name: str) -> asyncio.Task[bool] | None:
+        """Make the report of the database ``name`` and show it section by section (``None``: no such
+        database)."""
+        entry, services = self.services.registry.get(name), self.services
         if entry is None:
             return None
-        self._set_running(True)
+
+        async def report(on_progress: Callable[[int, int], None]) -> HealthReport:
+            return await core.search.health_report(await services.session(), entry, on_progress)
+
+        def show(found: HealthReport) -> None:
+            self.show_report(name, found)
+
         self.progress.setRange(0, 0)
-        self.note.show_note(f"Checking {name}…", "neutral")
-        try:
-            session = await self.services.session()
-            report = await core.search.health_report(session, entry, self._on_progress)
-        except asyncio.CancelledError:
-            self.note.show_note("Cancelled: the report was not finished.", "warning")
-            self.reportFinished.emit()
-            raise
-        except RecallError as error:
-            self.note.show_note(error.full_text(), "bad")
-            self.reportFinished.emit()
-            return None
-        finally:
-            self._set_running(False)
-        self.show_report(name, report)
-        self.reportFinished.emit()
-        return report
+        return self.report_run.run(
+            report,
+            progress=self._on_progress,
+            busy=f"Checking {name}…",
+            show=show,
+            cancelled=lambda: "Cancelled: the report was not finished.",
+        )
 
     def show_report(self, name: str, report: HealthReport) -> None:
         self.report, self.shown_database = report, name
@@ -219,7 +204,7 @@ class HealthPage(QWidget):
     def request_check(self) -> None:
         name = self.database_combo.currentData()
         if name:
-            self.checking.start(self.check(str(name)))
+            self.check(str(name))
 
     def cancel(self) -> bool:
-        return self.checking.cancel()
+        return self.report_run.cancel()

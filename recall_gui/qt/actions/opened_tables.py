@@ -23,11 +23,11 @@ from recall_gui import core
 from recall_gui.core.base import RecallError, masked
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.registry import DatabaseEntry, EmbedderSpec
-from recall_gui.qt.pages.inputs import EMPTY_INPUTS, Inputs
-from recall_gui.qt.panels.add_database_dialog import AddDatabaseDialog
-from recall_gui.qt.panels.table_picker import TablePicker
-from recall_gui.qt.panels.uri_dialog import UriDialog
+from recall_gui.qt.dialogs.add_database import AddDatabaseDialog
+from recall_gui.qt.dialogs.open_uri import UriDialog
+from recall_gui.qt.dialogs.table_picker import TablePicker
 from recall_gui.qt.recent import RecentPlace, RecentPlaces
+from recall_gui.qt.scope.inputs import EMPTY_INPUTS, Inputs
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:

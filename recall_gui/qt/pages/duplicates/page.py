@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import html
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, Qt, Signal
@@ -26,7 +27,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QProgressBar,
     QScrollArea,
     QSplitter,
     QTableWidget,
@@ -36,14 +36,14 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import core
-from recall_gui.core.base import METRIC_NAMES, RecallError
+from recall_gui.core.base import METRIC_NAMES
 from recall_gui.core.inspect import DEFAULT_THRESHOLDS, METRICS, changed_ranges
 from recall_gui.core.ray import window_address
 from recall_gui.qt.models.roles import one_line
-from recall_gui.qt.panels.database_picker import DatabasePicker
-from recall_gui.qt.panels.status_note import StatusNote, tint
+from recall_gui.qt.panels.report_run import ReportRun
+from recall_gui.qt.panels.status_note import tint
 from recall_gui.qt.services import WindowServices
-from recall_gui.qt.widgets import engine_combo, push_button, selectable_label, text_view
+from recall_gui.qt.widgets import engine_combo, selectable_label, text_view
 
 if TYPE_CHECKING:
     from recall_gui.core.inspect import DuplicateGroup, DuplicateReport
@@ -158,8 +158,6 @@ class DuplicatesPage(QWidget):
         super().__init__(parent)
         self.setObjectName("duplicatesPage")
         self.services = services
-        #: The search for near-duplicates running (a newer one cancels it).
-        self.finding = services.operations.lane("duplicates")
         self.report: DuplicateReport | None = None
         #: The database whose report is shown.
         self.shown_database: str | None = None
@@ -168,17 +166,30 @@ class DuplicatesPage(QWidget):
         self._lay_out()
         self.metric_combo.currentIndexChanged.connect(self._on_metric)
         self.find_button.clicked.connect(self.request_find)
-        self.cancel_button.clicked.connect(self.cancel)
         self.groups.selectionModel().selectionChanged.connect(self._on_group_selected)
         self.database_combo.currentIndexChanged.connect(self._on_database_changed)
-        self.database_combo.follow(services.drafts)
-        self._set_running(False)
+        self.database_combo.follow(self.services.drafts)
+        self.report_run.finished.connect(self.searchFinished)
         self.follow_registry()
         self.note.show_note(INTRODUCTION, "neutral")
 
     def _build_widgets(self) -> None:
-        self.database_combo = DatabasePicker()
-        self.database_combo.setObjectName("duplicatesDatabase")
+        #: The controls and the search for near-duplicates running (a newer one cancels it).
+        self.report_run = report_run = ReportRun(
+            self.services.operations,
+            "duplicates",
+            run=(
+                "Find",
+                "duplicatesFindButton",
+                "Compare every pair of entries and group the near-duplicates",
+            ),
+            cancel_tip="Stop the search (Esc)",
+            set_activity=self.services.set_activity,
+            parent=self,
+        )
+        self.database_combo, self.find_button, self.cancel_button, self.progress, self.note = (
+            report_run.widgets()
+        )
         self.database_combo.setMinimumWidth(120)
         self.metric_combo = QComboBox()
         self.metric_combo.setObjectName("duplicatesMetric")
@@ -191,16 +202,9 @@ class DuplicatesPage(QWidget):
         self.threshold_spin.setSingleStep(0.005)
         self.threshold_spin.setToolTip("Entries this close (or closer) count as near-duplicates")
         self.engine_combo = engine_combo("duplicatesEngine")
-        self.find_button = push_button(
-            "Find", "duplicatesFindButton", "Compare every pair of entries and group the near-duplicates"
-        )
-        self.find_button.setDefault(True)
-        self.cancel_button = push_button("Cancel", "duplicatesCancelButton", "Stop the search (Esc)")
-        self.progress = QProgressBar()
-        self.progress.setObjectName("duplicatesProgress")
+        report_run.inputs += [self.threshold_spin, self.metric_combo, self.engine_combo]
         self.progress.setRange(0, 1000)
         self.progress.setFormat("comparing entries: %p%")
-        self.note = StatusNote("duplicatesNote")
         self._build_groups()
 
     def _build_groups(self) -> None:
@@ -282,9 +286,7 @@ class DuplicatesPage(QWidget):
 
     def follow_registry(self) -> None:
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
-        self.database_combo.show_registry(self.services.registry)
-        listed = self.database_combo.count() > 0
-        self.find_button.setEnabled(listed and not self.finding.running)
+        self.report_run.follow_registry(self.services.registry)
         self._on_metric()
         self._on_database_changed()
 
@@ -310,52 +312,38 @@ class DuplicatesPage(QWidget):
     def chosen_metric(self) -> str:
         return str(self.metric_combo.currentData() or "cosine")
 
-    def _set_running(self, running: bool) -> None:
-        self.progress.setVisible(running)
-        self.cancel_button.setEnabled(running)
-        self.find_button.setEnabled(not running and self.database_combo.count() > 0)
-        for widget in (self.database_combo, self.threshold_spin, self.metric_combo, self.engine_combo):
-            widget.setEnabled(not running)
-
     # --- operations -----------------------------------------------------------------------------------
 
-    async def look_for(self, name: str, threshold: float, metric: str) -> DuplicateReport | None:
-        """Look for near-duplicates in the database ``name`` and show them, largest group first."""
-        entry = self.services.registry.get(name)
+    def look_for(self, name: str, threshold: float, metric: str) -> asyncio.Task[bool] | None:
+        """Look for near-duplicates in the database ``name`` and show them, largest group first (``None``:
+        no such database)."""
+        entry, services = self.services.registry.get(name), self.services
         if entry is None:
             return None
-        self._set_running(True)
-        self.progress.setValue(0)
-        self.note.show_note(f"Comparing every pair of entries of {name}…", "neutral")
-        self.services.set_activity(f"Looking for near-duplicates in {name}…")
-        try:
-            session = await self.services.session()
-            find = core.inspect.find_duplicates
-            if self.engine_combo.currentData() == "ray":
-                find = functools.partial(core.ray.find_duplicates_in_ray, address=window_address())
-            report = await find(
-                session,
-                entry.target,
-                threshold=threshold,
-                metric=metric,
-                on_progress=lambda share: self.progress.setValue(round(share * 1000)),
+        ray = self.engine_combo.currentData() == "ray"
+
+        async def find(on_progress: Callable[[float], None]) -> DuplicateReport:
+            session = await services.session()
+            found = core.inspect.find_duplicates
+            if ray:
+                found = functools.partial(core.ray.find_duplicates_in_ray, address=window_address())
+            return await found(
+                session, entry.target, threshold=threshold, metric=metric, on_progress=on_progress
             )
-        except asyncio.CancelledError:
-            self.note.show_note(f"Cancelled at {self.progress.value() / 10:.0f}%.", "warning")
-            self.services.set_activity("Search for near-duplicates cancelled")
-            self.searchFinished.emit()
-            raise
-        except RecallError as error:
-            self.note.show_note(error.full_text(), "bad")
-            self.services.set_activity("Ready")
-            self.searchFinished.emit()
-            return None
-        finally:
-            self._set_running(False)
-        self.show_report(name, report)
-        self.services.set_activity(f"Near-duplicates of {name}: {len(report.groups)} groups")
-        self.searchFinished.emit()
-        return report
+
+        def show(report: DuplicateReport) -> str:
+            self.show_report(name, report)
+            return f"Near-duplicates of {name}: {len(report.groups)} groups"
+
+        self.progress.setValue(0)
+        return self.report_run.run(
+            find,
+            progress=lambda share: self.progress.setValue(round(share * 1000)),
+            busy=f"Comparing every pair of entries of {name}…",
+            show=show,
+            cancelled=lambda: f"Cancelled at {self.progress.value() / 10:.0f}%.",
+            activity=(f"Looking for near-duplicates in {name}…", "Search for near-duplicates cancelled"),
+        )
 
     def show_report(self, name: str, report: DuplicateReport) -> None:
         self.report, self.shown_database = report, name
@@ -433,8 +421,8 @@ class DuplicatesPage(QWidget):
     def request_find(self) -> None:
         name = self.database_combo.currentData()
         if name:
-            self.finding.start(self.look_for(str(name), self.threshold_spin.value(), self.chosen_metric()))
+            self.look_for(str(name), self.threshold_spin.value(), self.chosen_metric())
 
     def cancel(self) -> bool:
         """Stop the running search (Cancel, Esc); ``False`` if none was running."""
-        return self.finding.cancel()
+        return self.report_run.cancel()

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from recall_gui.core.registry import DatabaseEntry
     from recall_gui.core.search import SearchReport
     from recall_gui.core.storage import TableTarget
-    from recall_gui.qt.pages.inputs import Inputs
+    from recall_gui.qt.scope.inputs import Inputs
 
 
 class TableScope(Protocol):

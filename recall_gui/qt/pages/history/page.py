@@ -7,6 +7,8 @@ opens side by side: its old and new content, with the app's text diff below. Not
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
@@ -27,9 +29,9 @@ from PySide6.QtWidgets import (
 from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.core.inspect import diff_lines
-from recall_gui.qt.pages.scope import TableScope
 from recall_gui.qt.panels.diff_view import DiffView
 from recall_gui.qt.panels.status_note import StatusNote
+from recall_gui.qt.scope.table_scope import TableScope
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, text_view
 
@@ -197,42 +199,49 @@ class HistoryPage(QWidget):
 
     # --- operations -----------------------------------------------------------------------------------
 
-    async def refresh(self) -> None:
-        """List the versions of the knowledge page's current table."""
+    def refresh(self) -> asyncio.Task[bool] | None:
+        """List the versions of the knowledge page's current table (``None``: no table to list)."""
         entry = self.knowledge.current
         self._entry, self._stale = entry, False
         self._clear_diff()
         if entry is None:
+            self.comparing.cancel()
             self.title.setText("Choose a database on the knowledge page.")
             self._show_versions(())
-            return
+            return None
         self.title.setText(f"Reading the versions of {entry.name}…")
 
         def progress(count: int | None, seconds: float) -> None:
-            if entry is self._entry and seconds >= 1:  # a long history: say what it waits for
+            if seconds >= 1:  # a long history: say what it waits for
                 many = f"{count:,} versions" if count is not None else "versions"
                 self.title.setText(
                     f"Reading the {many} of {entry.name}: {seconds:.0f} s (LanceDB reads each one)…"
                 )
 
-        try:
-            versions = await core.tables.list_versions(
-                await self.services.session(), entry.target, progress=progress
+        async def read(on_progress: Callable[[int | None, float], None]) -> tuple[TableVersion, ...]:
+            session = await self.services.session()
+            return await core.tables.list_versions(session, entry.target, progress=on_progress)
+
+        def show(versions: tuple[TableVersion, ...]) -> None:
+            count = len(versions)
+            self.title.setText(
+                f"{entry.name}: {count} version{'' if count == 1 else 's'} kept by LanceDB. Opening or "
+                "comparing them writes nothing."
             )
-        except RecallError as error:
+            self._show_versions(versions)
+            self.versionsListed.emit()
+
+        def failed(_error: RecallError) -> None:
             self.title.setText(f"The versions of {entry.name} could not be read.")
-            self.services.show_error(error)
             self._show_versions(())
-            return
-        if entry is not self._entry:
-            return
-        count = len(versions)
-        self.title.setText(
-            f"{entry.name}: {count} version{'' if count == 1 else 's'} kept by LanceDB. Opening or comparing "
-            "them writes nothing."
+
+        return self.comparing.run(
+            read,
+            progress=progress,
+            busy=f"Reading the versions of {entry.name}…",
+            success=show,
+            failure=failed,
         )
-        self._show_versions(versions)
-        self.versionsListed.emit()
 
     def _show_versions(self, versions: tuple[TableVersion, ...]) -> None:
         self._versions = versions
@@ -255,8 +264,8 @@ class HistoryPage(QWidget):
         self.compare_button.setEnabled(len(versions) >= 2)
         self.open_button.setEnabled(bool(versions))
 
-    async def compare(self, from_version: int, to_version: int) -> VersionDiff | None:
-        """Compare two versions and list what changed."""
+    def compare(self, from_version: int, to_version: int) -> asyncio.Task[bool] | None:
+        """Compare two versions and list what changed (``None``: no table to compare)."""
         entry = self._entry
         if entry is None:
             return None
@@ -272,19 +281,25 @@ class HistoryPage(QWidget):
                 f"Comparing version {older} with version {newer}: {read:,} of {total:,} rows read…", "neutral"
             )
 
-        try:
-            diff = await core.inspect.diff_versions(
-                await self.services.session(), entry.target, older, newer, progress=progress
-            )
-        except RecallError as error:
+        async def diff(on_progress: Callable[[int, int], None]) -> VersionDiff:
+            session = await self.services.session()
+            return await core.inspect.diff_versions(session, entry.target, older, newer, progress=on_progress)
+
+        def show(found: VersionDiff) -> None:
+            self._show_diff(found)
+            self.diffFinished.emit()
+
+        def failed(error: RecallError) -> None:
             self.diff_summary.show_note(f"The versions could not be compared: {error.message}", "bad")
             self.diffFinished.emit()
-            return None
-        if entry is not self._entry:
-            return None
-        self._show_diff(diff)
-        self.diffFinished.emit()
-        return diff
+
+        return self.comparing.run(
+            diff,
+            progress=progress,
+            busy=f"Comparing version {older} with version {newer}…",
+            success=show,
+            failure=failed,
+        )
 
     def _show_diff(self, diff: VersionDiff) -> None:
         self._diff = diff
@@ -308,28 +323,27 @@ class HistoryPage(QWidget):
         if listed:
             self.changes_table.selectRow(0)
 
-    async def show_change(self, change: RowChange) -> None:
+    def show_change(self, change: RowChange) -> asyncio.Task[bool] | None:
         """The row as it was and as it is, side by side, with the text diff below."""
         diff, entry = self._diff, self._entry
         if diff is None or entry is None:
-            return
-        try:
-            old, new = await core.inspect.fetch_sides(
-                await self.services.session(), entry.target, diff, change
-            )
-        except RecallError as error:
-            self.services.show_error(error)
-            return
-        if diff is not self._diff:
-            return
-        self.old_title.setText(f"Version {diff.from_version}" + ("" if old else " — not there"))
-        self.new_title.setText(f"Version {diff.to_version}" + ("" if new else " — not there"))
-        self.old_content.setPlainText(old.content if old else "")
-        self.new_content.setPlainText(new.content if new else "")
-        self.vector_note.setText(vector_change(old, new))
-        lines = diff_lines(old.content if old else "", new.content if new else "")
-        self.content_diff.show_diff(lines, "The content is the same in both versions.")
-        self.changeShown.emit()
+            return None
+
+        async def sides() -> tuple[SearchHit | None, SearchHit | None]:
+            return await core.inspect.fetch_sides(await self.services.session(), entry.target, diff, change)
+
+        def show(found: tuple[SearchHit | None, SearchHit | None]) -> None:
+            old, new = found
+            self.old_title.setText(f"Version {diff.from_version}" + ("" if old else " — not there"))
+            self.new_title.setText(f"Version {diff.to_version}" + ("" if new else " — not there"))
+            self.old_content.setPlainText(old.content if old else "")
+            self.new_content.setPlainText(new.content if new else "")
+            self.vector_note.setText(vector_change(old, new))
+            lines = diff_lines(old.content if old else "", new.content if new else "")
+            self.content_diff.show_diff(lines, "The content is the same in both versions.")
+            self.changeShown.emit()
+
+        return self.showing_change.run(sides, busy=f"Reading {change.id} in both versions…", success=show)
 
     def _clear_diff(self) -> None:
         self._diff = None
@@ -347,12 +361,12 @@ class HistoryPage(QWidget):
     # --- slots ----------------------------------------------------------------------------------------
 
     def request_refresh(self) -> None:
-        self.comparing.start(self.refresh())
+        self.refresh()
 
     def request_compare(self) -> None:
         older, newer = self.from_combo.currentData(), self.to_combo.currentData()
         if isinstance(older, int) and isinstance(newer, int):
-            self.comparing.start(self.compare(older, newer))
+            self.compare(older, newer)
 
     def _selected_version(self) -> int | None:
         rows = self.versions_table.selectionModel().selectedRows()
@@ -377,7 +391,7 @@ class HistoryPage(QWidget):
         if not rows or self._diff is None:
             return
         change = self._diff.changes[rows[0].row()]
-        self.showing_change.start(self.show_change(change))
+        self.show_change(change)
 
     def _on_scope_changed(self) -> None:
         current = self.knowledge.current

@@ -2,15 +2,16 @@
 they say (:mod:`recall_gui.core.reach.reach`), what takes their place and why; and how evenly the agent's
 results spread over the entries (a Lorenz curve or a histogram of retrievability).
 
-The report runs as a kept task with progress; Cancel stops it between jobs. Each listed entry opens
-like any entry (double-click), and its query can be kept as a golden check (it fails until the entry is
-reached). Nothing is written to the knowledge base.
+The report runs in the page's lane with progress (:mod:`recall_gui.qt.panels.report_run`); Cancel stops
+it between jobs. Each listed entry opens like any entry (double-click), and its query can be kept as a
+golden check (it fails until the entry is reached). Nothing is written to the knowledge base.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
@@ -19,7 +20,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QProgressBar,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -27,12 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui import core
-from recall_gui.core.base import DEFAULT_LIMIT, GoldenFileError, RecallError, quoted
+from recall_gui.core.base import DEFAULT_LIMIT, GoldenFileError, quoted
 from recall_gui.core.messages import UserMessage
 from recall_gui.qt.models.reach_model import QUERY, RANK, ReachModel
 from recall_gui.qt.models.roles import ITEM_ROLE, VALUE_ROLE
-from recall_gui.qt.panels.database_picker import DatabasePicker
-from recall_gui.qt.panels.status_note import StatusNote
+from recall_gui.qt.panels.report_run import ReportRun
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PlaceholderTableView, engine_combo, push_button
 
@@ -79,20 +78,17 @@ class ReachPage(QWidget):
         super().__init__(parent)
         self.setObjectName("reachPage")
         self.services = services
-        #: The report being made (a newer one cancels it).
-        self.reaching = services.operations.lane("reach")
         self.report: ReachReport | None = None
         self.chart: ReachChart | None = None
-        self._running = False
         self._build_widgets()
         self._lay_out()
+        self.report_run.finished.connect(self.reportFinished)
+        self.report_run.runningChanged.connect(self._on_running)
         self.run_button.clicked.connect(self.request_report)
-        self.cancel_button.clicked.connect(self.cancel)
         self.open_button.clicked.connect(self.open_selected)
         self.golden_button.clicked.connect(self.add_golden_check)
         self.table.doubleClicked.connect(self._on_activated)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
-        self._set_running(False)
         self.follow_registry()
         self.note.show_note(
             "Ask for every entry by its own first sentence, as the agent searches: the entries it never "
@@ -101,8 +97,22 @@ class ReachPage(QWidget):
         )
 
     def _build_widgets(self) -> None:
-        self.database_combo = DatabasePicker()
-        self.database_combo.setObjectName("reachDatabase")
+        #: The controls and the report being made (a newer one cancels it).
+        self.report_run = report_run = ReportRun(
+            self.services.operations,
+            "reach",
+            run=(
+                "Check reach",
+                "reachRunButton",
+                "Ask for every entry by its own text, as the agent searches",
+            ),
+            cancel_tip="Stop the report",
+            set_activity=self.services.set_activity,
+            parent=self,
+        )
+        self.database_combo, self.run_button, self.cancel_button, self.progress, self.note = (
+            report_run.widgets()
+        )
         self.database_combo.setMinimumWidth(120)
         self.limit_spin = QSpinBox()
         self.limit_spin.setObjectName("reachLimit")
@@ -120,14 +130,7 @@ class ReachPage(QWidget):
             "one), its first line, its whole text, or a column typed as column:NAME (e.g. column:title)"
         )
         self.engine_combo = engine_combo("reachEngine")
-        self.run_button = push_button(
-            "Check reach", "reachRunButton", "Ask for every entry by its own text, as the agent searches"
-        )
-        self.run_button.setDefault(True)
-        self.cancel_button = push_button("Cancel", "reachCancelButton", "Stop the report")
-        self.progress = QProgressBar()
-        self.progress.setObjectName("reachProgress")
-        self.note = StatusNote("reachNote")
+        report_run.inputs += [self.limit_spin, self.rule_combo, self.engine_combo]
         self.model = ReachModel()
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
@@ -203,9 +206,7 @@ class ReachPage(QWidget):
 
     def follow_registry(self) -> None:
         """List the registry's databases (active ones first), keeping the one chosen while it is listed."""
-        self.database_combo.show_registry(self.services.registry)
-        listed = self.database_combo.count() > 0
-        self.run_button.setEnabled(listed and not self._running)
+        self.report_run.follow_registry(self.services.registry)
 
     def choose_database(self, name: str) -> None:
         self.database_combo.choose(name)
@@ -218,14 +219,8 @@ class ReachPage(QWidget):
                 return rule
         return text
 
-    def _set_running(self, running: bool) -> None:
-        self._running = running  # the lane still runs while its task ends
-        self.progress.setVisible(running)
+    def _on_running(self, running: bool) -> None:
         self.cancel_button.setVisible(running)
-        self.cancel_button.setEnabled(running)
-        self.run_button.setEnabled(not running and self.database_combo.count() > 0)
-        for widget in (self.database_combo, self.limit_spin, self.rule_combo, self.engine_combo):
-            widget.setEnabled(not running)
         self._on_selection()
 
     def _on_progress(self, stage: str, done: int, total: int) -> None:
@@ -235,58 +230,47 @@ class ReachPage(QWidget):
 
     # --- operations -----------------------------------------------------------------------------------
 
-    async def check(self, name: str, limit: int, rule: str, engine: str = "local") -> ReachReport | None:
-        """The reach report of the database ``name``, shown."""
-        entry = self.services.registry.get(name)
+    def check(self, name: str, limit: int, rule: str, engine: str = "local") -> asyncio.Task[bool] | None:
+        """Make the reach report of the database ``name`` and show it (``None``: no such database)."""
+        entry, services = self.services.registry.get(name), self.services
         if entry is None:
             self.note.show_note(f"{name} is no longer registered: choose another database.", "warning")
             self.reportFinished.emit()
             return None
-        self._set_running(True)
-        self._on_progress("reading entries", 0, 0)
-        self.note.show_note(f"Asking for every entry of {name} as the agent searches…", "neutral")
-        self.services.set_activity(f"Checking which entries of {name} the agent reaches…")
-        report: ReachReport | None = None
-        try:
+
+        async def report(on_progress: Callable[[str, int, int], None]) -> ReachReport:
             asked_by = core.reach.parse_rule(rule)
-            harness = await self.services.harness()
+            harness = await services.harness()
             if engine == "ray":
-                report = await core.ray.find_reach_in_ray(
+                found = await core.ray.find_reach_in_ray(
                     harness,
                     entry,
                     address=core.ray.window_address(),
                     limit=limit,
                     rule=asked_by,
-                    on_progress=self._on_progress,
+                    on_progress=on_progress,
                 )
             else:
-                report = await core.reach.find_reach(
-                    harness, entry, limit=limit, rule=asked_by, on_progress=self._on_progress
+                found = await core.reach.find_reach(
+                    harness, entry, limit=limit, rule=asked_by, on_progress=on_progress
                 )
             await self._ensure_chart()
-        except asyncio.CancelledError:
-            self.note.show_note("Cancelled: the report was not finished.", "warning")
-            self.services.set_activity("Reach report cancelled")
-            raise
-        except RecallError as error:
-            self._forget_report()
-            self.note.show_note(error.full_text(), "bad")
-            self.services.set_activity("Ready")
-            return None
-        except Exception:
-            self._forget_report()
-            self.note.show_note(f"The reach report of {name} failed (the message above says why).", "bad")
-            raise
-        finally:
-            self._set_running(False)
-            if report is None:
-                self.reportFinished.emit()
-        self.show_report(report)
-        self.services.set_activity(
-            f"Reach of {report.db_name}: {len(report.unreachable):,} entries unreached"
+            return found
+
+        def show(found: ReachReport) -> str:
+            self.show_report(found)
+            return f"Reach of {found.db_name}: {len(found.unreachable):,} entries unreached"
+
+        self._on_progress("reading entries", 0, 0)
+        return self.report_run.run(
+            report,
+            progress=self._on_progress,
+            busy=f"Asking for every entry of {name} as the agent searches…",
+            show=show,
+            cancelled=lambda: "Cancelled: the report was not finished.",
+            activity=(f"Checking which entries of {name} the agent reaches…", "Reach report cancelled"),
+            failed=self._forget_report,
         )
-        self.reportFinished.emit()
-        return report
 
     async def _ensure_chart(self) -> ReachChart:
         """The chart, made on first use; pyqtgraph is imported on a worker thread first (importing it on
@@ -333,7 +317,7 @@ class ReachPage(QWidget):
 
     def _on_selection(self, *_args: object) -> None:
         item = self.selected()
-        running = self._running
+        running = self.report_run.running
         self.open_button.setEnabled(item is not None and not running)
         self.golden_button.setEnabled(item is not None and bool(item.query) and not running)
 
@@ -378,8 +362,7 @@ class ReachPage(QWidget):
         name = self.database_combo.chosen()
         if name:
             engine = str(self.engine_combo.currentData() or "local")
-            report = self.check(name, self.limit_spin.value(), self.chosen_rule(), engine)
-            self.reaching.start(report)
+            self.check(name, self.limit_spin.value(), self.chosen_rule(), engine)
 
     def cancel(self) -> bool:
-        return self.reaching.cancel()
+        return self.report_run.cancel()

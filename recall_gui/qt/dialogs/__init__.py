@@ -1,0 +1,1 @@
+"""The window's dialogs: each asks or shows one thing, window-modal, and its owner acts on the answer."""

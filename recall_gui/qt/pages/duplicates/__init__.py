@@ -1,0 +1,1 @@
+"""The Duplicates page: groups of near-duplicate entries; ``page.DuplicatesPage`` builds it."""

@@ -1,0 +1,1 @@
+"""The Health page: one database's health report; ``page.HealthPage`` builds it."""

@@ -1,0 +1,1 @@
+"""The Reach page: the entries the agent never returns; ``page.ReachPage`` builds it."""
