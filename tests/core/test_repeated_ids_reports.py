@@ -50,7 +50,7 @@ def test_search_prints_the_agents_json_and_names_the_results_on_stderr(
     assert f"note: {SAID.format(rows=len(cosh_kb.ids))}" in done.stderr
     first = PASSAGES["paris"]
     assert order[0] == first
-    assert f"  1. {label(first)} “The capital of France is Paris, a city on…”" in done.stderr.splitlines()
+    assert f"  1. {label(first)} “The capital of France is Paris, a city…”" in done.stderr.splitlines()
 
 
 def test_similar_and_rank_take_an_entry_by_its_content(cosh_kb: KnowledgeBase) -> None:

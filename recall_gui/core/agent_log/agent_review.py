@@ -17,7 +17,7 @@ from recall_gui.core.base.tool import TOOL_NAME
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, SearchReport
 from recall_gui.core.session.session import Session
-from recall_gui.core.storage.content_identity import content_sha256
+from recall_gui.core.storage.content_identity import SEPARATOR, content_sha256, is_sha_prefix
 from recall_gui.core.storage.entry_names import IdRepeats, digest_expression, hex_digests
 from recall_gui.core.storage.lance_calls import read_query
 from recall_gui.core.storage.open_table import OpenTable
@@ -88,10 +88,54 @@ def _id_expression(opened: OpenTable) -> str:
     return _quote(name) if kind in ("string", "large_string", "utf8") else f"CAST({_quote(name)} AS string)"
 
 
+def named_results(record: CallRecord, repeats: IdRepeats) -> tuple[str, ...]:
+    """A logged call's results as the window names them: ids, or where the table's ids repeat
+    ``content·3f2a9c1e`` (from the digests the log kept; a record without them names the id alone)."""
+    return tuple(_named(repeats, entry_id, sha) for entry_id, sha in record.results())
+
+
 async def lookup_contents(session: Session, target: TableTarget, ids: Sequence[str]) -> dict[str, str]:
-    """The content of each id that the table holds now (ids it no longer holds are left out)."""
+    """The content of each id that the table holds now (ids it no longer holds are left out); an entry
+    named by its content (``content·3f2a9c1e``, an id several rows share) is looked up among that id's
+    rows by its content's sha256."""
     opened = await session.tables.open(target)
-    what = f'reading table "{target.table_name}"'
+    repeats = await opened.id_repeats()
+    labelled = {name: split for name in ids if (split := _shared_label(name, repeats)) is not None}
+    found: dict[str, str] = {}
+    if labelled:
+        found |= await _contents_by_label(opened, labelled, f'reading table "{target.table_name}"')
+        ids = [name for name in ids if name not in labelled]
+    return found | await _contents_by_id(opened, ids, f'reading table "{target.table_name}"')
+
+
+def _shared_label(name: str, repeats: IdRepeats) -> tuple[str, str] | None:
+    """``content·3f2a9c1e`` as its id and digits, when the id is one the table's rows share."""
+    entry_id, separator, digits = name.rpartition(SEPARATOR)
+    if separator and is_sha_prefix(digits) and repeats.is_shared(entry_id):
+        return entry_id, digits
+    return None
+
+
+async def _contents_by_label(
+    opened: OpenTable, labelled: dict[str, tuple[str, str]], what: str
+) -> dict[str, str]:
+    """The content of each entry named by its id and the start of its content's sha256."""
+    assert opened.columns.id is not None
+    shared = sorted({entry_id for entry_id, _digits in labelled.values()})
+    where = f"{_id_expression(opened)} IN ({', '.join(_literal(entry_id) for entry_id in shared)})"
+    select = {"id": _id_expression(opened), "content": _quote(opened.columns.content)}
+    select["digest"] = digest_expression(opened.columns.content)
+    rows = await read_query(opened.table.query().where(where).select(select).with_row_id(), what)
+    found: dict[str, str] = {}
+    ids, contents = rows.column("id").to_pylist(), rows.column("content").to_pylist()
+    for entry_id, content, sha in zip(ids, contents, hex_digests(rows.column("digest")), strict=True):
+        for name, (wanted, digits) in labelled.items():
+            if entry_id == wanted and sha.startswith(digits):
+                found.setdefault(name, "" if content is None else str(content))
+    return found
+
+
+async def _contents_by_id(opened: OpenTable, ids: Sequence[str], what: str) -> dict[str, str]:
     wanted = list(dict.fromkeys(ids))
     found: dict[str, str] = {}
     columns = [name for name in (opened.columns.id, opened.columns.content) if name]

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from recall_gui.core.storage.content_identity import SHORT_HEX, entry_label
+from recall_gui.core.storage.content_identity import SHORT_HEX, content_sha256, entry_label
 from recall_gui.core.storage.entry_names import IdRepeats
 
 #: A content's sha256 as a golden file writes it.
@@ -53,6 +53,17 @@ class ContentRef:
 
 #: One element of a check's ``expect``: an id, or an entry's content.
 Expected = str | ContentRef
+
+
+def expected_of(entry_id: str, content: str, repeats: IdRepeats) -> Expected:
+    """How a check names an entry: by its id, or by its content where other rows share the id."""
+    return ContentRef(content_sha256(content)) if repeats.is_shared(entry_id) else entry_id
+
+
+def expected_by_sha(entry_id: str, sha: str | None) -> Expected:
+    """:func:`expected_of` of an entry whose content's sha256 is known where its id is shared (``sha``;
+    ``None`` where the id tells it apart)."""
+    return entry_id if sha is None else ContentRef(sha)
 
 
 def expected_json(expected: Expected) -> str | dict[str, str]:

@@ -118,7 +118,7 @@ class HealthReport:
             self.duplicate_groups,
             self.warnings,
         )
-        return not any(listed)
+        return not any(listed) and "unread" not in self.listed_kinds()
 
     def to_dict(self) -> dict[str, Any]:
         return {

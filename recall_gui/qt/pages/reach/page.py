@@ -63,6 +63,9 @@ def summary(report: ReachReport) -> str:
         text += f" No agent searches {report.db_name} now: {report.why_not}."
     if report.note:
         text += f" {report.note[:1].upper()}{report.note[1:]}."
+    said = report.repeats.sentence()
+    if said is not None:
+        text += f" {said[:1].upper()}{said[1:]}."
     return text
 
 
@@ -328,7 +331,7 @@ class ReachPage(QWidget):
     def open_selected(self) -> None:
         item = self.selected()
         if item is not None and self.report is not None:
-            self.services.navigation.open_entry(self.report.db_name, item.id)
+            self.services.navigation.open_entry(self.report.db_name, item.named)
 
     def add_golden_check(self) -> GoldenCheck | None:
         """Keep the selected entry's query as a golden check that expects it, at the report's limit."""
@@ -336,7 +339,8 @@ class ReachPage(QWidget):
         entry = services.registry.get(report.db_name) if report is not None else None
         if item is None or report is None or entry is None or not item.query:
             return None
-        check = core.golden.check_for(entry, services.registry, item.query, (item.id,), report.limit)
+        expected = core.golden.expected_by_sha(item.id, item.content_sha256)
+        check = core.golden.check_for(entry, services.registry, item.query, (expected,), report.limit)
         try:
             replaced = services.golden.add(check)
         except GoldenFileError as error:
@@ -350,8 +354,8 @@ class ReachPage(QWidget):
             return check
         where = core.golden.place_text(check, services.registry)
         services.set_activity(
-            f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects {item.id}, "
-            f"limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
+            f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects "
+            f"{item.named}, limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
             "reaches the entry"
         )
         return check
