@@ -355,8 +355,8 @@ class ReachPage(QWidget):
         where = core.golden.place_text(check, services.registry)
         services.set_activity(
             f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects "
-            f"{item.named}, limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
-            "reaches the entry"
+            f"{item.named}, limit {report.limit}) in {services.golden.path.name}, on {where}: it fails until "
+            "the agent reaches the entry"
         )
         return check
 
