@@ -12,19 +12,7 @@ import numpy as np
 import pytest
 
 from tests.core.test_cli import cli
-from tests.kbtools import PASSAGES, cosh_entry, write_lance_table, write_registry
-
-
-def long_text(words: int, seed: int = 7) -> str:
-    """Sentences of the test passages in a shuffled order, ``words`` words long (far past any limit)."""
-    sentences = list(PASSAGES.values())
-    order = np.random.default_rng(seed).permutation(words)
-    text: list[str] = []
-    for number in order:
-        text.extend(sentences[int(number) % len(sentences)].split())
-        if len(text) >= words:
-            break
-    return " ".join(text[:words])
+from tests.coshtools import long_text, whole_documents
 
 
 @pytest.fixture(scope="module")
@@ -88,19 +76,11 @@ def test_many_texts_are_measured_as_each_alone(embedder: Any, reading: Any) -> N
     ]
 
 
-def write_whole_documents(tmp_path: Path, embedder: Any) -> tuple[Path, list[str]]:
-    """A knowledge base as cosh's TUI writes one: whole documents, one row each, every id "content"."""
-    documents = [*list(PASSAGES.values())[:4], long_text(1500, 11), long_text(2500, 12), long_text(900, 13)]
-    vectors = np.vstack([embedder.embed_sync(text) for text in documents])
-    write_lance_table(tmp_path / "lancedb", "manuals", ["content"] * len(documents), documents, vectors)
-    registry = write_registry(tmp_path / "registry", [cosh_entry("manuals", tmp_path / "lancedb")])
-    return registry, documents
-
-
 def test_health_says_how_much_of_each_table_the_model_reads(
     tmp_path: Path, embedder: Any, reading: Any
 ) -> None:
-    registry, documents = write_whole_documents(tmp_path, embedder)
+    kb = whole_documents(tmp_path, embedder)
+    registry, documents = kb.registry_dir, kb.contents
     done = cli("health", "--registry", str(registry), "--db", "manuals", "--json", "--fail-on", "unread")
     assert done.returncode == 1, done.stderr  # rows longer than the model reads: listed, and failed on
     report = json.loads(done.stdout)
@@ -126,3 +106,23 @@ def test_health_says_how_much_of_each_table_the_model_reads(
         "lies past it, where no vector search can find it"
     ) in text
     assert f'ids repeat in this table: all {len(documents)} rows share the id "content"' in "\n".join(text)
+
+
+def test_a_scan_that_skips_counting_short_texts_finds_the_same_cuts(embedder: Any, reading: Any) -> None:
+    kept = reading.limit - 2  # [CLS] and [SEP]
+    texts = [
+        "a " * (kept // 2),  # fits, near the limit
+        "a" * kept,  # one word of the limit's length: one [UNK] token
+        "a." * (kept // 2 + 1),  # one token more than the model keeps
+        ". " * kept + ".",
+        "ﷺ" * (kept // 4),  # a character NFKC would spell out in 18
+        "İstanbul " * (kept // 9),  # lowercase makes it longer
+        "한국어 " * (kept // 4),
+        long_text(40, seed=9),
+        "",
+    ]
+    counted = reading.extents(texts)
+    quick = reading.extents(texts, count_tokens=False)
+    assert [(e.truncated, e.read_chars) for e in quick] == [(e.truncated, e.read_chars) for e in counted]
+    assert [e.truncated for e in counted] == [whole_reading(embedder, text)[0] for text in texts]
+    assert counted[2].truncated and not counted[0].truncated

@@ -8,6 +8,8 @@ the character offsets of the tokens it keeps. Nothing here knows a number of tok
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,8 +29,9 @@ class ReadExtent:
 
     chars: int
     read_chars: int
-    #: Tokens the model is given, its special tokens included (at most the limit).
-    tokens: int
+    #: Tokens the model is given, its special tokens included (at most the limit); ``None`` for a text
+    #: measured without counting (short enough that it surely fits).
+    tokens: int | None
     #: The model's limit, in tokens.
     limit: int
     #: Whether the text went on past the limit (then the characters from ``read_chars`` on are unread).
@@ -41,11 +44,25 @@ class ReadExtent:
     def describe(self) -> str:
         """In words, for a line beside the text."""
         if not self.truncated:
-            return f"the model reads all of it ({self.tokens:,} of {self.limit:,} tokens)"
+            return f"the model reads all of it ({self._tokens_text()})"
         return (
             f"the model reads the first {self.read_chars:,} of {self.chars:,} characters "
             f"({self.limit:,} tokens); the rest ({self.unread_chars:,} characters) no vector search can find"
         )
+
+    def short(self) -> str:
+        """In a few words, beside an entry whose text marks the cut."""
+        if not self.truncated:
+            return f"all of it ({self._tokens_text()})"
+        return (
+            f"the first {self.read_chars:,} of {self.chars:,} characters ({self.limit:,} tokens); the rest, "
+            "greyed, no vector search can find"
+        )
+
+    def _tokens_text(self) -> str:
+        if self.tokens is None:
+            return f"fewer than its {self.limit:,} tokens"
+        return f"{self.tokens:,} of {self.limit:,} tokens"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +91,12 @@ class ModelReading:
         whole.no_padding()
         whole.no_truncation()
         self._tokenizer = whole
+        #: BERT's normalizer and WordPiece (all-MiniLM, BGE, ...): a token is at least one character of
+        #: the text as normalized, so a text whose normalized length fits surely does.
+        described = json.loads(tokenizer.to_str())
+        self._wordpiece = (described.get("normalizer") or {}).get("type") == "BertNormalizer" and (
+            described.get("model") or {}
+        ).get("type") == "WordPiece"
         self.model_name = model_name
         #: The model's limit, in tokens (its special tokens included).
         self.limit = int(truncation["max_length"])
@@ -84,12 +107,31 @@ class ModelReading:
         """How much of ``text`` the model reads (blocking: a long text takes milliseconds)."""
         return self.extents([text])[0]
 
-    def extents(self, texts: Sequence[str]) -> list[ReadExtent]:
-        """:meth:`extent` of each of ``texts``, tokenized a batch at a time (blocking)."""
+    def extents(self, texts: Sequence[str], *, count_tokens: bool = True) -> list[ReadExtent]:
+        """:meth:`extent` of each of ``texts``, tokenized a batch at a time (blocking). Without
+        ``count_tokens``, a text the model surely reads whole is not tokenized (its ``tokens`` is
+        ``None``): what a table's scan needs, at a fraction of the cost."""
         found: list[ReadExtent] = []
         for start in range(0, len(texts), READ_BATCH):
-            found.extend(self._batch(list(texts[start : start + READ_BATCH])))
+            batch = list(texts[start : start + READ_BATCH])
+            if count_tokens or not self._wordpiece:
+                found.extend(self._batch(batch))
+                continue
+            fits = [self._surely_fits(text) for text in batch]
+            measured = iter(self._batch([text for text, fit in zip(batch, fits, strict=True) if not fit]))
+            found.extend(
+                ReadExtent(len(text), len(text), None, self.limit, False) if fit else next(measured)
+                for text, fit in zip(batch, fits, strict=True)
+            )
         return found
+
+    def _surely_fits(self, text: str) -> bool:
+        """Whether ``text`` has fewer tokens than the model keeps, told without tokenizing it: BERT's
+        normalizer lowercases and decomposes (NFD), and WordPiece makes no more tokens than characters."""
+        if len(text) > self._kept:
+            return False
+        decomposed = unicodedata.normalize("NFD", text)
+        return max(len(text.lower()), len(decomposed.lower()), len(decomposed)) <= self._kept
 
     def _batch(self, texts: list[str]) -> list[ReadExtent]:
         """Each text's start tokenized (the whole of a short one); a start that holds too few tokens to

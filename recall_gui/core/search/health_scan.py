@@ -182,7 +182,7 @@ async def health_report(
             report.reading.add(await measuring)
         texts = ["" if text is None else str(text) for text in batch.column(columns.content).to_pylist()]
         measuring = (
-            loop.run_in_executor(session.inspect_executor, reading.extents, texts) if reading else None
+            loop.run_in_executor(session.inspect_executor, _measure, reading, texts) if reading else None
         )
         ids = _names(report.repeats, batch, id_column, texts, read)
         _check_vectors(report, ids, batch.column(columns.vector).combine_chunks(), columns.vector_dim)
@@ -220,6 +220,10 @@ async def _model_reading(session: Session, entry: DatabaseEntry, report: HealthR
         return None
     report.reading = TableReading(entry.embedder.model, reading.limit)
     return reading
+
+
+def _measure(reading: ModelReading, texts: list[str]) -> list[ReadExtent]:
+    return reading.extents(texts, count_tokens=False)
 
 
 def _names(repeats: IdRepeats, batch: Any, id_column: str | None, texts: list[str], read: int) -> list[str]:

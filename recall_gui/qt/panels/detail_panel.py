@@ -189,6 +189,8 @@ class DetailPanel(QWidget):
         self.position.setText(position)
         if self._content != content or self._cut is not None:
             self._content, self._cut = content, None
+            # Plain text takes the format at the view's cursor: never the marker's, or the unread grey.
+            self.content.setCurrentCharFormat(QTextCharFormat())
             self.content.setPlainText(content)
         self.highlight(highlight)
         self._metadata = {name: plain_value(value) for name, value in metadata.items()}
@@ -213,7 +215,7 @@ class DetailPanel(QWidget):
         if extent is None:
             self.reads_label.setText(f"not known: {why_not}" if why_not else "not known")
             return
-        self.reads_label.setText(extent.describe())
+        self.reads_label.setText(extent.short())
         if not extent.truncated or self._cut is not None:
             return
         document = self.content.document()
