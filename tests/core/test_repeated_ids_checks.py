@@ -158,3 +158,30 @@ def test_a_malformed_content_element_is_refused_naming_where(element: dict[str, 
     with pytest.raises(GoldenFileError) as raised:
         parse_golden(text, "g.json")
     assert raised.value.message.startswith(f"g.json, line 1, check 1, {said}"), raised.value.message
+
+
+def test_the_check_editor_reads_a_content_among_the_ids() -> None:
+    from recall_gui.core.golden.golden import GoldenCheck, edited
+
+    digest = "ab" * 32
+    check = edited(GoldenCheck("docs", "q", ("x",)), ids=f"x, sha256:{digest}, sha256:nothex")
+    assert check.expect == ("x", ContentRef(digest), "sha256:nothex")
+    assert check.expect_text == f"x, sha256:{digest}, sha256:nothex"
+
+
+def test_compare_names_what_b_lost_and_gained_by_content() -> None:
+    from recall_gui.core.golden.check_comparison import Comparison
+    from recall_gui.core.golden.checks import CheckOutcome
+    from recall_gui.core.golden.golden import GoldenCheck
+    from recall_gui.core.storage.entry_names import IdRepeats
+
+    a, b, c = "a" * 64, "b" * 64, "c" * 64
+    check = GoldenCheck("docs", "q", (ContentRef(a),), 2)
+    shared = IdRepeats(9, {"content": 9})
+    side_a = CheckOutcome(check, ("content", "content"), result_sha256=(a, b), repeats=shared)
+    side_b = CheckOutcome(check, ("content", "content"), result_sha256=(b, c), repeats=shared)
+    compared = Comparison((side_a,), (side_b,))
+    row = compared.to_dict()["checks"][0]
+    assert (row["lost"], row["gained"]) == ([f"content·{a[:8]}"], [f"content·{c[:8]}"])
+    assert compared.regressed  # A found the expected content, B did not
+    assert row["a"]["expected"] == [{"content_sha256": a, "id": "content", "rank": 1}]

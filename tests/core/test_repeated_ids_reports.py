@@ -182,3 +182,29 @@ def test_replay_matches_results_by_content(cosh_kb: KnowledgeBase, embedder: Any
     assert len(again.diff.rows) == len(then | shas_now)
     lost = {row.id for row in again.diff.rows if row.change == "lost"}
     assert lost == {f"content·{digest[:8]}" for digest in then - shas_now} and len(lost) == 1
+
+
+def test_shadowing_reach_and_the_map_name_entries_by_content(cosh_kb: KnowledgeBase) -> None:
+    registry = str(cosh_kb.registry_dir)
+    done = cli("shadowing", "--registry", registry, "--db", "docs", "--json", "--limit", "3", QUERY)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert all(
+        result["id"] == "content" and len(result["content_sha256"]) == 64 for result in found["results"]
+    )
+    assert found["ids_repeat"]["shared_ids"] == {"content": len(cosh_kb.ids)}
+
+    done = cli("reach", "--registry", registry, "--db", "docs", "--json")
+    assert done.returncode in (0, 1), done.stderr
+    reach = json.loads(done.stdout)
+    assert {entry["content_sha256"] for entry in reach["retrievability"]} == {
+        sha(t) for t in cosh_kb.contents
+    }
+
+    from recall_gui.core.inspect.table_map import point_labels
+
+    def labels(session: Any) -> Any:
+        return point_labels(session, cosh_kb.target, list(range(len(cosh_kb.ids))))
+
+    shown = in_session(labels)
+    assert sorted(name for name, _first in shown.values()) == sorted(label(t) for t in cosh_kb.contents)

@@ -156,3 +156,18 @@ def test_the_query_box_says_where_a_long_query_was_cut(
     )
     # The cut is the model's: the query up to it is embedded as the whole query is.
     assert np.array_equal(embedder.embed_sync(query[: extent.read_chars]), embedder.embed_sync(query))
+
+
+def test_exports_carry_each_rows_content_sha256_where_ids_repeat(
+    cosh_kb: KnowledgeBase, open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    import csv
+
+    window = open_window(cosh_kb.registry_dir)
+    search(window, loop, QUERY, 3)
+    path = tmp_path / "results.csv"
+    assert run(loop, window.knowledge.exporter.export_to(path, "csv")) == 3
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["ID"] for row in rows] == ["content"] * 3
+    assert [row["content sha256"] for row in rows] == [sha(row["Content"]) for row in rows]

@@ -94,7 +94,7 @@ async def _by_content(
     if not matching:
         raise InvalidInputError(
             f'no entry "{entry_id}" whose content\'s sha256 starts with {digits} in "{target.table_name}"',
-            hint="Copy the name from `recall-gui search --verbose` or from the window.",
+            hint="Copy the name from `recall-gui search` (its notes name each result) or from the window.",
         )
     if len({shas[number] for number in matching}) > 1:
         raise InvalidInputError(
