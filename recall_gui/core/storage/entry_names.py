@@ -73,17 +73,18 @@ class IdRepeats:
         """That ids repeat in this table, once, plainly; ``None`` where they do not."""
         if not self.shared:
             return None
-        how = "entries are named by their content: the id and the first 8 hex digits of its sha256"
+        how = "so entries are named by their content: the id and the first 8 hex digits of the content's"
+        how += " sha256"
         ranked = list(self.shared.items())
         if len(ranked) == 1:
             [(shared_id, count)] = ranked
             rows = f"all {count:,} rows" if count == self.rows else f"{count:,} of {self.rows:,} rows"
-            return f'ids repeat in this table: {rows} share the id "{shared_id}", so {how}'
+            return f'ids repeat in this table: {rows} share the id "{shared_id}", {how}'
         named = ", ".join(f'"{shared_id}" by {count:,}' for shared_id, count in ranked[:NAMED_IDS])
         more = f" and {len(ranked) - NAMED_IDS:,} more" if len(ranked) > NAMED_IDS else ""
         return (
             f"ids repeat in this table: {self.rows_sharing:,} of {self.rows:,} rows share "
-            f"{plural(len(ranked), 'id')} ({named}{more}), so {how}"
+            f"{plural(len(ranked), 'id')} ({named}{more}), {how}"
         )
 
     def to_dict(self) -> dict[str, Any]:
