@@ -132,7 +132,7 @@ async def _search(args: argparse.Namespace) -> str:
         if not report.result.hits:
             await _say_why_empty(harness, report.database.target, args.where, arguments["limit"])
         entries = [(hit.id, hit.content) for hit in report.result.hits]
-        await say_repeats(harness, report.database.target.at(report.result.table_version), entries)
+        await say_repeats(harness, report.database.target, entries)
     finally:
         await harness.aclose()
         await session.aclose()

@@ -34,7 +34,7 @@ async def _similar(args: argparse.Namespace) -> str:
         limit = limit_from_text(args.limit)
         entry, found = await entry_named(harness, args, "searching with")
         report = await core.search.more_like(harness, entry, found.hit, limit, found.label)
-        repeats = await harness.session.tables.id_repeats(entry.target.at(report.result.table_version))
+        repeats = await harness.session.tables.id_repeats(entry.target)
         said = repeats.sentence()
         if said is not None:
             say(f"note: {said}")

@@ -50,8 +50,7 @@ async def replay(harness: Harness, record: CallRecord) -> Replay:
     arguments = record.arguments if isinstance(record.arguments, dict) else {}
     try:
         report = await harness.run(arguments)
-        target = report.database.target.at(report.result.table_version)
-        repeats = await harness.session.tables.id_repeats(target)
+        repeats = await harness.session.tables.id_repeats(report.database.target)
     except RecallError as error:
         return Replay(record, None, error.message, compare_ids(record.result_ids, ()))
     if not repeats:

@@ -179,7 +179,7 @@ async def run_check_on(
             if check.pin.tag is not None:
                 searched += f" (version {version})"
         report = await harness.search_database(entry, check.query, check.limit, version=version)
-        repeats = await harness.session.tables.id_repeats(entry.target.at(report.result.table_version))
+        repeats = await harness.session.tables.id_repeats(entry.target.at(version))
     except RecallError as error:
         return CheckOutcome(check, error=error.message, hint=error.hint, searched=searched)
     hits = report.result.hits

@@ -127,7 +127,7 @@ async def find_shadowing(
             f'the results of "{entry.name}" came without their vectors, so near-copies cannot be told',
             hint="The table's vector column may hold missing vectors: see `recall-gui health`.",
         )
-    repeats = await harness.session.tables.id_repeats(entry.target.at(report.result.table_version))
+    repeats = await harness.session.tables.id_repeats(entry.target)
     return Shadowing(hits, near_copy_groups(hits, chosen, metric, repeats), chosen, metric, repeats)
 
 

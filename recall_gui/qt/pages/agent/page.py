@@ -436,8 +436,7 @@ class AgentPage(QWidget):
         try:
             harness = await self.services.harness()
             report = await harness.search_database(entry, query, limit)
-            target = entry.target.at(report.result.table_version)
-            repeats = await harness.session.tables.id_repeats(target)
+            repeats = await harness.session.tables.id_repeats(entry.target)
         except RecallError as error:
             return WindowAnswer(error=error.message, view_differences=view_differences)
         ids = tuple(repeats.label(hit.id, content_sha256(hit.content)) for hit in report.result.hits)

@@ -204,7 +204,7 @@ class Searching:
             where = inputs.where or None
             report = await harness.search_database(entry, query, limit, where=where, version=version)
             session = harness.session
-            repeats = await shared_ids(session, entry.target.at(report.result.table_version))
+            repeats = await shared_ids(session, entry.target.at(version))
             read = await query_read(session, entry, query)
             if report.result.hits:
                 return Found(report, None, repeats, read)
