@@ -171,3 +171,30 @@ def test_exports_carry_each_rows_content_sha256_where_ids_repeat(
         rows = list(csv.DictReader(handle))
     assert [row["ID"] for row in rows] == ["content"] * 3
     assert [row["content sha256"] for row in rows] == [sha(row["Content"]) for row in rows]
+
+
+def test_the_health_page_says_what_the_model_reads_of_the_table(
+    tmp_path: Path, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+) -> None:
+    from PySide6.QtWidgets import QTreeWidget
+
+    from tests.qt.conftest import waiting_for
+    from tests.qt.test_health_page import tree_texts
+
+    kb = whole_documents(tmp_path, embedder)
+    window = open_window(kb.registry_dir)
+    page = window.health
+    window.pages.setCurrentWidget(page)
+    with waiting_for(loop, page.reportFinished):
+        page.findChild(QPushButton, "healthCheckButton").click()
+    sections = tree_texts(page.findChild(QTreeWidget, "healthReport"))
+    limit = embedder.reading().limit
+    [said] = sections["What the model reads"]
+    # The three long documents of 900 words and more; the six passages fit.
+    assert said.startswith(
+        f"AllMiniLML6V2 reads the first {limit:,} tokens of each entry: 3 of 9 rows are longer"
+    )
+    assert sections["Ids that repeat"][0].startswith(
+        f"Ids repeat in this table: all {len(kb.ids)} rows share"
+    )
+    assert "need a look" in page.note.message
