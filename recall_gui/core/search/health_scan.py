@@ -226,18 +226,20 @@ def _measure(reading: ModelReading, texts: list[str]) -> list[ReadExtent]:
     return reading.extents(texts, count_tokens=False)
 
 
-def _names(repeats: IdRepeats, batch: Any, id_column: str | None, texts: list[str], read: int) -> list[str]:
-    """The page's rows as the report lists them: ids (row numbers without an id column), or
-    ``content·3f2a9c1e`` where an id is shared."""
+def _names(repeats: IdRepeats, batch: Any, id_column: str | None, texts: list[str], read: int) -> list[Any]:
+    """The page's rows as the report lists them: ids (row numbers without an id column; a missing id as
+    it is), or ``content·3f2a9c1e`` where an id is shared."""
     import pyarrow as pa
 
     if id_column is None:
         return [str(read + number) for number in range(batch.num_rows)]
-    ids = ["" if value is None else value for value in batch.column(id_column).cast(pa.string()).to_pylist()]
+    ids: list[Any] = batch.column(id_column).cast(pa.string()).to_pylist()
     if not repeats:
         return ids
     return [
-        repeats.label(entry_id, content_sha256(text)) if repeats.is_shared(entry_id) else entry_id
+        repeats.label(entry_id, content_sha256(text))
+        if entry_id is not None and repeats.is_shared(entry_id)
+        else entry_id
         for entry_id, text in zip(ids, texts, strict=True)
     ]
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from recall_gui.core.base.errors import FilterError, InvalidInputError, StorageError
+from recall_gui.core.base.own_thread import on_own_thread
 from recall_gui.core.storage.columns import ColumnMapping
 from recall_gui.core.storage.entry_names import IdRepeats, count_ids
 from recall_gui.core.storage.filter_guard import FilterGuard, FilterProbe
@@ -33,6 +34,8 @@ class TableIndex:
     metric: str | None = None
 
 
+#: Ids counted on the event loop's thread at most (more are counted on a thread of their own).
+COUNT_INLINE_ROWS = 20_000
 #: Filters whose row counts an open table keeps (one per filter a user typed while browsing it).
 MAX_COUNTS_KEPT = 64
 
@@ -80,8 +83,13 @@ class OpenTable:
                 self.repeats = IdRepeats(await self.count_rows())
             else:
                 query = self.table.query().select([self.columns.id])
-                ids = await read_query(query, f'reading the ids of table "{self.name}"')
-                self.repeats = count_ids(ids.column(self.columns.id))
+                ids = (await read_query(query, f'reading the ids of table "{self.name}"')).column(
+                    self.columns.id
+                )
+                if len(ids) <= COUNT_INLINE_ROWS:
+                    self.repeats = count_ids(ids)
+                else:  # counting a million ids takes a tenth of a second: not on the window's thread
+                    self.repeats = await on_own_thread("recall-ids", count_ids, ids)
         return self.repeats
 
     def _keep_count(self, where: str | None, counted: int) -> None:
