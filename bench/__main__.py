@@ -45,6 +45,7 @@ GROUPS: dict[str, str] = {
     "mcp": "bench.agent_first_call",
     "map": "bench.map",
     "health": "bench.health_scan",
+    "health_reading": "bench.health_reading",
     "models": "bench.models",
     "reach_100k": "bench.reach",
     "reach_embed_qps": "bench.reach_embedding",

@@ -167,6 +167,18 @@ def kb(make_kb: Callable[..., KnowledgeBase]) -> KnowledgeBase:
     return make_kb()
 
 
+@pytest.fixture
+def cosh_kb(tmp_path: Path, passage_vectors: Any) -> KnowledgeBase:
+    """:data:`PASSAGES` written as cosh's TUI writes a knowledge base: one row per document, every row
+    with the id "content" (``rag.ingest("content", text)``)."""
+    base = tmp_path / "cosh-kb"
+    contents = tuple(PASSAGES.values())
+    ids = ("content",) * len(contents)
+    write_lance_table(base / "lancedb", "docs", ids, contents, passage_vectors)
+    registry_dir = write_registry(base / "registry", [cosh_entry("docs", base / "lancedb")])
+    return KnowledgeBase("docs", base / "lancedb", registry_dir, ids, contents, passage_vectors)
+
+
 # --- fixtures for fault and trust tests (reusable by window tests) --------------------------------------
 
 

@@ -33,6 +33,7 @@ async def answered(
 ) -> CallRecord:
     """The record the server writes for a call that ``harness`` answers now (errors included)."""
     from recall_gui.core.base.errors import RecallError
+    from recall_gui.core.storage.content_identity import content_sha256
 
     try:
         report = await harness.run(arguments)
@@ -49,6 +50,7 @@ async def answered(
         report.embed_ms,
         report.result.search_ms,
         report.result.table_version,
+        result_sha256=tuple(content_sha256(hit.content) for hit in report.result.hits),
     )
 
 

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,7 +110,7 @@ def format_outcome(outcome: CheckOutcome) -> str:
     lines = [f"{verdict}  {head}"]
     for expected in outcome.expected:
         where = f"rank {expected.rank}" if expected.rank is not None else "missing"
-        lines.append(f"       {printable(expected.id)}: {where}")
+        lines.append(f"       {printable(expected.label)}: {where}")
 
     crowding = core.golden.crowding_text(outcome.near_copies)
     if crowding is not None:
@@ -117,8 +118,18 @@ def format_outcome(outcome: CheckOutcome) -> str:
     return "\n".join(lines)
 
 
+def repeats_notes(outcomes: Iterable[CheckOutcome]) -> list[str]:
+    """Once per table searched whose ids repeat: that they do, and how entries are named there."""
+    said: dict[str, str] = {}
+    for outcome in outcomes:
+        sentence = outcome.repeats.sentence()
+        if sentence is not None:
+            said.setdefault(outcome.searched or outcome.check.named, sentence)
+    return [printable(f"note: {where}: {sentence}") for where, sentence in said.items()]
+
+
 def format_run(run: CheckRun) -> str:
-    lines = [format_outcome(outcome) for outcome in run.outcomes]
+    lines = [format_outcome(outcome) for outcome in run.outcomes] + repeats_notes(run.outcomes)
     summary = f"{run.passed} passed, {run.failed} failed"
     if run.errors:
         summary += f", {run.errors} could not run"

@@ -83,7 +83,13 @@ def entry_options(parser: argparse.ArgumentParser, limit_help: str) -> None:
     """The database (``--db`` or ``--path``), ``--id`` and ``--limit``: one entry of it (``similar``,
     ``rank``)."""
     database_options(parser)
-    parser.add_argument("--id", required=True, metavar="ID", help="the entry's id")
+    parser.add_argument(
+        "--id",
+        required=True,
+        metavar="ID",
+        help="the entry's id; where rows share an id, one of them as results name it: ID·<hex digits of "
+        "its content's sha256>, e.g. content·3f2a9c1e",
+    )
     parser.add_argument("--limit", default=str(DEFAULT_LIMIT), metavar="N", help=limit_help)
 
 
@@ -91,11 +97,14 @@ async def entry_named(
     harness: Harness, args: argparse.Namespace, using: str, version: int | None = None
 ) -> tuple[DatabaseEntry, FoundEntry]:
     """The database and the row that ``--db`` (or ``--path``) and ``--id`` name (in ``version`` of its
-    table, ``None``: the latest); when several rows share the id, the first is taken and stderr says so
-    (``using``: what is done with it, e.g. "ranking")."""
+    table, ``None``: the latest); ``--id content·3f2a9c1e`` names one of the rows that share an id by its
+    content. When several rows share the id and it names none of them, the first is taken and stderr says
+    so (``using``: what is done with it, e.g. "ranking")."""
     entry = await chosen_database(harness.session, args, harness.registry if args.path is None else None)
     found = await core.search.find_entry(harness.session, entry.target.at(version), args.id)
-    if found.sharing_id > 1:
-        first = f"{using} the first (row {found.hit.row_id})"
+    if found.sharing_id > 1 and not found.sha_prefix:
+        named = core.storage.IdRepeats(found.sharing_id, {found.hit.id: found.sharing_id})
+        first = f"{using} the first, {named.name(found.hit.id, found.hit.content)} (row {found.hit.row_id})"
         say(f"warning: {found.sharing_id} entries have the id '{args.id}'; {first}")
+        say("hint: name one by its content, as results show it: --id ID·<first hex digits of its sha256>")
     return entry, found

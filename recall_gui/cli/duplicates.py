@@ -117,12 +117,12 @@ def format_report(report: DuplicateReport) -> str:
         first, second = group.widest_pair
         line = (
             f"group {number}: {len(group.entries)} entries, largest distance {group.max_distance:.6f} "
-            f"between {first.id} and {second.id}"
+            f"between {report.label(first)} and {report.label(second)}"
         )
         if group.chained(report.threshold):
             line += f", beyond {report.threshold:g}: linked through the others"
         lines.append(line)
-        lines += [f"  {entry.id}: {_preview(entry.content)}" for entry in group.entries]
+        lines += [f"  {report.label(entry)}: {_preview(entry.content)}" for entry in group.entries]
     grouped = sum(len(group.entries) for group in report.groups)
     lines.append(
         f"{len(report.groups)} groups ({grouped} of {report.rows} entries) linked by pairs within "
@@ -135,6 +135,9 @@ def format_report(report: DuplicateReport) -> str:
     left_out = report.left_out_text("--metric l2")
     if left_out is not None:
         lines.append(f"note: {left_out}")
+    said = report.repeats.sentence()
+    if said is not None:
+        lines.append(f"note: {said}")
     return escaped_lines(lines)  # ids and contents come from the table
 
 

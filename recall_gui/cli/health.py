@@ -29,8 +29,9 @@ def add_to(commands: Any) -> None:
         description="Report what LanceDB's statistics say (rows, versions, fragments, indexes and the rows "
         "they do not cover) and what one streamed scan finds (vectors missing, of zero length, not finite, "
         "too short or too long for float32's arithmetic; empty contents; contents that are exactly the "
-        "same). Exit status 1 when it lists a kind --fail-on names, else 0. Nothing is written: an "
-        "optimize or a re-index is only advised.",
+        "same; rows longer than the model reads, and the share of the text past its limit). Exit status "
+        "1 when it lists a kind --fail-on names, else 0. Nothing is written: an optimize or a re-index is "
+        "only advised.",
     )
     registry_option(parser)
     database_options(parser)
@@ -42,7 +43,8 @@ def add_to(commands: Any) -> None:
         help="what makes the exit status 1, comma-separated: vectors (missing, of zero length, not "
         "finite, too short or too long for float32), model (the model or the vectors' width: searches "
         "fail), empty (contents), duplicates (the same content), advice (index coverage, small "
-        f"fragments, a legacy full-text index), all, none (default: {','.join(DEFAULT_FAIL_ON)})",
+        "fragments, a legacy full-text index), unread (rows longer than the model reads), all, none "
+        f"(default: {','.join(DEFAULT_FAIL_ON)})",
     )
     parser.set_defaults(run=run)
 
@@ -101,6 +103,10 @@ def format_report(report: HealthReport, failing: frozenset[str]) -> str:
             lines.append(f"{label} ({len(ids)}): {_ids(ids)}")
     for group in report.duplicate_groups:
         lines.append(f"the same content ({len(group)}): {_ids(group)}")
+    said = report.repeats.sentence()
+    if said is not None:
+        lines.append(said)
+    lines.append(report.reading_text)
     lines.extend(f"warning: {warning}" for warning in report.warnings)
     listed = report.listed_kinds()
     if not listed:

@@ -144,7 +144,12 @@ def format_report(report: HubReport, share: float) -> str:
     if not hubs:
         lines.append(f"no hubs: no entry is returned for more than {share:.0%} of the queries")
     for hub in hubs:
-        lines.append(f"hub  {hub.id}: returned for {hub.returned_for} of {report.queries} ({hub.share:.0%})")
+        lines.append(
+            f"hub  {hub.named}: returned for {hub.returned_for} of {report.queries} ({hub.share:.0%})"
+        )
+    said = report.repeats.sentence()
+    if said is not None:
+        lines.append(f"note: {said}")
     return escaped_lines(lines)  # the ids come from the table
 
 

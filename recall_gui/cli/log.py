@@ -147,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
                 + (":" if found.never_returned else ""),
                 *found.never_returned,
             ]
+            said = found.repeats.sentence()
+            if said is not None:
+                lines.insert(1, f"note: {said}")
             write_stdout("\n".join(lines) + "\n")
         return 0
     printed = _print_records(records, records_json if args.json else _lines)

@@ -58,7 +58,14 @@ async def _rank(args: argparse.Namespace) -> dict[str, Any]:
         entry, found = await entry_named(harness, args, "ranking", args.version)
         view = ViewScope(entry, args.version, where, limit=limit)
         row_id = found.hit.row_id if found.hit.row_id is not None else 0
-        verdict = await core.search.would_agent_see(harness, view, args.query, row_id, entry_id=found.hit.id)
+        verdict = await core.search.would_agent_see(
+            harness,
+            view,
+            args.query,
+            row_id,
+            entry_id=found.hit.id,
+            content_sha256=found.sha256 if found.sharing_id > 1 else None,
+        )
         model = core.search.model_of(harness, verdict.scope.entry)
         note_stand_ins([model])
         return with_model({"active": verdict.scope.entry.active, **verdict.to_dict()}, model)

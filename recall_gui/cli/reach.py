@@ -194,14 +194,17 @@ def format_report(report: ReachReport) -> str:
         lines.insert(1, f"note: {report.note}")
     for item in report.unreachable[:SHOWN]:
         place = _place(item.rank, report.depth)
-        lines.append(f"UNREACHABLE  {item.id}  ({place}) {json.dumps(item.query, ensure_ascii=False)}")
+        lines.append(f"UNREACHABLE  {item.named}  ({place}) {json.dumps(item.query, ensure_ascii=False)}")
         lines.append(f"       {item.why}")
         if item.taken_by:
             lines.append(f"       taken by: {', '.join(item.taken_by)}")
     if len(report.unreachable) > SHOWN:
         lines.append(f"… and {len(report.unreachable) - SHOWN:,} more: --json lists every one")
     for hub in report.hubs[:SHOWN]:
-        lines.append(f"hub  {hub.id}: returned for {hub.returned_for:,} queries")
+        lines.append(f"hub  {hub.named}: returned for {hub.returned_for:,} queries")
+    said = report.repeats.sentence()
+    if said is not None:
+        lines.insert(1, f"note: {said}")
     return escaped_lines(lines)  # ids, names and texts come from the table
 
 

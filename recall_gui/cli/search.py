@@ -131,6 +131,8 @@ async def _search(args: argparse.Namespace) -> str:
             report = await _filtered(harness, arguments, args.where)
         if not report.result.hits:
             await _say_why_empty(harness, report.database.target, args.where, arguments["limit"])
+        entries = [(hit.id, hit.content) for hit in report.result.hits]
+        await say_repeats(harness, report.database.target, entries)
     finally:
         await harness.aclose()
         await session.aclose()
@@ -164,12 +166,28 @@ async def _text_search(harness: Harness, args: argparse.Namespace, arguments: di
     )
     if not found.output.results:
         await _say_why_empty(harness, entry.target, args.where, limit)
+    await say_repeats(harness, entry.target, [(r.id, r.content) for r in found.output.results])
     note_stand_ins([found.model])  # hybrid embeds the query as the agent's search does; full-text does not
     if args.verbose:
         how = "full-text (BM25)" if args.fts else "hybrid (vector and full-text, RRF)"
         said = f"{entry.name}: {len(found.output.results)} results by {how}, not the agent's search"
         print(printable(said), file=sys.stderr)
     return found.output.to_json()
+
+
+async def say_repeats(harness: Harness, target: TableTarget, results: list[tuple[str, str]]) -> None:
+    """Where ids repeat in the table, say so on stderr, and name each result by its content (stdout
+    stays the agent's JSON, which names them by id only)."""
+    try:
+        repeats = await harness.session.tables.id_repeats(target)
+    except RecallError:  # the search succeeded: not knowing its ids' counts is no failure
+        return
+    said = repeats.sentence()
+    if said is None:
+        return
+    report_error(said, level="note")
+    for rank, (entry_id, content) in enumerate(results, start=1):
+        say(f"  {rank}. {repeats.name(entry_id, content)}")
 
 
 async def _say_why_empty(harness: Harness, target: TableTarget, where: str | None, limit: int) -> None:

@@ -67,7 +67,8 @@ def format_shadowing(found: Shadowing) -> str:
     lines = [f"{len(found.hits)} results, {found.distinct} distinct entries"]
     for group in found.groups:
         lines.append(f"near-copies ({found.metric} within {found.threshold:g}): {', '.join(group)}")
-    return escaped_lines(lines)  # the ids come from the table
+    said = found.repeats.sentence()
+    return escaped_lines(lines if said is None else [*lines, f"note: {said}"])  # the ids come from the table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from recall_gui import core
-from recall_gui.cli.common import location, registry_option, write_stdout
+from recall_gui.cli.common import location, registry_option, say, write_stdout
 from recall_gui.cli.databases import entry_named, entry_options, refuse_unclear
 from recall_gui.cli.search import limit_from_text
 
@@ -33,7 +33,12 @@ async def _similar(args: argparse.Namespace) -> str:
     try:
         limit = limit_from_text(args.limit)
         entry, found = await entry_named(harness, args, "searching with")
-        return core.search.similar_json(await core.search.more_like(harness, entry, found.hit, limit))
+        report = await core.search.more_like(harness, entry, found.hit, limit, found.label)
+        repeats = await harness.session.tables.id_repeats(entry.target)
+        said = repeats.sentence()
+        if said is not None:
+            say(f"note: {said}")
+        return core.search.similar_json(report, repeats)
     finally:
         await harness.aclose()
 

@@ -172,6 +172,7 @@ def models_get(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
     )
 
 
+@pytest.mark.process
 def test_models_get_from_the_int8_file_at_cosh_name_refuses_it_and_nothing_says_exact(
     tmp_path: Path,
 ) -> None:
@@ -189,6 +190,7 @@ def test_models_get_from_the_int8_file_at_cosh_name_refuses_it_and_nothing_says_
     assert load_local_model("AllMiniLML6V2").model_info.source == WEIGHTS_SOURCE
 
 
+@pytest.mark.process
 def test_models_get_from_a_fifo_or_a_device_is_refused_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "model.safetensors"
     os.mkfifo(fifo)
@@ -264,6 +266,7 @@ def test_the_probe_texts_cover_a_text_longer_than_cosh_reads() -> None:
     assert not model_verdicts.PROBE_TEXTS[2].isascii()
 
 
+@pytest.mark.process
 def test_a_copy_that_cannot_be_verified_is_kept_and_said_to_be_a_stand_in(tmp_path: Path) -> None:
     """No published sha256 of Qdrant's quantized BGE file is known here, nor a reference: a copy of it is
     brought, and said to be what it is (here it is the int8 MiniLM file, which no check here can tell)."""

@@ -116,6 +116,7 @@ def test_the_mcp_servers_answers_are_lancedbs_defaults(copies: IndexedCopies, se
     assert differing(loop.run(answers(), timeout=300), copies) == []
 
 
+@pytest.mark.process
 def test_check_ranks_as_lancedbs_defaults(copies: IndexedCopies, tmp_path: Path) -> None:
     golden = tmp_path / "golden.json"
     checks = [
@@ -140,6 +141,7 @@ def test_check_ranks_as_lancedbs_defaults(copies: IndexedCopies, tmp_path: Path)
     assert differing(found, copies) == []
 
 
+@pytest.mark.process
 def test_search_prints_lancedbs_defaults(copies: IndexedCopies) -> None:
     for name in INDEXES:
         for query in QUERIES[:2]:

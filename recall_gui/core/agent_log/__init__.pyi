@@ -17,6 +17,7 @@ from .agent_review import (
     Coverage as Coverage,
     coverage as coverage,
     lookup_contents as lookup_contents,
+    named_results as named_results,
     replay as replay,
     rows_by_row_id as rows_by_row_id,
 )

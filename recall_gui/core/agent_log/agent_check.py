@@ -2,15 +2,19 @@
 
 Two comparisons, both between something an MCP client received from the real server and the window's
 own idea of it: the tool description (served vs. the description panel's editor), and a search (the
-``tools/call`` payload vs. the window's own search for the same arguments, by result ids and order).
+``tools/call`` payload vs. the window's own search for the same arguments, by result ids and order; where
+the table's ids repeat, by each result's id and content).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
+
+from recall_gui.core.storage.content_identity import content_sha256
+from recall_gui.core.storage.entry_names import IdRepeats
 
 if TYPE_CHECKING:
     from recall_gui.core.embedders.base import ModelInfo
@@ -36,9 +40,10 @@ def judge_description(served: str, shown: str, *, unsaved: bool) -> DescriptionV
     return DescriptionVerdict.UNSAVED if unsaved else DescriptionVerdict.DIFFERENT
 
 
-def result_ids(payload_text: str) -> tuple[str, ...] | None:
-    """The ids of a ``recall_search`` answer (``{"query", "results": [{"id", "content"}]}``), in order;
-    ``None`` when the text is not such an answer."""
+def result_ids(payload_text: str, repeats: IdRepeats | None = None) -> tuple[str, ...] | None:
+    """The ids of a ``recall_search`` answer (``{"query", "results": [{"id", "content"}]}``), in order
+    (``content·3f2a9c1e`` for an id ``repeats`` shares); ``None`` when the text is not such an answer."""
+    shared = repeats or IdRepeats()
     try:
         data = json.loads(payload_text)
     except ValueError:
@@ -49,7 +54,10 @@ def result_ids(payload_text: str) -> tuple[str, ...] | None:
     for result in data["results"]:
         if not isinstance(result, dict) or not isinstance(result.get("id"), str):
             return None
-        ids.append(result["id"])
+        entry_id, content = result["id"], result.get("content")
+        if shared.is_shared(entry_id) and isinstance(content, str):
+            entry_id = shared.label(entry_id, content_sha256(content))
+        ids.append(entry_id)
     return tuple(ids)
 
 
@@ -64,6 +72,8 @@ class WindowAnswer:
     view_differences: tuple[str, ...] = ()
     #: What embedded the window's query (the server embeds with the same): a stand-in is said.
     model: ModelInfo | None = None
+    #: The ids the table's rows share: those results are compared (and named) by their contents.
+    repeats: IdRepeats = field(default_factory=IdRepeats)
 
 
 @dataclass(frozen=True)
@@ -129,7 +139,7 @@ def _compare(
             )
         found = _count(len(window.ids or ()))
         return PayloadComparison(False, f"The agent gets an error, while {name} finds {found}.")
-    agent_ids = result_ids(payload_text)
+    agent_ids = result_ids(payload_text, window.repeats)
     if agent_ids is None:
         return PayloadComparison(False, "The payload is not recall_search's JSON answer: nothing to compare.")
     if window.error is not None:

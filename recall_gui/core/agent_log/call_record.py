@@ -128,6 +128,13 @@ class CallRecord:
             result_sha256=tuple(digests),
         )
 
+    def results(self) -> tuple[tuple[str, str], ...]:
+        """Each result's id and its content's sha256 (empty where the record kept none)."""
+        shas = self.result_sha256
+        if len(shas) != len(self.result_ids):
+            shas = ("",) * len(self.result_ids)
+        return tuple(zip(self.result_ids, shas, strict=True))
+
     # --- what the window and the command line show -----------------------------------------------------
 
     @property

@@ -19,6 +19,7 @@ from recall_gui.core.base.errors import EmbedderError, ModelUnavailableError
 from recall_gui.core.base.surrogates import first_surrogate, is_unicode
 from recall_gui.core.embedders.base import ModelInfo, Vector
 from recall_gui.core.embedders.cosh_files import cosh_file
+from recall_gui.core.embedders.model_reading import ModelReading, reading_of
 from recall_gui.core.embedders.model_sources import Candidate, candidates
 from recall_gui.core.embedders.offline import (
     OFFLINE_DIM,
@@ -58,6 +59,15 @@ class LocalEmbedder:
         self._load_bulk = load_bulk
         self._bulk_model: Any = None
         self._bulk_lock = threading.Lock()
+        self._reading: ModelReading | None = None
+
+    def reading(self) -> ModelReading | None:
+        """How much of a text the model reads (its tokenizer's truncation), ``None`` where the loaded model
+        does not say; made once."""
+        with self._bulk_lock:
+            if self._reading is None:
+                self._reading = reading_of(self._model, self.model_info.name)
+            return self._reading
 
     @property
     def used(self) -> str:

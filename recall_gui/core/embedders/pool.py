@@ -20,6 +20,7 @@ from recall_gui.core.embedders.base import EmbeddedQuery, ModelInfo, QueryVector
 from recall_gui.core.embedders.cloud import CloudEmbedder, cloud_model_info, configuration_problem
 from recall_gui.core.embedders.local import LocalEmbedder, load_offline_model
 from recall_gui.core.embedders.model_choice import load_local_model, local_model_problem
+from recall_gui.core.embedders.model_reading import ModelReading
 from recall_gui.core.embedders.model_verdicts import Verdicts
 from recall_gui.core.registry.models import CLOUD_PROVIDERS, local_model
 from recall_gui.core.registry.registry_types import EmbedderSpec
@@ -107,6 +108,15 @@ class EmbedderPool:
             return cloud_model_info(spec.provider or "", spec.model)
         loaded = self.loaded_local(spec)
         return loaded.model_info if loaded is not None else None
+
+    async def reading(self, spec: EmbedderSpec) -> ModelReading | None:
+        """What ``spec``'s model reads of a text (its local model loaded if need be); ``None`` for a cloud
+        model, whose tokenizer is not here. Raises :class:`ModelUnavailableError` like a search."""
+        if spec.kind != "local":
+            return None
+        embedder = await self.get(spec)
+        assert isinstance(embedder, LocalEmbedder)
+        return embedder.reading()
 
     def forget(self, cosh_name: str) -> None:
         """Let the next search load ``cosh_name`` afresh (after another copy of it was brought here)."""

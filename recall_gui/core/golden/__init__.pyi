@@ -17,6 +17,7 @@ from .check_history import (
 )
 from .check_places import check_for as check_for, folder_text as folder_text, place_text as place_text
 from .checks import CheckOutcome as CheckOutcome, CheckRun as CheckRun, run_checks as run_checks
+from .expected import expected_by_sha as expected_by_sha, expected_of as expected_of
 from .golden import (
     CheckKey as CheckKey,
     GoldenCheck as GoldenCheck,

@@ -18,16 +18,21 @@ from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import _exact_hits, checked_vector, index_for, open_for_search
 from recall_gui.core.session.exact import nearest_rows_many
 from recall_gui.core.session.vector_cache import NotCached
+from recall_gui.core.storage.entry_names import IdRepeats
 from recall_gui.core.storage.open_table import metric_for
 
 #: Fewer checks than this run one search each (a pass per check costs no more).
 MIN_BATCH = 2
 
 
+#: What the agent gets for one check: the results' ids and contents, and the ids the table's rows share.
+BatchFound = tuple[tuple[str, ...], tuple[str, ...], IdRepeats]
+
+
 async def run_batch(
     harness: Harness, entry: DatabaseEntry, checks: Sequence[GoldenCheck]
-) -> list[tuple[str, ...] | None] | None:
-    """The ids the agent gets for each of ``checks`` (all run on ``entry``), in its order; ``None`` where
+) -> list[BatchFound | None] | None:
+    """What the agent gets for each of ``checks`` (all run on ``entry``), in its order; ``None`` where
     the one-pass path does not apply and each check (or that one) should run its own search."""
     if len(checks) < MIN_BATCH:
         return None
@@ -45,6 +50,7 @@ async def run_batch(
         cached = await session.vectors.get(opened, wait=True)
         if isinstance(cached, NotCached):
             return None
+        repeats = await opened.id_repeats()
         started = [session.models.start_query(spec, check.query, table_dim) for check in checks]
         vectors = [checked_vector(await query.wait(), table_dim) for query in started]
     except RecallError:
@@ -57,8 +63,11 @@ async def run_batch(
     )
     rankings = await asyncio.wrap_future(job)
     session.arithmetic.start()  # once ranked, so the self-test never slows the first ranking down
-    found: list[tuple[str, ...] | None] = []
+    found: list[BatchFound | None] = []
     for positions, distances in rankings:
         hits = await _exact_hits(opened, cached, positions, distances)
-        found.append(None if hits is None else tuple(hit.id for hit in hits))
+        if hits is None:
+            found.append(None)
+        else:
+            found.append((tuple(hit.id for hit in hits), tuple(hit.content for hit in hits), repeats))
     return found

@@ -14,11 +14,13 @@ from typing import Any, Protocol
 from recall_gui.core.base.errors import InvalidInputError, RecallError
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.golden.check_places import CheckPlace, locate
-from recall_gui.core.golden.checks import CheckOutcome, ExpectedRank, run_check_on
+from recall_gui.core.golden.checks import CheckOutcome, run_check_on
+from recall_gui.core.golden.expected import ExpectedRank
 from recall_gui.core.golden.golden import CheckDatabase, GoldenCheck, refuse_bad_version
 from recall_gui.core.golden.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
+from recall_gui.core.storage.content_identity import entry_label
 from recall_gui.core.storage.target import TableTarget
 from recall_gui.core.tables.versions import latest_version, list_versions, versions_on_disk
 
@@ -31,7 +33,7 @@ def _means(outcomes: Sequence[CheckOutcome | VersionOutcome]) -> dict[str, float
 def _side(outcome: CheckOutcome) -> dict[str, Any]:
     data: dict[str, Any] = {
         "passed": outcome.passed,
-        "expected": [{"id": e.id, "rank": e.rank} for e in outcome.expected],
+        "expected": [e.to_dict() for e in outcome.expected],
     }
     if outcome.error is not None:
         data["error"] = outcome.error
@@ -166,7 +168,7 @@ class VersionsReport:
                 {
                     "version": version,
                     "passed": outcome.passed,
-                    "expected": [{"id": e.id, "rank": e.rank} for e in outcome.expected],
+                    "expected": [e.to_dict() for e in outcome.expected],
                     "metrics": None if outcome.metrics is None else outcome.metrics.to_dict(),
                     **({"error": outcome.error} if outcome.error is not None else {}),
                 }
@@ -286,8 +288,8 @@ class Comparison:
         for a, b in zip(self.a, self.b, strict=True):
             if a.error is not None or b.error is not None:
                 continue
-            found_a = {e.id for e in a.expected if e.rank is not None}
-            found_b = {e.id for e in b.expected if e.rank is not None}
+            found_a = {e.key for e in a.expected if e.rank is not None}
+            found_b = {e.key for e in b.expected if e.rank is not None}
             if found_a - found_b:
                 return True
         return False
@@ -297,7 +299,7 @@ class Comparison:
         """Whether A's and B's results have any id in common (else they are hardly the same entries),
         among the checks both sides ran (none: nothing to say)."""
         ran = [(a, b) for a, b in zip(self.a, self.b, strict=True) if a.error is None and b.error is None]
-        return not ran or any(set(a.results) & set(b.results) for a, b in ran)
+        return not ran or any(set(_entries(a, b)) & set(_entries(b, a)) for a, b in ran)
 
     def to_dict(self) -> dict[str, Any]:
         checks = []
@@ -312,8 +314,8 @@ class Comparison:
                     "limit": check.limit,
                     "a": _side(a),
                     "b": _side(b),
-                    "lost": [i for i in a.results if i not in set(b.results)] if ran else [],
-                    "gained": [i for i in b.results if i not in set(a.results)] if ran else [],
+                    "lost": _missing_from(a, b) if ran else [],
+                    "gained": _missing_from(b, a) if ran else [],
                 }
             )
         # Both means over the checks both sides ran: a check one side could not run would tilt one mean.
@@ -323,6 +325,23 @@ class Comparison:
             "b": {"metrics": _means([b for _, b in both])},
             "checks": checks,
         }
+
+
+def _entries(side: CheckOutcome, other: CheckOutcome) -> dict[tuple[str, str], str]:
+    """``side``'s results by what tells them apart on both sides (an id either side's rows share goes
+    with its content's sha256), each with the name a line gives it."""
+    shared = side.repeats.shared.keys() | other.repeats.shared.keys()
+    shas = side.result_sha256 or ("",) * len(side.results)
+    return {
+        (found, sha if found in shared else ""): entry_label(found, sha) if found in shared else found
+        for found, sha in zip(side.results, shas, strict=True)
+    }
+
+
+def _missing_from(side: CheckOutcome, other: CheckOutcome) -> list[str]:
+    """``side``'s results that ``other`` does not have, by name."""
+    theirs = _entries(other, side)
+    return [name for key, name in _entries(side, other).items() if key not in theirs]
 
 
 async def compare_checks(

@@ -114,7 +114,7 @@ def save_run(golden_path: Path, run: CheckRun, ran_at: float | None = None) -> N
                 "limit": outcome.check.limit,
                 **outcome.check.pin_fields(),
                 "passed": outcome.passed,
-                "ranks": [[expected.id, expected.rank] for expected in outcome.expected],
+                "ranks": [[expected.key, expected.rank] for expected in outcome.expected],
                 **({"error": outcome.error} if outcome.error is not None else {}),
             }
             for outcome in run.outcomes
@@ -129,9 +129,9 @@ def change_since(outcome: CheckOutcome, last: LastRun | None) -> Change:
     if past is None:
         return Change("new")
     moved = tuple(
-        (expected.id, past.ranks.get(expected.id), expected.rank)
+        (expected.key, past.ranks.get(expected.key), expected.rank)
         for expected in outcome.expected
-        if expected.id in past.ranks and past.ranks[expected.id] != expected.rank
+        if expected.key in past.ranks and past.ranks[expected.key] != expected.rank
     )
     if outcome.passed != past.passed:
         return Change("now passes" if outcome.passed else "now fails", moved)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from recall_gui.core.base.captions import quoted
 from recall_gui.core.base.credentials import masked
 from recall_gui.core.base.errors import RecallError
+from recall_gui.core.golden.expected import Expected
 from recall_gui.core.golden.golden import FolderTable, GoldenCheck
 from recall_gui.core.registry.registry_advice import activate_hint
 from recall_gui.core.registry.registry_types import DatabaseEntry, Registry
@@ -61,7 +62,7 @@ def place_text(check: GoldenCheck, registry: Registry) -> str:
 
 
 def check_for(
-    entry: DatabaseEntry, registry: Registry, query: str, expect: tuple[str, ...], limit: int | None
+    entry: DatabaseEntry, registry: Registry, query: str, expect: tuple[Expected, ...], limit: int | None
 ) -> GoldenCheck:
     """A check of ``query`` made on ``entry``: by its registered name, or, for a folder opened by its
     path that no registered database reads, by the folder, its table and the model it is searched with

@@ -4,16 +4,17 @@ A check asks the harness exactly what an agent's ``recall_search`` call would as
 limit}``, the database resolved among the active ones) and reads the ids out of the very JSON the agent
 would receive. A check made on a folder runs where :mod:`recall_gui.core.golden.check_places` says: the
 registered database reading its table, or the folder until there is one. It passes when every expected
-id is among them. A check whose database cannot be searched (unknown, inactive, unreadable, its model
-unavailable) has an error instead of a verdict. A check pinned to a version or tag
-(:class:`recall_gui.core.golden.golden.VersionPin`) runs the same pipeline on that version, read-only; a
-pin that is no longer on disk is that check's error.
+entry is among them, each answered by a result of its own (:mod:`recall_gui.core.golden.expected`); one
+that expects an id several rows share is refused unless it allows that. A check whose database cannot be
+searched (unknown, inactive, unreadable, its model unavailable) has an error instead of a verdict. A
+check pinned to a version or tag (:class:`recall_gui.core.golden.golden.VersionPin`) runs the same pipeline
+on that version, read-only; a pin that is no longer on disk is that check's error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from recall_gui.core.base.errors import RecallError
@@ -21,19 +22,14 @@ from recall_gui.core.base.types import RecallOutput
 from recall_gui.core.embedders.base import ModelInfo
 from recall_gui.core.golden.batched_checks import run_batch
 from recall_gui.core.golden.check_places import CheckPlace, locate
+from recall_gui.core.golden.expected import SHARED_ID_HINT, ExpectedRank, expected_ranks, shared_id_refusal
 from recall_gui.core.golden.golden import GoldenCheck
 from recall_gui.core.golden.pins import pinned_version
 from recall_gui.core.golden.retrieval_metrics import CheckMetrics, MeanMetrics, check_metrics, mean_metrics
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness, model_of
-
-
-@dataclass(frozen=True)
-class ExpectedRank:
-    """An expected id and its rank among the results (1 is first), ``None`` when it is missing."""
-
-    id: str
-    rank: int | None
+from recall_gui.core.storage.content_identity import content_sha256
+from recall_gui.core.storage.entry_names import IdRepeats
 
 
 @dataclass(frozen=True)
@@ -51,13 +47,21 @@ class CheckOutcome:
     near_copies: tuple[tuple[str, ...], ...] = ()
     #: What embedded its query (exact, or a stand-in that may rank otherwise than the agent's model).
     model: ModelInfo | None = None
+    #: The sha256 of each result's content, in the order of ``results``.
+    result_sha256: tuple[str, ...] = ()
+    #: The ids several rows of the table searched share (none: every entry is named by its id).
+    repeats: IdRepeats = field(default_factory=IdRepeats)
 
     @property
     def expected(self) -> tuple[ExpectedRank, ...]:
-        first: dict[str, int] = {}
-        for rank, found in enumerate(self.results, start=1):
-            first.setdefault(found, rank)
-        return tuple(ExpectedRank(wanted, first.get(wanted)) for wanted in self.check.expect)
+        """Each expected entry's rank, one result per expectation (:func:`expected_ranks`)."""
+        return expected_ranks(self.check.expect, self.results, self.result_sha256)
+
+    @property
+    def result_labels(self) -> tuple[str, ...]:
+        """The results as lines name them: ids, or ``content·3f2a9c1e`` where the id is shared."""
+        shas = self.result_sha256 or ("",) * len(self.results)
+        return tuple(self.repeats.label(i, sha) for i, sha in zip(self.results, shas, strict=True))
 
     @property
     def passed(self) -> bool:
@@ -78,9 +82,11 @@ class CheckOutcome:
             "limit": self.check.limit,
             **self.check.pin_fields(),
             "passed": self.passed,
-            "expected": [{"id": expected.id, "rank": expected.rank} for expected in self.expected],
-            "results": list(self.results),
+            "expected": [expected.to_dict() for expected in self.expected],
+            "results": self._results_json(),
         }
+        if self.repeats:
+            data["ids_repeat"] = self.repeats.to_dict()
         metrics = self.metrics
         if metrics is not None:
             data["metrics"] = metrics.to_dict()
@@ -91,6 +97,34 @@ class CheckOutcome:
         if self.model is not None:
             data["model"] = self.model.to_json()
         return data
+
+    def _results_json(self) -> list[Any]:
+        """The result ids, or where ids repeat each result's id and content sha256."""
+        if not self.repeats:
+            return list(self.results)
+        return [
+            {"id": found, "content_sha256": sha}
+            for found, sha in zip(self.results, self.result_sha256, strict=True)
+        ]
+
+
+def judged(
+    check: GoldenCheck,
+    ids: Sequence[str],
+    contents: Sequence[str],
+    repeats: IdRepeats,
+    *,
+    searched: str,
+    model: ModelInfo | None,
+) -> CheckOutcome:
+    """``check`` judged on the results (their ids and contents, nearest first) of the table whose shared
+    ids are ``repeats``; a check that expects a shared id is refused (an error), unless it allows it."""
+    shas = tuple(content_sha256(content) for content in contents)
+    found = CheckOutcome(
+        check, tuple(ids), searched=searched, model=model, result_sha256=shas, repeats=repeats
+    )
+    refused = shared_id_refusal(check.expect, repeats, check.ids_may_repeat)
+    return found if refused is None else replace(found, error=refused, hint=SHARED_ID_HINT)
 
 
 @dataclass(frozen=True)
@@ -145,10 +179,18 @@ async def run_check_on(
             if check.pin.tag is not None:
                 searched += f" (version {version})"
         report = await harness.search_database(entry, check.query, check.limit, version=version)
+        repeats = await harness.session.tables.id_repeats(entry.target.at(version))
     except RecallError as error:
         return CheckOutcome(check, error=error.message, hint=error.hint, searched=searched)
-    hits = tuple(hit.id for hit in report.result.hits)
-    return CheckOutcome(check, hits, searched=searched, model=report.model)
+    hits = report.result.hits
+    return judged(
+        check,
+        [hit.id for hit in hits],
+        [hit.content for hit in hits],
+        repeats,
+        searched=searched,
+        model=report.model,
+    )
 
 
 async def run_check(harness: Harness, check: GoldenCheck, place: CheckPlace | None = None) -> CheckOutcome:
@@ -166,11 +208,18 @@ async def run_check(harness: Harness, check: GoldenCheck, place: CheckPlace | No
         else:
             report = await harness.search_database(place.entry, check.query, check.limit)
             payload = report.to_json()
+        repeats = await harness.session.tables.id_repeats(place.entry.target)
     except RecallError as error:
         return CheckOutcome(check, error=error.message, hint=error.hint, searched=place.text)
     output = RecallOutput.from_json(payload)
-    ids = tuple(entry.id for entry in output.results)
-    return CheckOutcome(check, ids, searched=place.text, model=model_of(harness, place.entry))
+    return judged(
+        check,
+        [entry.id for entry in output.results],
+        [entry.content for entry in output.results],
+        repeats,
+        searched=place.text,
+        model=model_of(harness, place.entry),
+    )
 
 
 #: Checks ranked in one pass at most: progress is reported, and a cancel honoured, between passes.
@@ -212,12 +261,12 @@ async def run_checks(
         batch = None
         if place.entry is not None:
             batch = await run_batch(harness, place.entry, [checks[number] for number in numbers])
-        for number, ids in zip(numbers, batch or [None] * len(numbers), strict=True):
+        for number, found in zip(numbers, batch or [None] * len(numbers), strict=True):
             check = checks[number]
-            done(
-                number,
-                CheckOutcome(check, ids, searched=place.text, model=model_of(harness, place.entry))
-                if ids is not None
-                else await run_check(harness, check, place),
-            )
+            if found is None:
+                done(number, await run_check(harness, check, place))
+                continue
+            ids, contents, repeats = found
+            model = model_of(harness, place.entry)
+            done(number, judged(check, ids, contents, repeats, searched=place.text, model=model))
     return CheckRun(tuple(outcomes[number] for number in range(len(checks))))

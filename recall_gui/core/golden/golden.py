@@ -1,7 +1,9 @@
 """Golden checks: the questions that matter and the entries each must retrieve, kept in a JSON file.
 
 A golden file is ``{"checks": [{"db_name": ..., "query": ..., "expect": [ids], "limit": 5}, ...]}``
-(``limit`` optional, default 5). A check may pin the table's version it runs on: ``"version": N`` or
+(``limit`` optional, default 5); an expected entry is an id or ``{"content_sha256": "<64 hex digits>"}``
+(:mod:`recall_gui.core.golden.expected`), and ``"ids_may_repeat": true`` lets an id several rows share pass
+the check (else such a check is refused). A check may pin the table's version it runs on: ``"version": N`` or
 ``"tag": "name"`` (a LanceDB tag), read-only; without a pin it runs on the latest, as the agent searches.
 A check made on a folder opened by its path names the folder instead of
 a database: ``"uri"`` and ``"table"`` (and ``"model"``, the model it was searched with) in place of
@@ -42,6 +44,14 @@ from recall_gui.core.base.types import (
     QUERY_TOO_LONG_HINT,
     query_too_long,
 )
+from recall_gui.core.golden.expected import (
+    SHA256_PATTERN,
+    ContentRef,
+    Expected,
+    expected_from_text,
+    expected_json,
+    expected_text,
+)
 
 #: The largest version number Lance can look up (its versions are signed 64-bit on the way in).
 MAX_VERSION = 2**63 - 1
@@ -78,10 +88,17 @@ GOLDEN_SCHEMA: dict[str, Any] = {
                     "query": {"type": "string"},
                     "expect": {
                         "type": "array",
-                        "items": {"type": "string"},
+                        # An id, or an entry by its content (the object keywords hold for objects only).
+                        "items": {
+                            "type": ["string", "object"],
+                            "required": ["content_sha256"],
+                            "additionalProperties": False,
+                            "properties": {"content_sha256": {"type": "string", "pattern": SHA256_PATTERN}},
+                        },
                         "minItems": 1,
                         "uniqueItems": True,
                     },
+                    "ids_may_repeat": {"type": "boolean"},
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
                     "version": {"type": "integer", "minimum": 1, "maximum": MAX_VERSION},
                     "tag": {"type": "string", "minLength": 1},
@@ -130,17 +147,21 @@ class FolderTable:
 
 @dataclass(frozen=True)
 class GoldenCheck:
-    """One question and the ids the agent must get for it, in a registered database (``db_name``) or in
-    a folder's table (``folder``): exactly one of them."""
+    """One question and the entries the agent must get for it (by id, or by content:
+    :mod:`recall_gui.core.golden.expected`), in a registered database (``db_name``) or in a folder's table
+    (``folder``): exactly one of them."""
 
     db_name: str | None
     query: str
-    expect: tuple[str, ...]
+    expect: tuple[Expected, ...]
     #: ``None``: not given in the file, so 5 (and left out when the file is written again).
     given_limit: int | None = None
     folder: FolderTable | None = None
     #: The version it runs on; ``None``: the latest, as the agent searches.
     pin: VersionPin | None = None
+    #: The file allows an expected id that several rows share (any of them passes it); else such a check
+    #: is refused.
+    ids_may_repeat: bool = False
 
     def __post_init__(self) -> None:
         if (self.db_name is None) == (self.folder is None):
@@ -176,10 +197,18 @@ class GoldenCheck:
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = self.database_fields()
-        data |= {"query": self.query, "expect": list(self.expect)}
+        data |= {"query": self.query, "expect": [expected_json(wanted) for wanted in self.expect]}
         if self.given_limit is not None:
             data["limit"] = self.given_limit
+        if self.ids_may_repeat:
+            data["ids_may_repeat"] = True
         return data | self.pin_fields()
+
+    @property
+    def expect_text(self) -> str:
+        """The expected entries as the check editor shows them: comma-separated, a content as
+        ``sha256:<hex>``."""
+        return ", ".join(expected_text(wanted) for wanted in self.expect)
 
     def pin_fields(self) -> dict[str, Any]:
         """The pin as the file writes it (nothing when the check runs on the latest version)."""
@@ -253,14 +282,16 @@ class GoldenFile:
 def edited(
     check: GoldenCheck, *, query: str | None = None, ids: str | None = None, limit: int | None = None
 ) -> GoldenCheck:
-    """``check`` with a new query, expected ids (``ids``: comma-separated, as the window edits them) or
-    limit; what a golden file could not hold is refused with what to do (:class:`InvalidInputError`)."""
+    """``check`` with a new query, expected entries (``ids``: comma-separated, as the window edits them;
+    ``sha256:<64 hex digits>`` names a content) or limit; what a golden file could not hold is refused
+    with what to do (:class:`InvalidInputError`)."""
     if query is not None:
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidInputError(query_too_long(len(query)), hint=QUERY_TOO_LONG_HINT)
         check = replace(check, query=query)
     if ids is not None:
-        expect = tuple(dict.fromkeys(part.strip() for part in ids.split(",") if part.strip()))
+        parts = (expected_from_text(part.strip()) for part in ids.split(",") if part.strip())
+        expect = tuple(dict.fromkeys(parts))
         if not expect:
             raise InvalidInputError(
                 "a check must expect at least one id",
@@ -319,10 +350,11 @@ def parse_golden(text: str, source: str) -> GoldenFile:
         check = GoldenCheck(
             raw.get("db_name"),
             raw["query"],
-            tuple(raw["expect"]),
+            tuple(w if isinstance(w, str) else ContentRef(w["content_sha256"]) for w in raw["expect"]),
             None if limit is None else int(limit),
             folder,
             VersionPin(raw.get("version"), raw.get("tag")) if pinned else None,
+            raw.get("ids_may_repeat", False),
         )
         if len(check.query) > MAX_QUERY_CHARS:
             raise GoldenFileError(
@@ -333,7 +365,7 @@ def parse_golden(text: str, source: str) -> GoldenFile:
             ("query", check.query),
             *((field, str(value)) for field, value in check.database_fields().items()),
             *((field, str(value)) for field, value in check.pin_fields().items()),
-            *(("expect", i) for i in check.expect),
+            *(("expect", i) for i in check.expect if isinstance(i, str)),
         ):
             if not is_unicode(value):
                 raise GoldenFileError(
@@ -354,8 +386,9 @@ def parse_golden(text: str, source: str) -> GoldenFile:
 
 _FORMAT_HINT = (
     'A golden file is {"checks": [{"db_name": "...", "query": "...", "expect": ["id", ...], "limit": 5}]} '
-    '(limit optional, default 5; a folder\'s table as "uri" and "table" in place of "db_name"; "version": N '
-    'or "tag": "name" to run on that version of the table instead of the latest).'
+    '(limit optional, default 5; an entry may be named by its content, {"content_sha256": "<64 hex '
+    'digits>"}, in place of its id; a folder\'s table as "uri" and "table" in place of "db_name"; '
+    '"version": N or "tag": "name" to run on that version of the table instead of the latest).'
 )
 
 

@@ -27,10 +27,12 @@ def _case_name(outcome: CheckOutcome) -> str:
 
 
 def _ranks(outcome: CheckOutcome) -> str:
-    return "\n".join(
-        f"{printable(expected.id)}: {'missing' if expected.rank is None else f'rank {expected.rank}'}"
+    lines = [
+        f"{printable(expected.label)}: {'missing' if expected.rank is None else f'rank {expected.rank}'}"
         for expected in outcome.expected
-    )
+    ]
+    said = outcome.repeats.sentence()
+    return "\n".join(lines if said is None else [*lines, printable(said)])
 
 
 def junit_xml(run: CheckRun, suite: str) -> str:
@@ -54,7 +56,7 @@ def junit_xml(run: CheckRun, suite: str) -> str:
             error = ElementTree.SubElement(case, "error", message=printable(outcome.error))
             error.text = printable(outcome.hint or outcome.error)
         elif not outcome.passed:
-            missing = [expected.id for expected in outcome.expected if expected.rank is None]
+            missing = [expected.label for expected in outcome.expected if expected.rank is None]
             failure = ElementTree.SubElement(
                 case,
                 "failure",

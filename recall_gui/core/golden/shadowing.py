@@ -8,7 +8,7 @@ and threshold ``recall-gui duplicates`` uses, and linked pairs make groups (as n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from recall_gui.core.base.errors import InvalidInputError
@@ -20,15 +20,20 @@ from recall_gui.core.inspect.duplicate_threshold import DEFAULT_THRESHOLDS, chec
 from recall_gui.core.inspect.near_duplicates import pair_distances
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
+from recall_gui.core.storage.content_identity import content_sha256
+from recall_gui.core.storage.entry_names import IdRepeats
 
 
 @dataclass(frozen=True)
 class Shadowing:
     hits: tuple[SearchHit, ...]
-    #: Results that are near-copies of each other, each group in the agent's order.
+    #: Results that are near-copies of each other, each group in the agent's order (by their names:
+    #: ids, or ``content·3f2a9c1e`` where ids repeat).
     groups: tuple[tuple[str, ...], ...]
     threshold: float
     metric: str
+    #: The ids several rows of the table share.
+    repeats: IdRepeats = field(default_factory=IdRepeats)
 
     @property
     def distinct(self) -> int:
@@ -36,11 +41,19 @@ class Shadowing:
         return len(self.hits) - sum(len(group) - 1 for group in self.groups)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "results": [{"id": hit.id, "distance": hit.distance} for hit in self.hits],
+        data: dict[str, Any] = {
+            "results": [self._result(hit) for hit in self.hits],
             "groups": [list(group) for group in self.groups],
             "distinct": self.distinct,
         }
+        if self.repeats:
+            data["ids_repeat"] = self.repeats.to_dict()
+        return data
+
+    def _result(self, hit: SearchHit) -> dict[str, Any]:
+        if not self.repeats.is_shared(hit.id):
+            return {"id": hit.id, "distance": hit.distance}
+        return {"id": hit.id, "content_sha256": content_sha256(hit.content), "distance": hit.distance}
 
 
 def near_copy_positions(
@@ -73,9 +86,18 @@ def near_copy_positions(
     return tuple(tuple(group) for group in members.values() if len(group) > 1)
 
 
-def near_copy_groups(hits: Sequence[SearchHit], threshold: float, metric: str) -> tuple[tuple[str, ...], ...]:
-    """:func:`near_copy_positions` as ids."""
-    return tuple(tuple(hits[n].id for n in group) for group in near_copy_positions(hits, threshold, metric))
+def near_copy_groups(
+    hits: Sequence[SearchHit], threshold: float, metric: str, repeats: IdRepeats | None = None
+) -> tuple[tuple[str, ...], ...]:
+    """:func:`near_copy_positions` as names: ids, or where ``repeats`` shares an id ``content·3f2a9c1e``."""
+    named = repeats or IdRepeats()
+
+    def name(hit: SearchHit) -> str:
+        return named.label(hit.id, content_sha256(hit.content)) if named.is_shared(hit.id) else hit.id
+
+    return tuple(
+        tuple(name(hits[n]) for n in group) for group in near_copy_positions(hits, threshold, metric)
+    )
 
 
 def copies_of_earlier(hits: Sequence[SearchHit], metric: str = "cosine") -> dict[int, int]:
@@ -105,7 +127,8 @@ async def find_shadowing(
             f'the results of "{entry.name}" came without their vectors, so near-copies cannot be told',
             hint="The table's vector column may hold missing vectors: see `recall-gui health`.",
         )
-    return Shadowing(hits, near_copy_groups(hits, chosen, metric), chosen, metric)
+    repeats = await harness.session.tables.id_repeats(entry.target)
+    return Shadowing(hits, near_copy_groups(hits, chosen, metric, repeats), chosen, metric, repeats)
 
 
 async def with_crowding(harness: Harness, run: CheckRun) -> CheckRun:

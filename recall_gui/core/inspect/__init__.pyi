@@ -9,6 +9,7 @@ from .duplicate_threshold import (
 from .duplicates import (
     DuplicateGroup as DuplicateGroup,
     DuplicateReport as DuplicateReport,
+    GroupEntry as GroupEntry,
     find_duplicates as find_duplicates,
 )
 from .layout import MIN_LAYOUT_ROWS as MIN_LAYOUT_ROWS

@@ -15,7 +15,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from recall_gui.core.base.errors import RecallError
@@ -24,6 +24,8 @@ from recall_gui.core.inspect.near_duplicates import GroupFinder, Grouping, measu
 from recall_gui.core.session.exact import bytes_per_row
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV, MB, CachedTable, NotCached, cache_limit, rows_at
+from recall_gui.core.storage.content_identity import content_sha256
+from recall_gui.core.storage.entry_names import IdRepeats
 from recall_gui.core.storage.open_table import OpenTable
 from recall_gui.core.storage.rows import columns_from_arrow
 from recall_gui.core.storage.target import TableTarget
@@ -84,6 +86,16 @@ class DuplicateReport:
     elapsed_ms: float
     #: Rows not compared: vectors of zero length, which have no cosine distance.
     left_out: int = 0
+    #: The ids several rows of the table share (those entries are named by their content).
+    repeats: IdRepeats = field(default_factory=IdRepeats)
+
+    def label(self, entry: GroupEntry) -> str:
+        """An entry's short name: its id, or ``content·3f2a9c1e`` where its id is shared."""
+        return self.repeats.label(entry.id, content_sha256(entry.content)) if self.repeats else entry.id
+
+    def name(self, entry: GroupEntry) -> str:
+        """An entry's name in a line: its id, or its short name and first words where its id is shared."""
+        return self.repeats.name(entry.id, entry.content)
 
     def left_out_text(self, other_metric: str) -> str | None:
         """Why rows were not compared, and how to compare them (``other_metric``: how the front end
@@ -97,21 +109,25 @@ class DuplicateReport:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The groups' entries by id, or ``content·3f2a9c1e`` where ids repeat (``ids_repeat`` says so)."""
+        data: dict[str, Any] = {
             "threshold": self.threshold,
             "metric": self.metric,
             "grouping": GROUPING_RULE,
             "left_out": self.left_out,
             "groups": [
                 {
-                    "ids": list(group.ids),
+                    "ids": [self.label(entry) for entry in group.entries],
                     "max_distance": round(group.max_distance, 7),
-                    "widest_pair": [entry.id for entry in group.widest_pair],
+                    "widest_pair": [self.label(entry) for entry in group.widest_pair],
                     "chained": group.chained(self.threshold),
                 }
                 for group in self.groups
             ],
         }
+        if self.repeats:
+            data["ids_repeat"] = self.repeats.to_dict()
+        return data
 
 
 @dataclass(frozen=True)
@@ -221,6 +237,7 @@ async def run_engine(
         grouping.pairs,
         elapsed,
         grouping.left_out,
+        await opened.id_repeats(),
     )
     return report, linked
 

@@ -33,6 +33,7 @@ from recall_gui.core.inspect.projection import LABELS, MAX_MAP_POINTS, Cancelled
 from recall_gui.core.session.map_cache import KeptMap, MapKey, Method, Projection
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CachedTable
+from recall_gui.core.storage.content_identity import content_sha256, entry_label
 from recall_gui.core.storage.lance_calls import read_batches, read_query
 from recall_gui.core.storage.open_table import OpenTable, metric_for
 from recall_gui.core.storage.target import TableTarget
@@ -344,7 +345,8 @@ def _quote(name: str) -> str:
 async def point_labels(
     session: Session, target: TableTarget, row_ids: list[int]
 ) -> dict[int, tuple[str, str]]:
-    """The id and the first line of content of each row, by row id (what hovering a point shows)."""
+    """The id (``content·3f2a9c1e`` where other rows share it) and the first line of content of each row,
+    by row id (what hovering and choosing a point shows)."""
     if not row_ids:
         return {}
     opened = await session.tables.open(target)
@@ -354,11 +356,15 @@ async def point_labels(
     found_ids = rows.column("_rowid").to_pylist()
     contents = rows.column(opened.columns.content).to_pylist()
     ids = rows.column(opened.columns.id).to_pylist() if opened.columns.id else [str(r) for r in found_ids]
+    repeats = await opened.id_repeats()
     labels = {}
     for row_id, identifier, content in zip(found_ids, ids, contents, strict=True):
         text = "" if content is None else str(content)
         first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        labels[int(row_id)] = ("" if identifier is None else str(identifier), first)
+        shown = "" if identifier is None else str(identifier)
+        if repeats.is_shared(shown):
+            shown = entry_label(shown, content_sha256(text))
+        labels[int(row_id)] = (shown, first)
     return labels
 
 

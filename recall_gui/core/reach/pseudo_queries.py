@@ -18,11 +18,14 @@ name them: their id, or for a table without an id column the row id (as a search
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.types import MAX_QUERY_CHARS
+from recall_gui.core.storage.content_identity import content_sha256, entry_label
+from recall_gui.core.storage.entry_names import IdRepeats
 from recall_gui.core.storage.filter_text import column_names
 from recall_gui.core.storage.lance_calls import read_batches
 from recall_gui.core.storage.open_table import OpenTable
@@ -131,9 +134,18 @@ class Entries:
     queries: tuple[str, ...]
     #: Whether the entry's content is blank (nothing to ask for).
     blank: npt.NDArray[np.bool_]
+    #: The ids several rows share, and the sha256 of the content of each entry whose id is one of them
+    #: (by the entry's number): what tells those entries apart.
+    repeats: IdRepeats = field(default_factory=IdRepeats)
+    shas: Mapping[int, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def name(self, number: int) -> str:
+        """Entry ``number``'s name: its id, or ``content·3f2a9c1e`` where its id is shared."""
+        sha = self.shas.get(number)
+        return self.ids[number] if sha is None else entry_label(self.ids[number], sha)
 
 
 async def read_entries(opened: OpenTable, rule: QueryRule) -> Entries:
@@ -152,8 +164,10 @@ async def read_entries(opened: OpenTable, rule: QueryRule) -> Entries:
             )
         names.append(rule.column)
     query = opened.table.query().select(list(dict.fromkeys(names))).with_row_id()
+    repeats = await opened.id_repeats()
     row_ids: list[npt.NDArray[np.uint64]] = []
     ids: list[str] = []
+    shas: dict[int, str] = {}
     queries: list[str] = []
     blank: list[bool] = []
     import pyarrow as pa
@@ -162,6 +176,10 @@ async def read_entries(opened: OpenTable, rule: QueryRule) -> Entries:
         rows = pa.Table.from_batches([batch])
         found = columns_from_arrow(rows, mapping)
         row_ids.append(rows.column("_rowid").to_numpy())
+        if repeats:
+            for number, (entry_id, content) in enumerate(zip(found.ids, found.contents, strict=True)):
+                if entry_id and repeats.is_shared(entry_id):
+                    shas[len(ids) + number] = content_sha256(content)
         ids.extend(
             entry_name(entry_id, content) for entry_id, content in zip(found.ids, found.contents, strict=True)
         )
@@ -177,4 +195,6 @@ async def read_entries(opened: OpenTable, rule: QueryRule) -> Entries:
         tuple(ids),
         tuple(queries),
         np.array(blank, dtype=bool),
+        repeats,
+        shas,
     )

@@ -212,6 +212,8 @@ async def find_reach(
             int(returned_for[number]),
             None if given is None else int(given[number]),
             places.get(number),
+            entries.name(number),
+            entries.shas.get(number),
         )
         for number in range(len(entries))
     )
@@ -239,6 +241,7 @@ async def find_reach(
         embed_s=embed_s,
         search_s=search_s,
         total_s=time.perf_counter() - started,
+        repeats=entries.repeats,
     )
 
 
@@ -371,7 +374,7 @@ async def _unreachable(
     blank = [(number, -1) for number in range(len(entries)) if not entries.queries[number]]
     chosen = sorted([*missed, *blank])
     row_ids = entries.row_ids.tolist()
-    id_of = dict(zip(row_ids, entries.ids, strict=True))
+    id_of = {row: entries.name(number) for number, row in enumerate(row_ids)}
     count_of = dict(zip(row_ids, returned_for.tolist(), strict=True))
     taken = {at: [int(row) for row in ranking.results[at]] for _number, at in missed}
     wanted = {row_ids[number] for number, _at in chosen} | {row for rows in taken.values() for row in rows}
@@ -401,6 +404,16 @@ async def _unreachable(
         cause, why = cause_of(facts)
         by = tuple(id_of.get(row, str(row)) for row in rows)
         found.append(
-            Unreachable(entries.ids[number], row_ids[number], query, places.get(number), by, cause, why)
+            Unreachable(
+                entries.ids[number],
+                row_ids[number],
+                query,
+                places.get(number),
+                by,
+                cause,
+                why,
+                entries.name(number),
+                entries.shas.get(number),
+            )
         )
     return tuple(found)

@@ -4,13 +4,14 @@ query does not reach, the retrievability of every entry, hubs, antihubs and the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from recall_gui.core.embedders.base import ModelInfo
+from recall_gui.core.storage.entry_names import IdRepeats
 
 
 @dataclass(frozen=True)
@@ -26,10 +27,18 @@ class Unreachable:
     #: One of :data:`recall_gui.core.reach.reach_causes.CAUSES`.
     cause: str
     why: str
+    #: Its name where its id is shared by other rows (``content·3f2a9c1e``), and its content's sha256.
+    name: str = ""
+    content_sha256: str | None = None
+
+    @property
+    def named(self) -> str:
+        return self.name or self.id
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
+            **_told(self.content_sha256),
             "query": self.query,
             "rank": self.rank,
             "taken_by": list(self.taken_by),
@@ -50,9 +59,21 @@ class Retrievability:
     returned_for_queries: int | None
     #: Its place for its own query, ``None`` when not within the depth (or its query is empty).
     rank: int | None
+    #: Its name where its id is shared by other rows (``content·3f2a9c1e``), and its content's sha256.
+    name: str = ""
+    content_sha256: str | None = None
+
+    @property
+    def named(self) -> str:
+        return self.name or self.id
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "returned_for": self.returned_for, "rank": self.rank}
+        data: dict[str, Any] = {
+            "id": self.id,
+            **_told(self.content_sha256),
+            "returned_for": self.returned_for,
+            "rank": self.rank,
+        }
         if self.returned_for_queries is not None:
             data["returned_for_queries"] = self.returned_for_queries
         return data
@@ -90,6 +111,8 @@ class ReachReport:
     embed_s: float = 0.0
     search_s: float = 0.0
     total_s: float = 0.0
+    #: The ids several rows of the table share (those entries are named by their content).
+    repeats: IdRepeats = field(default_factory=IdRepeats)
 
     @property
     def entries(self) -> int:
@@ -102,7 +125,7 @@ class ReachReport:
     @property
     def hubs(self) -> tuple[Retrievability, ...]:
         found = [entry for entry in self.retrievability if entry.returned_for >= self.hub_min]
-        return tuple(sorted(found, key=lambda entry: (-entry.returned_for, entry.id)))
+        return tuple(sorted(found, key=lambda entry: (-entry.returned_for, entry.id, entry.named)))
 
     @property
     def antihubs(self) -> int:
@@ -130,7 +153,10 @@ class ReachReport:
             "reachable": self.reachable,
             "gini": round(self.gini, 6),
             "hub_min": self.hub_min,
-            "hubs": [{"id": hub.id, "returned_for": hub.returned_for} for hub in self.hubs],
+            "hubs": [
+                {"id": hub.id, **_told(hub.content_sha256), "returned_for": hub.returned_for}
+                for hub in self.hubs
+            ],
             "antihubs": self.antihubs,
             "queries": self.queries,
             "gini_queries": None if self.gini_queries is None else round(self.gini_queries, 6),
@@ -141,7 +167,13 @@ class ReachReport:
             },
             "unreachable": [entry.to_dict() for entry in self.unreachable],
             "retrievability": [entry.to_dict() for entry in self.retrievability],
+            **({"ids_repeat": self.repeats.to_dict()} if self.repeats else {}),
         }
+
+
+def _told(sha: str | None) -> dict[str, str]:
+    """``content_sha256`` for an entry whose id is shared (what tells it apart), nothing for another."""
+    return {} if sha is None else {"content_sha256": sha}
 
 
 Counts = Sequence[int] | npt.NDArray[Any]

@@ -43,6 +43,7 @@ from .similar import (
     find_entry as find_entry,
     more_like as more_like,
     similar_json as similar_json,
+    split_label as split_label,
 )
 from .visibility import (
     AgentVerdict as AgentVerdict,

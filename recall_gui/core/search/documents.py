@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any
 
-from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.base.errors import InvalidInputError, RecallError
+from recall_gui.core.embedders.model_reading import ReadExtent
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.similar import find_entry
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.content_identity import content_sha256
+from recall_gui.core.storage.entry_names import IdRepeats
 from recall_gui.core.storage.lance_calls import read_query
 
 DOCUMENT_NAMES = (
@@ -171,13 +175,37 @@ class Document:
     layout: DocumentLayout
     #: (id, content) of each chunk, in order.
     chunks: tuple[tuple[str, str], ...]
+    #: Where the chunk asked for is among ``chunks`` (ids may repeat: it is told by its row).
+    at: int = 0
+    #: The ids several rows of the table share (those chunks are named by their content).
+    repeats: IdRepeats = dataclass_field(default_factory=IdRepeats)
+    #: How much of each chunk the model reads, in order; empty where that is not known (a cloud model).
+    reading: tuple[ReadExtent, ...] = ()
+
+    def names(self) -> tuple[str, ...]:
+        """Each chunk's name: its id, or ``content·3f2a9c1e`` where its id is shared."""
+        return tuple(self.repeats.label(i, content_sha256(c)) for i, c in self.chunks)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"document": self.key, "chunks": [{"id": i, "content": c} for i, c in self.chunks]}
+        chunks = []
+        for number, (chunk_id, content) in enumerate(self.chunks):
+            chunk: dict[str, Any] = {"id": chunk_id}
+            if self.repeats.is_shared(chunk_id):
+                chunk["content_sha256"] = content_sha256(content)
+            chunk["content"] = content
+            if self.reading:
+                chunk["model_reads"] = self.reading[number].to_dict()
+            chunks.append(chunk)
+        data: dict[str, Any] = {"document": self.key, "chunks": chunks}
+        if self.repeats:
+            data["ids_repeat"] = self.repeats.to_dict()
+        return data
 
     def neighbours(self, entry_id: str) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+        """The chunks before and after the one asked for (``entry_id``: its id, when it was not told by
+        its row)."""
         ids = [chunk[0] for chunk in self.chunks]
-        at = ids.index(entry_id)
+        at = self.at if ids[self.at : self.at + 1] == [entry_id] else ids.index(entry_id)
         return (self.chunks[at - 1] if at > 0 else None, self.chunks[at + 1] if at + 1 < len(ids) else None)
 
 
@@ -197,10 +225,13 @@ async def document_of(
     document_column: str | None = None,
     position_column: str | None = None,
     layout: DocumentLayout | None = None,
+    with_reading: bool = False,
 ) -> Document:
     """The document of the chunk ``entry_id``, every chunk in order (the chunk itself included): by
     ``layout`` when the user chose one whole (the window), else by the columns named, each detected when
-    not named (the command line)."""
+    not named (the command line). Where the table stores whole documents under one shared id (cosh's
+    layout) and nothing else tells documents, an entry is its own document. ``with_reading``: also how
+    much of each chunk the database's model reads (loading it)."""
     opened = await session.tables.open(entry.target)
     columns = opened.columns
     if layout is None:
@@ -210,7 +241,12 @@ async def document_of(
         )
     layout = checked_layout(opened.schema, layout)
     found = await find_entry(session, entry.target, entry_id)
+    repeats = await opened.id_repeats()
     row = {**found.hit.extra, "id": found.hit.id}
+    whole = layout.document_column is None and document_from_id(found.hit.id) is None
+    if whole and repeats.is_shared(found.hit.id):
+        document = Document(found.label, layout, ((found.hit.id, found.hit.content),), 0, repeats)
+        return await _with_reading(session, entry, document) if with_reading else document
     if layout.document_column is not None:
         key = _value(row, layout.document_column)
         if key is None:
@@ -237,9 +273,29 @@ async def document_of(
         if layout.document_column is None and document_from_id(chunk_id) != key:
             continue  # starts_with also matched a longer document name
         place = _value(item, layout.position_column) if layout.position_column else None
-        chunks.append((_order(place, chunk_id), chunk_id, str(item[columns.content])))
-    chunks.sort(key=lambda chunk: (chunk[0], chunk[1]))
-    return Document(str(key), layout, tuple((i, c) for _o, i, c in chunks))
+        chunks.append((_order(place, chunk_id), chunk_id, str(item[columns.content]), item["_rowid"]))
+    chunks.sort(key=lambda chunk: (chunk[0], chunk[1], chunk[3]))
+    at = next((n for n, chunk in enumerate(chunks) if chunk[3] == found.hit.row_id), 0)
+    document = Document(str(key), layout, tuple((i, c) for _o, i, c, _r in chunks), at, repeats)
+    return await _with_reading(session, entry, document) if with_reading else document
+
+
+async def _with_reading(session: Session, entry: DatabaseEntry, document: Document) -> Document:
+    """``document`` with how much of each chunk the model reads (nothing for a cloud model, or a model
+    that cannot load here)."""
+    import asyncio
+
+    try:
+        reading = await session.models.reading(entry.embedder)
+    except RecallError:  # the model is not here: the document is still shown, without it
+        return document
+    if reading is None:
+        return document
+    texts = [content for _id, content in document.chunks]
+    extents = await asyncio.get_running_loop().run_in_executor(
+        session.compute_executor, reading.extents, texts
+    )
+    return replace(document, reading=tuple(extents))
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@
 Counts come from LanceDB (``stats()``: rows and fragments; ``list_indices()``/``index_stats()``: which rows
 each index covers). Lists come from one scan of the id, content and vector columns in batches, so memory
 stays bounded whatever the table's size (per row only an id and a 16-byte digest of its content are kept,
-to find contents that are exactly the same). Nothing is written: an optimize or a re-index is only advised.
+to find contents that are exactly the same). The same scan measures each text against what the model
+reads (its tokenizer, on the session's inspection thread while the next batch is read): how many rows are
+longer, and how much of the text no vector search can find. Where ids repeat, rows are listed by their
+content (``content·3f2a9c1e``). Nothing is written: an optimize or a re-index is only advised.
 """
 
 from __future__ import annotations
@@ -14,9 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.base.captions import plural
+from recall_gui.core.base.errors import RecallError
+from recall_gui.core.embedders.model_reading import ModelReading, ReadExtent, TableReading
 from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.health import check_health
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.content_identity import content_sha256
+from recall_gui.core.storage.entry_names import IdRepeats
 from recall_gui.core.storage.lance_calls import bounded
 from recall_gui.core.storage.target import legacy_fts_folder
 
@@ -30,8 +37,9 @@ SMALL_FRAGMENTS_WARNED = 10
 SCAN_BATCH_ROWS = 4096
 #: What a report can list, by kind (``health --fail-on`` chooses among them): vectors a search cannot use;
 #: a model or width a search fails with; empty contents; contents that are exactly the same; advice
-#: (rows outside an index, many small fragments, a legacy full-text index).
-HEALTH_KINDS = ("vectors", "model", "empty", "duplicates", "advice")
+#: (rows outside an index, many small fragments, a legacy full-text index); rows longer than the model
+#: reads (text no vector search can find).
+HEALTH_KINDS = ("vectors", "model", "empty", "duplicates", "advice", "unread")
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,18 @@ class HealthReport:
     search_problems: list[str] = field(default_factory=list)
     #: The warnings that only advise (index coverage, small fragments, a legacy full-text index).
     advice: list[str] = field(default_factory=list)
+    #: The ids several rows share (the lists name those rows ``content·3f2a9c1e``).
+    repeats: IdRepeats = field(default_factory=IdRepeats)
+    #: How much of the table's text its model reads; ``None`` when that is not known (``reading_note``).
+    reading: TableReading | None = None
+    reading_note: str | None = None
+
+    @property
+    def reading_text(self) -> str:
+        """What the model reads of the table, in a line."""
+        if self.reading is not None:
+            return self.reading.describe()
+        return f"what the model reads is not known: {self.reading_note}"
 
     def listed_kinds(self) -> frozenset[str]:
         """The kinds of :data:`HEALTH_KINDS` the report lists something of."""
@@ -82,6 +102,7 @@ class HealthReport:
             "empty": bool(self.empty),
             "duplicates": bool(self.duplicate_groups),
             "advice": bool(self.advice),
+            "unread": self.reading is not None and self.reading.rows_longer > 0,
         }
         return frozenset(kind for kind, found in listed.items() if found)
 
@@ -97,7 +118,7 @@ class HealthReport:
             self.duplicate_groups,
             self.warnings,
         )
-        return not any(listed)
+        return not any(listed) and "unread" not in self.listed_kinds()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +135,10 @@ class HealthReport:
                 "too_long": self.too_long,
             },
             "content": {"empty": self.empty, "duplicate_groups": self.duplicate_groups},
+            "model_reads": self.reading.to_dict()
+            if self.reading is not None
+            else {"unknown": self.reading_note},
+            **({"ids_repeat": self.repeats.to_dict()} if self.repeats else {}),
             "warnings": self.warnings,
         }
 
@@ -124,14 +149,20 @@ async def health_report(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> HealthReport:
     """The report of ``entry``'s table at its latest version. ``on_progress(rows_read, rows)`` after each
-    batch of the scan; cancelling the awaiting task stops the scan between batches."""
-    import pyarrow as pa
+    batch of the scan; cancelling the awaiting task stops the scan between batches. Each batch's texts are
+    also measured against what the model reads, on the session's inspection thread."""
+    import asyncio
 
     opened = await session.tables.open(entry.target)
     table: Any = opened.table
     columns = opened.columns
     report = HealthReport(width=columns.vector_dim)
     await _statistics(table, report)
+    pinned_table = await session.tables.open(entry.target.at(opened.version))
+    report.repeats = await pinned_table.id_repeats()
+    reading = await _model_reading(session, entry, report)
+    loop = asyncio.get_running_loop()
+    measuring: asyncio.Future[list[ReadExtent]] | None = None
     #: Each row's content digest (8 bytes; 8 MB a million rows) and whether it has content: the rows that
     #: share one are read again at the end and grouped by their very text.
     digests: list[npt.NDArray[np.uint64]] = []
@@ -141,17 +172,19 @@ async def health_report(
     wanted = [name for name in (id_column, columns.content, columns.vector) if name is not None]
     # Pages of one version, each its own bounded read: LanceDB's streamed scan reads far ahead of the
     # batch it hands over (docs/PERFORMANCE_LOG.md#health).
-    pinned: Any = (await session.tables.open(entry.target.at(opened.version))).table
+    pinned: Any = pinned_table.table
     while read < report.rows:
         page = pinned.query().select(wanted).offset(read).limit(SCAN_BATCH_ROWS).to_arrow()
         batch = await bounded(page, f'reading "{entry.name}" for its health')
         if batch.num_rows == 0:
             break
-        ids = (
-            batch.column(id_column).cast(pa.string()).to_pylist()
-            if id_column is not None
-            else [str(read + number) for number in range(batch.num_rows)]
+        if measuring is not None and report.reading is not None:  # the last batch's, read meanwhile
+            report.reading.add(await measuring)
+        texts = ["" if text is None else str(text) for text in batch.column(columns.content).to_pylist()]
+        measuring = (
+            loop.run_in_executor(session.inspect_executor, _measure, reading, texts) if reading else None
         )
+        ids = _names(report.repeats, batch, id_column, texts, read)
         _check_vectors(report, ids, batch.column(columns.vector).combine_chunks(), columns.vector_dim)
         page_digests, page_has_text = _digest_contents(report, ids, batch.column(columns.content).to_pylist())
         digests.append(page_digests)
@@ -159,7 +192,11 @@ async def health_report(
         read += batch.num_rows
         if on_progress is not None:
             on_progress(read, report.rows)
-    report.duplicate_groups = await _same_content(pinned, digests, has_text, id_column, columns.content)
+    if measuring is not None and report.reading is not None:
+        report.reading.add(await measuring)
+    report.duplicate_groups = await _same_content(
+        pinned, digests, has_text, id_column, columns.content, repeats=report.repeats
+    )
     problems = (await check_health(session, entry)).problems
     _warn(
         report,
@@ -167,6 +204,44 @@ async def health_report(
         [f"{problem.message}" for problem in problems if problem.kind in ("model", "dimension")],
     )
     return report
+
+
+async def _model_reading(session: Session, entry: DatabaseEntry, report: HealthReport) -> ModelReading | None:
+    """The model's reading of texts (its model loaded), with ``report.reading`` ready to sum it; ``None``
+    with ``report.reading_note`` saying why when it cannot be known here."""
+    try:
+        reading = await session.models.reading(entry.embedder)
+    except RecallError as error:
+        report.reading_note = f"the model cannot be loaded here ({error.message})"
+        return None
+    if reading is None:
+        kinds = {"cloud": "a cloud model's tokenizer is not here", "unknown": "no model is known for it"}
+        report.reading_note = kinds.get(entry.embedder.kind, "the model keeps no tokenizer to ask")
+        return None
+    report.reading = TableReading(entry.embedder.model, reading.limit)
+    return reading
+
+
+def _measure(reading: ModelReading, texts: list[str]) -> list[ReadExtent]:
+    return reading.extents(texts, count_tokens=False)
+
+
+def _names(repeats: IdRepeats, batch: Any, id_column: str | None, texts: list[str], read: int) -> list[Any]:
+    """The page's rows as the report lists them: ids (row numbers without an id column; a missing id as
+    it is), or ``content·3f2a9c1e`` where an id is shared."""
+    import pyarrow as pa
+
+    if id_column is None:
+        return [str(read + number) for number in range(batch.num_rows)]
+    ids: list[Any] = batch.column(id_column).cast(pa.string()).to_pylist()
+    if not repeats:
+        return ids
+    return [
+        repeats.label(entry_id, content_sha256(text))
+        if entry_id is not None and repeats.is_shared(entry_id)
+        else entry_id
+        for entry_id, text in zip(ids, texts, strict=True)
+    ]
 
 
 async def _statistics(table: Any, report: HealthReport) -> None:
@@ -228,6 +303,8 @@ async def _same_content(
     has_text: list[npt.NDArray[np.bool_]],
     id_column: str | None,
     content_column: str,
+    *,
+    repeats: IdRepeats,
 ) -> list[list[str]]:
     """Groups of ids with exactly the same content, in the order each group's first row comes: only the
     pages holding rows whose digest repeats are read again (id and content), and grouped by the text."""
@@ -250,7 +327,10 @@ async def _same_content(
         for position in candidates[(candidates >= start) & (candidates < start + SCAN_BATCH_ROWS)]:
             row = int(position) - start
             entry_id = str(ids[row].as_py()) if ids is not None else str(int(position))
-            groups.setdefault(str(texts[row].as_py()), []).append(entry_id)
+            text = str(texts[row].as_py())
+            if repeats.is_shared(entry_id):
+                entry_id = repeats.label(entry_id, content_sha256(text))
+            groups.setdefault(text, []).append(entry_id)
     return [group for group in groups.values() if len(group) > 1]
 
 

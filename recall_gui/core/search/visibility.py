@@ -34,6 +34,7 @@ from recall_gui.core.search.nearest import INLINE_RANK_BYTES
 from recall_gui.core.search.similar import find_entry
 from recall_gui.core.session.exact_rank import rank_of, ranked_rows
 from recall_gui.core.session.vector_cache import NotCached
+from recall_gui.core.storage.content_identity import SEPARATOR
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ class Visibility:
     note: str | None = None
     #: Rows ranked (the table's searchable rows), when known.
     rows: int | None = None
+    #: The sha256 of its content, where its id is shared by other rows (what tells it apart).
+    content_sha256: str | None = None
 
     @property
     def margin(self) -> float | None:
@@ -76,8 +79,10 @@ class Visibility:
         return None if self.rank is None else max(0, self.rank - self.limit)
 
     def to_dict(self) -> dict[str, Any]:
+        told = {} if self.content_sha256 is None else {"content_sha256": self.content_sha256}
         return {
             "id": self.entry_id,
+            **told,
             "query": self.query,
             "limit": self.limit,
             "in_results": self.in_results,
@@ -131,6 +136,7 @@ async def rank_in(
     entry_id: str,
     where: str | None = None,
     version: int | None = None,
+    content_sha256: str | None = None,
 ) -> Visibility:
     """Where the row ``row_id`` (whose id is ``entry_id``) of ``entry``'s table ranks for ``query``, and
     whether a search with ``limit`` (``where``, ``version``) returns it: a claim about the agent only
@@ -159,6 +165,7 @@ async def rank_in(
             result.method,
             note,
             rows,
+            content_sha256,
         )
 
     session = harness.session
@@ -249,6 +256,7 @@ async def would_agent_see(
     *,
     entry_id: str,
     agent_limit: int | None = None,
+    content_sha256: str | None = None,
 ) -> AgentVerdict:
     """Where the entry ``entry_id`` (row ``row_id`` of the table ``view`` shows) ranks in the agent's
     search for ``query``, and, when ``view`` searches otherwise, where it ranks there.
@@ -256,7 +264,8 @@ async def would_agent_see(
     The agent's search runs on the registered database an agent names for that table (see
     :func:`~recall_gui.core.search.agent_scope.agent_scope_of`), at its latest version, unfiltered, with
     ``agent_limit`` (``None``: the view's limit). The entry is the same row when the view shows that
-    table's latest version; otherwise it is found there by its id.
+    table's latest version; otherwise it is found there by its id, and by ``content_sha256`` where its id
+    is shared by other rows (then its answers name that too).
     """
     scope = agent_scope_of(view, harness.registry, agent_limit)
     agent_entry = scope.entry
@@ -266,7 +275,8 @@ async def would_agent_see(
     missing = None
     if view.version is not None or not same_table(view.entry, agent_entry):
         try:
-            found = await find_entry(harness.session, agent_entry.target, entry_id)
+            named = entry_id if content_sha256 is None else f"{entry_id}{SEPARATOR}{content_sha256}"
+            found = await find_entry(harness.session, agent_entry.target, named)
         except InvalidInputError:
             agent_row = None
             missing = (
@@ -279,7 +289,15 @@ async def would_agent_see(
                 missing = f"the agent's table gives the entry {entry_id!r} no row id to rank it by"
     agent = None
     if agent_row is not None:
-        agent = await rank_in(harness, agent_entry, query, scope.limit, agent_row, entry_id=entry_id)
+        agent = await rank_in(
+            harness,
+            agent_entry,
+            query,
+            scope.limit,
+            agent_row,
+            entry_id=entry_id,
+            content_sha256=content_sha256,
+        )
     view_place = None
     if not same_search(view, scope):
         view_place = await rank_in(
@@ -291,5 +309,6 @@ async def would_agent_see(
             entry_id=entry_id,
             where=view.where,
             version=view.version,
+            content_sha256=content_sha256,
         )
     return AgentVerdict(scope, agent, texts, view_place, missing)

@@ -3,4 +3,5 @@ each is loaded from its module on first use. A front end's new name is one line 
 
 from .columns import ColumnMapping as ColumnMapping
 from .content_identity import content_sha256 as content_sha256, entry_label as entry_label
+from .entry_names import IdRepeats as IdRepeats
 from .target import TableTarget as TableTarget, without_secrets as without_secrets

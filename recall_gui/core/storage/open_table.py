@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from recall_gui.core.base import compat
 from recall_gui.core.base.errors import FilterError, InvalidInputError, StorageError
+from recall_gui.core.base.own_thread import on_own_thread
 from recall_gui.core.storage.columns import ColumnMapping
+from recall_gui.core.storage.entry_names import IdRepeats, count_ids
 from recall_gui.core.storage.filter_guard import FilterGuard, FilterProbe
 from recall_gui.core.storage.filter_text import column_names, filter_problem, plain_filter_reason
 from recall_gui.core.storage.lance_calls import SOURCE_LOCATION, bounded, operation_timeout, read_query
@@ -33,6 +35,8 @@ class TableIndex:
     metric: str | None = None
 
 
+#: Ids counted on the event loop's thread at most (more are counted on a thread of their own).
+COUNT_INLINE_ROWS = 20_000
 #: Filters whose row counts an open table keeps (one per filter a user typed while browsing it).
 MAX_COUNTS_KEPT = 64
 
@@ -76,6 +80,9 @@ class OpenTable:
         """A query of the table for the search's builders (``nearest_to``, ``column``, ``where`` …)."""
         return compat.CompiledQuery(self.native.query()) if self.compiled else self.table.query()
 
+    #: The ids its rows share at ``version`` (read once, when first asked for).
+    repeats: IdRepeats | None = None
+
     async def count_rows(self, where: str | None = None) -> int:
         """Rows at this version (matching ``where``): counted once per version and filter."""
         counted = self.row_counts.get(where)
@@ -83,6 +90,23 @@ class OpenTable:
             counted = int(await bounded(self.native.count_rows(where), f'reading table "{self.name}"'))
             self._keep_count(where, counted)
         return counted
+
+    async def id_repeats(self) -> IdRepeats:
+        """The ids several rows share at this version: its id column read once (a table without one
+        names its rows by their row ids, which never repeat)."""
+        if self.repeats is None:
+            if self.columns.id is None:
+                self.repeats = IdRepeats(await self.count_rows())
+            else:
+                query = self.table.query().select([self.columns.id])
+                ids = (await read_query(query, f'reading the ids of table "{self.name}"')).column(
+                    self.columns.id
+                )
+                if len(ids) <= COUNT_INLINE_ROWS:
+                    self.repeats = count_ids(ids)
+                else:  # counting a million ids takes a tenth of a second: not on the window's thread
+                    self.repeats = await on_own_thread("recall-ids", count_ids, ids)
+        return self.repeats
 
     def _keep_count(self, where: str | None, counted: int) -> None:
         if len(self.row_counts) >= MAX_COUNTS_KEPT:

@@ -19,6 +19,7 @@ from recall_gui.core.base import compat
 from recall_gui.core.base.errors import ConnectError, RecallError, StorageError
 from recall_gui.core.base.paths import folder_problem
 from recall_gui.core.storage.columns import ColumnOverrides, detect_columns
+from recall_gui.core.storage.entry_names import IdRepeats
 from recall_gui.core.storage.filter_guard import FilterGuard
 from recall_gui.core.storage.lance_calls import bounded, describe_lance_error, operation_timeout, slow_hint
 from recall_gui.core.storage.open_table import OpenTable, TableIndex
@@ -169,6 +170,10 @@ class TableCache:
         opened.storage_options = _storage_options(uri, target.options.storage_options)
         self._tables[key] = opened
         return opened
+
+    async def id_repeats(self, target: TableTarget) -> IdRepeats:
+        """The ids several rows of ``target``'s table share (read once per version)."""
+        return await (await self.open(target)).id_repeats()
 
     def opened_recently(self, target: TableTarget, within_s: float) -> OpenTable | None:
         """The kept open table if its version was read less than ``within_s`` seconds ago, else ``None``;

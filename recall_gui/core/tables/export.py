@@ -51,10 +51,11 @@ def plain_value(value: Any) -> Any:
 @dataclass(frozen=True)
 class ExportColumn:
     """One column of a whole-table export: its title, and what it holds (a metadata column by ``name``);
-    the row number is the row's position among the rows exported."""
+    the row number is the row's position among the rows exported; ``content_sha256`` tells apart rows
+    that share an id."""
 
     title: str
-    role: Literal["row", "id", "content", "metadata"]
+    role: Literal["row", "id", "content", "content_sha256", "metadata"]
     name: str = ""
 
 

@@ -23,6 +23,7 @@ from recall_gui.core.base.atomic import AtomicTextFile
 from recall_gui.core.base.errors import ExportError
 from recall_gui.core.base.output_paths import refuse_output
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.content_identity import content_sha256
 from recall_gui.core.storage.lance_calls import bounded
 from recall_gui.core.storage.rows import ArrowColumns, columns_from_arrow
 from recall_gui.core.storage.target import TableTarget
@@ -165,6 +166,8 @@ def _rows(found: ArrowColumns, columns: Sequence[ExportColumn], offset: int) -> 
             cells.append(found.ids)
         elif column.role == "content":
             cells.append(found.contents)
+        elif column.role == "content_sha256":
+            cells.append([content_sha256(content) for content in found.contents])
         else:
             values = found.extra.get(column.name)
             cells.append([None] * count if values is None else [plain_value(value) for value in values])

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
+from recall_gui.core.storage import IdRepeats, content_sha256, entry_label
 from recall_gui.core.tables import DEFAULT_MAX_PAGES, DEFAULT_PAGE_SIZE, ExportColumn, PageCache
 from recall_gui.qt.models.roles import (
     ITEM_ROLE,
@@ -80,6 +81,8 @@ class BrowseModel(QAbstractTableModel):
         #: :func:`~recall_gui.qt.models.roles.chars_that_fit`), since laying out text nobody sees is most
         #: of what painting a page of rows costs.
         self.preview_chars = PREVIEW_CHARS
+        #: The ids several rows of the table share: those rows' ids show as ``content·3f2a9c1e``.
+        self.repeats = IdRepeats()
 
     # --- what the window drives -------------------------------------------------------------------
 
@@ -97,6 +100,7 @@ class BrowseModel(QAbstractTableModel):
         self._growing = False
         self._failed = False
         self.table_version = None
+        self.repeats = IdRepeats()
         self.endResetModel()
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, max(0, self.columnCount() - 1))
 
@@ -127,6 +131,12 @@ class BrowseModel(QAbstractTableModel):
         if column == CONTENT:
             return item.content
         return plain_value(item.extra.get(self._extra[column - 3]))
+
+    def set_repeats(self, repeats: IdRepeats) -> None:
+        """Name the rows whose id others share by their content (from the ids of the table shown)."""
+        self.repeats = repeats
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, ID), self.index(self.rowCount() - 1, ID))
 
     def export_column(self, column: int, title: str) -> ExportColumn:
         """What a whole-table export writes for ``column``, under ``title``."""
@@ -250,7 +260,10 @@ class BrowseModel(QAbstractTableModel):
         if column == ROW:
             return str(page.offset + at + 1)
         if column == ID:
-            return page.ids[at]
+            entry_id = page.ids[at]
+            if self.repeats.is_shared(entry_id):
+                return entry_label(entry_id, content_sha256(page.contents[at]))
+            return entry_id
         limit = TOOLTIP_CHARS if role == _TOOLTIP else self.preview_chars
         if column == CONTENT:
             return one_line(page.contents[at], limit)

@@ -103,8 +103,8 @@ class ChecksModel(QAbstractTableModel):
     def _expected(self, row: int) -> str:
         check, outcome = self._checks[row], self.outcome(row)
         if outcome is None:
-            return ", ".join(check.expect)
-        return ", ".join(f"{e.id} ({rank_text(e.rank)})" for e in outcome.expected)
+            return check.expect_text
+        return ", ".join(f"{e.label} ({rank_text(e.rank)})" for e in outcome.expected)
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         flags = super().flags(index)
@@ -115,7 +115,7 @@ class ChecksModel(QAbstractTableModel):
     def _editable(self, row: int, column: int) -> bool:
         # Ids holding a comma cannot be told apart in one line of text: those are edited in the file.
         return column in EDITABLE and (
-            column != EXPECTED or not any("," in i for i in self._checks[row].expect)
+            column != EXPECTED or not any(isinstance(i, str) and "," in i for i in self._checks[row].expect)
         )
 
     def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
@@ -133,7 +133,7 @@ class ChecksModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.EditRole and column in EDITABLE:
             if column == QUERY:
                 return check.query
-            return check.limit if column == LIMIT else ", ".join(check.expect)
+            return check.limit if column == LIMIT else check.expect_text
         if role in (Qt.ItemDataRole.DisplayRole, VALUE_ROLE):
             if column == RESULT:
                 return self.verdict(row)

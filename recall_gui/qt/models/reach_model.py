@@ -74,7 +74,7 @@ class ReachModel(QAbstractTableModel):
     def _value(self, item: Unreachable, column: int) -> Any:
         if column == RANK:  # unknown places sort after every known one
             return item.rank if item.rank is not None else self._depth + 1
-        return (item.id, None, item.cause, item.query, ", ".join(item.taken_by), item.why)[column]
+        return (item.named, None, item.cause, item.query, ", ".join(item.taken_by), item.why)[column]
 
     def _text(self, item: Unreachable, column: int) -> str:
         if column == RANK:

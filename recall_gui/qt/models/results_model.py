@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from recall_gui.core.base import METRIC_NAMES, SearchHit, SearchResult
+from recall_gui.core.storage import IdRepeats, content_sha256, entry_label
 from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
 
 RANK, ID, CONTENT, DISTANCE = range(4)
@@ -27,15 +28,23 @@ class ResultsModel(QAbstractTableModel):
         self._result: SearchResult | None = None
         #: Rows that are near-copies of an earlier row: the earlier row's position.
         self._copies: dict[int, int] = {}
+        #: The ids several rows of the table share: those results show as ``content·3f2a9c1e``.
+        self.repeats = IdRepeats()
 
     @property
     def result(self) -> SearchResult | None:
         return self._result
 
-    def set_result(self, result: SearchResult | None, copies: dict[int, int] | None = None) -> None:
+    def set_result(
+        self,
+        result: SearchResult | None,
+        copies: dict[int, int] | None = None,
+        repeats: IdRepeats | None = None,
+    ) -> None:
         self.beginResetModel()
         self._result = result
         self._copies = dict(copies or {})
+        self.repeats = repeats or IdRepeats()
         self.endResetModel()
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, DISTANCE, DISTANCE)
 
@@ -66,7 +75,7 @@ class ResultsModel(QAbstractTableModel):
                 copied = self._copies.get(row)
                 return str(row + 1) if copied is None else f"{row + 1}  ≈ {copied + 1}"
             if column == ID:
-                return hit.id
+                return self.name(hit)
             if column == CONTENT:
                 return one_line(hit.content)
             return f"{hit.distance:.4f}"
@@ -79,8 +88,20 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and column == RANK and row in self._copies:
             first = self._result.hits[self._copies[row]]
             return (
-                f"A near-copy of result {self._copies[row] + 1} ({first.id}): the agent reads the same twice"
+                f"A near-copy of result {self._copies[row] + 1} ({self.name(first)}): the agent reads the "
+                "same twice"
+            )
+        if role == Qt.ItemDataRole.ToolTipRole and column == ID and self.repeats.is_shared(hit.id):
+            return (
+                f'The id "{hit.id}" is shared by {self.repeats.count(hit.id):,} rows; this entry\'s content '
+                f"has the sha256 {content_sha256(hit.content)}"
             )
         if role == Qt.ItemDataRole.ToolTipRole and column in (ID, CONTENT):
             return hit.id if column == ID else one_line(hit.content, TOOLTIP_CHARS)
         return None
+
+    def name(self, hit: SearchHit) -> str:
+        """A result's id as shown: ``content·3f2a9c1e`` where other rows share it."""
+        if not self.repeats.is_shared(hit.id):
+            return hit.id
+        return entry_label(hit.id, content_sha256(hit.content))

@@ -209,7 +209,7 @@ class HubsView(QWidget):
             rows += [
                 (
                     database.searched,
-                    hit.id,
+                    hit.named,
                     f"{hit.returned_for:,} of {report.queries:,} ({hit.share:.0%})",
                     hit in hubs,
                 )

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QTextCharFormat
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -31,6 +31,7 @@ from recall_gui.qt.widgets import group_box, monospace_font_family, push_button,
 
 if TYPE_CHECKING:
     from recall_gui.core.base import Vector
+    from recall_gui.core.embedders import ReadExtent
 
 #: Metadata rows shown without scrolling; the content gets the rest of the height.
 MAX_METADATA_ROWS = 8
@@ -38,6 +39,10 @@ MAX_METADATA_ROWS = 8
 MAX_HIGHLIGHTS = 1000
 #: A marker yellow, readable with black text on light and dark themes alike.
 HIGHLIGHT = QColor("#ffd54f")
+#: The text the model never reads: grey, readable on light and dark themes.
+UNREAD = QColor("#8a8a8a")
+#: The line the entry's text shows where the model stopped reading it.
+MARKER_TEXT = "the model stopped reading here"
 #: Where the window remembers the monospace choice.
 MONOSPACE_SETTING = "detail/monospace"
 EMPTY_TEXT = "Select a row to see the whole entry: its full content, every other column and its vector."
@@ -69,6 +74,10 @@ class DetailPanel(QWidget):
         super().__init__(parent)
         self._vector: Vector | None = None
         self._metadata: dict[str, Any] = {}
+        #: The entry's content as stored (the view may hold a marker line besides it).
+        self._content = ""
+        #: Where the view's marker of the model's cut is, when it holds one (see :meth:`set_reading`).
+        self._cut: int | None = None
         #: Whether the content holds highlighted matches.
         self._marked = False
 
@@ -122,10 +131,13 @@ class DetailPanel(QWidget):
         self.context_label = selectable_label("detailContext")
         self.context_label.setWordWrap(True)
         form.addRow("Document:", self.context_label)
+        self.reads_label = selectable_label("detailReads")
+        self.reads_label.setWordWrap(True)
+        form.addRow("Model reads:", self.reads_label)
 
         self.content = text_view("detailContent", read_only=True)
         copy_content = push_button("Copy", "copyContentButton", "Copy the full content")
-        copy_content.clicked.connect(lambda: _copy(self.content.toPlainText()))
+        copy_content.clicked.connect(lambda: _copy(self._content))
         self.monospace = QCheckBox("&Monospace, no wrap")
         self.monospace.setObjectName("detailMonospace")
         self.monospace.setToolTip(
@@ -169,12 +181,17 @@ class DetailPanel(QWidget):
         norm: float | None,
         vector_pending: bool = False,
         highlight: str = "",
+        id_tip: str = "",
     ) -> None:
         self.stack.setCurrentIndex(1)
         self.id_edit.setText(entry_id)
         self.id_edit.setCursorPosition(0)
+        self.id_edit.setToolTip(id_tip)
         self.position.setText(position)
-        if self.content.toPlainText() != content:
+        if self._content != content or self._cut is not None:
+            self._content, self._cut = content, None
+            # Plain text takes the format at the view's cursor: never the marker's, or the unread grey.
+            self.content.setCurrentCharFormat(QTextCharFormat())
             self.content.setPlainText(content)
         self.highlight(highlight)
         self._metadata = {name: plain_value(value) for name, value in metadata.items()}
@@ -191,6 +208,35 @@ class DetailPanel(QWidget):
         self.copy_metadata.setEnabled(bool(self._metadata))
         self.set_vector(vector, norm, pending=vector_pending)
         self.set_context("reading…")
+        self.reads_label.setText("reading…")
+
+    def set_reading(self, extent: ReadExtent | None, why_not: str = "") -> None:
+        """Where the model stopped reading the content: a marker line there and the text after it greyed
+        (the entry's text is unchanged: Copy copies it as stored); ``None``: not known (``why_not``)."""
+        if extent is None:
+            self.reads_label.setText(f"not known: {why_not}" if why_not else "not known")
+            return
+        self.reads_label.setText(extent.short())
+        if not extent.truncated or self._cut is not None:
+            return
+        document = self.content.document()
+        # Qt counts positions in UTF-16 units; the cut is in characters of the text.
+        at = len(self._content[: extent.read_chars].encode("utf-16-le")) // 2
+        cursor = QTextCursor(document)
+        cursor.setPosition(min(at, document.characterCount() - 1))
+        marker = QTextCharFormat()
+        marker.setForeground(UNREAD)
+        marker.setFontItalic(True)
+        marker.setFontWeight(QFont.Weight.Bold)
+        cursor.insertBlock()
+        cursor.insertText(f"──── {MARKER_TEXT} ({extent.limit:,} tokens) ────", marker)
+        cursor.insertBlock()
+        unread = QTextCharFormat()
+        unread.setForeground(UNREAD)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.mergeCharFormat(unread)
+        self._cut = extent.read_chars
+        self.content.document().setModified(False)
 
     def set_monospace(self, on: bool) -> None:
         """Preformatted text (code, tables, logs) in a fixed-width font without wrapping, or prose."""

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from recall_gui.core.base import DEFAULT_LIMIT, MAX_QUERY_CHARS
-from recall_gui.qt.widgets import LimitSpin
+from recall_gui.qt.widgets import ElidedLabel, LimitSpin
+
+if TYPE_CHECKING:
+    from recall_gui.core.embedders import ReadExtent
 
 MAX_LIMIT = 1000
+#: How much of the query before the cut the note quotes.
+READ_NOTE_WORDS_CHARS = 40
 #: The query box holds the longest query searched (``core.types.MAX_QUERY_CHARS``). Qt's default (32,767)
 #: would cut a long paste without a word; far more is no better, as Qt cuts a paste beyond the limit in
 #: time that grows with the square of the limit (docs/PERFORMANCE_LOG.md#query_bar-max_query_chars).
@@ -44,14 +51,23 @@ class QueryBar(QWidget):
         self.cancel_button.setObjectName("cancelButton")
         self.cancel_button.setToolTip("Cancel the running search (Esc)")
         self.cancel_button.setEnabled(False)
-        layout = QHBoxLayout(self)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(8)
+        row.addWidget(self.query_edit, 1)
+        row.addWidget(limit_label)
+        row.addWidget(self.limit_spin)
+        row.addWidget(self.search_button)
+        row.addWidget(self.cancel_button)
+        # Under the box, after a search: where the model stopped reading a query longer than it reads.
+        self.read_note = ElidedLabel()
+        self.read_note.setObjectName("queryReadNote")
+        self.read_note.setVisible(False)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(8)
-        layout.addWidget(self.query_edit, 1)
-        layout.addWidget(limit_label)
-        layout.addWidget(self.limit_spin)
-        layout.addWidget(self.search_button)
-        layout.addWidget(self.cancel_button)
+        layout.setSpacing(2)
+        layout.addLayout(row)
+        layout.addWidget(self.read_note)
         self.query_edit.returnPressed.connect(self.searchRequested)
         self.limit_spin.returnPressed.connect(self.searchRequested)
         self.search_button.clicked.connect(self.searchRequested)
@@ -65,3 +81,20 @@ class QueryBar(QWidget):
 
     def set_busy(self, busy: bool) -> None:
         self.cancel_button.setEnabled(busy)
+
+    def show_reading(self, extent: ReadExtent | None, query: str) -> None:
+        """Say where the model stopped reading ``query`` when it is longer than the model reads (and say
+        nothing otherwise)."""
+        if extent is None or not extent.truncated:
+            self.read_note.setVisible(False)
+            self.read_note.clear()
+            return
+        cut = extent.read_chars
+        before = " ".join(query[max(0, cut - READ_NOTE_WORDS_CHARS) : cut].split())
+        text = (
+            f"The model reads this query only up to “…{before}” (its first {extent.limit:,} tokens): the "
+            f"{extent.unread_chars:,} characters after that change nothing."
+        )
+        self.read_note.setText(text)
+        self.read_note.setToolTip(text)
+        self.read_note.setVisible(True)

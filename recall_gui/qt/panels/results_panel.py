@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from recall_gui.core.base import SearchResult
+from recall_gui.core.storage import IdRepeats, content_sha256
 from recall_gui.core.tables import ExportColumn, ExportTable, plain_value, to_clipboard_text
 from recall_gui.qt.models.browse_model import CONTENT, BrowseModel
 from recall_gui.qt.models.results_model import DISTANCE, ID, ResultsModel
@@ -49,6 +50,8 @@ HINT_NO_ROWS = "This table has no rows."
 HINT_NO_MATCH = "No row's id or content contains this text."
 HINT_NO_FILTERED_ROWS = "No row matches the filter."
 HINT_LOADING = "Loading…"
+#: The column an export adds where ids repeat.
+CONTENT_SHA256 = "content sha256"
 
 
 class ResultsPanel(QWidget):
@@ -76,6 +79,7 @@ class ResultsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         layout.addLayout(header)
+        layout.addWidget(self.repeats_note)
         layout.addWidget(self.stack, 1)
 
         self.copy_action = QAction("&Copy Selected Rows", self)
@@ -109,6 +113,10 @@ class ResultsPanel(QWidget):
         header.setContentsMargins(0, 0, 0, 0)
         header.addWidget(self.caption, 1)
         header.addWidget(self.filter_edit)
+        # Said once, above the rows, where the table's ids repeat (its rows then show content·3f2a9c1e).
+        self.repeats_note = ElidedLabel()
+        self.repeats_note.setObjectName("idsRepeatNote")
+        self.repeats_note.setVisible(False)
         return header
 
     def _build_tables(self) -> None:
@@ -158,9 +166,12 @@ class ResultsPanel(QWidget):
         caption: str,
         placeholder: str | None = None,
         copies: dict[int, int] | None = None,
+        repeats: IdRepeats | None = None,
     ) -> None:
-        """``copies``: results that are near-copies of an earlier one (marked "≈ n" beside their rank)."""
-        self.results_model.set_result(result, copies)
+        """``copies``: results that are near-copies of an earlier one (marked "≈ n" beside their rank);
+        ``repeats``: the ids the table's rows share (those results are named by their content)."""
+        self.results_model.set_result(result, copies, repeats)
+        self.show_repeats(repeats)
         self.results_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self._fit_result_columns()
         default = HINT_SEARCH if result is None else HINT_NO_RESULTS
@@ -173,9 +184,17 @@ class ResultsPanel(QWidget):
         else:
             self.entrySelected.emit(None)
 
+    def show_repeats(self, repeats: IdRepeats | None) -> None:
+        """Say (or stop saying) that the table's ids repeat."""
+        said = repeats.sentence() if repeats is not None else None
+        self.repeats_note.setText("" if said is None else said[0].upper() + said[1:] + ".")
+        self.repeats_note.setToolTip("" if said is None else self.repeats_note.text())
+        self.repeats_note.setVisible(said is not None)
+
     def show_browse(self, caption: str, placeholder: str = HINT_LOADING) -> None:
         self.caption.setText(caption)
         self.browse_table.setPlaceholder(placeholder)
+        self.show_repeats(None)
         self.set_mode("browse")
         self.entrySelected.emit(None)
 
@@ -217,15 +236,21 @@ class ResultsPanel(QWidget):
         headers = self.headers(table)
         # A metadata column called like a view's column ("ID") keeps its own cell in JSON too.
         titles = [f"{name} (metadata)" if name in headers else name for name in names]
+        if self.results_model.repeats:  # ids repeat: each row's content sha256 tells the rows apart
+            titles.append(CONTENT_SHA256)
+            rows = tuple((*row, content_sha256(hit.content)) for row, hit in zip(rows, hits, strict=True))
         return ExportTable((*headers, *titles), rows)
 
     def export_columns(self) -> list[ExportColumn]:
         """The browsed table's columns as a whole-table export writes them: the view's, in its order."""
         table = self.browse_table
-        return [
+        columns = [
             self.browse_model.export_column(column, title)
             for column, title in zip(self.visible_columns(table), self.headers(table), strict=True)
         ]
+        if self.browse_model.repeats:  # ids repeat: each row's content sha256 tells the rows apart
+            columns.append(ExportColumn(CONTENT_SHA256, "content_sha256"))
+        return columns
 
     def selected_rows(self) -> list[int]:
         table = self.current_table()

@@ -30,6 +30,7 @@ from recall_gui.core.drafts import SearchDraft
 from recall_gui.core.inspect import diff_lines
 from recall_gui.core.registry import DatabaseEntry
 from recall_gui.core.search import ViewScope, agent_scope_of, differences
+from recall_gui.core.storage import content_sha256
 from recall_gui.mcp.probe import AgentListing, AgentPayload
 from recall_gui.qt.agent_server import AgentServer, ServerState, ServerTarget
 from recall_gui.qt.panels.diff_view import DiffView
@@ -439,10 +440,11 @@ class AgentPage(QWidget):
         try:
             harness = await self.services.harness()
             report = await harness.search_database(entry, query, limit)
+            repeats = await harness.session.tables.id_repeats(entry.target)
         except RecallError as error:
             return WindowAnswer(error=error.message, view_differences=view_differences)
-        ids = tuple(hit.id for hit in report.result.hits)
-        return WindowAnswer(ids=ids, view_differences=view_differences, model=report.model)
+        ids = tuple(repeats.label(hit.id, content_sha256(hit.content)) for hit in report.result.hits)
+        return WindowAnswer(ids=ids, view_differences=view_differences, model=report.model, repeats=repeats)
 
     def _show_payload(self, payload: AgentPayload, answer: WindowAnswer, entry: DatabaseEntry) -> None:
         text = payload.text

@@ -46,7 +46,7 @@ def outcome_text(
             "reads that table, or on the folder until it is registered."
         )
     if outcome is None:
-        lines += ["", "Not run yet. Expected ids:", *(f"  {entry_id}" for entry_id in check.expect)]
+        lines += ["", "Not run yet. Expected:", *(f"  {wanted}" for wanted in check.expect_text.split(", "))]
         return "\n".join(lines)
     if outcome.searched and outcome.searched != place:
         lines.append(f"The last run searched {outcome.searched}.")
@@ -56,13 +56,13 @@ def outcome_text(
             lines.append(outcome.hint)
         return "\n".join(lines)
     past = last.checks.get(check.key) if last is not None else None
-    width = max(len(entry_id) for entry_id in check.expect)
-    lines += ["", "Expected ids:"]
+    width = max(len(expected.label) for expected in outcome.expected)
+    lines += ["", "Expected:"]
     for expected in outcome.expected:
         before = ""
-        if past is not None and expected.id in past.ranks:
-            before = f"   (last run: {rank_text(past.ranks[expected.id])})"
-        lines.append(f"  {expected.id.ljust(width)}  rank {rank_text(expected.rank)}{before}")
+        if past is not None and expected.key in past.ranks:
+            before = f"   (last run: {rank_text(past.ranks[expected.key])})"
+        lines.append(f"  {expected.label.ljust(width)}  rank {rank_text(expected.rank)}{before}")
     metrics = outcome.metrics
     if metrics is not None:
         lines += [
@@ -80,10 +80,13 @@ def outcome_text(
         lines += ["", f"Pushed out? {core.golden.crowding_text(outcome.near_copies)}"]
     if change is not None:
         lines += ["", f"Since the last run: {change.text}"]
-    wanted = set(check.expect)
+    taken = {expected.rank for expected in outcome.expected if expected.rank is not None}
     lines += ["", f"The agent got ({len(outcome.results)}):"]
     lines += [
-        f"  {rank:>3}. {found}{'   ← expected' if found in wanted else ''}"
-        for rank, found in enumerate(outcome.results, start=1)
+        f"  {rank:>3}. {found}{'   ← expected' if rank in taken else ''}"
+        for rank, found in enumerate(outcome.result_labels, start=1)
     ]
+    said = outcome.repeats.sentence()
+    if said is not None:
+        lines += ["", said[0].upper() + said[1:] + "."]
     return "\n".join(lines)

@@ -46,7 +46,7 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import engine_combo, selectable_label, text_view
 
 if TYPE_CHECKING:
-    from recall_gui.core.inspect import DuplicateGroup, DuplicateReport
+    from recall_gui.core.inspect import DuplicateGroup, DuplicateReport, GroupEntry
 
 METRIC_LABELS = {"cosine": "cosine distance", "l2": "squared L2 distance"}
 INTRODUCTION = (
@@ -109,7 +109,9 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[int, int], ...]]]:
+def card_texts(
+    group: DuplicateGroup, named: Callable[[GroupEntry], str] = lambda entry: entry.id
+) -> list[tuple[str, str, str, tuple[tuple[int, int], ...]]]:
     """Title (the entry's id), subtitle (its place in the group, how it differs), content and marked
     ranges of each entry of ``group``: the words of each entry that differ from the first entry (for the
     first: from the second)."""
@@ -132,14 +134,17 @@ def card_texts(group: DuplicateGroup) -> list[tuple[str, str, str, tuple[tuple[i
         if len(entries) > 2 and entry in group.widest_pair:
             same += " · of the widest pair"
         # Its place in the group: LanceDB's row id (fragment << 32 | offset) is no number a user knows.
-        cards.append((entry.id, f"{number + 1} of {len(entries)} · {same}", entry.content, marked))
+        cards.append((named(entry), f"{number + 1} of {len(entries)} · {same}", entry.content, marked))
     return cards
 
 
-def widest_pair_text(group: DuplicateGroup, threshold: float) -> str:
-    """What the widest pair of ``group`` is, and whether it lies beyond ``threshold``."""
+def widest_pair_text(
+    group: DuplicateGroup, threshold: float, named: Callable[[GroupEntry], str] = lambda entry: entry.id
+) -> str:
+    """What the widest pair of ``group`` is (its entries ``named``: ids, or names by content where ids
+    repeat), and whether it lies beyond ``threshold``."""
     first, second = group.widest_pair
-    text = f"Widest pair: {first.id} and {second.id}, {group.max_distance:.4f} apart"
+    text = f"Widest pair: {named(first)} and {named(second)}, {group.max_distance:.4f} apart"
     if group.chained(threshold):
         return f"{text}: beyond {threshold:g}, linked through the others by pairs within it."
     return f"{text}: every pair of these {len(group.entries)} entries lies within {threshold:g}."
@@ -365,6 +370,9 @@ class DuplicatesPage(QWidget):
         left_out = report.left_out_text("the squared L2 distance")
         if left_out is not None:
             text += " " + left_out
+        said = report.repeats.sentence()
+        if said is not None:
+            text += f" {said[0].upper()}{said[1:]}."
         self.note.show_note(text, "neutral" if report.groups or left_out else "good")
         self.groups.setRowCount(len(report.groups))
         for row, group in enumerate(report.groups):
@@ -373,14 +381,14 @@ class DuplicatesPage(QWidget):
             cells = (
                 str(len(group.entries)),
                 f"{group.max_distance:.4f}{' ⚠' if chained else ''}",
-                f"{first.id}: {one_line(first.content, 200)}",
+                f"{report.label(first)}: {one_line(first.content, 200)}",
             )
             for column, text_value in enumerate(cells):
                 item = QTableWidgetItem(text_value)
                 if column < 2:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if column == 1:
-                    item.setToolTip(widest_pair_text(group, report.threshold))
+                    item.setToolTip(widest_pair_text(group, report.threshold, report.label))
                 self.groups.setItem(row, column, item)
         if report.groups:
             self.groups.selectRow(0)
@@ -400,9 +408,9 @@ class DuplicatesPage(QWidget):
             self.members_hint.show()
             return
         self.members_hint.hide()
-        self.group_note.setText(widest_pair_text(group, self.report.threshold))
+        self.group_note.setText(widest_pair_text(group, self.report.threshold, self.report.label))
         self.group_note.show()
-        for title, subtitle, content, marked in card_texts(group):
+        for title, subtitle, content, marked in card_texts(group, self.report.label):
             card = EntryCard(title, subtitle, content, marked)
             self._cards.append(card)
             self.members_layout.addWidget(card, 1)

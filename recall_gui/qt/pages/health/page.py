@@ -55,7 +55,10 @@ def report_sections(report: HealthReport) -> list[tuple[str, list[str]]]:
         + ("" if index.unindexed_rows is None else f", {index.unindexed_rows:,} rows not covered")
         for index in report.indices
     ] or ["no index: every search scans the whole table"]
-    sections = [("Counts", counts), ("Indexes", indexes)]
+    sections = [("Counts", counts), ("Indexes", indexes), ("What the model reads", [report.reading_text])]
+    said = report.repeats.sentence()
+    if said is not None:
+        sections.append(("Ids that repeat", [said[0].upper() + said[1:]]))
     for title, ids in (
         ("Vectors missing", report.missing),
         ("Vectors of zero length", report.zero_norm),

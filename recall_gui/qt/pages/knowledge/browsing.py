@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from PySide6.QtCore import SignalInstance
 
     from recall_gui.core.registry import DatabaseEntry
+    from recall_gui.core.session import Session
     from recall_gui.core.storage import TableTarget
     from recall_gui.core.tables import Page
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
@@ -114,6 +115,7 @@ class Browser:
             return
         if generation != self.browse_model.generation:
             return
+        await self._name_shared_ids(session, target, generation)
         total = self.browse_model.total or 0
         if selection is not None:
             caption = f"{plural(total, 'row')} {selection[1]} in {entry.name}"
@@ -137,3 +139,14 @@ class Browser:
         self.results.set_browse_placeholder(placeholder)
         self.services.set_activity(f"Page read in {self.browse_model.last_fetch_ms or 0:.1f} ms")
         self._ready.emit()
+
+    async def _name_shared_ids(self, session: Session, target: TableTarget, generation: int) -> None:
+        """Where the table's ids repeat, name its rows by their content and say so once."""
+        try:
+            repeats = await session.tables.id_repeats(target)
+        except RecallError:  # the rows were read: only their names by content are lost
+            return
+        if generation == self.browse_model.generation:
+            self.looking_at.repeats = repeats
+            self.browse_model.set_repeats(repeats)
+            self.results.show_repeats(repeats)

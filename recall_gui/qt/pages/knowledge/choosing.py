@@ -15,6 +15,7 @@ from recall_gui import core
 from recall_gui.core.base import RecallError
 from recall_gui.core.messages import UserMessage, sentence
 from recall_gui.core.registry import DatabaseEntry, Registry, empty_registry_hint, location_problem
+from recall_gui.core.storage import content_sha256
 from recall_gui.qt.panels.database_bar import DatabaseBar
 from recall_gui.qt.panels.opened_bar import OpenedBar
 from recall_gui.qt.panels.query_bar import QueryBar
@@ -272,7 +273,9 @@ class Chooser:
             )
             return False
         self.query_bar.query_edit.clear()
-        self.results.filter_edit.setText(entry_id)
+        # An entry named by its content (content·3f2a9c1e, where ids repeat): its rows are its id's.
+        labelled = core.search.split_label(entry_id)
+        self.results.filter_edit.setText(labelled[0] if labelled is not None else entry_id)
         inputs = self._read_inputs()
         current = self.looking_at.current
         if current is not None and current.name == name:
@@ -283,6 +286,14 @@ class Chooser:
             return False  # the table could not be read (the banner says why), or a newer request came
         page = browse_model.cache.locate(0)
         rows = page[0].ids if page is not None else ()
+        if page is not None and labelled is not None and entry_id not in rows:
+            # The row of that id whose content's sha256 starts with the digits the name gives.
+            rows = tuple(
+                entry_id
+                if found == labelled[0] and content_sha256(content).startswith(labelled[1])
+                else found
+                for found, content in zip(page[0].ids, page[0].contents, strict=True)
+            )
         if entry_id not in rows:
             services.show_message(
                 UserMessage(f"{name} holds no entry with the id {entry_id!r} now.", None, "info", "database")

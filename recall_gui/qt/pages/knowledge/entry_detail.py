@@ -3,12 +3,14 @@ its vector read when it is selected), or a row opened by its row id from another
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QTabWidget
 
 from recall_gui import core
 from recall_gui.core.base import RecallError, SearchHit, one_line
+from recall_gui.core.storage import content_sha256, entry_label
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.panels.detail_panel import DetailPanel
 from recall_gui.qt.panels.results_panel import ResultsPanel
@@ -27,12 +29,12 @@ def context_text(document: Document, entry_id: str) -> tuple[str, str]:
     ids = [chunk_id for chunk_id, _ in document.chunks]
     if entry_id not in ids:
         return f"{document.key} ({len(ids)} chunks)", document.layout.describe()
-    before, after = document.neighbours(entry_id)
-    parts = [f"{document.key} · chunk {ids.index(entry_id) + 1} of {len(ids)}"]
-    if before is not None:
-        parts.append(f"previous: {before[0]} “{one_line(before[1], 60)}”")
-    if after is not None:
-        parts.append(f"next: {after[0]} “{one_line(after[1], 60)}”")
+    at, names = document.at, document.names()
+    parts = [f"{document.key} · chunk {at + 1} of {len(ids)}"]
+    if at > 0:
+        parts.append(f"previous: {names[at - 1]} “{one_line(document.chunks[at - 1][1], 60)}”")
+    if at + 1 < len(ids):
+        parts.append(f"next: {names[at + 1]} “{one_line(document.chunks[at + 1][1], 60)}”")
     return "\n".join(parts), document.layout.describe()
 
 
@@ -61,8 +63,10 @@ class EntryDetail:
         #: The tools under the table, which follow the selection.
         self.would_see = would_see
         lane = services.operations.lane
-        #: Reading the open entry's document around it, and a browsed row's vector.
+        #: Reading the open entry's document around it, a browsed row's vector, and where the model stops
+        #: reading its text.
         self.reading_context, self.reading_vector = lane("context"), lane("detail")
+        self.reading_text = lane("model reads")
         #: The entry open in the detail: a search hit, a browsed row, or ``None``.
         self.item: object | None = None
 
@@ -81,6 +85,7 @@ class EntryDetail:
             self._show_row(item)  # type: ignore[arg-type]
         if item is not None:
             self.request_context(item)
+            self.reading_text.start(self.load_reading(item))
         self.would_see.show(item)
 
     def _show_hit(self, hit: SearchHit) -> None:
@@ -88,19 +93,21 @@ class EntryDetail:
         rank = result.hits.index(hit) + 1 if result and hit in result.hits else 0
         metric = result.metric_label if result else ""
         self.detail.show_entry(
-            entry_id=hit.id,
+            entry_id=self.looking_at.name(hit.id, hit.content),
             content=hit.content,
             position=f"rank {rank} · distance {hit.distance:.6f} ({metric})" + self.looking_at.at(),
             metadata=hit.extra,
             vector=hit.vector,
             norm=hit.vector_norm,
+            id_tip=self._id_tip(hit.id, hit.content),
         )
 
     def _show_row(self, row: BrowseRow) -> None:
         total, browsing = self.browse_model.total, self.browser.browsing
         of_total = f" of {total:,}" if total is not None else ""
         self.detail.show_entry(
-            entry_id=row.id,
+            entry_id=self.looking_at.name(row.id, row.content),
+            id_tip=self._id_tip(row.id, row.content),
             content=row.content,
             position=f"row {row.offset + 1:,}{of_total}{self.looking_at.at()}",
             metadata=row.extra,
@@ -133,9 +140,13 @@ class EntryDetail:
         if entry is None or entry_id is None:
             return
 
+        content = getattr(item, "content", "")
+        named = str(entry_id)
+        if self.looking_at.repeats.is_shared(named):  # the row among those that share its id
+            named = entry_label(named, content_sha256(str(content))) + content_sha256(str(content))[8:]
         try:
             document = await core.search.document_of(
-                await self.services.session(), entry, str(entry_id), layout=self.looking_at.document_layout
+                await self.services.session(), entry, named, layout=self.looking_at.document_layout
             )
         except RecallError as error:
             if self.item is item:
@@ -157,11 +168,44 @@ class EntryDetail:
         self.item = hit
         self.side.setCurrentWidget(self.detail)
         self.detail.show_entry(
-            entry_id=hit.id,
+            entry_id=self.looking_at.name(hit.id, hit.content),
             content=hit.content,
             position=f"row id {row_id}, {how}{self.looking_at.at()}",
             metadata=hit.extra,
             vector=hit.vector,
             norm=hit.vector_norm,
+            id_tip=self._id_tip(hit.id, hit.content),
         )
+        self.reading_text.start(self.load_reading(hit))
         return hit
+
+    def _id_tip(self, entry_id: str, content: str) -> str:
+        """What the id's tooltip says where other rows share it: how many, and what tells this one apart."""
+        repeats = self.looking_at.repeats
+        if not repeats.is_shared(entry_id):
+            return ""
+        return (
+            f'The id "{entry_id}" is shared by {repeats.count(entry_id):,} rows of this table; this entry is '
+            f"named by its content, whose sha256 is {content_sha256(content)}"
+        )
+
+    async def load_reading(self, item: object) -> None:
+        """Mark where the model stops reading the open entry's text, if it is still open."""
+        entry, content = self.looking_at.current, getattr(item, "content", None)
+        if entry is None or not isinstance(content, str):
+            return
+        session = await self.services.session()
+        try:
+            reading = await session.models.reading(entry.embedder)
+        except RecallError as error:
+            if self.item is item:
+                self.detail.set_reading(None, f"the model cannot be loaded here ({error.message})")
+            return
+        if reading is None:
+            if self.item is item:
+                self.detail.set_reading(None, "this model's tokenizer is not here")
+            return
+        loop = asyncio.get_running_loop()
+        extent = await loop.run_in_executor(session.compute_executor, reading.extent, content)
+        if self.item is item:
+            self.detail.set_reading(extent)

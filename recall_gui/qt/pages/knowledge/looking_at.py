@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from recall_gui.core.base import quoted
 from recall_gui.core.search import ViewScope
+from recall_gui.core.storage import IdRepeats, content_sha256, entry_label
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,12 +39,21 @@ class LookingAt:
         self.where: str | None = None
         #: How chunks make documents, as the user chose it for this table (``None``: as detected).
         self.document_layout: DocumentLayout | None = None
+        #: The ids several rows of the table shown share (as of the last search or browse).
+        self.repeats = IdRepeats()
 
     def forget_table(self) -> None:
         """Another database: nothing of the previous table's facts, version or rows applies."""
         self.info = None
         self.version, self.versions, self.selection, self.where = None, (), None, None
         self.document_layout = None
+        self.repeats = IdRepeats()
+
+    def name(self, entry_id: str, content: str) -> str:
+        """An entry as the page names it: its id, or ``content·3f2a9c1e`` where other rows share it."""
+        if not self.repeats.is_shared(entry_id):
+            return entry_id
+        return entry_label(entry_id, content_sha256(content))
 
     def view(self, limit: int) -> ViewScope | None:
         """What the user looks at, searched with ``limit``, as the core compares it with the agent's

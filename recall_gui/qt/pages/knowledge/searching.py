@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import SignalInstance
@@ -14,14 +15,18 @@ from PySide6.QtWidgets import QLabel
 from recall_gui import core
 from recall_gui.core.base import DEFAULT_LIMIT, MAX_QUERY_CHARS, RecallError, SearchHit, plural, quoted
 from recall_gui.core.messages import UserMessage
+from recall_gui.core.storage import IdRepeats, content_sha256
 from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import ElidedLabel
 
 if TYPE_CHECKING:
+    from recall_gui.core.embedders import ReadExtent
     from recall_gui.core.registry import DatabaseEntry
     from recall_gui.core.search import SearchReport
+    from recall_gui.core.session import Session
+    from recall_gui.core.storage import TableTarget
     from recall_gui.qt.operations import Lane
     from recall_gui.qt.pages.knowledge.looking_at import LookingAt
     from recall_gui.qt.scope.inputs import Inputs
@@ -32,6 +37,37 @@ def short_method(method: str) -> str:
     if method.startswith("index:"):
         return f"index {method.removeprefix('index:')}"
     return {"exact": "all rows compared", "flat": "flat scan"}.get(method, method)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A search's answer as the page shows it: the report, why it is empty (if it is), the ids the
+    table's rows share, and how much of the query the model read (``None``: not known)."""
+
+    report: SearchReport
+    empty: str | None
+    repeats: IdRepeats
+    query_read: ReadExtent | None
+
+
+async def shared_ids(session: Session, target: TableTarget) -> IdRepeats:
+    """The ids ``target``'s rows share; none known when they cannot be read (the search itself stands)."""
+    try:
+        return await session.tables.id_repeats(target)
+    except RecallError:
+        return IdRepeats()
+
+
+async def query_read(session: Session, entry: DatabaseEntry, query: str) -> ReadExtent | None:
+    """How much of ``query`` ``entry``'s model reads (``None`` for a cloud model, or a model not here),
+    measured on the session's compute thread."""
+    try:
+        reading = await session.models.reading(entry.embedder)
+    except RecallError:
+        return None
+    if reading is None:
+        return None
+    return await asyncio.get_running_loop().run_in_executor(session.compute_executor, reading.extent, query)
 
 
 class Searching:
@@ -61,7 +97,8 @@ class Searching:
         self.results_caption: tuple[str, int] | None = None
         #: The last search by text shown in this database: (database, query, limit).
         self.searched: tuple[str, str, int] | None = None
-        #: The results shown: the limit they were asked with, and the id they are "more like" (if so).
+        #: The results shown: the limit they were asked with, and the entry they are "more like" (if so:
+        #: its id, or ``content·3f2a9c1e`` where other rows share it).
         self.shown_limit = DEFAULT_LIMIT
         self.like: str | None = None
         #: The search whose results are shown (the map rings them), if the table shows results.
@@ -156,9 +193,9 @@ class Searching:
     def _search_request(
         self, entry: DatabaseEntry, inputs: Inputs
     ) -> tuple[
-        Callable[[], Coroutine[Any, Any, tuple[SearchReport, str | None]]],
+        Callable[[], Coroutine[Any, Any, Found]],
         str,
-        Callable[[tuple[SearchReport, str | None]], None],
+        Callable[[Found], None],
         Callable[[RecallError], None],
     ]:
         """The search of ``inputs`` in ``entry``: what it runs, says while it runs, shows, and shows
@@ -167,16 +204,20 @@ class Searching:
         self.results_caption = None
         version = self.looking_at.version
 
-        async def find() -> tuple[SearchReport, str | None]:
+        async def find() -> Found:
             harness = await services.harness()
             where = inputs.where or None
             report = await harness.search_database(entry, query, limit, where=where, version=version)
+            session = harness.session
+            repeats = await shared_ids(session, entry.target.at(version))
+            read = await query_read(session, entry, query)
             if report.result.hits:
-                return report, None
+                return Found(report, None, repeats, read)
             try:
-                return report, await core.tables.why_empty(harness.session, entry.target.at(version), where)
+                why = await core.tables.why_empty(session, entry.target.at(version), where)
             except RecallError:  # the search succeeded: not knowing why it found nothing is no failure
-                return report, None
+                why = None
+            return Found(report, why, repeats, read)
 
         def failed(error: RecallError) -> None:
             self.show_status(None)
@@ -185,24 +226,22 @@ class Searching:
             )
             self._finished.emit()
 
-        def found(outcome: tuple[SearchReport, str | None]) -> None:
-            self._show_found(entry, inputs, *outcome)
+        def found(outcome: Found) -> None:
+            self._show_found(entry, inputs, outcome)
 
         return find, f"Searching {entry.name}…", found, failed
 
-    def _show_found(
-        self, entry: DatabaseEntry, inputs: Inputs, report: SearchReport, empty: str | None
-    ) -> None:
-        """``empty``: why the search found nothing, when it did not."""
+    def _show_found(self, entry: DatabaseEntry, inputs: Inputs, found: Found) -> None:
         services, query, limit = self.services, inputs.query, inputs.limit
+        report, empty = found.report, found.empty
         services.dismiss("search")
         if len(query) >= MAX_QUERY_CHARS:
             services.show_message(
                 UserMessage(
                     f"The query box holds at most {MAX_QUERY_CHARS:,} characters: a longer paste is cut "
                     "there, and these results are for the text it holds.",
-                    "Embedding models read only the start of a long query (local ones at most its first 512 "
-                    "tokens), so the results are the same as for the whole text.",
+                    "Embedding models read only the start of a long query (the line under the query box "
+                    "says where this one stopped), so the results are the same as for the whole text.",
                     "info",
                     "search",
                 )
@@ -227,7 +266,9 @@ class Searching:
         self.searched, self.shown_limit, self.like = (entry.name, query, limit), limit, None
         self.looking_at.where = inputs.where or None
         self.last_report = report
-        self.results.show_result(report.result, caption, empty, copies=copies)
+        self.looking_at.repeats = found.repeats
+        self.results.show_result(report.result, caption, empty, copies=copies, repeats=found.repeats)
+        self.query_bar.show_reading(found.query_read, query)
         self.results_caption = (caption, limit)
         self.on_limit_changed(self.query_bar.limit())  # changed while it searched
         self.show_status(report)
@@ -240,26 +281,32 @@ class Searching:
         if entry is None:
             return None
 
-        async def find() -> tuple[SearchHit, SearchReport]:
+        async def find() -> tuple[SearchHit, SearchReport, IdRepeats]:
             hit: SearchHit | None = item if isinstance(item, SearchHit) else None
             row_id = getattr(item, "row_id", None)
             if (hit is None or hit.vector is None) and row_id is not None:
                 hit = await core.tables.fetch_row(await services.session(), entry.target, row_id)
             if hit is None:
                 raise RecallError("the selected entry is no longer in the table", hint="Browse it again.")
-            return hit, await core.search.more_like(await services.harness(), entry, hit, limit)
+            session = await services.session()
+            repeats = await shared_ids(session, entry.target)
+            name = repeats.label(hit.id, content_sha256(hit.content))
+            report = await core.search.more_like(await services.harness(), entry, hit, limit, name)
+            return hit, report, repeats
 
-        def found(outcome: tuple[SearchHit, SearchReport]) -> None:
-            hit, report = outcome
+        def found(outcome: tuple[SearchHit, SearchReport, IdRepeats]) -> None:
+            hit, report, repeats = outcome
             services.dismiss("search")
             count = len(report.result.hits)
+            name = repeats.label(hit.id, content_sha256(hit.content))
             caption = (
-                f"{count:,} entr{'y' if count == 1 else 'ies'} most like {quoted(hit.id)} in {entry.name} "
+                f"{count:,} entr{'y' if count == 1 else 'ies'} most like {quoted(name)} in {entry.name} "
                 "(searched with its stored vector)"
             )
-            self.shown_limit, self.like = limit, hit.id
+            self.shown_limit, self.like = limit, name
             self.results_caption = None  # Enter searches the query box, not more like this entry
-            self.results.show_result(report.result, caption)
+            self.looking_at.repeats = repeats
+            self.results.show_result(report.result, caption, repeats=repeats)
             self.show_status(report)
             self._finished.emit()
 

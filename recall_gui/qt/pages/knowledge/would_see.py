@@ -7,10 +7,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from recall_gui import core
-from recall_gui.core.base import GoldenFileError, RecallError, SearchHit, SearchResult, plural, quoted
+from recall_gui.core.base import GoldenFileError, RecallError, SearchHit, SearchResult, quoted
 from recall_gui.core.golden import GoldenCheck, check_for, place_text
 from recall_gui.core.messages import UserMessage
 from recall_gui.core.search import agent_scope_of, differences, same_search
+from recall_gui.core.storage import content_sha256
 from recall_gui.qt.panels.entry_tools import NO_QUERY, EntryTools
 from recall_gui.qt.panels.query_bar import QueryBar
 from recall_gui.qt.panels.results_panel import ResultsPanel
@@ -115,8 +116,15 @@ class WouldSee:
 
         harness = await self.services.harness()
         try:
+            entry_id, content = getattr(item, "id", ""), getattr(item, "content", "")
+            shared = self.looking_at.repeats.is_shared(entry_id)
             verdict = await core.search.would_agent_see(
-                harness, view, query, row_id, entry_id=getattr(item, "id", "")
+                harness,
+                view,
+                query,
+                row_id,
+                entry_id=entry_id,
+                content_sha256=content_sha256(content) if shared else None,
             )
         except RecallError as error:
             if self._selected() is item:
@@ -136,7 +144,15 @@ class WouldSee:
             if self.results.mode == "results" and self.searching.like is None
             else []
         )
-        ids = tuple(dict.fromkeys(item.id for item in selected if isinstance(item, SearchHit)))
+        # By id, or by content where other rows share the id (an id any of them has names no entry).
+        repeats = self.looking_at.repeats
+        ids = tuple(
+            dict.fromkeys(
+                core.golden.expected_of(item.id, item.content, repeats)
+                for item in selected
+                if isinstance(item, SearchHit)
+            )
+        )
         if entry is None or searched is None or not ids:
             services.show_message(
                 UserMessage(
@@ -164,8 +180,9 @@ class WouldSee:
             )
             return check
         done = "Updated" if replaced else "Added"
+        entries = f"{len(ids):,} entr{'y' if len(ids) == 1 else 'ies'}"
         details = (
-            f"{done} the golden check {quoted(query)} ({plural(len(ids), 'id')}, limit {limit}) "
+            f"{done} the golden check {quoted(query)} ({entries}, limit {limit}) "
             f"in {golden.path.name}, on {place_text(check, registry)}"
         )
         services.set_activity(details)

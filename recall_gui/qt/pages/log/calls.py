@@ -216,9 +216,14 @@ class CallsTab(QWidget):
             problem = f"{record.db_name} is not in the window's registry: contents cannot be looked up."
         elif ids and entry is not None:
             try:
-                contents = await core.agent_log.lookup_contents(
-                    await self.services.session(), entry.target, ids
-                )
+                session = await self.services.session()
+                if not self.results_model.replayed:  # where ids repeat, name the results by content
+                    repeats = await session.tables.id_repeats(entry.target)
+                    named = core.agent_log.named_results(record, repeats)
+                    if named != ids and record is self.selected:
+                        self.results_model.show_logged(named)
+                        ids = named
+                contents = await core.agent_log.lookup_contents(session, entry.target, ids)
             except RecallError as error:
                 problem = f"The contents cannot be looked up: {error.message}"
         if record is not self.selected:

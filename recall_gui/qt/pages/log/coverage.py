@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QVBoxLayout, QWi
 
 from recall_gui import core
 from recall_gui.core.base import RecallError, plural
+from recall_gui.core.storage import IdRepeats, content_sha256
 from recall_gui.qt.models.browse_model import BrowseModel
 from recall_gui.qt.models.calls_model import CallsModel, local_time
 from recall_gui.qt.models.roles import ITEM_ROLE
@@ -35,9 +36,15 @@ def hubs_text(report: HubReport, shown: int = 5) -> str:
         return ""
     if not hubs:
         return f"No hub: no entry was returned for more than {core.reach.DEFAULT_HUB_SHARE:.0%} of the calls."
-    named = ", ".join(f"{hub.id} ({hub.share:.0%})" for hub in hubs[:shown])
+    named = ", ".join(f"{hub.named} ({hub.share:.0%})" for hub in hubs[:shown])
     more = f" and {len(hubs) - shown} more" if len(hubs) > shown else ""
     return f"Hubs, returned for more than {core.reach.DEFAULT_HUB_SHARE:.0%} of the calls: {named}{more}."
+
+
+def _repeats_text(repeats: IdRepeats) -> str:
+    """That the table's ids repeat (its entries are then counted, and named, by their contents)."""
+    said = repeats.sentence()
+    return "" if said is None else f" ({said[0].upper()}{said[1:]}.)"
 
 
 class CoverageTab(QWidget):
@@ -150,6 +157,7 @@ class CoverageTab(QWidget):
             )
 
         self.never_model.reset(fetch, metadata)
+        self.never_model.set_repeats(found.repeats)
         self.never_table.setPlaceholder("Every entry was returned at least once." if found.entries else "")
         await self.never_model.load_first_page()
         share = f" ({found.returned / found.entries:.0%})" if found.entries else ""
@@ -159,8 +167,10 @@ class CoverageTab(QWidget):
             f"{found.returned:,} of {found.entries:,} entries{share} of {name} were returned to agents at "
             f"least once by {plural(found.calls, 'call')}{since}; {len(found.never_returned):,} never were"
             + (":" if found.never_returned else ".")
+            + _repeats_text(found.repeats)
         )
-        self.hubs_label.setText(hubs_text(core.reach.hubs_from_log(self.calls.records, name)))
+        hubs = core.reach.hubs_from_log(self.calls.records, name, found.repeats)
+        self.hubs_label.setText(hubs_text(hubs))
         self.enable_buttons()
         self._finished.emit()
 
@@ -188,4 +198,8 @@ class CoverageTab(QWidget):
         item = rows[0].data(ITEM_ROLE) if rows else None
         if self.coverage is None or item is None:
             return
-        self.services.navigation.open_entry(self.coverage.db_name, item.id)
+        repeats = self.coverage.repeats
+        named = (
+            repeats.label(item.id, content_sha256(item.content)) if repeats.is_shared(item.id) else item.id
+        )
+        self.services.navigation.open_entry(self.coverage.db_name, named)

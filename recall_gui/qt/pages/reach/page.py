@@ -68,6 +68,9 @@ def summary(report: ReachReport) -> str:
         text += f" No agent searches {report.db_name} now: {report.why_not}."
     if report.note:
         text += f" {report.note[:1].upper()}{report.note[1:]}."
+    said = report.repeats.sentence()
+    if said is not None:
+        text += f" {said[:1].upper()}{said[1:]}."
     return text
 
 
@@ -415,7 +418,7 @@ class ReachPage(QWidget):
     def open_selected(self) -> None:
         item = self.selected()
         if item is not None and self.listed is not None:
-            self.services.navigation.open_entry(self.listed[0], item.id)
+            self.services.navigation.open_entry(self.listed[0], item.named)
 
     def add_golden_check(self) -> GoldenCheck | None:
         """Keep the selected entry's query as a golden check that expects it, at the report's limit."""
@@ -424,7 +427,8 @@ class ReachPage(QWidget):
         if item is None or listed is None or entry is None or not item.query:
             return None
         limit = listed[1]
-        check = core.golden.check_for(entry, services.registry, item.query, (item.id,), limit)
+        expected = core.golden.expected_by_sha(item.id, item.content_sha256)
+        check = core.golden.check_for(entry, services.registry, item.query, (expected,), limit)
         try:
             replaced = services.golden.add(check)
         except GoldenFileError as error:
@@ -438,9 +442,9 @@ class ReachPage(QWidget):
             return check
         where = core.golden.place_text(check, services.registry)
         services.page_activity(self)(
-            f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects {item.id}, "
-            f"limit {limit}) in {services.golden.path.name}, on {where}: it fails until the agent "
-            "reaches the entry"
+            f"{'Updated' if replaced else 'Added'} the golden check {quoted(item.query)} (expects "
+            f"{item.named}, limit {limit}) in {services.golden.path.name}, on {where}: it fails until the "
+            "agent reaches the entry"
         )
         return check
 
