@@ -116,6 +116,14 @@ class LocalEmbedder:
                 hint="Try other text; if every query fails, the model files may be damaged.",
             ) from error
 
+    @property
+    def tokenizer(self) -> Any | None:
+        """The tokenizer the query model runs (its truncation is the model's limit); ``None`` where the
+        loaded model keeps none (fastembed's holds it one level down)."""
+        model = self._model
+        found = getattr(model, "tokenizer", None) or getattr(getattr(model, "model", None), "tokenizer", None)
+        return found if hasattr(found, "to_str") else None
+
 
 def load_local_model(cosh_name: str) -> LocalEmbedder:
     """cosh's local model ``cosh_name`` served the best way this machine allows; blocking.
