@@ -34,6 +34,7 @@ from recall_gui.qt.pages.knowledge.page import KnowledgePage
 from recall_gui.qt.pages.log.page import LogPage
 from recall_gui.qt.pages.map.page import MapPage
 from recall_gui.qt.pages.reach.page import ReachPage
+from recall_gui.qt.pages.review.page import ReviewPage
 from recall_gui.qt.panels.banner import MessageBanner
 from recall_gui.qt.registry_watcher import RegistryWatcher
 from recall_gui.qt.services import WindowServices
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
         self.map = MapPage(services, self.knowledge)
         self.health = HealthPage(services)
         self.reach = ReachPage(services)
+        self.review = ReviewPage(services)
         self.opened = self.knowledge.opened
         self.setAcceptDrops(True)
         self.watcher = RegistryWatcher(location.directory, self)
@@ -157,6 +159,7 @@ class MainWindow(QMainWindow):
         self.pages.addTab(self.map, "Map")
         self.pages.addTab(self.health, "Health")
         self.pages.addTab(self.reach, "Reach")
+        self.pages.addTab(self.review, "Review")
         for page in (self.history, self.map):
             page.showKnowledge.connect(lambda: self.pages.setCurrentWidget(self.knowledge))
         self.pages.currentChanged.connect(self._on_page_changed)
@@ -183,11 +186,13 @@ class MainWindow(QMainWindow):
         self.watcher.touched.connect(self.reading.check_registry)
         self.registryReloaded.connect(self.database_actions.follow_registry)
         self.registryReloaded.connect(self.description.follow_registry)  # its list's own actions
-        for page in (self.agent, self.log, self.duplicates, self.health, self.reach, self.checks):
+        pages = (self.agent, self.log, self.duplicates, self.health, self.reach, self.checks, self.review)
+        for page in pages:
             self.registryReloaded.connect(page.follow_registry)
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
         )
+        self.services.navigation.reviewRequested.connect(lambda *_: self.pages.setCurrentWidget(self.review))
 
     @property
     def location(self) -> RegistryLocation:

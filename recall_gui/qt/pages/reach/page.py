@@ -298,6 +298,7 @@ class ReachPage(QWidget):
         import numpy as np
 
         self.report = report
+        self.services.last_reports.reach[report.db_name] = report  # the Review page's order "unreachable"
         self.note.show_note(summary(report), "good" if report.all_reachable else "warning")
         self.model.show(report.unreachable, report.depth)
         self.table.setPlaceholder("Every entry is reached by its own query." if report.all_reachable else "")
