@@ -71,7 +71,8 @@ def given_text(given: Sequence[tuple[str, str]], records: Sequence[ReviewRecord 
     if not marked:
         return ""
     flagged = flagged_count([record for _rank, _label, record in marked])
-    head = f"{len(marked)} of the {len(given)} results the agent got have a verdict in the review"
+    has = "has" if len(marked) == 1 else "have"
+    head = f"{len(marked)} of the {len(given)} results the agent got {has} a verdict in the review"
     if flagged:
         head += f", {flagged} marked wrong or outdated"
     listed = "; ".join(f"{rank}. {label} {record.verdict} ({record.who})" for rank, label, record in marked)

@@ -79,14 +79,14 @@ class ReviewPage(QWidget):
         self.bar.nextRequested.connect(lambda: walker.step(forward=True))
         self.bar.previousRequested.connect(lambda: walker.step(forward=False))
         self.bar.undoRequested.connect(walker.undo)
-        walker.fellBack.connect(lambda: self._set_order(Order.TABLE))
+        walker.orderInUse.connect(lambda value: self._set_order(_order(value)))
         walker.entryShown.connect(self._focus_entry)
         #: Whether the page opened a review yet (it opens the remembered one when first shown).
         self._started = False
         self._restore()
         self.database_combo.currentIndexChanged.connect(lambda _index: self.request_open())
-        self.order_combo.currentIndexChanged.connect(self._on_order)
-        self.where_edit.returnPressed.connect(self.request_open)
+        self.order_combo.activated.connect(self._on_order)  # chosen again: made again (a new report)
+        self.where_edit.returnPressed.connect(self._on_where)
         self.skip_check.toggled.connect(self._on_skip)
         self.choose_file_button.clicked.connect(self.ask_file)
         self.default_file_button.clicked.connect(lambda: self.choose_file(None))
@@ -238,19 +238,23 @@ class ReviewPage(QWidget):
         name = self.database_combo.chosen()
         return self.services.registry.get(name) if name is not None else None
 
-    def request_open(self, *, at_row: int | None = None, at_sha: str | None = None) -> None:
-        """Open the chosen database's review in the chosen order, at the entry asked for, else where the
-        page was the last time."""
+    def request_open(
+        self, *, at_row: int | None = None, at_sha: str | None = None, from_start: bool = False
+    ) -> None:
+        """Open the chosen database's review in the chosen order: at the entry asked for, else from the
+        order's start (``from_start``), else where the page was on that database the last time."""
         entry = self.chosen_entry()
         self._show_file()
         if entry is None:
             return
         self._started = True
-        order = self.order()
         self.memory.set(WHERE_KEY, self.where_edit.text())
-        if at_sha is None and at_row is None:
+        asked = at_sha is not None or at_row is not None
+        if not asked and not from_start:
             at_sha = self._memory_json(PLACES_KEY).get(entry.name)
-        self.walker.open(entry, order, self.where_edit.text(), at_row=at_row, at_sha=at_sha)
+        self.walker.open(
+            entry, self.order(), self.where_edit.text(), at_row=at_row, at_sha=at_sha, asked=asked
+        )
 
     def review_from(self, entry: object, row_id: int, sha: str) -> None:
         """Review ``entry`` (a registered database) from its row ``row_id`` holding the text ``sha``."""
@@ -262,13 +266,18 @@ class ReviewPage(QWidget):
         self.database_combo.blockSignals(False)
         self.request_open(at_row=row_id if row_id >= 0 else None, at_sha=sha)
 
-    def _on_order(self) -> None:
+    def _on_order(self, _index: int = -1) -> None:
         order = self.order()
         self._set_order(order)
         if order == Order.FILTER and not self.where_edit.text().strip():
             self.where_edit.setFocus(Qt.FocusReason.OtherFocusReason)
             return
-        self.request_open()
+        self.request_open(from_start=True)
+
+    def _on_where(self) -> None:
+        """Enter in the filter: walk the rows it keeps; the keys are the verdicts' again."""
+        self.request_open(from_start=True)
+        self.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _on_skip(self, on: bool) -> None:
         self.walker.skip_reviewed = on

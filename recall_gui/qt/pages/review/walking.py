@@ -43,16 +43,13 @@ class Opened:
     queue: ReviewQueue
     index: int
     note: str
-    #: The entry asked for is not in the order asked for: the queue is in table order.
-    fell_back: bool = False
 
 
-def start_index(
-    review: Review, queue: ReviewQueue, at_row: int | None, at_sha: str | None, skip_reviewed: bool
+def asked_entry(
+    review: Review, queue: ReviewQueue, at_row: int | None, at_sha: str | None
 ) -> tuple[int | None, int | None]:
-    """Where to start (``None``: the asked-for entry is not in the queue) and the asked-for entry's row:
-    the row ``at_row`` when it still holds the text ``at_sha``, else the first row holding that text;
-    without either, the first row (without a verdict, with ``skip_reviewed``)."""
+    """The entry asked for: the row ``at_row`` when it still holds the text ``at_sha``, else the first row
+    holding that text; its place in the queue (``None``: not in it) and its row (``None``: not found)."""
     snapshot, position = review.snapshot, None
     if at_row is not None:
         found = snapshot.positions_of_row_ids([at_row])
@@ -61,10 +58,13 @@ def start_index(
     if position is None and at_sha:
         found = snapshot.positions_of_sha(at_sha)
         position = int(found[0]) if len(found) else None
-    if position is not None:
-        return queue.index_of(position), position
+    return (queue.index_of(position) if position is not None else None), position
+
+
+def first_index(review: Review, queue: ReviewQueue, skip_reviewed: bool) -> int:
+    """The queue's first entry (without a verdict, with ``skip_reviewed``; ``len(queue)``: none)."""
     first = queue.next_index(-1, review.state, not_reviewed_only=skip_reviewed)
-    return (first if first is not None else len(queue)), None
+    return len(queue) if first is None else first
 
 
 class Walker(QObject):
@@ -78,8 +78,9 @@ class Walker(QObject):
     written = Signal()
     #: A review was opened (or could not be: the note says why).
     opened = Signal()
-    #: The entry asked for was not in the order chosen: the review walks in table order.
-    fellBack = Signal()
+    #: The order walked now (its value): the one chosen, or table order for an entry asked for that is
+    #: not in it.
+    orderInUse = Signal(str)
 
     def __init__(
         self,
@@ -124,9 +125,11 @@ class Walker(QObject):
         *,
         at_row: int | None = None,
         at_sha: str | None = None,
+        asked: bool = False,
     ) -> None:
-        """Open ``entry``'s review in ``order`` at the entry asked for (its row and text); when that entry
-        is not in the order, in table order (:attr:`fellBack`)."""
+        """Open ``entry``'s review in ``order`` at the entry with the row ``at_row`` or the text ``at_sha``
+        (where the page was, else the order's first entry). An entry the user ``asked`` for that is not in
+        the order is shown in table order (:attr:`orderInUse`)."""
         self.bar.set_enabled(False, can_undo=False)
         services, skip = self.services, self.skip_reviewed
 
@@ -136,15 +139,30 @@ class Walker(QObject):
                 self.ahead.clear()
             agents = self.agents if self.review is review else None
             queue = await make_queue(services, review, order, where, agents)
-            found = await services.reviews.call(start_index, review, queue, at_row, at_sha, skip)
-            index, position = found
-            if index is None and position is not None:  # not in this order: walk the table from it
+            index, position = await services.reviews.call(asked_entry, review, queue, at_row, at_sha)
+            if index is None and position is not None and asked:  # not in this order: the table from it
                 queue = await services.reviews.call(core.review.table_order, review.state)
                 note = f"That entry is not in the order “{ORDER_LABELS[order]}”: walking in table order."
-                return Opened(entry, review, queue, position, note, fell_back=True)
-            return Opened(entry, review, queue, index if index is not None else 0, queue.note)
+                return Opened(entry, review, queue, position, note)
+            if index is None:
+                index = await services.reviews.call(first_index, review, queue, skip)
+            return Opened(entry, review, queue, index, queue.note)
 
-        self.opening.run(opening, busy=f"Opening the review of {entry.name}…", success=self._on_opened)
+        self.opening.run(
+            opening,
+            busy=f"Opening the review of {entry.name}…",
+            success=self._on_opened,
+            failure=self._failed,
+        )
+
+    def _failed(self, error: RecallError) -> None:
+        """The review could not be opened in that order: the note says why; the walk shown goes on (its
+        order is the counter's)."""
+        self.note.show_note(error.full_text(), "bad")
+        self.note.show()
+        if self.review is not None and self.shown is not None:
+            self.bar.set_enabled(True, can_undo=self.review.can_undo)
+        self.opened.emit()
 
     def _show_busy(self, text: str | None) -> None:
         if text is not None:
@@ -156,8 +174,7 @@ class Walker(QObject):
         if review is not self.review:
             self.agents, self.ahead = None, {}
         self.entry, self.review, self.queue = found.entry, review, found.queue
-        if found.fell_back:
-            self.fellBack.emit()
+        self.orderInUse.emit(found.queue.order.value)
         notes = [text for text in (found.note, review.damaged_text()) if text]
         if notes:
             self.note.show_note("\n".join(notes), "warning" if review.damaged_text() else "neutral")
