@@ -18,9 +18,8 @@ from .entry_reading import (
     token_counter as token_counter,
 )
 from .merging import MergedFile as MergedFile, merge_files as merge_files, write_merged as write_merged
+from .orders import ORDER_LABELS as ORDER_LABELS, Order as Order
 from .queue import (
-    ORDER_LABELS as ORDER_LABELS,
-    Order as Order,
     ReviewQueue as ReviewQueue,
     changed_order as changed_order,
     most_given_order as most_given_order,
