@@ -31,8 +31,8 @@ def test_a_text_longer_than_the_model_reads_is_cut_where_the_models_own_tokenize
     assert len(tokenizer.encode(LONG[: counted.read_chars - 1]).ids) <= limit
     assert tokenizer.encode(LONG[: counted.read_chars - 1]).ids != given
     assert counted.text() == (
-        f"{counted.tokens:,} tokens; {embedder.model_info.name} reads {limit:,}: the first "
-        f"{counted.read_chars:,} of {len(LONG):,} characters. No vector search finds what comes after."
+        f"{embedder.model_info.name} reads the first {counted.read_chars:,} of {len(LONG):,} characters "
+        f"({counted.tokens:,} tokens; it reads {limit:,}). No vector search finds what comes after."
     )
 
 

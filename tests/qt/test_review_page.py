@@ -145,7 +145,7 @@ def test_a_new_user_reviews_from_the_keyboard_closes_and_goes_on_where_they_stop
             press(page, loop, key)
         # Entry 3 (its text longer than the model reads): the cut is tinted, the count says where.
         assert page.entry_view.content.toPlainText() == texts[3]
-        run(loop, until(lambda: "tokens" in page.facts.tokens.text(), "the tokens were counted"))
+        run(loop, until(lambda: " reads " in page.facts.tokens.text(), "the tokens were counted"))
         unread = page.entry_view.unread_text()
         assert unread and texts[3].endswith(unread) and len(unread) < len(texts[3])
         assert f"of {len(texts[3]):,} characters" in page.facts.tokens.text()

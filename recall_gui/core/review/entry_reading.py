@@ -34,12 +34,12 @@ class TokenCount:
         return self.tokens > self.limit
 
     def text(self) -> str:
-        """``602 tokens; AllMiniLML6V2 reads 256: the first 1,269 of 3,000 characters …``."""
+        """``AllMiniLML6V2 reads the first 1,269 of 3,000 characters (602 tokens; it reads 256). …``"""
         if not self.truncated:
-            return f"{self.tokens:,} tokens of the {self.limit:,} {self.model} reads: it reads all of it"
+            return f"{self.model} reads all of it ({self.tokens:,} tokens; it reads up to {self.limit:,})"
         return (
-            f"{self.tokens:,} tokens; {self.model} reads {self.limit:,}: the first {self.read_chars:,} of "
-            f"{self.chars:,} characters. No vector search finds what comes after."
+            f"{self.model} reads the first {self.read_chars:,} of {self.chars:,} characters ({self.tokens:,} "
+            f"tokens; it reads {self.limit:,}). No vector search finds what comes after."
         )
 
 

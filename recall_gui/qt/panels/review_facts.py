@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtWidgets import QFormLayout, QHeaderView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QVBoxLayout, QWidget
 
 from recall_gui.qt.models.roles import cell_text, plain_value
 from recall_gui.qt.models.text_rows import TextRowsModel, fit_columns, text_rows_view
@@ -41,24 +41,25 @@ class ReviewFacts(QWidget):
         self.near_model = TextRowsModel(NEAR_HEADERS)
         self.near_copies = text_rows_view("reviewNearCopies", self.near_model)
         self.near_copies.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        form = QFormLayout()
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.addRow("Model reads:", self.tokens)
-        form.addRow("Vector:", self.vector)
+        vector_row = QHBoxLayout()
+        vector_row.addWidget(QLabel("Vector:"))
+        vector_row.addWidget(self.vector, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(form)
+        layout.addWidget(self.tokens)  # a line of its own: a wrapped label in a form row overflows it
+        layout.addLayout(vector_row)
         layout.addWidget(self.columns_box)
         layout.addWidget(group_box("Near-copies", [(self.near_note, 0), (self.near_copies, 1)]), 1)
         self.clear()
 
     def clear(self) -> None:
-        self.tokens.setText("–")
+        self.show_tokens("–")
         self.vector.show_note("–", "neutral")
         self.show_columns({})
         self.show_near("", [])
 
     def show_tokens(self, text: str) -> None:
+        """How much of the entry its model reads, in words."""
         self.tokens.setText(text)
 
     def show_vector(self, text: str, tone: Tone) -> None:
@@ -80,7 +81,7 @@ class ReviewFacts(QWidget):
         self.near_note.setVisible(bool(note))
         kept = list(rows)
         self.near_model.show(len(kept), lambda row, column: cell_text(kept[row][column]))
-        fit_columns(self.near_copies, [0, 1, 2], limit_px=160)
+        fit_columns(self.near_copies, [0, 1, 2], limit_px=220)
 
     def near_rows(self) -> list[tuple[str, ...]]:
         """The near-copies shown, as text (for tests and copying)."""

@@ -87,6 +87,7 @@ class LogPage(QWidget):
             results=self.calls.results_model,
             selected=lambda: self.calls.selected,
             note=self.verdicts_note,
+            shown=self.isVisible,
         )
         self.logLoaded.connect(self.verdicts.request)
         self.contentsShown.connect(self.verdicts.show_selected)
@@ -192,6 +193,8 @@ class LogPage(QWidget):
         self.coverage_tab.show_databases()
         self._show_settings()
         self._check_files()
+        if self.verdicts.stale and self.calls.calls_model.held:  # verdicts given while it was hidden
+            self.verdicts.request()
         self._poll.start()
 
     def hideEvent(self, event: QHideEvent) -> None:

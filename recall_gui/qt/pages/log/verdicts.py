@@ -79,6 +79,7 @@ class CallVerdicts(QObject):
         results: CallResultsModel,
         selected: Callable[[], CallRecord | None],
         note: StatusNote,
+        shown: Callable[[], bool],
     ) -> None:
         super().__init__(note)
         self.services = services
@@ -86,10 +87,20 @@ class CallVerdicts(QObject):
         lane = services.operations.lane
         self.joining, self.marking = lane("log-verdicts"), lane("log-result-verdicts")
         self.found: tuple[DatabaseVerdicts, ...] = ()
-        services.reviews.changed.connect(lambda _name: self.request())
+        #: Whether the page is shown: verdicts given meanwhile are joined when it is shown again.
+        self._shown = shown
+        self.stale = False
+        services.reviews.changed.connect(self._on_changed)
+
+    def _on_changed(self, _name: str) -> None:
+        if self._shown():
+            self.request()
+        else:
+            self.stale = True
 
     def request(self) -> None:
         """Join the calls held now to the verdicts, off the GUI thread."""
+        self.stale = False
         records = self.calls.records
         self.joining.run(lambda: self._join(records), busy="", success=self._show)
 

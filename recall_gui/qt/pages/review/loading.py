@@ -12,6 +12,7 @@ from recall_gui import core
 from recall_gui.core.base import SearchHit, one_line
 from recall_gui.core.storage import content_sha256, entry_label
 from recall_gui.qt.panels.status_note import Tone
+from recall_gui.qt.panels.verdict_marks import mark_symbol
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ async def tokens_read(
     """How much of ``text`` the model reads, in words, and where it stops (``None``: it reads it all, or
     that is not known)."""
     if counter is None:
-        return "not known here: the database's model is a cloud model, or keeps no tokenizer", None
+        return "What the model reads is not known here: a cloud model, or one without a tokenizer", None
     counted = await core.review.count_tokens(await services.session(), counter, text)
     if not counted.truncated:
         return counted.text(), None
@@ -147,7 +148,7 @@ async def near_copies(
         (
             f"{other.distance:.4f}{' ≈' if close else ''}",
             entry_label(other.id, sha),
-            verdict.verdict or "" if verdict is not None else "",
+            f"{mark_symbol(verdict)} {verdict.verdict}".strip() if verdict is not None else "",
             one_line(other.content, 200),
         )
         for other, sha, verdict, close in zip(others, shas, verdicts, within, strict=True)

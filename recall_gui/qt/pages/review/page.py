@@ -54,7 +54,8 @@ NO_DATABASE = "No registered database to review: register one, or press F5 if an
 
 class ReviewPage(QWidget):
     """``reviewDatabase``, ``reviewOrder``, ``reviewWhere``, ``reviewSkipReviewed``, ``reviewFile``,
-    ``reviewChooseFileButton``, ``reviewProgress``, ``reviewCounter`` and ``reviewNote``; the entry
+    ``reviewChooseFileButton``, ``reviewDefaultFileButton``, ``reviewProgress``, ``reviewCounter`` and
+    ``reviewNote``; the entry
     (:class:`ReviewEntryView`), its facts (:class:`ReviewFacts`) and the verdicts (:class:`VerdictBar`)."""
 
     def __init__(self, services: WindowServices, parent: QWidget | None = None) -> None:
@@ -91,7 +92,6 @@ class ReviewPage(QWidget):
         self.choose_file_button.clicked.connect(self.ask_file)
         self.default_file_button.clicked.connect(lambda: self.choose_file(None))
         services.navigation.reviewRequested.connect(self.review_from)
-        services.reviews.changed.connect(self._show_file)
 
     def _build_widgets(self) -> None:
         self.database_combo = DatabasePicker()
@@ -307,7 +307,7 @@ class ReviewPage(QWidget):
         self.memory.set(FILES_KEY, json.dumps(self.services.reviews.chosen_files()))
         self.request_open()
 
-    def _show_file(self, _name: str = "") -> None:
+    def _show_file(self) -> None:
         entry = self.chosen_entry()
         if entry is None:
             self.file_label.setText("–")

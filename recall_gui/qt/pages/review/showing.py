@@ -73,7 +73,7 @@ class EntryShowing(QObject):
         self.show_standing(review, loaded)
         self.facts.show_vector(*loaded.vector)
         self.facts.show_columns(loaded.hit.extra if loaded.hit is not None else {})
-        self.facts.show_tokens("counting…")
+        self.facts.show_tokens("Counting its tokens…")
         self.facts.show_near("looking…", [])
         self._start_extras(entry, review, loaded)
 
@@ -105,7 +105,7 @@ class EntryShowing(QObject):
                     self._counters[entry.name] = await token_counter(services, entry)
                 tokens_counted(*await tokens_read(services, self._counters[entry.name], loaded.content))
             except RecallError as error:
-                tokens_counted(f"not known: {error.message}", None)
+                tokens_counted(f"What the model reads is not known: {error.message}", None)
             try:
                 return await near_copies(services, entry, review, loaded)
             except RecallError as error:
