@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from recall_gui.core.base import RecallError
+from recall_gui.core.base import RecallError, one_line
 from recall_gui.core.storage import entry_label
 from recall_gui.qt.pages.review.loading import (
     LoadedEntry,
@@ -33,9 +33,10 @@ def changed_text(loaded: LoadedEntry) -> str:
     assert loaded.changed is not None
     was = loaded.changed.reviewed
     when = was.when[:16].replace("T", " ")
+    note = f" (“{one_line(was.note, 200)}”)" if was.note else ""
     said = (
         f"Changed since reviewed: {loaded.entry_id} held another text "
-        f"({entry_label(loaded.entry_id, was.content_sha256)}), marked {was.verdict} by {was.who} on "
+        f"({entry_label(loaded.entry_id, was.content_sha256)}), marked {was.verdict}{note} by {was.who} on "
         f"{when} UTC in version {was.table_version}. This text has no verdict yet."
     )
     if loaded.old_text is None:
