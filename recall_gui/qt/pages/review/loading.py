@@ -4,6 +4,7 @@ is shown, how much of it the model reads and its near-copies (a search with its 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -98,7 +99,7 @@ async def load_entry(services: WindowServices, review: Review, position: int) ->
     if old is not None:
         compare = functools.partial(core.inspect.diff_lines, old, loaded.content, context=WHOLE_TEXT)
         diff = await book.call(compare)
-    return LoadedEntry(**{**loaded.__dict__, "changed": changed, "old_text": old, "diff": diff})
+    return dataclasses.replace(loaded, changed=changed, old_text=old, diff=diff)
 
 
 async def tokens_read(
