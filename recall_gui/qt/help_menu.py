@@ -13,7 +13,7 @@ from recall_gui.core.base import RegistryLocation
 SHORTCUTS = (
     ("Ctrl+O", "open a LanceDB folder (read-only, not registered)"),
     ("Ctrl+L", "focus the query"),
-    ("Ctrl+R, or Down in the query", "focus the results (the arrow keys move through them)"),
+    ("F6, or Down in the query", "focus the results (the arrow keys move through them)"),
     ("Enter", "search (an empty query browses every row)"),
     ("Esc", "cancel what runs (a search, checks, duplicates, health, reach), or close the message"),
     ("Ctrl+C", "copy the selected rows (tab-separated)"),
@@ -25,9 +25,11 @@ SHORTCUTS = (
     ("Ctrl+5 … Ctrl+8", "checks / duplicates / the table's history (versions, what changed) / its map"),
     ("Ctrl+9", "a database's health (fragments, indexes, bad vectors, empty and repeated contents)"),
     ("Ctrl+0", "reach: the entries the agent never returns, even asked about exactly what they say"),
+    ("Ctrl+R", "review entries one at a time: 1–5 (or C O W D S) a verdict, J / K next / previous, N a note"),
+    ("Ctrl+Shift+R", "review from the entry selected on the knowledge page"),
     ("Ctrl+M", "more like the selected entry (searched with its stored vector)"),
     ("Ctrl+G", "add the last query with the selected rows as a golden check"),
-    ("Ctrl+Z", "on the Checks page: put back the checks just removed"),
+    ("Ctrl+Z", "on the Checks page: put back the checks just removed; on the Review page: the last verdict"),
     ("Ctrl+S", "save the description suffix"),
     ("F1", "this list"),
 )

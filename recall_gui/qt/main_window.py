@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from recall_gui.qt.pages.log.page import LogPage
     from recall_gui.qt.pages.map.page import MapPage
     from recall_gui.qt.pages.reach.page import ReachPage
+    from recall_gui.qt.pages.review.page import ReviewPage
 
 
 class _Following(Protocol):
@@ -73,6 +74,7 @@ MAIN_WIDGETS = (
     "colourCombo",
     "healthCheckButton",
     "reachRunButton",
+    "reviewPage",  # the verdict keys go to the page itself
 )
 
 
@@ -179,7 +181,7 @@ class MainWindow(QMainWindow):
         if page is None or not self.isVisible():
             return
         name = MAIN_WIDGETS[self.pages.indexOf(page)]
-        widget = page.findChild(QWidget, name)
+        widget = page if page.objectName() == name else page.findChild(QWidget, name)
         if widget is not None and widget.isEnabled() and widget.isVisibleTo(page):
             widget.setFocus(Qt.FocusReason.TabFocusReason)  # drawn with its focus frame
         elif not page.isAncestorOf(QApplication.focusWidget() or self):
@@ -201,6 +203,7 @@ class MainWindow(QMainWindow):
             ("mapPage", "Map", self._build_map),
             ("healthPage", "Health", self._build_health),
             ("reachPage", "Reach", self._build_reach),
+            ("reviewPage", "Review", self._build_review),
         ):
             self.pages.add_later(name, title, build)
         self.pages.currentChanged.connect(self._on_page_changed)
@@ -229,6 +232,7 @@ class MainWindow(QMainWindow):
         self.services.navigation.entryRequested.connect(
             lambda *_: self.pages.setCurrentWidget(self.knowledge)
         )
+        self.services.navigation.reviewRequested.connect(self._on_review_requested)
 
     # --- the pages after the knowledge page: built when first shown or asked for --------------------
 
@@ -288,6 +292,20 @@ class MainWindow(QMainWindow):
 
         return self._following(ReachPage(self.services))
 
+    def _build_review(self) -> ReviewPage:
+        from recall_gui.qt.pages.review.page import ReviewPage
+
+        return self._following(ReviewPage(self.services))
+
+    def _on_review_requested(self, entry: object, row_id: int, sha: str) -> None:
+        """Show the Review page at the entry asked for; a page built by this request missed the request
+        (it connects when built), so it is handed it here."""
+        built = self.pages.built("reviewPage") is not None
+        page = self.review
+        if not built:
+            page.review_from(entry, row_id, sha)
+        self.pages.setCurrentWidget(page)
+
     def _following(self, page: FollowingPage) -> FollowingPage:
         """``page``, following the registry from now on, as it would had it been built with the window."""
         page.follow_registry()
@@ -329,6 +347,10 @@ class MainWindow(QMainWindow):
     @property
     def reach(self) -> ReachPage:
         return cast("ReachPage", self.pages.named("reachPage"))
+
+    @property
+    def review(self) -> ReviewPage:
+        return cast("ReviewPage", self.pages.named("reviewPage"))
 
     @property
     def location(self) -> RegistryLocation:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -22,10 +23,13 @@ from recall_gui.core.registry import Registry
 from recall_gui.qt.golden_checks import GoldenChecks
 from recall_gui.qt.operations import Operations
 from recall_gui.qt.panels.banner import MessageBanner
+from recall_gui.qt.review_book import ReviewBook
 from recall_gui.qt.settings import WindowMemory
 
 if TYPE_CHECKING:
     from recall_gui.core.embedders import ModelInfo
+    from recall_gui.core.inspect import DuplicateReport
+    from recall_gui.core.reach import ReachReport
     from recall_gui.core.registry import DatabaseEntry
     from recall_gui.core.search import Harness
     from recall_gui.core.session import Session
@@ -37,8 +41,24 @@ class Navigation(QObject):
     #: Show entry ``entry_id`` (second) of database ``db_name`` (first) on the knowledge-base page.
     entryRequested = Signal(str, str)
 
+    #: Review ``entry`` (a DatabaseEntry, first) from the row with LanceDB row id ``row_id`` (second; -1:
+    #: none) whose content has the sha256 ``sha`` (third), on the Review page.
+    reviewRequested = Signal(object, int, str)
+
     def open_entry(self, db_name: str, entry_id: str) -> None:
         self.entryRequested.emit(db_name, entry_id)
+
+    def review_entry(self, entry: DatabaseEntry, row_id: int | None, sha: str) -> None:
+        self.reviewRequested.emit(entry, -1 if row_id is None else row_id, sha)
+
+
+@dataclass
+class LastReports:
+    """The last reach and duplicates reports made in this window, by database: the Review page walks
+    their entries (it never makes a reach report behind the user's back)."""
+
+    reach: dict[str, ReachReport] = field(default_factory=dict)
+    duplicates: dict[str, DuplicateReport] = field(default_factory=dict)
 
 
 class WindowServices:
@@ -75,6 +95,9 @@ class WindowServices:
         self.reload_registry: Callable[[], Awaitable[None]] = _nothing_to_reload
         #: The golden file the pages share (the Checks page runs it, the knowledge page adds to it).
         self.golden = GoldenChecks()
+        #: The reviews of entries open in this window (the Review page marks, other pages show verdicts).
+        self.reviews = ReviewBook(self.session)
+        self.last_reports = LastReports()
         self._session: Session | None = None
         self._harness: Harness | None = None
         #: The stand-in models the banner has spoken of in this window (it offers the exact one once).
@@ -151,6 +174,7 @@ class WindowServices:
     async def aclose(self) -> None:
         if self._harness is not None:
             await self._harness.aclose()
+        self.reviews.close()
         if self._session is not None:
             await self._session.aclose()
         self.chores.shutdown(wait=False, cancel_futures=True)

@@ -45,6 +45,8 @@ def rendered_as_markup(window: MainWindow) -> list[str]:
     found = []
     for label in window.findChildren(QLabel):
         drawn = shown(label)
+        if drawn == QLabel.text(label):  # drawn as written (plain text): no tag can have been taken as markup
+            continue
         for word, literal in WORDS.items():
             if word in drawn and literal not in drawn:
                 found.append(f"{label.objectName() or type(label.parent()).__name__}: {drawn!r}")

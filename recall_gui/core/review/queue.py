@@ -10,38 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
 
-from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.review.orders import Order
 from recall_gui.core.review.review_state import NOT_REVIEWED, ReviewState
 from recall_gui.core.review.snapshot import Positions, TableSnapshot, digests_of
 
 #: Rows looked at per step when walking to the next row without a verdict (most steps need one).
 _WINDOW = 4096
-
-
-class Order(StrEnum):
-    TABLE = "table"
-    NOT_REVIEWED = "not-reviewed"
-    CHANGED = "changed"
-    MOST_GIVEN = "most-given"
-    UNREACHABLE = "unreachable"
-    NEAR_COPIES = "near-copies"
-    FILTER = "filter"
-
-
-ORDER_LABELS = {
-    Order.TABLE: "table order",
-    Order.NOT_REVIEWED: "not reviewed yet",
-    Order.CHANGED: "changed since reviewed",
-    Order.MOST_GIVEN: "most often given to agents",
-    Order.UNREACHABLE: "unreachable (reach)",
-    Order.NEAR_COPIES: "near-copies (duplicates)",
-    Order.FILTER: "a filter",
-}
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,11 +128,3 @@ def filter_order(state: ReviewState, row_ids: npt.ArrayLike, where: str) -> Revi
     """The rows a filter keeps (their row ids at the snapshot's version), in table order."""
     positions = np.sort(state.snapshot.positions_of_row_ids(row_ids))
     return _queue(Order.FILTER, state, positions, f"where {where}")
-
-
-def parse_order(text: str) -> Order:
-    try:
-        return Order(text)
-    except ValueError:
-        names = ", ".join(order.value for order in Order)
-        raise InvalidInputError(f"{text!r} is not an order", hint=f"Orders: {names}.") from None

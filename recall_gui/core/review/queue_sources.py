@@ -17,7 +17,8 @@ from recall_gui.core.base.errors import ConnectError, InvalidInputError
 from recall_gui.core.inspect.duplicates import DuplicateReport
 from recall_gui.core.reach.reach_report import ReachReport
 from recall_gui.core.review.agent_join import Period, served_report
-from recall_gui.core.review.queue import Order, ReviewQueue, content_order, filter_order, most_given_order
+from recall_gui.core.review.orders import Order
+from recall_gui.core.review.queue import ReviewQueue, content_order, filter_order, most_given_order
 from recall_gui.core.review.reviewing import Review
 from recall_gui.core.review.snapshot import read_snapshot
 from recall_gui.core.session.session import Session

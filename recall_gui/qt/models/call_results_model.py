@@ -10,7 +10,14 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QColor, QFont
 
 from recall_gui.core.agent_log import RankChange, ReplayDiff
-from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
+from recall_gui.qt.models.roles import (
+    ITEM_ROLE,
+    TOOLTIP_CHARS,
+    VALUE_ROLE,
+    VerdictMark,
+    header_data,
+    one_line,
+)
 
 RANK, ID, CONTENT, CHANGE = range(4)
 HEADERS = ("Rank", "ID", "Content (now)", "Change")
@@ -42,6 +49,8 @@ class CallResultsModel(QAbstractTableModel):
         self._rows: tuple[RankChange, ...] = ()
         self._contents: Mapping[str, str] = {}
         self._replayed = False
+        #: The marks of the logged results whose entries have a verdict, by row.
+        self._verdicts: dict[int, VerdictMark] = {}
 
     @property
     def replayed(self) -> bool:
@@ -50,13 +59,22 @@ class CallResultsModel(QAbstractTableModel):
     def show_logged(self, ids: Sequence[str]) -> None:
         self.beginResetModel()
         self._rows = tuple(RankChange(entry_id, rank, rank) for rank, entry_id in enumerate(ids, start=1))
-        self._contents, self._replayed = {}, False
+        self._contents, self._replayed, self._verdicts = {}, False, {}
         self.endResetModel()
 
     def show_replay(self, diff: ReplayDiff) -> None:
         self.beginResetModel()
-        self._rows, self._replayed = diff.rows, True
+        self._rows, self._replayed, self._verdicts = diff.rows, True, {}
         self.endResetModel()
+
+    def set_verdicts(self, marks: Sequence[VerdictMark | None]) -> None:
+        """Mark each logged result whose entry has a verdict (in the rows' order)."""
+        self._verdicts = {row: mark for row, mark in enumerate(marks) if mark is not None}
+        if self._rows:
+            self.dataChanged.emit(self.index(0, RANK), self.index(len(self._rows) - 1, ID))
+
+    def verdict_mark(self, row: int) -> VerdictMark | None:
+        return self._verdicts.get(row)
 
     def set_contents(self, contents: Mapping[str, str]) -> None:
         """The entries' contents looked up now (ids missing from it are no longer in the table)."""
@@ -90,9 +108,11 @@ class CallResultsModel(QAbstractTableModel):
             return None
         row, column = self._rows[index.row()], index.column()
         content = self._content(row.id)
+        mark = self._verdicts.get(index.row()) if column in (RANK, ID) else None
         if role == Qt.ItemDataRole.DisplayRole:
             if column == RANK:
-                return "–" if row.new_rank is None else str(row.new_rank)
+                rank = "–" if row.new_rank is None else str(row.new_rank)
+                return f"{rank}  {mark[0]}" if mark is not None and mark[0] else rank
             if column == ID:
                 return row.id
             if column == CONTENT:
@@ -106,6 +126,10 @@ class CallResultsModel(QAbstractTableModel):
             return row
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if column == RANK else _LEFT
+        if role == Qt.ItemDataRole.ForegroundRole and mark is not None and mark[1] is not None:
+            return mark[1]
+        if role == Qt.ItemDataRole.ToolTipRole and mark is not None:
+            return mark[2]
         if role == Qt.ItemDataRole.ForegroundRole and self._replayed and column in (RANK, CHANGE):
             return _COLOURS.get(row.change)
         if role == Qt.ItemDataRole.FontRole and column == CONTENT and self._contents and content is None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
 
 from recall_gui.core.agent_log import CallRecord
 from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
@@ -16,6 +17,8 @@ HEADERS = ("Time", "Client", "Database", "Query", "Results", "ms")
 _HEADER_TIPS = {MS: "Embedding plus search, in milliseconds, as the server measured them"}
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+#: A call given an entry marked wrong or outdated: its flag and colour (the review's).
+FLAG, FLAG_COLOUR = "⚑", QColor("#d2453a")
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -47,6 +50,8 @@ class CallsModel(QAbstractTableModel):
         self._needle = ""
         #: Calls made by the window's own Agent view, among the records.
         self.from_window = 0
+        #: The calls given an entry marked wrong or outdated (by identity), with those entries in words.
+        self._flags: dict[int, tuple[CallRecord, str]] = {}
 
     @property
     def records(self) -> tuple[CallRecord, ...]:
@@ -123,6 +128,17 @@ class CallsModel(QAbstractTableModel):
         needle = self._needle
         return [base + number for number, key in enumerate(self._keys) if needle in key]
 
+    def set_flags(self, flagged: Sequence[tuple[CallRecord, str]]) -> None:
+        """Flag the calls given an entry marked wrong or outdated (each with what it was given, in words)."""
+        self._flags = {id(record): (record, given) for record, given in flagged}
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, RESULTS), self.index(self.rowCount() - 1, RESULTS))
+
+    def flag_of(self, record: CallRecord) -> str | None:
+        """What a flagged call was given that is marked wrong or outdated (``None``: it is not flagged)."""
+        held = self._flags.get(id(record))
+        return held[1] if held is not None and held[0] is record else None
+
     def record(self, row: int) -> CallRecord:
         if self._kept is None:
             return self._records[len(self._records) - 1 - row]
@@ -151,8 +167,14 @@ class CallsModel(QAbstractTableModel):
         if not index.isValid():
             return None
         record, column = self.record(index.row()), index.column()
+        flag = self.flag_of(record) if column == RESULTS and self._flags else None
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(record, column)
+            text = self._text(record, column)
+            return f"{FLAG} {text}" if flag is not None else text
+        if role == Qt.ItemDataRole.ForegroundRole and flag is not None:
+            return FLAG_COLOUR
+        if role == Qt.ItemDataRole.ToolTipRole and flag is not None:
+            return f"Given entries marked wrong or outdated: {flag}"
         if role == VALUE_ROLE:
             return self._value(record, column)
         if role == ITEM_ROLE:

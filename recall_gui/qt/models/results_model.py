@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from recall_gui.core.base import METRIC_NAMES, SearchHit, SearchResult
 from recall_gui.core.storage import IdRepeats, content_sha256, entry_label
-from recall_gui.qt.models.roles import ITEM_ROLE, TOOLTIP_CHARS, VALUE_ROLE, header_data, one_line
+from recall_gui.qt.models.roles import (
+    ITEM_ROLE,
+    TOOLTIP_CHARS,
+    VALUE_ROLE,
+    VerdictMark,
+    header_data,
+    one_line,
+)
 
 RANK, ID, CONTENT, DISTANCE = range(4)
 _HEADER_TIPS = {
@@ -30,6 +38,8 @@ class ResultsModel(QAbstractTableModel):
         self._copies: dict[int, int] = {}
         #: The ids several rows of the table share: those results show as ``content·3f2a9c1e``.
         self.repeats = IdRepeats()
+        #: The marks of the rows whose entries have a verdict.
+        self._verdicts: dict[int, VerdictMark] = {}
 
     @property
     def result(self) -> SearchResult | None:
@@ -45,8 +55,18 @@ class ResultsModel(QAbstractTableModel):
         self._result = result
         self._copies = dict(copies or {})
         self.repeats = repeats or IdRepeats()
+        self._verdicts = {}
         self.endResetModel()
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, DISTANCE, DISTANCE)
+
+    def set_verdicts(self, marks: Sequence[VerdictMark | None]) -> None:
+        """Mark each row whose entry has a verdict (``marks`` in the rows' order; ``None``: no verdict)."""
+        self._verdicts = {row: mark for row, mark in enumerate(marks) if mark is not None}
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, RANK), self.index(self.rowCount() - 1, ID))
+
+    def verdict_mark(self, row: int) -> VerdictMark | None:
+        return self._verdicts.get(row)
 
     def hit(self, row: int) -> SearchHit:
         assert self._result is not None
@@ -73,7 +93,9 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if column == RANK:
                 copied = self._copies.get(row)
-                return str(row + 1) if copied is None else f"{row + 1}  ≈ {copied + 1}"
+                rank = str(row + 1) if copied is None else f"{row + 1}  ≈ {copied + 1}"
+                mark = self._verdicts.get(row)
+                return f"{rank}  {mark[0]}" if mark is not None and mark[0] else rank
             if column == ID:
                 return self.name(hit)
             if column == CONTENT:
@@ -85,19 +107,14 @@ class ResultsModel(QAbstractTableModel):
             return hit
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if column in (RANK, DISTANCE) else _LEFT
-        if role == Qt.ItemDataRole.ToolTipRole and column == RANK and row in self._copies:
-            first = self._result.hits[self._copies[row]]
-            return (
-                f"A near-copy of result {self._copies[row] + 1} ({self.name(first)}): the agent reads the "
-                "same twice"
-            )
-        if role == Qt.ItemDataRole.ToolTipRole and column == ID and self.repeats.is_shared(hit.id):
-            return (
-                f'The id "{hit.id}" is shared by {self.repeats.count(hit.id):,} rows; this entry\'s content '
-                f"has the sha256 {content_sha256(hit.content)}"
-            )
-        if role == Qt.ItemDataRole.ToolTipRole and column in (ID, CONTENT):
-            return hit.id if column == ID else one_line(hit.content, TOOLTIP_CHARS)
+        if role == Qt.ItemDataRole.ForegroundRole and column in (RANK, ID) and row in self._verdicts:
+            return self._verdicts[row][1]
+        if role == Qt.ItemDataRole.ToolTipRole and column == RANK:
+            return self._rank_tip(row)
+        if role == Qt.ItemDataRole.ToolTipRole and column == ID:
+            return self._id_tip(row, hit)
+        if role == Qt.ItemDataRole.ToolTipRole and column == CONTENT:
+            return one_line(hit.content, TOOLTIP_CHARS)
         return None
 
     def name(self, hit: SearchHit) -> str:
@@ -105,3 +122,27 @@ class ResultsModel(QAbstractTableModel):
         if not self.repeats.is_shared(hit.id):
             return hit.id
         return entry_label(hit.id, content_sha256(hit.content))
+
+    def _rank_tip(self, row: int) -> str | None:
+        """The row's verdict, and which earlier result it is a near-copy of."""
+        assert self._result is not None
+        tips = [self._verdicts[row][2]] if row in self._verdicts else []
+        if row in self._copies:
+            first = self._result.hits[self._copies[row]]
+            tips.append(
+                f"A near-copy of result {self._copies[row] + 1} ({self.name(first)}): the agent reads the "
+                "same twice"
+            )
+        return "\n".join(tips) or None
+
+    def _id_tip(self, row: int, hit: SearchHit) -> str:
+        """The id whole (whose other rows share it, with this entry's content sha256), and the verdict."""
+        tips = [hit.id]
+        if self.repeats.is_shared(hit.id):
+            tips[0] = (
+                f'The id "{hit.id}" is shared by {self.repeats.count(hit.id):,} rows; this entry\'s content '
+                f"has the sha256 {content_sha256(hit.content)}"
+            )
+        if row in self._verdicts:
+            tips.append(self._verdicts[row][2])
+        return "\n".join(tips)

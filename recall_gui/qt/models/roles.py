@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QColor, QFontMetrics
 
 from recall_gui.core.base import one_line as one_caption_line
 from recall_gui.core.tables import plain_value as export_plain_value
@@ -17,6 +17,10 @@ from recall_gui.core.tables import plain_value as export_plain_value
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
 #: The whole row's core object (a SearchHit or a BrowseRow), for the detail panel.
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 2
+
+#: How a row whose entry was reviewed is marked: a symbol beside its rank, a colour (wrong and outdated
+#: are flagged; ``None``: the view's own) and a tooltip in words.
+VerdictMark = tuple[str, QColor | None, str]
 
 #: Longest text a one-line preview shows; views elide what does not fit anyway.
 PREVIEW_CHARS = 400

@@ -20,6 +20,7 @@ MORE_LIKE_TIP = "Search this database with the selected entry's stored vector (C
 GOLDEN_TIP = (
     "Save the last query with the selected rows as the ids it must return, as a golden check (Ctrl+G)"
 )
+REVIEW_TIP = "Review this database entry by entry on the Review page, from the selected entry (Ctrl+Shift+R)"
 NO_QUERY = "Search for something first: this says where the selected entry ranks for that query."
 
 
@@ -115,6 +116,7 @@ class EntryTools(QWidget):
 
     moreLikeRequested = Signal()
     addGoldenRequested = Signal()
+    reviewRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -127,11 +129,17 @@ class EntryTools(QWidget):
         self.add_golden_action.setShortcut(QKeySequence("Ctrl+G"))
         self.add_golden_action.setStatusTip(GOLDEN_TIP)
         self.add_golden_action.triggered.connect(self.addGoldenRequested)
+        self.review_action = QAction("&Review From Here", self)
+        self.review_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
+        self.review_action.setStatusTip(REVIEW_TIP)
+        self.review_action.triggered.connect(self.reviewRequested)
 
         self.more_like_button = push_button("More like this", "moreLikeButton", MORE_LIKE_TIP)
         self.more_like_button.clicked.connect(self.more_like_action.trigger)
         self.add_golden_button = push_button("Add as golden check", "addGoldenButton", GOLDEN_TIP)
         self.add_golden_button.clicked.connect(self.add_golden_action.trigger)
+        self.review_button = push_button("Review from here", "reviewFromHereButton", REVIEW_TIP)
+        self.review_button.clicked.connect(self.review_action.trigger)
         #: Beside the buttons: that a golden check was just added (the status bar is far from them).
         self.golden_added = ElidedLabel()
         self.golden_added.setObjectName("goldenAdded")
@@ -141,6 +149,7 @@ class EntryTools(QWidget):
         buttons.setContentsMargins(0, 0, 0, 0)
         buttons.addWidget(self.more_like_button)
         buttons.addWidget(self.add_golden_button)
+        buttons.addWidget(self.review_button)
         buttons.addWidget(self.golden_added, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 6, 0, 0)
@@ -156,6 +165,8 @@ class EntryTools(QWidget):
         self.add_golden_action.setEnabled(golden)
         self.add_golden_button.setEnabled(golden)
         self.add_golden_button.setToolTip(golden_tip)
+        self.review_action.setEnabled(more_like)  # an entry of the table is selected
+        self.review_button.setEnabled(more_like)
 
     def show_verdict(self, text: str, tone: Tone) -> None:
         """The verdict for the entry selected now (a check added for the one before is no longer said)."""

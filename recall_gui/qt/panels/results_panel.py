@@ -149,7 +149,7 @@ class ResultsPanel(QWidget):
         return self.browse_table if self.mode == "browse" else self.results_table
 
     def focus_rows(self) -> None:
-        """The keyboard to the rows shown (Ctrl+R, or Down in the query), the current one or else the
+        """The keyboard to the rows shown (F6, or Down in the query), the current one or else the
         first selected, so the arrow keys move through the results at once."""
         table = self.current_table()
         table.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -32,6 +32,7 @@ PAGE_SHORTCUTS = (
     ("&Map", "Ctrl+8"),
     ("H&ealth", "Ctrl+9"),
     ("&Reach", "Ctrl+0"),
+    ("Re&view", "Ctrl+R"),
 )
 
 
@@ -109,7 +110,7 @@ class WindowMenus:
         self.focus_query_action = self._action("&Focus Query", "Ctrl+L", commands.focus_query)
         self.focus_results_action = self._action(
             "Focus &Results",
-            "Ctrl+R",
+            "F6",
             commands.focus_results,
             "The rows shown: the arrow keys move through them",
         )
@@ -166,8 +167,8 @@ class WindowMenus:
         search_menu.addAction(self.browse_action)
         search_menu.addSeparator()
         tools = self.knowledge.entry_tools
-        search_menu.addActions([tools.more_like_action, tools.add_golden_action])
-        self.window.addActions([tools.more_like_action, tools.add_golden_action])
+        search_menu.addActions([tools.more_like_action, tools.add_golden_action, tools.review_action])
+        self.window.addActions([tools.more_like_action, tools.add_golden_action, tools.review_action])
         self.database_menu = menus.addMenu("&Database")
         self.database_menu.setObjectName("databaseMenu")
         self.database_menu.addActions(self.database_actions.actions)

@@ -18,7 +18,7 @@ import html
 import json
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
@@ -35,8 +35,12 @@ from recall_gui.mcp.probe import AgentListing, AgentPayload
 from recall_gui.qt.agent_server import AgentServer, ServerState, ServerTarget
 from recall_gui.qt.panels.diff_view import DiffView
 from recall_gui.qt.panels.status_note import StatusNote, Tone
+from recall_gui.qt.panels.verdict_marks import VerdictLookup, flagged_count, given_text
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import group_box, push_button, selectable_label, text_view
+
+if TYPE_CHECKING:
+    from recall_gui.core.review import ReviewRecord
 
 #: How long the editor must rest before the diff is recomputed.
 DIFF_DELAY_MS = 300
@@ -56,6 +60,15 @@ VERDICTS: dict[DescriptionVerdict, tuple[str, Tone]] = {
         "bad",
     ),
 }
+
+
+def results_of(text: str) -> list[tuple[str, str]]:
+    """The id and content of each result of a payload (none when it is not the tool's JSON)."""
+    try:
+        results = json.loads(text).get("results", [])
+        return [(str(result["id"]), str(result["content"])) for result in results]
+    except (ValueError, AttributeError, TypeError, KeyError):
+        return []
 
 
 def pretty_json(text: str) -> str:
@@ -90,6 +103,9 @@ class AgentPage(QWidget):
         #: the window's own answer, awaited beside the call.
         self.listing, self.calling = lane("agent-list"), lane("agent-call")
         self.answering = lane(awaited=True)
+        #: The verdicts of the results the agent got, from the database's review (shown, never filtered).
+        self.verdicts = VerdictLookup(services.reviews, lane("agent-verdicts"), self._show_verdicts)
+        self._given: list[tuple[str, str]] = []
         self._listing: AgentListing | None = None
         #: The last ``tools/call`` result received (``None`` before the first, or after a failed call).
         self.last_payload: AgentPayload | None = None
@@ -202,9 +218,11 @@ class AgentPage(QWidget):
         self.payload_tabs.addTab(self.payload_raw, "Payload (raw text)")
         self.payload_tabs.addTab(self.payload_result, "MCP result")
         self.payload_state.show_note("Not run yet.", "neutral")
+        self.verdicts_note = StatusNote("agentVerdicts")
+        self.verdicts_note.hide()
         return group_box(
             "The current query, as the agent gets it (tools/call)",
-            [(arguments_row, 0), (self.payload_state, 0), (self.payload_tabs, 1)],
+            [(arguments_row, 0), (self.payload_state, 0), (self.verdicts_note, 0), (self.payload_tabs, 1)],
         )
 
     # --- the server -----------------------------------------------------------------------------------
@@ -464,6 +482,14 @@ class AgentPage(QWidget):
             "good" if comparison.matches else "bad",
         )
         self.payload_state.show_note(*self._payload_note)
+        self._given = results_of(text) if not payload.is_error else []
+        self.verdicts.follow(entry, [content for _id, content in self._given])
+
+    def _show_verdicts(self, records: list[ReviewRecord | None]) -> None:
+        text = given_text(self._given, records)
+        if text:
+            self.verdicts_note.show_note(text, "bad" if flagged_count(records) else "neutral")
+        self.verdicts_note.setVisible(bool(text))
 
     # --- slots and events (thin: they read the widgets and start an operation) ------------------------
 

@@ -353,6 +353,7 @@ class DuplicatesPage(QWidget):
 
     def show_report(self, name: str, report: DuplicateReport) -> None:
         self.report, self.shown_database = report, name
+        self.services.last_reports.duplicates[name] = report  # the Review page's order "near-copies"
         self.members_hint.setText(SELECT_GROUP)
         grouped = sum(len(group.entries) for group in report.groups)
         label = METRIC_LABELS.get(report.metric, report.metric)

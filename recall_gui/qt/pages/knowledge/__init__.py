@@ -5,6 +5,6 @@
 ``searching`` (the agent's search and "more like this"), ``browsing`` (pages of rows), ``scope_controls``
 (the version, the columns, the map's selection), ``entry_detail`` (the selected entry), ``would_see``
 (would the agent see it, golden checks), ``exporting``, ``documents_tab`` and ``words_tab`` (the side
-tabs that follow a search) and ``remembering`` (what is kept for the next start); ``looking_at`` holds what
-the page looks at.
+tabs that follow a search), ``reviewing`` (verdicts beside results, "Review from here") and ``remembering``
+(what is kept for the next start); ``looking_at`` holds what the page looks at.
 """

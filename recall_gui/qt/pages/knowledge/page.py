@@ -29,6 +29,7 @@ from recall_gui.qt.pages.knowledge.exporting import Exporter
 from recall_gui.qt.pages.knowledge.following import WriteFollower
 from recall_gui.qt.pages.knowledge.looking_at import LookingAt
 from recall_gui.qt.pages.knowledge.remembering import Remembering
+from recall_gui.qt.pages.knowledge.reviewing import ReviewLinks
 from recall_gui.qt.pages.knowledge.scope_controls import ScopeControls
 from recall_gui.qt.pages.knowledge.searching import Searching
 from recall_gui.qt.pages.knowledge.words_tab import WordsTab
@@ -158,6 +159,7 @@ class KnowledgePage(QWidget):
             services, looking_at, searching=searching, entry_detail=self.entry_detail, panel=self.documents
         )
         self.words_tab = WordsTab(services, looking_at, searching=searching, panel=self.words)
+        self.verdicts = ReviewLinks(services, looking_at, self.results, self.entry_tools, self.searchFinished)
         #: The splitter, the limit, the detail's font and the database, kept for the next start.
         self.remembering = Remembering(
             looking_at, splitter=self.splitter, query_bar=self.query_bar, detail=self.detail

@@ -22,6 +22,7 @@ from recall_gui.core.base import AppSettings, SettingsStore
 from recall_gui.qt.pages.log.calls import CallsTab
 from recall_gui.qt.pages.log.coverage import CoverageTab
 from recall_gui.qt.pages.log.reading import SHOWN_CALLS, LogBatch, stream_log
+from recall_gui.qt.pages.log.verdicts import CallVerdicts
 from recall_gui.qt.panels.log_settings import LogSettingsRow
 from recall_gui.qt.panels.status_note import StatusNote
 from recall_gui.qt.services import WindowServices
@@ -31,8 +32,8 @@ POLL_MS = 1000
 
 
 class LogPage(QWidget):
-    """``logRecordCheck``, ``logMaxSpin``, ``logLocation``, ``logNote``, ``logTabs``; the calls and the
-    coverage are parts (``calls``, ``coverage_tab``), each listing its widgets."""
+    """``logRecordCheck``, ``logMaxSpin``, ``logLocation``, ``logNote``, ``logVerdicts``, ``logTabs``; the
+    calls and the coverage are parts (``calls``, ``coverage_tab``), each listing its widgets."""
 
     #: The log was read (again) and is shown.
     logLoaded = Signal()
@@ -77,6 +78,19 @@ class LogPage(QWidget):
             services, contents_shown=self.contentsShown, replay_finished=self.replayFinished
         )
         self.coverage_tab = CoverageTab(services, self.calls.calls_model, finished=self.coverageFinished)
+        #: The calls given entries marked wrong or outdated in a review (``logVerdicts``).
+        self.verdicts_note = StatusNote("logVerdicts")
+        self.verdicts_note.hide()
+        self.verdicts = CallVerdicts(
+            services,
+            calls=self.calls.calls_model,
+            results=self.calls.results_model,
+            selected=lambda: self.calls.selected,
+            note=self.verdicts_note,
+            shown=self.isVisible,
+        )
+        self.logLoaded.connect(self.verdicts.request)
+        self.contentsShown.connect(self.verdicts.show_selected)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("logTabs")
         self.tabs.addTab(self.calls, "Calls")
@@ -86,6 +100,7 @@ class LogPage(QWidget):
         layout.setSpacing(6)
         layout.addWidget(self.settings_row)
         layout.addWidget(self.note)
+        layout.addWidget(self.verdicts_note)
         layout.addWidget(self.tabs, 1)
         self._show_settings()
 
@@ -178,6 +193,8 @@ class LogPage(QWidget):
         self.coverage_tab.show_databases()
         self._show_settings()
         self._check_files()
+        if self.verdicts.stale and self.calls.calls_model.held:  # verdicts given while it was hidden
+            self.verdicts.request()
         self._poll.start()
 
     def hideEvent(self, event: QHideEvent) -> None:

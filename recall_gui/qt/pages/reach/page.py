@@ -388,6 +388,7 @@ class ReachPage(QWidget):
 
         self.report = report
         self.listed = (report.db_name, report.limit)
+        self.services.last_reports.reach[report.db_name] = report  # the Review page's order "unreachable"
         self.note.show_note(summary(report), "good" if report.all_reachable else "warning")
         self.model.show(report.unreachable, report.depth)
         self.table.setPlaceholder("Every entry is reached by its own query." if report.all_reachable else "")
