@@ -74,7 +74,9 @@ def check_summary(summary: dict[str, Any], export_dir: Path) -> None:
     assert summary["limit_rows"] == 12 and summary["results_exported"] == [12, 12]
     assert summary["active_after"] is True and summary["description_after"] == DESCRIPTION
     exported = json.loads((export_dir / "results.json").read_text(encoding="utf-8"))
-    assert len(exported) == 12 and exported[0]["ID"].startswith("tides~")
+    assert exported["source"]["database"] == "notes" and exported["source"]["version"] == 1
+    rows = exported["rows"]
+    assert len(rows) == 12 and rows[0]["ID"].startswith("tides~")
 
 
 def test_a_window_session_changes_no_file_of_the_knowledge_base(
