@@ -4,6 +4,7 @@ say how much of a table's text no vector search can find."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,52 @@ def test_the_model_reads_a_long_text_up_to_the_cut_and_nothing_after_it(embedder
     # ... and the text after it changes nothing, while the last token read does change the vector.
     assert np.array_equal(embedder.embed_sync(text[: extent.read_chars] + " zebra " * 50), whole)
     assert not np.array_equal(embedder.embed_sync(text[: extent.read_chars - 1]), whole)
+    # The next word of the text is not read either: the cut falls at the end of a word the model read.
+    assert np.array_equal(embedder.embed_sync(text[: text.index(" ", extent.read_chars + 1)]), whole)
+    assert extent.describe() == (
+        f"the model reads the first {extent.read_chars:,} of {len(text):,} characters "
+        f"({reading.limit:,} tokens); "
+        f"the rest ({len(text) - extent.read_chars:,} characters) no vector search can find"
+    )
+
+
+def test_a_short_text_is_read_whole_and_its_tokens_counted_with_the_special_ones(
+    embedder: Any, reading: Any
+) -> None:
+    text = "The tide turns twice a day."
+    extent = reading.extent(text)
+    given = embedder._model.tokenizer.encode(text).ids  # [CLS] … [SEP], as the model runs it
+    assert not extent.truncated and extent.read_chars == extent.chars == len(text)
+    assert extent.tokens == len(given) and extent.unread_chars == 0
+    assert extent.describe() == f"the model reads all of it ({len(given)} of {reading.limit:,} tokens)"
+
+
+def test_a_sessions_reading_is_its_local_models_and_a_cloud_model_has_none(
+    tmp_path: Path, reading: Any
+) -> None:
+    from recall_gui.core.registry.registry import load_registry
+    from recall_gui.core.session.session import Session
+    from tests.kbtools import cosh_entry, write_registry
+
+    cloud = {
+        **cosh_entry("cloud", tmp_path / "db"),
+        "embedder": {"Cloud": {"provider": "openai", "model": "x"}},
+    }
+    entries = load_registry(
+        write_registry(tmp_path / "registry", [cosh_entry("local", tmp_path / "db"), cloud])
+    )
+
+    async def readings() -> tuple[Any, Any]:
+        async with Session(keep_vectors=False) as session:
+            local, remote = entries.get("local"), entries.get("cloud")
+            assert local is not None and remote is not None
+            return await session.models.reading(local.embedder), await session.models.reading(remote.embedder)
+
+    local, remote = asyncio.run(readings())
+    assert remote is None
+    assert local is not None and local.limit == reading.limit
+    text = long_text(3000)
+    assert local.extent(text) == reading.extent(text)
 
 
 def test_the_limit_is_the_tokenizer_the_model_runs(embedder: Any, reading: Any) -> None:

@@ -145,7 +145,9 @@ def test_before_the_first_paint_only_the_knowledge_page_is_imported_and_built(kb
         "print(json.dumps([titles, window.pages.pending(), imported, window.knowledge.isVisible()]))"
     )
     titles, pending, imported, knowledge_shown = run_probe(code, str(kb.registry_dir), str(kb.db_dir / "cfg"))
-    assert titles[:2] == ["Knowledge base", "Agent's tool description"] and len(titles) == 1 + len(LATER_PAGES)
+    assert titles[:2] == ["Knowledge base", "Agent's tool description"] and len(titles) == 1 + len(
+        LATER_PAGES
+    )
     assert pending == list(LATER_PAGES)
     assert imported == []
     assert knowledge_shown

@@ -142,14 +142,6 @@ class LocalEmbedder:
                 hint="Take the odd character out of the query.",
             )
 
-    @property
-    def tokenizer(self) -> Any | None:
-        """The tokenizer the query model runs (its truncation is the model's limit); ``None`` where the
-        loaded model keeps none (fastembed's holds it one level down)."""
-        model = self._model
-        found = getattr(model, "tokenizer", None) or getattr(getattr(model, "model", None), "tokenizer", None)
-        return found if hasattr(found, "to_str") else None
-
 
 def load_candidate(candidate: Candidate, dim: int, *, verified: bool = False) -> LocalEmbedder:
     """``candidate`` loaded, and checked to give vectors of ``dim`` components; blocking. ``verified``:

@@ -12,11 +12,6 @@ from .agent_join import (
     this_month as this_month,
     this_week as this_week,
 )
-from .entry_reading import (
-    TokenCounter as TokenCounter,
-    count_tokens as count_tokens,
-    token_counter as token_counter,
-)
 from .merging import MergedFile as MergedFile, merge_files as merge_files, write_merged as write_merged
 from .orders import ORDER_LABELS as ORDER_LABELS, Order as Order
 from .queue import (

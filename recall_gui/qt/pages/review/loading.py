@@ -4,6 +4,7 @@ is shown, how much of it the model reads and its near-copies (a search with its 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 from dataclasses import dataclass
@@ -17,9 +18,10 @@ from recall_gui.qt.panels.verdict_marks import mark_symbol
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
+    from recall_gui.core.embedders import ModelReading
     from recall_gui.core.inspect import DiffLine
     from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.review import ChangedEntry, Review, TokenCounter
+    from recall_gui.core.review import ChangedEntry, Review
 
 #: Neighbours listed beside an entry (those within the duplicates page's default threshold are its
 #: near-copies; the others show how far the nearest are).
@@ -102,21 +104,27 @@ async def load_entry(services: WindowServices, review: Review, position: int) ->
     return dataclasses.replace(loaded, changed=changed, old_text=old, diff=diff)
 
 
+async def model_reading(services: WindowServices, entry: DatabaseEntry) -> ModelReading | None:
+    """What ``entry``'s model reads of a text (its model loaded if need be); ``None`` for a cloud model, or
+    a model whose tokenizer is not here."""
+    return await (await services.session()).models.reading(entry.embedder)
+
+
 async def tokens_read(
-    services: WindowServices, counter: TokenCounter | None, text: str
+    services: WindowServices, reading: ModelReading | None, text: str
 ) -> tuple[str, int | None]:
     """How much of ``text`` the model reads, in words, and where it stops (``None``: it reads it all, or
     that is not known)."""
-    if counter is None:
+    if reading is None:
         return "What the model reads is not known here: a cloud model, or one without a tokenizer", None
-    counted = await core.review.count_tokens(await services.session(), counter, text)
-    if not counted.truncated:
-        return counted.text(), None
-    return f"{counted.text()} It is tinted in the text.", counted.read_chars
-
-
-async def token_counter(services: WindowServices, entry: DatabaseEntry) -> TokenCounter | None:
-    return await core.review.token_counter(await services.session(), entry)
+    session = await services.session()
+    loop = asyncio.get_running_loop()
+    extent = await loop.run_in_executor(session.compute_executor, reading.extent, text)
+    said = extent.describe()
+    said = said[:1].upper() + said[1:]  # "the model reads …" begins the line
+    return (
+        (f"{said}; it is tinted in the text.", extent.read_chars) if extent.truncated else (said + ".", None)
+    )
 
 
 async def near_copies(

@@ -14,8 +14,8 @@ from recall_gui.core.storage import entry_label
 from recall_gui.qt.pages.review.loading import (
     LoadedEntry,
     NearCopies,
+    model_reading,
     near_copies,
-    token_counter,
     tokens_read,
 )
 from recall_gui.qt.panels.review_entry import ReviewEntryView
@@ -24,8 +24,9 @@ from recall_gui.qt.panels.verdict_marks import mark_tip
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
+    from recall_gui.core.embedders import ModelReading
     from recall_gui.core.registry import DatabaseEntry
-    from recall_gui.core.review import Review, TokenCounter
+    from recall_gui.core.review import Review
 
 
 def changed_text(loaded: LoadedEntry) -> str:
@@ -55,8 +56,8 @@ class EntryShowing(QObject):
         self.services, self.view, self.facts = services, view, facts
         #: Counting the shown entry's tokens and looking for its near-copies (a newer entry cancels it).
         self.extras = services.operations.lane("review-extras")
-        #: Each database's token counter, made once (``None``: its model's reading is not known).
-        self._counters: dict[str, TokenCounter | None] = {}
+        #: What each database's model reads, asked once (``None``: not known here).
+        self._readings: dict[str, ModelReading | None] = {}
 
     def clear(self, text: str) -> None:
         self.extras.supersede()
@@ -102,9 +103,9 @@ class EntryShowing(QObject):
 
         async def extras(tokens_counted: Callable[[str, int | None], None]) -> NearCopies:
             try:
-                if entry.name not in self._counters:
-                    self._counters[entry.name] = await token_counter(services, entry)
-                tokens_counted(*await tokens_read(services, self._counters[entry.name], loaded.content))
+                if entry.name not in self._readings:
+                    self._readings[entry.name] = await model_reading(services, entry)
+                tokens_counted(*await tokens_read(services, self._readings[entry.name], loaded.content))
             except RecallError as error:
                 tokens_counted(f"What the model reads is not known: {error.message}", None)
             try:
