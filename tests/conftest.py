@@ -50,7 +50,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if report.when == "call" and report.failed:
         item.stash[_FAILED] = True  # its traceback holds what the test held: not a leak to report
+    if report.when == "teardown" and os.environ.get(MEMORY_LOG_ENV):
+        _log_memory(Path(os.environ[MEMORY_LOG_ENV]), item.nodeid)
     return report
+
+
+#: A file each test's process appends its resident and peak memory to after the test (for finding the
+#: test that raises a worker's peak: docs/TESTING.md).
+MEMORY_LOG_ENV = "RECALL_GUI_TEST_MEMORY_LOG"
+
+
+def _log_memory(log: Path, nodeid: str) -> None:
+    fields = dict(
+        line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line
+    )
+    rss, peak = (int(fields[key].split()[0]) // 1024 for key in ("VmRSS", "VmHWM"))
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"{os.getpid()}\t{rss}\t{peak}\t{nodeid}\n")
 
 
 def _drop_logged_tracebacks(item: pytest.Item) -> None:

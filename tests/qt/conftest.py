@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
@@ -18,9 +19,10 @@ from typing import Any
 import pytest
 import qasync
 import shiboken6
-from PySide6.QtCore import QEvent, QProcess, SignalInstance
+from PySide6.QtCore import QCoreApplication, QEvent, QProcess, SignalInstance
 from PySide6.QtWidgets import QApplication
 
+from recall_gui.core.base.collector import hold_automatic_collection, release_automatic_collection
 from recall_gui.qt import create_window
 from recall_gui.qt.main_window import MainWindow
 from tests.conftest import NO_PROCESSES_ENV
@@ -28,6 +30,20 @@ from tests.foldertools import write_langchain_table
 from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
 
 TIMEOUT_S = 60.0
+
+
+@pytest.fixture(autouse=True)
+def collected_on_this_thread() -> Iterator[None]:
+    """As in the app (qt/window/collecting.py), no collector pass runs on a worker thread while a window
+    test runs and its windows close; what they left is collected here, on the Qt thread, at the end."""
+    hold_automatic_collection()
+    try:
+        yield
+        if QCoreApplication.instance() is not None:
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        gc.collect()
+    finally:
+        release_automatic_collection()
 
 
 @pytest.fixture(autouse=True)
