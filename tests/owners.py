@@ -18,8 +18,6 @@ import time
 import weakref
 from typing import Any
 
-from recall_gui.core.base.collector import hold_automatic_collection, release_automatic_collection
-
 #: The classes that own memory, by module: what a front end creates and must close.
 OWNERS = {
     "recall_gui.core.session.session": "Session",
@@ -65,15 +63,6 @@ class Made:
         del self.refs[since:]
         if not _alive(made):
             return []
-        # Only this thread collects meanwhile: a worker thread's automatic pass would free the window's
-        # Qt objects on that thread, and Qt crashes.
-        hold_automatic_collection()
-        try:
-            return self._outliving(made, within_s)
-        finally:
-            release_automatic_collection()
-
-    def _outliving(self, made: list[weakref.ref[Any]], within_s: float) -> list[str]:
         deadline = time.monotonic() + within_s
         while True:
             _delete_later_now()

@@ -33,7 +33,6 @@ from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
 from recall_gui.qt.shortcuts import ShortcutsFirst
 from recall_gui.qt.widgets import ElidedLabel, PageTabs
-from recall_gui.qt.window.collecting import WindowCollector
 from recall_gui.qt.window.menus import WindowCommands, WindowMenus
 from recall_gui.qt.window.registry_reading import RegistryReading
 from recall_gui.qt.window.start_up import OpenRequest, StartUp, is_on_screen
@@ -93,9 +92,6 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.setObjectName("mainWindow")
         self.setWindowTitle("recall-gui")
-        #: Python's collector runs on this thread while the window is open (see qt/window/collecting.py).
-        self.collector = WindowCollector(self)
-        self.collector.start()
         self.setWindowIcon(app_icon())
         self.config_dir = config_dir
         self.banner = MessageBanner()
@@ -483,12 +479,9 @@ class MainWindow(QMainWindow):
         if self.pages.built("agentPage") is not None:
             self.agent.shutdown()
         super().closeEvent(event)
-        if event.isAccepted():
-            self.collector.stop()
 
     async def aclose(self) -> None:
         """Stop the MCP server and release the embedders (HTTP clients) once the window is closed."""
         if self.pages.built("agentPage") is not None:
             await self.agent.aclose()
         await self.services.aclose()
-        self.collector.stop()

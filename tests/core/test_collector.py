@@ -13,11 +13,7 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.base.collector import (
-    collection_paused,
-    hold_automatic_collection,
-    release_automatic_collection,
-)
+from recall_gui.core.base.collector import collection_paused
 
 
 @pytest.fixture(autouse=True)
@@ -131,30 +127,3 @@ def test_a_collector_switched_off_before_stays_off() -> None:
     with collection_paused():
         pass
     assert not gc.isenabled()
-
-
-def test_a_holder_keeps_automatic_collection_off_through_loads_until_it_releases() -> None:
-    gc.enable()
-    hold_automatic_collection()
-    try:
-        assert not gc.isenabled()
-        with collection_paused():  # a model loads while the window is open
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # the load ends: still held
-        hold_automatic_collection()  # a second holder (a second window)
-        release_automatic_collection()
-        assert not gc.isenabled()
-    finally:
-        release_automatic_collection()
-    assert gc.isenabled()
-    with pytest.raises(RuntimeError, match="released more often than held"):
-        release_automatic_collection()
-
-
-def test_a_load_running_when_a_holder_ends_turns_collection_back_on_when_it_ends() -> None:
-    gc.enable()
-    with collection_paused():
-        hold_automatic_collection()
-        release_automatic_collection()
-        assert not gc.isenabled()
-    assert gc.isenabled()

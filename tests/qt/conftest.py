@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
+import threading
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 import qasync
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QEvent, QProcess, SignalInstance
+from PySide6.QtCore import QEvent, QProcess, SignalInstance
 from PySide6.QtWidgets import QApplication
 
-from recall_gui.core.base.collector import hold_automatic_collection, release_automatic_collection
 from recall_gui.qt import create_window
 from recall_gui.qt.main_window import MainWindow
 from tests.conftest import NO_PROCESSES_ENV
@@ -30,20 +29,6 @@ from tests.foldertools import write_langchain_table
 from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
 
 TIMEOUT_S = 60.0
-
-
-@pytest.fixture(autouse=True)
-def collected_on_this_thread() -> Iterator[None]:
-    """As in the app (qt/window/collecting.py), no collector pass runs on a worker thread while a window
-    test runs and its windows close; what they left is collected here, on the Qt thread, at the end."""
-    hold_automatic_collection()
-    try:
-        yield
-        if QCoreApplication.instance() is not None:
-            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-        gc.collect()
-    finally:
-        release_automatic_collection()
 
 
 @pytest.fixture(autouse=True)
@@ -64,6 +49,28 @@ class TestEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     with the loop already stopped; a task stepped then finds no running loop and fails. Tests leave tasks
     in flight between two ``run_until_complete`` calls on purpose (a held search, a model loading), so
     the test loop stops cleanly instead."""
+
+    def __init__(self, app: QApplication) -> None:
+        super().__init__(app)
+        #: Held while a worker thread hands the loop a callback, and while the loop's signaller is deleted.
+        self.handing = threading.Lock()
+        self.signaller_deleted = False
+
+    def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:
+        """A worker thread still finishing a job after the test (its future done) hands its callback to a
+        loop that is gone: dropped, as asyncio's own loop refuses it, rather than emitted on a deleted
+        signaller (a crash)."""
+        with self.handing:
+            if self.signaller_deleted:
+                return None
+            return super().call_soon_threadsafe(callback, *args, context=context)
+
+    def delete_qt_objects(self) -> None:
+        """The loop's timer object and call-soon signaller, once it is closed (see the ``loop`` fixture)."""
+        shiboken6.delete(self._timer)
+        with self.handing:
+            self.signaller_deleted = True
+            shiboken6.delete(self._QEventLoop__call_soon_signaller)
 
     def run_until_complete(self, future: Any) -> Any:
         task = asyncio.ensure_future(future, loop=self)
@@ -95,9 +102,8 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     event_loop.close()
     # qasync's close() leaves timers of cancelled callbacks (wait_for timeouts) running on its timer
     # object; if Python's garbage collector later frees it on a worker thread, Qt warns. Free it here.
-    shiboken6.delete(event_loop._timer)
     # Its call-soon signaller's slot holds the loop (and what its last callbacks held): a circle through Qt.
-    shiboken6.delete(event_loop._QEventLoop__call_soon_signaller)
+    event_loop.delete_qt_objects()
     asyncio.set_event_loop(None)
 
 

@@ -9,11 +9,7 @@ from .app_settings import (
 )
 from .atomic import set_aside as set_aside, write_text_atomic as write_text_atomic
 from .captions import one_line as one_line, plural as plural, quoted as quoted
-from .collector import (
-    collection_paused as collection_paused,
-    hold_automatic_collection as hold_automatic_collection,
-    release_automatic_collection as release_automatic_collection,
-)
+from .collector import collection_paused as collection_paused
 from .compat import defer_lance_rest_client_on_import as defer_lance_rest_client_on_import
 from .compat import faster_pyside_module_check as faster_pyside_module_check
 from .control_chars import printable as printable, printable_lines as printable_lines

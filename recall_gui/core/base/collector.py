@@ -10,10 +10,6 @@ collector resumes: without that, its first pass would traverse all the module st
 so would every full pass after it, on whichever thread allocates (docs/PERFORMANCE_LOG.md#collector).
 Only then: a frozen object in a reference cycle is never freed, so freezing after every load kept each
 table, registry snapshot and window that was alive at one of them for as long as the process ran.
-
-A window holds automatic collection off while it is open (:func:`hold_automatic_collection`) and collects
-on its own thread instead: a pass that runs on a worker thread would delete the Qt objects of the cycles it
-frees there, and Qt crashes when a widget is deleted off its thread.
 """
 
 from __future__ import annotations
@@ -26,28 +22,15 @@ from collections.abc import Iterator
 
 
 class _Pauses:
-    """How many loads, and how many holders (an open window), keep automatic collection off. The collector
-    belongs to the whole process, so these counts do too (not to a session)."""
+    """How many loads hold the collector paused. The collector belongs to the whole process, so this
+    count does too (not to a session)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.loads = 0
-        self.holders = 0
-        #: Whether automatic collection was on when the first load or holder turned it off.
         self.resume = False
         #: How many modules were loaded when the first of the running loads began.
         self.modules = 0
-
-    def turn_off(self) -> None:
-        """Before a load or a holder is counted (the lock held)."""
-        if self.loads == 0 and self.holders == 0:
-            self.resume = gc.isenabled()
-            gc.disable()
-
-    def turn_back(self) -> None:
-        """After a load or a holder has ended (the lock held)."""
-        if self.loads == 0 and self.holders == 0 and self.resume:
-            gc.enable()
 
 
 _PAUSES = _Pauses()
@@ -60,31 +43,17 @@ def collection_paused() -> Iterator[None]:
     pauses = _PAUSES
     with pauses.lock:
         if pauses.loads == 0:
+            pauses.resume = gc.isenabled()
             pauses.modules = len(sys.modules)
-        pauses.turn_off()
+            gc.disable()
         pauses.loads += 1
     try:
         yield
     finally:
         with pauses.lock:
             pauses.loads -= 1
-            if pauses.loads == 0 and len(sys.modules) > pauses.modules:
-                gc.freeze()
-            pauses.turn_back()
-
-
-def hold_automatic_collection() -> None:
-    """No automatic collection pass, on any thread, until :func:`release_automatic_collection` is called
-    as many times: the holder collects (``gc.collect``) on its own thread meanwhile."""
-    with _PAUSES.lock:
-        _PAUSES.turn_off()
-        _PAUSES.holders += 1
-
-
-def release_automatic_collection() -> None:
-    """End one :func:`hold_automatic_collection`."""
-    with _PAUSES.lock:
-        if _PAUSES.holders == 0:
-            raise RuntimeError("automatic collection released more often than held")
-        _PAUSES.holders -= 1
-        _PAUSES.turn_back()
+            if pauses.loads == 0:
+                if len(sys.modules) > pauses.modules:
+                    gc.freeze()
+                if pauses.resume:
+                    gc.enable()

@@ -2,7 +2,6 @@
 
 ``qt/main_window.py``'s ``MainWindow`` builds the banner, the pages and the status bar and composes these:
 ``start_up`` (the start, in its order, and the demo), ``registry_reading`` (the one registry snapshot,
-read again after F5, an edit or another program's change, and the databases' health), ``menus``
-(the actions, their shortcuts and the menu bar) and ``collecting`` (the garbage collector on the window's
-thread while it is open).
+read again after F5, an edit or another program's change, and the databases' health) and ``menus``
+(the actions, their shortcuts and the menu bar).
 """
