@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -14,6 +15,7 @@ from recall_gui.core.agent_log.agent_check import (
     result_ids,
 )
 from recall_gui.core.base.types import RecallEntry, RecallOutput
+from recall_gui.core.storage.entry_names import IdRepeats
 
 
 def payload(*ids: str) -> str:
@@ -104,3 +106,13 @@ def test_a_view_other_than_the_agents_scope_is_named_beside_the_verdict() -> Non
     assert other.summary.endswith(
         "The knowledge page shows another view: the agent searches without your filter."
     )
+
+
+def test_result_ids_name_entries_whose_id_repeats_by_their_contents_sha256() -> None:
+    answer = RecallOutput(
+        "q", (RecallEntry("content", "first document"), RecallEntry("a", "text of a"))
+    ).to_json()
+    first = hashlib.sha256(b"first document").hexdigest()
+    repeats = IdRepeats(rows=3, shared={"content": 2})
+    assert result_ids(answer, repeats) == (f"content\u00b7{first[:8]}", "a")
+    assert result_ids(answer) == ("content", "a")  # no repeats known: the ids as they are

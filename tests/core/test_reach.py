@@ -323,3 +323,13 @@ def test_causes_in_their_order() -> None:
     assert cause_of(zero)[0] == "zero-vector" and "no nearer" in cause_of(zero)[1]
     assert "never returned" in cause_of(facts(vector=np.zeros(4, np.float32), metric="cosine"))[1]
     assert cause_of(facts(vector=None, query=""))[0] == "no-vector"
+
+
+def test_the_angle_between_vectors_is_unknown_where_one_is_infinite_or_zero() -> None:
+    from recall_gui.core.reach.reach_causes import cosine_distance
+
+    a = np.array([3.0, 4.0], dtype=np.float32)
+    b = np.array([4.0, 3.0], dtype=np.float32)
+    assert cosine_distance(a, b) == pytest.approx(1 - 24 / 25)
+    assert cosine_distance(a, np.array([np.inf, 0.0], dtype=np.float32)) is None
+    assert cosine_distance(np.zeros(2, dtype=np.float32), b) is None

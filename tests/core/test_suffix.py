@@ -310,3 +310,13 @@ def test_settings_are_the_same_text_whatever_file_they_came_from(tmp_path: Path)
     assert saved.same_text(SuffixStore(tmp_path).load())
     store.save(SuffixMode.NOTES, "Prefer notes!", "")
     assert not saved.same_text(store.load())
+
+
+def test_a_folder_where_the_override_file_goes_is_said_and_left_where_it_is(store: SuffixStore) -> None:
+    store.override_path.mkdir(parents=True)
+    with pytest.raises(SettingsError, match="the suffix was not saved: Is a directory"):
+        store.save(SuffixMode.NOTES, "notes", "")
+    assert store.override_path.is_dir()  # not set aside as an unreadable file: it is no file at all
+    assert sorted(path.name for path in store.directory.iterdir()) == sorted(
+        [store.override_path.name, store.notes_path.name]
+    )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.check_coverage import main, problems, read_list, read_report
+from tests.check_coverage import main, problems, read_list, read_report, read_varying
 
 pytestmark = pytest.mark.process  # coverage.py measures in processes of its own
 
@@ -78,6 +78,16 @@ def test_a_listed_module_that_is_gone_is_named(tmp_path: Path, monkeypatch: pyte
 def test_the_list_is_paths_with_comments_and_blank_lines_left_out() -> None:
     text = "# held at 100%\n\nrecall_gui/core/search/nearest.py  # the search\nrecall_gui/core/a.py\n"
     assert read_list(text) == ["recall_gui/core/search/nearest.py", "recall_gui/core/a.py"]
+    assert read_varying(text) == []
+
+
+def test_a_module_marked_as_varying_is_neither_held_nor_named_when_full(tmp_path: Path) -> None:
+    text = "pkg/other.py\n~ pkg/signs.py  # a cancel races the job's end\n"
+    assert read_list(text) == ["pkg/other.py"] and read_varying(text) == ["pkg/signs.py"]
+    full = read_report(measured(tmp_path, -1, 1, 0))
+    assert problems(full, [], read_varying(text)) == []
+    partial = read_report(measured(tmp_path, -1))
+    assert problems(partial, [], read_varying(text)) == []
 
 
 def test_the_command_fails_on_a_problem_and_passes_otherwise(
