@@ -43,15 +43,16 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
     window.show()
     await window.start()
     knowledge = window.knowledge
-    pages = [window.pages.widget(index) for index in range(window.pages.count())]
+    # By index: a page not built yet is a placeholder that its first showing replaces.
+    pages = list(range(window.pages.count()))
     names = [f"notes-{number:02d}" for number in range(args.databases)]
 
-    async def visit(name: str, query: str, shown: list[Any]) -> None:
+    async def visit(name: str, query: str, shown: list[int]) -> None:
         await knowledge.choose_database(name)
         knowledge.query_bar.query_edit.setText(query)
-        await knowledge.search(knowledge.read_inputs())
+        await knowledge.searching.search(knowledge.read_inputs())
         for page in shown:
-            window.pages.setCurrentWidget(page)
+            window.pages.setCurrentIndex(page)
             await window.operations.wait_idle()
             await asyncio.sleep(0.05)
             window.pages.setCurrentWidget(knowledge)
