@@ -65,6 +65,7 @@ def test_install_script_names_the_files_that_exist() -> None:
     assert METAINFO.name in script
 
 
+@pytest.mark.process
 @pytest.mark.skipif(
     shutil.which("desktop-file-validate") is None, reason="apt-get install desktop-file-utils"
 )
@@ -110,6 +111,7 @@ def test_the_window_uses_the_same_art_as_the_desktop() -> None:
     assert (ROOT / "recall_gui" / "qt" / "assets" / "recall-gui.svg").read_bytes() == source.read_bytes()
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="apt-get install librsvg2-bin")
 def test_the_committed_pngs_are_what_the_render_script_makes(tmp_path: Path) -> None:
     copy = tmp_path / "checkout"
