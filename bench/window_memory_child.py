@@ -50,7 +50,10 @@ async def session(args: argparse.Namespace) -> dict[str, Any]:
     async def visit(name: str, query: str, shown: list[int]) -> None:
         await knowledge.choose_database(name)
         knowledge.query_bar.query_edit.setText(query)
-        await knowledge.searching.search(knowledge.read_inputs())
+        searching = knowledge.searching.search(knowledge.read_inputs())
+        if searching is None:
+            raise RuntimeError(f"no search started in {name}: no database is chosen")
+        await searching
         for page in shown:
             window.pages.setCurrentIndex(page)
             await window.operations.wait_idle()

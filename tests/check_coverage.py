@@ -93,6 +93,9 @@ def problems(modules: dict[str, ModuleCoverage], listed: list[str], varying: Seq
             found.append(f"{path} is on {LIST.name} but was not measured (moved or removed? update the list)")
         elif not module.full:
             found.append(f"{module.shortfall()} did not run: it is held at full coverage ({LIST.name})")
+    for path in varying:
+        if path not in modules:
+            found.append(f"{path} is marked ~ on {LIST.name} but was not measured (moved or removed?)")
     for path, module in sorted(modules.items()):
         if path not in listed and path not in varying and module.full and module.statements > 0:
             found.append(f"{path} is fully covered now: add it to {LIST.name} so it stays so")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from pathlib import Path
 
 import lancedb
@@ -207,3 +208,19 @@ def test_a_folder_registered_as_a_database_is_reviewed_in_that_databases_file(
 def test_a_uri_is_kept_with_its_credentials_masked() -> None:
     entry = DatabaseEntry("notes", "s3://AKIA:very-secret@bucket/kb", "", None)  # type: ignore[arg-type]
     assert ReviewPlace.of(entry).uri == "s3://AKIA:***@bucket/kb"
+
+
+def test_review_files_that_are_no_files_are_refused_at_once(
+    capsys: pytest.CaptureFixture[str], table: Table, tmp_path: Path
+) -> None:
+    """A FIFO (a read would wait for a writer forever) and a device (a read would never end) as a merge
+    input or as the review file: refused in one line, naming what it is; nothing written."""
+    alice, merged, fifo = tmp_path / "alice.jsonl", tmp_path / "merged.jsonl", tmp_path / "pipe.jsonl"
+    mark(capsys, table, "--id", "a", "--verdict", "wrong", "--file", str(alice))
+    os.mkfifo(fifo)
+    for odd, kind in ((fifo, "a FIFO"), (Path("/dev/zero"), "a character device")):
+        code, _out, err = run(capsys, "review", "merge", str(alice), str(odd), "-o", str(merged))
+        assert code != 0 and f"the review file {odd} cannot be read (it is {kind}, not a regular file)" in err
+        assert not merged.exists()
+    code, _out, err = status(capsys, table, "--file", str(fifo))
+    assert code != 0 and str(fifo) in err and "FIFO" in err

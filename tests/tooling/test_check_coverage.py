@@ -88,6 +88,9 @@ def test_a_module_marked_as_varying_is_neither_held_nor_named_when_full(tmp_path
     assert problems(full, [], read_varying(text)) == []
     partial = read_report(measured(tmp_path, -1))
     assert problems(partial, [], read_varying(text)) == []
+    assert problems(partial, [], ["pkg/moved.py"]) == [
+        "pkg/moved.py is marked ~ on full_coverage.txt but was not measured (moved or removed?)"
+    ]
 
 
 def test_the_command_fails_on_a_problem_and_passes_otherwise(

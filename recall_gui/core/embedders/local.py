@@ -59,15 +59,18 @@ class LocalEmbedder:
         self._load_bulk = load_bulk
         self._bulk_model: Any = None
         self._bulk_lock = threading.Lock()
-        self._reading: ModelReading | None = None
+        self._reading_lock = threading.Lock()
+        #: The model's reading once made: a one-element tuple (its reading, or ``None`` where the loaded
+        #: model does not say), so that a model without one is not asked again.
+        self._reading: tuple[ModelReading | None] | None = None
 
     def reading(self) -> ModelReading | None:
         """How much of a text the model reads (its tokenizer's truncation), ``None`` where the loaded model
-        does not say; made once."""
-        with self._bulk_lock:
+        does not say; made once (blocking: it copies the tokenizer)."""
+        with self._reading_lock:
             if self._reading is None:
-                self._reading = reading_of(self._model, self.model_info.name)
-            return self._reading
+                self._reading = (reading_of(self._model, self.model_info.name),)
+            return self._reading[0]
 
     @property
     def used(self) -> str:

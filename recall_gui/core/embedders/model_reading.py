@@ -75,8 +75,9 @@ class ReadExtent:
 
 
 class ModelReading:
-    """A model's tokenizer, kept to measure texts: a copy of the one the model runs (its truncation kept,
-    its padding off), so measuring never shares an object with the model's own thread."""
+    """A model's tokenizer, kept to measure texts: a copy of the one the model runs with its truncation
+    and padding off (its limit kept in :attr:`limit`), so that one pass over a text says whether and
+    where the model stops reading it, and measuring never shares an object with the model's own thread."""
 
     def __init__(self, tokenizer: Any, model_name: str) -> None:
         from tokenizers import Tokenizer

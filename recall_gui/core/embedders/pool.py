@@ -116,7 +116,8 @@ class EmbedderPool:
             return None
         embedder = await self.get(spec)
         assert isinstance(embedder, LocalEmbedder)
-        return embedder.reading()
+        # Made once per model, on the embedding thread: copying a tokenizer takes tens of milliseconds.
+        return await asyncio.wrap_future(self.executor.submit(embedder.reading))
 
     def forget(self, cosh_name: str) -> None:
         """Let the next search load ``cosh_name`` afresh (after another copy of it was brought here)."""

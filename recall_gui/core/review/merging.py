@@ -14,10 +14,11 @@ from pathlib import Path
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.output_paths import refuse_output
+from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.review.ledger import Conflict, Ledger
 from recall_gui.core.review.record_table import RecordTable
 from recall_gui.core.review.records import ReviewRecord
-from recall_gui.core.review.review_file import DamagedLine, read_line
+from recall_gui.core.review.review_file import MAX_FILE_BYTES, DamagedLine, read_line
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class MergedFile:
 def _lines(path: Path) -> list[tuple[int, bytes]]:
     """The lines of a file that are not blank, with their numbers."""
     try:
-        raw = path.read_bytes()
-    except OSError as error:
+        raw = read_regular(path, MAX_FILE_BYTES)
+    except OSError as error:  # a FIFO, a device, a folder or too large (FileRefused) said as it is
         raise InvalidInputError(
             f"the review file {path} cannot be read ({error.strerror or error})"
         ) from None

@@ -24,6 +24,7 @@ from filelock import FileLock, Timeout
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.base.output_paths import output_problem
 from recall_gui.core.base.paths import app_data_dir
+from recall_gui.core.base.regular_files import FileRefused, open_regular
 from recall_gui.core.review.records import ReviewRecord
 
 if TYPE_CHECKING:  # NumPy and Arrow load when a file is read, not when the command line starts
@@ -38,6 +39,8 @@ LOCK_SUFFIX = ".lock"
 LOCK_TIMEOUT_S = 10.0
 #: The longest line read as a record (a note is bounded far below it).
 MAX_LINE_BYTES = 1 << 20
+#: The largest review file read (a million verdicts take about 300 MB).
+MAX_FILE_BYTES = 4 << 30
 #: The longest note a verdict takes.
 MAX_NOTE_CHARS = 10_000
 
@@ -179,16 +182,18 @@ class ReviewFile:
         """The records from byte ``start`` on (a previous read's ``end``), in file order, and the damaged
         lines; a file that does not exist holds none, a file shorter than ``start`` is read whole."""
         try:
-            with self.path.open("rb") as file:
+            with open_regular(self.path, cap=MAX_FILE_BYTES) as file:
                 size = os.fstat(file.fileno()).st_size
                 if size < start:  # replaced or cut: read it afresh
                     start, lines_before = 0, 0
                 file.seek(start)
-                raw = file.read()
+                raw = file.read(MAX_FILE_BYTES - start + 1)
         except FileNotFoundError:
             return parse_lines(self.path, b"")
-        except IsADirectoryError:
-            raise InvalidInputError(f"the review file {self.path} is a folder") from None
+        except FileRefused as refused:
+            raise InvalidInputError(
+                f"the review file {self.path} cannot be read: {refused.strerror}"
+            ) from None
         except OSError as error:
             raise InvalidInputError(
                 f"the review file {self.path} cannot be read ({error.strerror or error})"

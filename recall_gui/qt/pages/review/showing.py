@@ -24,7 +24,6 @@ from recall_gui.qt.panels.verdict_marks import mark_tip
 from recall_gui.qt.services import WindowServices
 
 if TYPE_CHECKING:
-    from recall_gui.core.embedders import ModelReading
     from recall_gui.core.registry import DatabaseEntry
     from recall_gui.core.review import Review
 
@@ -56,8 +55,6 @@ class EntryShowing(QObject):
         self.services, self.view, self.facts = services, view, facts
         #: Counting the shown entry's tokens and looking for its near-copies (a newer entry cancels it).
         self.extras = services.operations.lane("review-extras")
-        #: What each database's model reads, asked once (``None``: not known here).
-        self._readings: dict[str, ModelReading | None] = {}
 
     def clear(self, text: str) -> None:
         self.extras.supersede()
@@ -103,9 +100,9 @@ class EntryShowing(QObject):
 
         async def extras(tokens_counted: Callable[[str, int | None], None]) -> NearCopies:
             try:
-                if entry.name not in self._readings:
-                    self._readings[entry.name] = await model_reading(services, entry)
-                tokens_counted(*await tokens_read(services, self._readings[entry.name], loaded.content))
+                # Asked each time (the model keeps its reading): the registry may give the database another.
+                reading = await model_reading(services, entry)
+                tokens_counted(*await tokens_read(services, reading, loaded.content))
             except RecallError as error:
                 tokens_counted(f"What the model reads is not known: {error.message}", None)
             try:
