@@ -46,6 +46,7 @@ class PeakGrowth:
     def __init__(self) -> None:
         self._sampler: threading.Thread | None = None
         self._stop = threading.Event()
+        self._lock = threading.Lock()
         start = _high_water_mb() if _reset_high_water() else None
         if start is not None:
             self.start_mb, self._peak_mb = start, None
@@ -57,12 +58,18 @@ class PeakGrowth:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.01):
-            self._peak_mb = max(self._peak_mb or 0.0, resident_mb())
+            self._note(resident_mb())
+
+    def _note(self, mb: float) -> float:
+        """Keep ``mb`` if it is the highest seen (by the sampler or by a caller); the peak so far."""
+        with self._lock:
+            self._peak_mb = max(self._peak_mb or 0.0, mb)
+            return self._peak_mb
 
     def peak_mb(self) -> float:
         if self._sampler is None:
             return max(self.start_mb, _high_water_mb() or self.start_mb)
-        return max(self.start_mb, self._peak_mb or self.start_mb, resident_mb())
+        return max(self.start_mb, self._note(resident_mb()))
 
     def mb(self) -> float:
         """The peak's rise above the start so far (MB); never negative."""
