@@ -4,7 +4,8 @@ Reads coverage.py's JSON report of a whole run (``make test`` writes it) and the
 line and every branch of must run (tests/full_coverage.txt). Fails, naming them, when a listed module has
 lost a line or a branch, when a listed module is gone (moved: update the list), and when a module not on
 the list has reached full coverage (add it, so that it is held there too), as qutebrowser's
-scripts/dev/check_coverage.py does. A module marked ``~`` varies with the timing of threads: neither.
+scripts/dev/check_coverage.py does. A module marked ``~`` (its coverage varies with the timing of threads)
+is neither held nor named when full.
 """
 
 from __future__ import annotations
