@@ -18,7 +18,7 @@ from pathlib import Path
 from bench import data
 from bench.context import BenchContext
 from bench.data import QUESTIONS
-from bench.fresh_search import recall_gui_command, time_process, write_registry
+from bench.fresh_search import alternating_runs, recall_gui_command, time_process, write_registry
 from bench.results import Metric
 
 RUNS = 7
@@ -44,13 +44,7 @@ def run(ctx: BenchContext) -> list[Metric]:
         "search": lambda i: time_process([*search, QUESTIONS[i % len(QUESTIONS)]], env, '"results"'),
         "pass": lambda i: time_process([sys.executable, "-c", "print('ok')"], env, "ok"),
     }
-    for measure in commands.values():
-        measure(0)
-    times: dict[str, list[float]] = {key: [] for key in commands}
-    names = list(commands)
-    for i in range(ctx.size.count(RUNS)):
-        for key in names[i % len(names) :] + names[: i % len(names)]:
-            times[key].append(commands[key](i))
+    times = alternating_runs(commands, ctx.size.count(RUNS))
     median = {key: statistics.median(values) for key, values in times.items()}
     extra = {"table_rows": table.rows, "python_c_pass_ms": round(median["pass"], 1)}
     return [

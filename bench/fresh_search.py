@@ -28,6 +28,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench import data
@@ -135,6 +136,19 @@ def recall_gui_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "recall_gui"]
 
 
+def alternating_runs(commands: dict[str, Callable[[int], float]], runs: int) -> dict[str, list[float]]:
+    """Each command once untimed (bytecode compiled, files in the page cache), then ``runs`` timed rounds,
+    each starting one command later, so that no command always runs after the same one."""
+    for command in commands.values():
+        command(0)
+    times: dict[str, list[float]] = {key: [] for key in commands}
+    names = list(commands)
+    for i in range(runs):
+        for key in names[i % len(names) :] + names[: i % len(names)]:
+            times[key].append(commands[key](i))
+    return times
+
+
 def time_process(argv: list[str], env: dict[str, str], expect: str) -> float:
     """Milliseconds from starting ``argv`` until its output holds ``expect`` (then it may finish alone)."""
     started = time.perf_counter()
@@ -175,13 +189,7 @@ def run(ctx: BenchContext) -> list[Metric]:
         commands["lsql"] = lambda i: time_process(
             [str(lsql), "-c", LSQL_DRIVER, str(folder)], env, "first result:"
         )
-    for command in commands.values():  # once untimed: bytecode compiled, files in the page cache
-        command(0)
-    times: dict[str, list[float]] = {key: [] for key in commands}
-    names = list(commands)
-    for i in range(ctx.size.count(RUNS)):
-        for key in names[i % len(names) :] + names[: i % len(names)]:
-            times[key].append(commands[key](i))
+    times = alternating_runs(commands, ctx.size.count(RUNS))
     median = {key: statistics.median(values) for key, values in times.items()}
     spread = {f"{key}_ms_runs": [round(v) for v in values] for key, values in times.items()}
     fresh = Metric(

@@ -11,12 +11,14 @@ the fixture's to close and is not counted against the test.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import sys
-import time
 import weakref
 from typing import Any
+
+from tests.waiting import wait_until
 
 #: The classes that own memory, by module: what a front end creates and must close.
 OWNERS = {
@@ -63,17 +65,18 @@ class Made:
         del self.refs[since:]
         if not _alive(made):
             return []
-        deadline = time.monotonic() + within_s
-        while True:
+
+        def gone() -> bool:
             _delete_later_now()
             gc.collect()
             if not _alive(made):
-                return []
+                return True
             # What a library's import froze (core/base/collector.py) is out of the collector's reach.
             gc.unfreeze()
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+            return False
+
+        with contextlib.suppress(AssertionError):  # still alive after the wait: named below
+            wait_until(gone, "the test's windows and sessions are gone", timeout=within_s)
         gc.collect()
         return [_describe(instance) for instance in _alive(made)]
 
