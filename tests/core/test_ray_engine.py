@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tests.core.test_check_command import golden
 from tests.core.test_cli import cli
 from tests.core.test_duplicates import brute_force_pairs, components, planted  # noqa: F401 (a fixture)
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, snapshot_tree, write_registry
+from tests.waiting import wait_until
 
 INSTALL = "pip install 'recall-gui[scale]'"
 
@@ -108,7 +110,7 @@ def test_a_ray_job_cancelled_after_its_sample_stops_and_ray_still_serves(
     session: Session,
 ) -> None:
     """Cancelled once it reports progress: the awaiting task ends cancelled, the job's thread stops at
-    its next step (``asyncio.run`` waits for it), and the next job on the same Ray answers."""
+    its next step, and the next job on the same Ray answers."""
     from recall_gui.core.ray.check_tasks import run_checks_on_ray
     from recall_gui.core.ray.duplicate_engine import find_duplicates_on_ray
 
@@ -133,6 +135,11 @@ def test_a_ray_job_cancelled_after_its_sample_stops_and_ray_still_serves(
 
     shares = asyncio.run(cancel_once_started())
     assert shares and shares[-1] < 1.0
+    wait_until(
+        lambda: not any(thread.name == "recall-ray-job" for thread in threading.enumerate()),
+        "the cancelled job's thread stops",
+        timeout=120,
+    )
     check = read_golden(
         golden(kb.db_dir.parent, [{"db_name": kb.name, "query": "capital of France", "expect": ["paris"]}])
     ).checks

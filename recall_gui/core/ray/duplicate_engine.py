@@ -161,9 +161,12 @@ class RayEngine:
         rows = await opened.count_rows()
         loop = asyncio.get_running_loop()
         cancel = threading.Event()
+        # The job's thread holds the progress callback alone, not the job: a cancelled job finishing its
+        # step on Ray keeps no session alive.
+        progress = job.progress
 
         def report_progress(share: float) -> None:
-            loop.call_soon_threadsafe(job.progress, share)
+            loop.call_soon_threadsafe(progress, share)
 
         pairs_on_ray = functools.partial(
             _pairs_on_ray,
