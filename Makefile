@@ -67,10 +67,11 @@ unit: $(TEST_STAMP)
 test: lint typecheck unit
 
 # The inner loop: every test that starts no process (no command run as a user runs it, no server, no Ray,
-# no demo build, no model download), in a few minutes. A test that starts one unmarked fails here.
+# no demo build, no model download) and is not marked slow, in a few minutes. A test that starts a process
+# unmarked fails here.
 test-fast: $(TEST_STAMP)
 	RECALL_GUI_NO_PROCESSES=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(PYTEST_WORKERS) \
-		-m "not process" -q
+		-m "not process and not slow" -q
 
 # The core without Qt: tests/core in a venv of its own where PySide6, qasync and pyqtgraph are not
 # installed (as napari's headless job runs), so nothing the core or its tests need can come from Qt.
