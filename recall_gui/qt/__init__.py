@@ -22,10 +22,13 @@ def create_window(
     registry_dir: str | os.PathLike[str] | None = None,
     config_dir: str | os.PathLike[str] | None = None,
     open_path: tuple[str, Mapping[str, str]] | None = None,
+    *,
+    complete: bool = True,
 ) -> MainWindow:
     """The main window for ``registry_dir`` (default: ``--registry`` rules: $RECALL_REGISTRY_DIR, cosh's,
     else the app's own) keeping its settings in ``config_dir`` (default: the app's config dir); with
-    ``open_path`` (a folder or URI and its storage options), start on that folder's table instead.
+    ``open_path`` (a folder or URI and its storage options), start on that folder's table instead. With
+    ``complete=False``, its frame only, until ``window.complete()`` (as ``recall-gui`` shows it).
 
     Nothing runs until the caller starts it: ``window.begin()`` (or ``await window.start()``) loads the
     libraries, checks the databases and opens one; with the app's own empty registry it builds the demo.
@@ -34,4 +37,4 @@ def create_window(
 
     location = resolve_registry_dir(registry_dir)
     config = Path(config_dir).expanduser() if config_dir is not None else app_config_dir()
-    return MainWindow(location, config, open_path)
+    return MainWindow(location, config, open_path, complete=complete)

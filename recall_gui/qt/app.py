@@ -1,13 +1,13 @@
 """``recall-gui`` without arguments: the window, shown at once, with the slow libraries loading behind it.
 
-Start-up order matters for how fast the window is usable: only PySide6, qasync and the light part of the
-core are imported before the window is shown; LanceDB, PyArrow, NumPy, httpx and fastembed load on a
-worker thread afterwards (:mod:`recall_gui.core.base.warmup`), while the user can already type.
+Start-up order matters for how fast the window is usable: only PySide6 and the light part of the core are
+imported before the window's frame is shown (``qt/window/first_frame.py``); asyncio, qasync and the pages
+once it is on screen; LanceDB, PyArrow, NumPy, httpx and fastembed on a worker thread afterwards
+(:mod:`recall_gui.core.base.warmup`), while the user can already type.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sys
@@ -18,6 +18,10 @@ from recall_gui.core.base import faster_pyside_module_check
 from recall_gui.qt.system_libraries import libraries_problem
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from PySide6.QtWidgets import QApplication
+
     from recall_gui.qt.main_window import MainWindow
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
@@ -66,35 +70,22 @@ def run_app(
         print(problem, file=sys.stderr)
         return 1
     configure_qt_process()
+    shown = _show_first_frame(registry_dir, open_path)
+    if shown is None:  # closed while it came up
+        return 0
+    app, window = shown
+    import asyncio
 
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
-
-    faster_pyside_module_check()  # before the window's modules (and qasync's) are imported
     import qasync
+    from PySide6.QtCore import QTimer
 
-    from recall_gui.qt import create_window
-    from recall_gui.qt.icons import app_icon
-
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    assert isinstance(app, QApplication)
-    app.setApplicationName("recall-gui")
-    app.setDesktopFileName(DESKTOP_FILE_NAME)
-    app.setWindowIcon(app_icon())
-    app.setQuitOnLastWindowClosed(False)  # the loop below ends the app, after cleaning up
-    window = create_window(registry_dir, open_path=open_path)
+    window.complete()
     outcome = 0
 
     async def main() -> None:
         nonlocal outcome
         closed = asyncio.Event()
         app.lastWindowClosed.connect(closed.set)
-        window.show()
-        # A window manager activates a new window; without one (a bare X server, a kiosk session) the
-        # window would stay inactive and none of its keyboard shortcuts would fire.
-        window.raise_()
-        window.activateWindow()
-        window.focus_query()
         start = window.begin()
         if smoke:
             outcome = await _smoke(window, start)
@@ -122,6 +113,29 @@ def run_app(
         tick.stop()
         loop.close()
     return outcome
+
+
+def _show_first_frame(
+    registry_dir: str | None, open_path: tuple[str, Mapping[str, str]] | None
+) -> tuple[QApplication, MainWindow] | None:
+    """The app, and its window shown as its frame and on screen; ``None`` if it was closed meanwhile."""
+    from PySide6.QtWidgets import QApplication
+
+    faster_pyside_module_check()  # before the window's modules (and qasync's) are imported
+    from recall_gui.qt import create_window
+    from recall_gui.qt.icons import app_icon
+    from recall_gui.qt.window.first_frame import show_until_on_screen
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("recall-gui")
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
+    app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)  # run_app's loop ends the app, after cleaning up
+    window = create_window(registry_dir, open_path=open_path, complete=False)
+    window.focus_query()
+    show_until_on_screen(app, window)
+    return (app, window) if window.isVisible() else None
 
 
 async def _smoke(window: MainWindow, start: asyncio.Task[Any]) -> int:

@@ -2,15 +2,15 @@
 parts in ``qt/window/``: start-up, the registry (reading, watching, checking health) and the menus.
 
 Pages are tabs of :attr:`MainWindow.pages` that receive :class:`~recall_gui.qt.services.WindowServices`,
-not the window; a new page is one more tab. Before the window's first paint only the knowledge page is
-built (and imported): the others are built when first shown or asked for, and by the start-up once the
-window is on screen (docs/PERFORMANCE_LOG.md#start-up).
+not the window; a new page is one more tab. ``recall-gui`` shows the window first as its frame
+(``qt/window/first_frame.py``) and completes it once it is on screen (:meth:`MainWindow.complete`), which
+imports and builds the knowledge page; the others are built when first shown or asked for, and by the
+start-up once the window is on screen (docs/PERFORMANCE_LOG.md#start-up). This module imports only what
+the frame needs.
 """
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -18,26 +18,18 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QSizePolicy, QVBoxLayout, QWidget
 
-from recall_gui.core.base import RegistryLocation, SettingsStore
-from recall_gui.core.drafts import Drafts
-from recall_gui.core.messages import UserMessage, user_message
-from recall_gui.core.registry import Registry, SuffixStore
-from recall_gui.qt.actions.databases import DatabaseActions
-from recall_gui.qt.actions.opened_tables import folder_of
+from recall_gui.core.base import SettingsStore
 from recall_gui.qt.icons import app_icon
-from recall_gui.qt.operations import Operations
-from recall_gui.qt.pages.knowledge.page import KnowledgePage
-from recall_gui.qt.panels.banner import MessageBanner
-from recall_gui.qt.registry_watcher import RegistryWatcher
-from recall_gui.qt.services import WindowServices
 from recall_gui.qt.settings import WindowMemory, open_settings
-from recall_gui.qt.shortcuts import ShortcutsFirst
-from recall_gui.qt.widgets import ElidedLabel, PageTabs
-from recall_gui.qt.window.menus import WindowCommands, WindowMenus
-from recall_gui.qt.window.registry_reading import RegistryReading
-from recall_gui.qt.window.start_up import OpenRequest, StartUp, is_on_screen
+from recall_gui.qt.window.first_frame import FirstFrame, is_on_screen, keep_typing
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from recall_gui.core.base import RegistryLocation
+    from recall_gui.core.messages import UserMessage
+    from recall_gui.core.registry import Registry
+    from recall_gui.qt.operations import Operations
     from recall_gui.qt.pages.agent.page import AgentPage
     from recall_gui.qt.pages.checks.page import ChecksPage
     from recall_gui.qt.pages.description.page import DescriptionPage
@@ -48,6 +40,7 @@ if TYPE_CHECKING:
     from recall_gui.qt.pages.map.page import MapPage
     from recall_gui.qt.pages.reach.page import ReachPage
     from recall_gui.qt.pages.review.page import ReviewPage
+    from recall_gui.qt.window.start_up import OpenRequest
 
 
 class _Following(Protocol):
@@ -85,28 +78,68 @@ class MainWindow(QMainWindow):
     registryReloaded = Signal()
     #: Start-up finished: libraries loaded, health checked, a database chosen.
     started = Signal()
+    #: The window's content until :meth:`complete` replaces it (Qt reports changes from the constructor on).
+    _frame: FirstFrame | None = None
+    _completed = False
 
     def __init__(
-        self, location: RegistryLocation, config_dir: Path, open_at_start: OpenRequest | None = None
+        self,
+        location: RegistryLocation,
+        config_dir: Path,
+        open_at_start: OpenRequest | None = None,
+        *,
+        complete: bool = True,
     ) -> None:
+        """The window for the registry at ``location``; with ``complete=False`` its frame only, at its
+        remembered size, until :meth:`complete` builds the rest."""
         super().__init__()
         self.setObjectName("mainWindow")
         self.setWindowTitle("recall-gui")
         self.setWindowIcon(app_icon())
         self.config_dir = config_dir
+        self._at_start = (location, open_at_start)
+        settings, self._settings_problem = open_settings(config_dir)
+        self._memory = WindowMemory(settings)
+        geometry = self._memory.bytes(WindowMemory.GEOMETRY)
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(1280, 800)
+        self._frame = FirstFrame()
+        self.setCentralWidget(self._frame)
+        if complete:
+            self.complete()
+
+    @property
+    def completed(self) -> bool:
+        """Its pages are built (:meth:`complete`)."""
+        return self._completed
+
+    def complete(self) -> None:
+        """Build the banner, the knowledge page (the others are built when first shown), the menus and the
+        status bar into the frame; what was typed into the frame's query box is kept. Once only."""
+        # Imported here, after the frame is on screen: they are most of what the window's start costs.
+        from recall_gui.qt.actions.databases import DatabaseActions
+        from recall_gui.qt.pages.knowledge.page import KnowledgePage
+        from recall_gui.qt.panels.banner import MessageBanner
+        from recall_gui.qt.registry_watcher import RegistryWatcher
+        from recall_gui.qt.services import WindowServices
+        from recall_gui.qt.shortcuts import ShortcutsFirst
+        from recall_gui.qt.widgets import ElidedLabel, PageTabs
+        from recall_gui.qt.window.menus import WindowCommands, WindowMenus
+        from recall_gui.qt.window.registry_reading import RegistryReading
+        from recall_gui.qt.window.start_up import StartUp
+
+        frame = self._frame
+        if frame is None:
+            return
+        typed = frame.typed()
+        location, open_at_start = self._at_start
         self.banner = MessageBanner()
         # Cut to what fits, so that a long account of the last action leaves the search's figures room.
         self.status_activity = ElidedLabel("Starting…")
         self.status_activity.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.status_activity.setObjectName("statusActivity")
-        settings, settings_problem = open_settings(config_dir)
-        self.services = services = WindowServices(
-            location,
-            Registry(location.directory),  # until the start-up has read it, off this thread
-            WindowMemory(settings),
-            self.banner,
-            self.status_activity,
-            drafts=Drafts(SuffixStore(config_dir)),
+        self.services = services = WindowServices.of_window(
+            location, self.config_dir, self._memory, self.banner, self.status_activity
         )
         # Children of the window, so they go with it: a Python slot on their signals holds the window, a
         # circle through Qt that Python's collector cannot see.
@@ -135,7 +168,8 @@ class MainWindow(QMainWindow):
             started=self.started,
             pages=self.pages,
         )
-        self._lay_out()
+        self._frame = None
+        self._lay_out()  # the frame goes with the central widget it was
         knowledge = self.knowledge
         #: Activate, Deactivate, Unregister the database the knowledge page shows (its menu, and the
         #: dropdown's context menu).
@@ -163,11 +197,15 @@ class MainWindow(QMainWindow):
         )
         self.shortcuts_first = ShortcutsFirst(self)
         self._connect()
-        if settings_problem is not None:
-            self.show_message(replace(user_message(settings_problem), level="warning"))
+        if self._settings_problem is not None:
+            services.show_warning(self._settings_problem)
         self.reading.show_registry()
         self._restore()
         self.services.show_page(self.pages.currentWidget())
+        self._completed = True
+        if typed[0] or typed[2]:
+            self.pages.setCurrentWidget(self.knowledge)
+            keep_typing(self.knowledge.query_bar.query_edit, typed)
 
     def _on_page_changed(self, index: int) -> None:
         page = self.pages.page(index)
@@ -386,12 +424,16 @@ class MainWindow(QMainWindow):
             self.knowledge.request_database(self.reading.initial_database())
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        from recall_gui.qt.actions.opened_tables import folder_of
+
         if folder_of(event.mimeData()) is not None:
             event.acceptProposedAction()
         else:
             super().dragEnterEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
+        from recall_gui.qt.actions.opened_tables import folder_of
+
         folder = folder_of(event.mimeData())
         if folder is None:
             super().dropEvent(event)
@@ -400,6 +442,9 @@ class MainWindow(QMainWindow):
         self.open_folder(folder)
 
     def focus_query(self) -> None:
+        if self._frame is not None:
+            self._frame.query_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            return
         self.pages.setCurrentWidget(self.knowledge)
         self.knowledge.focus_query()
 
@@ -449,10 +494,8 @@ class MainWindow(QMainWindow):
     # --- memory and closing ---------------------------------------------------------------------------
 
     def _restore(self) -> None:
+        """What the pages remember (the frame took the window's size)."""
         memory = self.services.memory
-        geometry = memory.bytes(WindowMemory.GEOMETRY)
-        if geometry is None or not self.restoreGeometry(geometry):
-            self.resize(1280, 800)
         self.knowledge.remembering.restore(memory)
         page = min(max(memory.integer(WindowMemory.PAGE, 0), 0), self.pages.count() - 1)
         self.pages.setCurrentIndex(page)
@@ -468,11 +511,16 @@ class MainWindow(QMainWindow):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
+        if not self.completed:
+            return
         if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
             # Back from an editor: did it change the registry?
             QTimer.singleShot(0, self.reading.check_registry)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.completed:  # closed as it came up: nothing was changed to keep
+            super().closeEvent(event)
+            return
         self.save_state()
         self.start_up.cancel_demo()
         self.operations.cancel_all()

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -19,7 +20,7 @@ from recall_gui import core
 from recall_gui.core.base import HeavyModules, RegistryLocation
 from recall_gui.core.drafts import Drafts
 from recall_gui.core.messages import Topic, UserMessage, user_message
-from recall_gui.core.registry import Registry
+from recall_gui.core.registry import Registry, SuffixStore
 from recall_gui.qt.golden_checks import GoldenChecks
 from recall_gui.qt.operations import Operations
 from recall_gui.qt.panels.banner import MessageBanner
@@ -108,6 +109,26 @@ class WindowServices:
         self._page_activities: dict[QWidget, str] = {}
         self._page_shown: QWidget | None = None
 
+    @classmethod
+    def of_window(
+        cls,
+        location: RegistryLocation,
+        config_dir: Path,
+        memory: WindowMemory,
+        banner: MessageBanner,
+        activity: QLabel,
+    ) -> WindowServices:
+        """The services of a window on the registry at ``location`` that keeps its drafts (the edited
+        tool suffix) in ``config_dir``; its registry snapshot is empty until the start-up has read it."""
+        return cls(
+            location,
+            Registry(location.directory),
+            memory,
+            banner,
+            activity,
+            drafts=Drafts(SuffixStore(config_dir)),
+        )
+
     def show_message(
         self, message: UserMessage, action: tuple[str, Callable[[], None]] | None = None
     ) -> None:
@@ -116,6 +137,10 @@ class WindowServices:
 
     def show_error(self, error: BaseException, topic: Topic = "general") -> None:
         self.show_message(user_message(error, topic))
+
+    def show_warning(self, problem: BaseException) -> None:
+        """``problem`` in the banner as a warning: the window goes on without what it concerns."""
+        self.show_message(replace(user_message(problem), level="warning"))
 
     def dismiss(self, *topics: str) -> None:
         """Hide the banner if it shows a message about one of ``topics``."""

@@ -148,17 +148,21 @@ def window_of(
     registry_dir: Path | None,
     config_dir: Path,
     open_path: tuple[str, dict[str, str]] | None = None,
+    *,
+    complete: bool = True,
 ) -> Iterator[MainWindow]:
-    """A shown window, not started, closed afterwards with its tasks finished and embedders released."""
-    window = create_window(registry_dir, config_dir, open_path=open_path)
+    """A shown window, not started (with ``complete=False``, its frame), closed afterwards with its tasks
+    finished and embedders released."""
+    window = create_window(registry_dir, config_dir, open_path=open_path, complete=complete)
     window.show()
     try:
         yield window
     finally:
         window.close()
-        loop.run_until_complete(window.operations.wait_idle())
-        loop.run_until_complete(window.aclose())
-        window.services.chores.shutdown(wait=True)  # a chore still running holds the window's services
+        if window.completed:
+            loop.run_until_complete(window.operations.wait_idle())
+            loop.run_until_complete(window.aclose())
+            window.services.chores.shutdown(wait=True)  # a chore still running holds the window's services
         window.deleteLater()
         # Now, not at some later test's loop: the window's memory goes with the test that opened it.
         QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)

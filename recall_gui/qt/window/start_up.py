@@ -28,6 +28,7 @@ from recall_gui.qt.dialogs.demo_build import DemoBuild
 from recall_gui.qt.pages.knowledge.page import KnowledgePage
 from recall_gui.qt.services import WindowServices
 from recall_gui.qt.widgets import PageTabs
+from recall_gui.qt.window.first_frame import is_on_screen
 from recall_gui.qt.window.registry_reading import RegistryReading
 
 #: At most this long the libraries wait for the window to be on screen (a window kept hidden or
@@ -37,12 +38,6 @@ ON_SCREEN_S = 1.0
 SETTLE_S = 0.05
 #: A folder or URI to open at start, with its storage options (``recall-gui PATH``).
 OpenRequest = tuple[str, Mapping[str, str]]
-
-
-def is_on_screen(window: QWidget) -> bool:
-    """Shown and exposed: the window system has mapped it, so it paints and takes input."""
-    handle = window.windowHandle()
-    return window.isVisible() and handle is not None and handle.isExposed()
 
 
 class StartUp:
