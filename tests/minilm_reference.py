@@ -69,10 +69,14 @@ class ReferenceMiniLM:
             q = split(self._dense(x, f"{p}.attention.self.query"))
             k = split(self._dense(x, f"{p}.attention.self.key"))
             v = split(self._dense(x, f"{p}.attention.self.value"))
-            scores = (q @ k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(width)) + blocked
-            scores = np.exp(scores - scores.max(-1, keepdims=True))  # float32: each term exact to 1e-7
-            probs = scores / scores.sum(-1, keepdims=True, dtype=np.float64).astype(np.float32)
-            context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, length, -1)
+            # In place: each new array of this size costs a page fault per 4 KB, more than the arithmetic.
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores /= np.float32(np.sqrt(width))
+            scores += blocked
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)  # float32: each term exact to 1e-7
+            scores /= scores.sum(-1, keepdims=True, dtype=np.float64).astype(np.float32)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, -1)
             attended = self._dense(context, f"{p}.attention.output.dense")
             x = self._layer_norm(attended + x, f"{p}.attention.output.LayerNorm")
             inner = self._dense(x, f"{p}.intermediate.dense").astype(np.float64)
@@ -80,7 +84,12 @@ class ReferenceMiniLM:
 
             from scipy.special import erf
 
-            gelu = (0.5 * inner * (1.0 + erf(inner / sqrt(2.0)))).astype(np.float32)
+            gelu64 = inner / sqrt(2.0)  # 0.5 * inner * (1 + erf(inner / sqrt(2))), in place
+            erf(gelu64, out=gelu64)
+            gelu64 += 1.0
+            gelu64 *= inner
+            gelu64 *= 0.5
+            gelu = gelu64.astype(np.float32)
             x = self._layer_norm(self._dense(gelu, f"{p}.output.dense") + x, f"{p}.output.LayerNorm")
         return x
 
