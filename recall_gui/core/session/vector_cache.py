@@ -47,7 +47,7 @@ import numpy as np
 from recall_gui.core.session.certified import NotCodable
 from recall_gui.core.session.exact import Matrix, RowIds, VectorMatrix, bytes_per_row
 from recall_gui.core.session.magnitudes import UNBOUNDED_VECTORS
-from recall_gui.core.storage.lance_calls import bounded, read_batches, read_query
+from recall_gui.core.storage.lance_calls import READ_BATCH_ROWS, bounded, read_batches, read_query
 from recall_gui.core.storage.open_table import OpenTable
 
 if TYPE_CHECKING:
@@ -214,6 +214,10 @@ class _MatrixBuilder:
             else:
                 self.payload.append(others)
         self.filled += rows
+
+    def add_all(self, batches: list[pa.RecordBatch]) -> None:
+        for batch in batches:
+            self.add(batch)
 
     def finish(self) -> CachedTable:
         """Drop what LanceDB never returns (null or NaN vectors); refuse infinities (no exact order)."""
@@ -429,8 +433,18 @@ class VectorCache:
         loop = asyncio.get_running_loop()
         builder = _MatrixBuilder(rows, opened.columns.vector_dim, column, payload_limit, self._coding)
         query = opened.table.query().select([column, *others]).with_row_id()
+        # LanceDB gives a batch per fragment at least, and a table added to a document at a time (as cosh
+        # adds them) has a fragment per row: small batches go to the executor together.
+        pending: list[pa.RecordBatch] = []
+        pending_rows = 0
         async for batch in read_batches(query, what):
-            await loop.run_in_executor(self.executor, builder.add, batch)
+            pending.append(batch)
+            pending_rows += batch.num_rows
+            if pending_rows >= READ_BATCH_ROWS:
+                await loop.run_in_executor(self.executor, builder.add_all, pending)
+                pending, pending_rows = [], 0
+        if pending:
+            await loop.run_in_executor(self.executor, builder.add_all, pending)
         return await loop.run_in_executor(self.executor, builder.finish)
 
     @staticmethod
