@@ -56,11 +56,12 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/python -m mypy
 
-# Two workers (pytest-xdist); branch coverage of every module, reported, and the modules of
+# Two workers (pytest-xdist; the tests that share the demo's build or the run's Ray each on one worker:
+# tests/conftest.py's SHARED_BUILDS); branch coverage of every module, reported, and the modules of
 # tests/full_coverage.txt held at 100% (tests/check_coverage.py).
 PYTEST_WORKERS ?= 2
 unit: $(TEST_STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --cov \
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --cov \
 		--cov-report=term-missing:skip-covered --cov-report=json:coverage.json
 	$(BIN)/python -m tests.check_coverage coverage.json
 
@@ -89,7 +90,7 @@ $(CORE_STAMP): pyproject.toml tests/headless_requirements.py
 
 test-core: $(CORE_STAMP)
 	$(CORE_VENV)/bin/python tests/headless_requirements.py --check
-	$(CORE_VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) -q tests/core
+	$(CORE_VENV)/bin/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -q tests/core
 
 # The newest releases of the libraries the app relies on, in a venv of their own (.venv-latest), through
 # the tests that guard their internals and a window smoke test. It reports; it does not gate (`make test`

@@ -367,10 +367,21 @@ PROCESS_FIXTURES = frozenset({"demo_build", "kb_100k", "moto_server", "s3", "ray
 NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
 
 
+#: Tests that share what is costly to build, each group run on one worker (``--dist loadgroup``): the demo
+#: is built, and the run's Ray started, once a run rather than once a worker (and one Ray at a time).
+SHARED_BUILDS = {"demo": frozenset({"demo_build", "kb_100k"}), "ray": frozenset({"ray_address"})}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())) or item.get_closest_marker("ray"):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        ray = item.get_closest_marker("ray") is not None
+        if PROCESS_FIXTURES.intersection(fixtures) or ray:
             item.add_marker(pytest.mark.process)
+        for group, needs in SHARED_BUILDS.items():
+            if needs.intersection(fixtures) or (group == "ray" and ray):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
 
 
 @pytest.fixture(autouse=True)
