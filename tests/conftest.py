@@ -372,6 +372,7 @@ NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
 SHARED_BUILDS = {"demo": frozenset({"demo_build", "kb_100k"}), "ray": frozenset({"ray_address"})}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which files each test of a group under its group
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))

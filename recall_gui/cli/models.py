@@ -134,7 +134,18 @@ def _end_on_termination() -> dict[str, int]:
     return ended_by
 
 
+#: The signals that end ``models get`` (Ctrl+C, a ``kill``, a closed terminal).
+ENDING_SIGNALS = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
 def _settle(outcome: concurrent.futures.Future[ModelInfo], work: Callable[[], ModelInfo]) -> None:
+    # The kernel hands a process's signal to any one of its threads that does not block it; a signal
+    # taken by this thread (or the hub client's, which inherit the mask) would leave the waiting main
+    # thread asleep until the download ends. Blocked here, Ctrl+C always wakes the main thread.
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, ENDING_SIGNALS)
     try:
         outcome.set_result(work())
     except BaseException as error:  # handed to the waiting thread, which reports it

