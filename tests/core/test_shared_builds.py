@@ -1,0 +1,46 @@
+"""The tests that share a costly build run on one worker (``--dist loadgroup``, tests/conftest.py's
+SHARED_BUILDS): with the pytest and pytest-xdist installed, a group's tests in two files land on the same
+worker, and its build is made once a run."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.process  # runs pytest with two workers
+
+GROUPED = """import pytest
+
+@pytest.mark.xdist_group("shared")
+@pytest.mark.parametrize("number", range(4))
+def test_grouped(number):
+    pass
+
+@pytest.mark.parametrize("number", range(4))
+def test_free(number):
+    pass
+"""
+
+
+def test_a_groups_tests_in_two_files_run_on_one_worker(tmp_path: Path) -> None:
+    for name in ("test_one.py", "test_two.py"):
+        (tmp_path / name).write_text(GROUPED, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout
+    workers = {
+        match["worker"]
+        for match in re.finditer(r"\[(?P<worker>gw\d)\] \[ *\d+%\] PASSED \S+::test_grouped", done.stdout)
+    }
+    assert len(re.findall(r"PASSED \S+::test_grouped", done.stdout)) == 8, done.stdout
+    assert len(workers) == 1, done.stdout
