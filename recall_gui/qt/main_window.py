@@ -116,6 +116,9 @@ class MainWindow(QMainWindow):
     def complete(self) -> None:
         """Build the banner, the knowledge page (the others are built when first shown), the menus and the
         status bar into the frame; what was typed into the frame's query box is kept. Once only."""
+        frame = self._frame
+        if frame is None:
+            return
         # Imported here, after the frame is on screen: they are most of what the window's start costs.
         from recall_gui.qt.actions.databases import DatabaseActions
         from recall_gui.qt.pages.knowledge.page import KnowledgePage
@@ -128,9 +131,6 @@ class MainWindow(QMainWindow):
         from recall_gui.qt.window.registry_reading import RegistryReading
         from recall_gui.qt.window.start_up import StartUp
 
-        frame = self._frame
-        if frame is None:
-            return
         typed = frame.typed()
         location, open_at_start = self._at_start
         self.banner = MessageBanner()
@@ -203,7 +203,7 @@ class MainWindow(QMainWindow):
         self._restore()
         self.services.show_page(self.pages.currentWidget())
         self._completed = True
-        if typed[0] or typed[2]:
+        if typed.text or typed.focused:
             self.pages.setCurrentWidget(self.knowledge)
             keep_typing(self.knowledge.query_bar.query_edit, typed)
 

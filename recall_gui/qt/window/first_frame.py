@@ -9,6 +9,7 @@ page's query box, and keys typed while the pages are built wait in the window sy
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 from PySide6.QtCore import QEventLoop, Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
@@ -24,6 +25,15 @@ def is_on_screen(window: QWidget) -> bool:
     return window.isVisible() and handle is not None and handle.isExposed()
 
 
+class Typed(NamedTuple):
+    """What the frame's query box held: its text, the cursor's place in it, and whether it had the keyboard
+    (or would have, once the window is active)."""
+
+    text: str
+    cursor: int
+    focused: bool
+
+
 class FirstFrame(QWidget):
     """The window's content until its pages are built: a query box (``startingQueryEdit``), focused."""
 
@@ -37,20 +47,17 @@ class FirstFrame(QWidget):
         layout.addWidget(self.query_edit)
         layout.addStretch(1)
 
-    def typed(self) -> tuple[str, int, bool]:
-        """The text typed so far, the cursor's place in it, and whether the box has the keyboard (or will,
-        once the window is active)."""
+    def typed(self) -> Typed:
         edit = self.query_edit
-        return edit.text(), edit.cursorPosition(), self.window().focusWidget() is edit
+        return Typed(edit.text(), edit.cursorPosition(), self.window().focusWidget() is edit)
 
 
-def keep_typing(edit: QLineEdit, typed: tuple[str, int, bool]) -> None:
-    """Give ``edit`` what the frame's box held (``FirstFrame.typed``), and the keyboard if the box had it."""
-    text, cursor, focused = typed
-    if text:
-        edit.setText(text)
-        edit.setCursorPosition(cursor)
-    if focused:
+def keep_typing(edit: QLineEdit, typed: Typed) -> None:
+    """Give ``edit`` what the frame's box held, and the keyboard if the box had it."""
+    if typed.text:
+        edit.setText(typed.text)
+        edit.setCursorPosition(typed.cursor)
+    if typed.focused:
         edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
 
