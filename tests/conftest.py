@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
-from tests.owners import Made
+from tests.owners import Made, collector_sees_only_new
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -90,14 +90,15 @@ def nothing_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
     """A window or core session a test makes is closed and gone when the test ends (tests/owners.py)."""
     _MADE.track_imported()
     since = _MADE.mark()
-    yield
-    _MADE.track_imported()
-    # The test's fixture values, which pytest drops only after the last teardown (this one).
-    if getattr(request.node, "funcargs", None):
-        request.node.funcargs.clear()
-    _drop_logged_tracebacks(request.node)
-    exempt = request.node.get_closest_marker("outlives") or request.node.stash.get(_FAILED, False)
-    outliving = _MADE.outliving(since, within_s=0 if exempt else 5.0)
+    with collector_sees_only_new():
+        yield
+        _MADE.track_imported()
+        # The test's fixture values, which pytest drops only after the last teardown (this one).
+        if getattr(request.node, "funcargs", None):
+            request.node.funcargs.clear()
+        _drop_logged_tracebacks(request.node)
+        exempt = request.node.get_closest_marker("outlives") or request.node.stash.get(_FAILED, False)
+        outliving = _MADE.outliving(since, within_s=0 if exempt else 5.0)
     if outliving and not exempt:
         pytest.fail(f"still alive after the test that made it: {'; '.join(outliving)}", pytrace=False)
 
