@@ -29,6 +29,7 @@ def allocated(megabytes: int) -> np.ndarray:
     return block
 
 
+@pytest.mark.slow
 def test_memory_used_and_freed_within_the_stretch_counts(way: str) -> None:
     growth = PeakGrowth()
     block = allocated(200)

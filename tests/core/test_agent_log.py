@@ -413,6 +413,7 @@ class CountingStdout:
         pass
 
 
+@pytest.mark.slow
 def test_a_large_log_is_read_as_a_stream_in_bounded_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import numpy as np
+import pytest
 
 from recall_gui.core.embedders.pool import BULK_JOB
 from recall_gui.core.registry.registry_types import EmbedderSpec
@@ -23,6 +24,7 @@ TEXTS = [
 ]
 
 
+@pytest.mark.slow
 def test_bulk_queries_are_each_querys_own_vector(session: Any) -> None:
     spec = EmbedderSpec("local", "AllMiniLML6V2")
     texts = TEXTS * (BULK_JOB // len(TEXTS) + 1)  # more than one job of the pool

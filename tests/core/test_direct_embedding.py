@@ -105,6 +105,7 @@ def test_text_beyond_512_tokens_is_cut_at_512_as_cosh_cuts_it(
     assert same_bits(direct.embed_sync(long + " tail"), fastembed.embed_sync(long + " tail"))
 
 
+@pytest.mark.slow
 def test_a_batch_pads_to_its_longest_text_as_fastembeds_does(
     models: tuple[LocalEmbedder, LocalEmbedder],
 ) -> None:
@@ -131,6 +132,7 @@ def test_text_the_tokenizer_refuses_fails_as_it_does_with_fastembed(
 
 @settings(max_examples=150, deadline=None)
 @given(st.text(max_size=400))
+@pytest.mark.slow
 def test_any_text_embeds_to_fastembeds_vector(models: tuple[LocalEmbedder, LocalEmbedder], text: str) -> None:
     direct, fastembed = models
     assert same_bits(direct.embed_sync(text), fastembed.embed_sync(text))

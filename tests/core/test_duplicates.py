@@ -285,6 +285,7 @@ def test_a_table_above_the_memory_bound_is_refused_saying_so(
     assert "RECALL_GUI_EXACT_CACHE_MB to at least 3" in (refused.value.hint or "")
 
 
+@pytest.mark.slow
 def test_cancelling_stops_the_work_and_leaves_the_compute_thread_free(
     tmp_path: Path, passage_vectors: Any
 ) -> None:

@@ -134,6 +134,7 @@ def test_equal_distances_are_ordered_by_row_id_as_lancedb_does(
 
 
 @pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.slow
 def test_many_ties_over_many_blocks_equal_lancedb(
     session: Session, large_kb: KnowledgeBase, embedder: Any, metric: str
 ) -> None:

@@ -151,6 +151,7 @@ def test_an_edit_never_overwrites_a_file_that_does_not_validate(tmp_path: Path) 
     assert path.read_text(encoding="utf-8") == '{"checks": [{"db_name": "a"'
 
 
+@pytest.mark.slow
 def test_twenty_thousand_checks_are_read_and_a_problem_in_the_last_is_located() -> None:
     """Locating a check walks the file: done for every check, reading was quadratic (10,000 checks took
     minutes); now it is done once, for the problem reported."""

@@ -100,6 +100,7 @@ def ids_in(value: Any) -> set[str]:
     return set()
 
 
+@pytest.mark.slow
 def test_every_command_prints_a_hostile_tables_text_escaped(
     hostile: HostileTable, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -120,6 +120,7 @@ def test_the_quantized_name_is_a_stand_in_told_by_hash(make_kb: Callable[..., Kn
     assert model.stands_in_for == "Xenova/all-MiniLM-L6-v2 onnx/model_quantized.onnx"
 
 
+@pytest.mark.slow
 def test_cosh_own_file_in_its_cache_is_found_and_preferred(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

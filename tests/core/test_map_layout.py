@@ -108,6 +108,7 @@ def test_every_other_row_is_placed_from_its_exact_nearest_sampled_rows(
     assert copies and all(np.allclose(made.positions[a], made.positions[b], atol=1e-4) for a, b in copies)
 
 
+@pytest.mark.slow
 def test_rows_drawn_toward_their_nearest_rows_keep_more_of_their_neighbours(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

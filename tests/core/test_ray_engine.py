@@ -149,6 +149,7 @@ def test_a_ray_job_cancelled_after_its_sample_stops_and_ray_still_serves(
 @pytest.mark.parametrize(
     ("metric", "threshold"), [("l2", 0.3), ("l2", 1.0), ("cosine", 0.01), ("cosine", 0.03)]
 )
+@pytest.mark.slow
 def test_every_pair_within_the_threshold_meets_in_some_partition(metric: str, threshold: float) -> None:
     """The guest rule is exact: 2,000 clustered rows, 8 partitions, each brute-force pair shares one."""
     rng = np.random.default_rng(5)

@@ -109,6 +109,7 @@ def standard(text: str) -> tuple[str, Any]:
 
 @settings(max_examples=250, deadline=None)
 @given(text=json_texts())
+@pytest.mark.slow
 def test_a_text_decoded_in_pieces_is_what_json_loads_decodes(text: str) -> None:
     assert outcome(text, piecewise_bytes=0) == standard(text)
 
@@ -120,6 +121,7 @@ def test_a_text_decoded_in_pieces_is_what_json_loads_decodes(text: str) -> None:
     cut=st.integers(min_value=0, max_value=3),
     insert=st.sampled_from(["", "{", "}", "[", "]", ",", ":", '"', " ", "0", "x", "\\", "\x00"]),
 )
+@pytest.mark.slow
 def test_a_broken_text_fails_as_in_json_loads_or_decodes_alike(
     text: str, place: float, cut: int, insert: str
 ) -> None:

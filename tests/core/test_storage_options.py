@@ -68,6 +68,7 @@ def test_usable_storage_options_are_kept(tmp_path: Path) -> None:
     assert registry.databases[0].storage_options["aws_endpoint"] == "http://127.0.0.1:9000"
 
 
+@pytest.mark.slow
 def test_a_password_in_a_storage_address_is_not_shown_when_it_does_not_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -155,6 +155,7 @@ def test_rows_are_written_as_they_are_read_and_the_file_appears_only_whole(
     assert sorted(p.name for p in folder.iterdir()) == ["out.csv"]
 
 
+@pytest.mark.slow
 def test_memory_holds_a_batch_not_the_table(kb: KnowledgeBase, tmp_path: Path) -> None:
     """Python's peak memory while exporting does not grow with the table: a table four times as long
     costs the same."""

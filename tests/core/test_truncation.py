@@ -125,6 +125,7 @@ def test_the_limit_is_fastembed_rs_s(config: dict[str, Any], max_length: int, ex
     assert truncation_limit(config, max_length) == expected
 
 
+@pytest.mark.slow
 def test_fastembed_is_told_to_cut_where_cosh_cuts(reference: ReferenceMiniLM, tmp_path: Path) -> None:
     """cosh's file loaded through Python fastembed, whose ``tokenizer_config.json`` allows 8192 tokens:
     Python fastembed alone would read them all; cosh's fastembed-rs reads 512, and so does the app."""

@@ -131,6 +131,7 @@ def test_listings_errors_and_the_tool_description_mask_a_query_secret(
     assert shown in listed.stdout
 
 
+@pytest.mark.slow
 def test_golden_checks_reports_mask_a_query_secret(
     kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -19,6 +19,9 @@ from bench.agreement_set import ALL_QUESTIONS, passages
 from tests.kbtools import cosh_entry, write_lance_table, write_registry
 from tests.mcp.live import BackgroundLoop, live_session, run_cli, server_env, server_parameters
 
+#: Every test here uses the indexed copies, which take seconds to build.
+pytestmark = pytest.mark.slow
+
 ROWS = 400
 QUERIES = ALL_QUESTIONS[:40]
 LIMITS = (5, 10)

@@ -126,6 +126,7 @@ def test_tools_call_returns_exactly_what_recall_gui_search_prints(server: Server
     assert [hit["id"] for hit in json.loads(text)["results"]] == ["paris", "berlin"]
 
 
+@pytest.mark.slow
 def test_tools_call_keeps_every_character_and_cosh_default_limit(server: Server) -> None:
     # Compared with the harness in this process (the CLI runs the same harness: see the test above).
     arguments = {"db_name": "notes", "query": "rocket emoji 🚀 and Arabic ش"}

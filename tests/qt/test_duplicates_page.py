@@ -104,6 +104,7 @@ def _marked_text(card: Any) -> str:
     return "".join(found)
 
 
+@pytest.mark.slow
 def test_a_search_can_be_cancelled_and_a_table_too_big_is_refused(
     tmp_path: Path,
     passage_vectors: Any,

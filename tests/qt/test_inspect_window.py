@@ -303,6 +303,7 @@ def many(tmp_path: Path, passage_vectors: Any) -> Path:
     return write_registry(tmp_path / "registry", [cosh_entry("many", tmp_path / "db")])
 
 
+@pytest.mark.slow
 def test_the_neighbour_layout_replaces_the_pca_map_with_progress_and_can_be_cancelled(
     many: Path, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:

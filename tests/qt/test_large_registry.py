@@ -7,6 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from recall_gui.qt.window.registry_reading import HEALTH_FIRST
@@ -17,6 +18,7 @@ from tests.qt.trusttools import table_names
 COUNT = 5_000
 
 
+@pytest.mark.slow
 def test_every_list_shows_all_of_a_large_registry_and_follows_its_changes(
     open_window: WindowFactory, loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:

@@ -364,6 +364,7 @@ def test_a_log_larger_than_the_window_holds_shows_its_newest_calls_and_says_so(
     )
 
 
+@pytest.mark.slow
 def test_a_long_log_is_shown_as_it_is_read_with_progress_and_never_more_than_the_bound(
     kb: KnowledgeBase,
     open_window: WindowFactory,

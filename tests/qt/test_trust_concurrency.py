@@ -124,6 +124,7 @@ def act(
 
 
 @pytest.mark.parametrize("seed", [3, 8, 16])  # 8 and 16 reach a search entered right after a switch
+@pytest.mark.slow
 def test_hurried_typing_enter_switching_and_escape_always_end_with_the_latest_answer(
     seed: int,
     two_databases: tuple[Path, dict[str, KnowledgeBase]],

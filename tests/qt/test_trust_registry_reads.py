@@ -108,6 +108,7 @@ def test_the_windows_own_write_is_not_taken_for_another_programs_while_it_is_rea
     assert threading.main_thread() not in slow_reads.threads
 
 
+@pytest.mark.slow
 def test_another_programs_change_during_a_read_is_still_noticed(
     kb: KnowledgeBase,
     open_window: WindowFactory,

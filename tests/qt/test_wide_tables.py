@@ -19,6 +19,7 @@ from tests.qt.conftest import WindowFactory, run
 EXTRA_COLUMNS = 997
 
 
+@pytest.mark.slow
 def test_an_entry_of_a_table_of_a_thousand_columns_makes_cells_for_the_rows_on_screen_only(
     make_kb: Callable[..., KnowledgeBase],
     open_window: WindowFactory,
