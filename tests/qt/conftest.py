@@ -65,6 +65,13 @@ class TestEventLoop(qasync.QEventLoop):  # type: ignore[misc]
                 return None
             return super().call_soon_threadsafe(callback, *args, context=context)
 
+    def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
+        """qasync runs a callback whenever Qt processes events, between two ``run_until_complete`` calls
+        too (pytest-qt processes them after each test): there a task stepped found no running loop and
+        failed, and an MCP client's task group broke. Every callback runs with this loop running."""
+        self._timer.add_callback(_InThisLoop(handle, self), delay)
+        return handle
+
     def delete_qt_objects(self) -> None:
         """The loop's timer object and call-soon signaller, once it is closed (see the ``loop`` fixture)."""
         shiboken6.delete(self._timer)
@@ -86,6 +93,28 @@ class TestEventLoop(qasync.QEventLoop):  # type: ignore[misc]
         if not task.done():
             raise RuntimeError("the event loop stopped before the operation finished")
         return task.result()
+
+
+class _InThisLoop:
+    """A callback for qasync's timer that runs with its loop as the running loop."""
+
+    def __init__(self, handle: asyncio.Handle, loop: asyncio.AbstractEventLoop) -> None:
+        self.handle = handle
+        self.loop = loop
+
+    @property
+    def _cancelled(self) -> bool:
+        return self.handle.cancelled()
+
+    def _run(self) -> None:
+        if asyncio._get_running_loop() is not None:
+            self.handle._run()
+            return
+        asyncio._set_running_loop(self.loop)
+        try:
+            self.handle._run()
+        finally:
+            asyncio._set_running_loop(None)
 
 
 @pytest.fixture
