@@ -164,7 +164,7 @@ def is_demo_entry(existing: Mapping[str, Any], target: Path) -> bool:
 def _same_path(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # a symlink loop raises RuntimeError before Python 3.13
         return a.absolute() == b.absolute()
 
 

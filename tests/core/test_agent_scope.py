@@ -14,7 +14,7 @@ import pytest
 
 from recall_gui.core.registry.registry import load_registry
 from recall_gui.core.registry.registry_types import DatabaseEntry, EmbedderSpec
-from recall_gui.core.search.agent_scope import ViewScope, agent_scope_of
+from recall_gui.core.search.agent_scope import ViewScope, agent_scope_of, differences, same_search
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.visibility import AgentVerdict, would_agent_see
 from recall_gui.core.session.session import Session
@@ -236,6 +236,18 @@ def test_the_scope_follows_the_registry_by_name_and_activity(kb: KnowledgeBase) 
     assert ViewScope(entry, where="  ").where is None  # a blank filter is no filter
 
 
+def test_a_view_searched_with_another_limit_says_the_agents(kb: KnowledgeBase) -> None:
+    registry = load_registry(kb.registry_dir)
+    entry = registry.get(kb.name)
+    assert entry is not None
+    view = ViewScope(entry, limit=10)
+    agent = agent_scope_of(view, registry, 5)
+    assert not same_search(view, agent)
+    assert differences(view, agent) == ("the agent's limit is 5, not 10",)
+    assert same_search(view, agent_scope_of(view, registry, 10))
+    assert differences(view, agent_scope_of(view, registry, 10)) == ()
+
+
 @pytest.mark.process
 def test_rank_answers_for_the_agent_and_puts_the_view_of_where_and_version_beside_it(
     history_kb: KnowledgeBase, embedder: Any
@@ -272,3 +284,19 @@ def test_rank_answers_for_the_agent_and_puts_the_view_of_where_and_version_besid
     assert (gone["rank"], gone["in_results"]) == (None, False)
     refused = cli(*common, "--id", entry_id, "--where", " ", QUERY)
     assert refused.returncode != 0 and "--where was given an empty filter" in refused.stderr
+
+
+def test_a_registered_folder_that_is_a_symlink_loop_is_compared_as_written(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(tmp_path / "back")
+    (tmp_path / "back").symlink_to(loop)
+    # Both read a table "notes": the looped folder's place is worked out before the right one is found.
+    also = {**cosh_entry("notes-too", kb.db_dir), "table": kb.name}
+    write_registry(kb.registry_dir, [cosh_entry(kb.name, loop), also])
+    registry = load_registry(kb.registry_dir)
+    scope = agent_scope_of(ViewScope(opened(kb.db_dir)), registry)
+    assert scope.searched and scope.entry.name == "notes-too"
+    as_written = agent_scope_of(ViewScope(opened(loop)), registry)
+    assert as_written.searched and as_written.entry.name == kb.name

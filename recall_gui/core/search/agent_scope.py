@@ -63,9 +63,10 @@ def _place(uri: str) -> str:
     if not local:
         return uri.rstrip("/")
     path = Path(uri.removeprefix("file://")).expanduser()
+    # A path that cannot be resolved (a symlink loop: RuntimeError before Python 3.13) is compared as written.
     try:
         return str(path.resolve())
-    except OSError:  # a path that cannot be resolved is compared as written
+    except (OSError, RuntimeError):
         return str(path)
 
 
