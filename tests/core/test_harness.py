@@ -110,3 +110,15 @@ def test_registry_changes_are_picked_up_without_a_restart(tmp_path: Path, kb: Kn
     assert [db.name for db in harness.registry.active] == [kb.name]
     write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), cosh_entry("second", kb.db_dir)])
     assert [db.name for db in harness.registry.active] == [kb.name, "second"]
+
+
+def test_a_harness_given_a_registry_snapshot_never_reads_the_files(kb: KnowledgeBase) -> None:
+    from recall_gui.core.registry import load_registry
+
+    snapshot = load_registry(kb.registry_dir)
+    write_registry(kb.registry_dir, [cosh_entry("second", kb.db_dir)])  # the files change; the snapshot not
+    harness = Harness(kb.registry_dir, registry=lambda: snapshot)
+    assert [db.name for db in harness.registry.active] == [kb.name]
+    assert [db.name for db in harness.reload().active] == [kb.name]
+    answer = json.loads(run(harness, {"db_name": kb.name, "query": "capital of France", "limit": 1}))
+    assert answer["results"] == [{"id": "paris", "content": kb.contents[2]}]

@@ -7,6 +7,7 @@ provider anything, never raises, and leaves every search answering exactly as wi
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +83,15 @@ def test_failures_are_reported_in_the_preload_not_raised(kb: KnowledgeBase, tmp_
     assert report.warmed == ("notes",)
     assert [name for name, _ in report.failed] == ["gone", "uncached"]
     assert "does not exist" in dict(report.failed)["gone"]
+
+
+def test_a_search_library_that_cannot_be_imported_is_reported_and_nothing_is_warmed(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # a broken install: its import fails
+    report = preloaded(kb.registry_dir)
+    assert report.warmed == ()
+    assert len(report.failed) == 1
+    what, why = report.failed[0]
+    assert what == "(libraries)"
+    assert why.startswith("ModuleNotFoundError:") and "tokenizers" in why

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,17 @@ def test_with_nothing_read_whole_yet_the_problem_is_shown(registry_dir: Path) ->
     registry = RegistryKeeper(registry_dir, retry_s=0.0).get()
     assert registry.databases == () and registry.unparsed == (registry_dir / "rag_dbs.json",)
     assert "is not valid JSON" in str(registry.problems[0])
+
+
+def test_reload_reads_the_files_even_when_nothing_shows_they_changed(registry_dir: Path) -> None:
+    keeper = RegistryKeeper(registry_dir, retry_s=0.0)
+    assert [db.name for db in keeper.get().databases] == ["python-docs"]
+    dbs = registry_dir / "rag_dbs.json"
+    before = dbs.stat()
+    with dbs.open("r+", encoding="utf-8") as same_file:  # same size, same inode, same time after
+        text = same_file.read()
+        same_file.seek(0)
+        same_file.write(text.replace("python-docs", "python-dogs"))
+    os.utime(dbs, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert [db.name for db in keeper.get().databases] == ["python-docs"]
+    assert [db.name for db in keeper.reload().databases] == ["python-dogs"]
