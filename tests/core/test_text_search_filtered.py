@@ -16,6 +16,8 @@ from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.word_search import TextSearchResult, text_search
 from tests.kbtools import KnowledgeBase
 
+pytestmark = pytest.mark.process  # a filter is first checked by the filter guard's worker process
+
 QUERY = "reset the password of the capital of France"
 FILTER = "id LIKE 'p%'"
 
