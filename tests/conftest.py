@@ -7,6 +7,7 @@ Nothing here fakes an embedding: knowledge bases are embedded with all-MiniLM-L6
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -43,6 +44,17 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 _MADE = Made()
 _FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """After a module's last test and its fixtures, a full collection. The check after each test
+    collects only what that test made (tests/owners.py): what a module's fixtures leave in reference
+    cycles, or a test in cycles with older objects, is freed here, not frozen by the next test's check."""
+    result = yield
+    if nextitem is None or nextitem.path != item.path:
+        gc.collect()
+    return result
 
 
 @pytest.hookimpl(wrapper=True)
