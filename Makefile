@@ -68,7 +68,7 @@ unit: $(TEST_STAMP)
 test: lint typecheck unit
 
 # The test runs keep what Python compiles (__pycache__) even where the shell says not to (empty is unset):
-# without it each worker compiles every test module again, and each command a test starts the whole app.
+# without it each worker compiles every test module again, and each command a test starts compiles the app.
 unit test-fast test-core: export PYTHONDONTWRITEBYTECODE :=
 
 # The inner loop: every test that starts no process (no command run as a user runs it, no server, no Ray,
