@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import lancedb
 import pytest
-from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.word_search import TextSearchResult, text_search
+from tests.core.test_text_search import with_fts_index
 from tests.kbtools import KnowledgeBase
 
 pytestmark = pytest.mark.process  # a filter is first checked by the filter guard's worker process
@@ -35,9 +34,7 @@ def searched(kb: KnowledgeBase, method: Any, where: str) -> TextSearchResult:
 
 @pytest.fixture
 def indexed(kb: KnowledgeBase) -> Any:
-    table = lancedb.connect(str(kb.db_dir)).open_table(kb.name)
-    table.create_index("content", config=FTS())
-    return table
+    return with_fts_index(kb)
 
 
 def test_full_text_within_a_filter_is_lancedbs_answer(kb: KnowledgeBase, indexed: Any) -> None:
