@@ -19,9 +19,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_gui.cli import main as cli_main
-from recall_gui.core.base.errors import ConnectError, RecallError, RegistryError
+from recall_gui.core.base.errors import ConnectError, DatabaseNotFoundError, RecallError, RegistryError
+from recall_gui.core.registry import registry_changes
 from recall_gui.core.registry.registry import load_registry
-from recall_gui.core.registry.registry_changes import register_database, set_active, set_description
+from recall_gui.core.registry.registry_changes import (
+    register_database,
+    set_active,
+    set_description,
+    unregister_database,
+)
 from recall_gui.core.registry.registry_types import FileStamp
 from recall_gui.core.registry.suffix import build_tool_suffix
 from recall_gui.core.search.harness import Harness
@@ -286,6 +292,51 @@ def test_saving_while_another_program_keeps_rewriting_never_breaks_the_file(tmp_
     assert errors == []
     final = load_registry(tmp_path)
     assert final.problems == () and [db.name for db in final.databases] == ["a", "b"]
+
+
+def test_a_file_another_program_empties_during_a_save_is_not_written_over(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Another program truncates the file (to write it anew) just after this app read it: the save sees
+    the change, reads again, finds the file empty and refuses, leaving it for the other program."""
+    write_registry(tmp_path, [cosh_entry("a", "/x")])
+    path = tmp_path / "rag_dbs.json"
+    real_read_json = registry_changes.read_json
+
+    def read_then_other_program_truncates(read_path: Path, *args: Any) -> Any:
+        data = real_read_json(read_path, *args)
+        if read_path == path and path.stat().st_size:
+            path.write_bytes(b"")
+        return data
+
+    monkeypatch.setattr(registry_changes, "read_json", read_then_other_program_truncates)
+    with pytest.raises(RegistryError) as refused:
+        set_description(tmp_path, "a", "mine")
+    assert refused.value.message == f"not saved: {path}: is empty (expected JSON); fix or delete the file"
+    assert path.read_bytes() == b""
+
+
+def test_an_entry_another_program_removes_while_unregistering_is_reported(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """cosh (which takes no lock) removes the entry while this app takes it out of rag_active.json: the
+    removal from rag_dbs.json finds it gone and says so, and keeps cosh's file as cosh wrote it."""
+    write_registry(tmp_path, [cosh_entry("a", "/x"), cosh_entry("b", "/y")])
+    dbs = tmp_path / "rag_dbs.json"
+    real_write = registry_changes.write_text_atomic
+    cosh_text = json.dumps({"dbs": [cosh_entry("b", "/y")]}, indent=2)
+
+    def cosh_removes_it_meanwhile(path: Path, text: str, **kwargs: Any) -> bool:
+        if path.name == "rag_active.json":
+            dbs.write_text(cosh_text, encoding="utf-8")
+        return real_write(path, text, **kwargs)
+
+    monkeypatch.setattr(registry_changes, "write_text_atomic", cosh_removes_it_meanwhile)
+    with pytest.raises(DatabaseNotFoundError) as refused:
+        unregister_database(tmp_path, "a")
+    assert refused.value.message == f'no database called "a" in {dbs}'
+    assert dbs.read_text(encoding="utf-8") == cosh_text
+    assert json.loads((tmp_path / "rag_active.json").read_text(encoding="utf-8")) == ["b"]
 
 
 # --- interrupted saves -----------------------------------------------------------------------------------

@@ -88,3 +88,22 @@ def test_reload_reads_the_files_even_when_nothing_shows_they_changed(registry_di
     os.utime(dbs, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert [db.name for db in keeper.get().databases] == ["python-docs"]
     assert [db.name for db in keeper.reload().databases] == ["python-dogs"]
+
+
+def test_a_file_cut_short_again_soon_after_is_not_warned_about_again(
+    registry_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A writer that pauses between writes again and again warns once in ten minutes, not at each pause."""
+    keeper = RegistryKeeper(registry_dir, retry_s=0.0)
+    keeper.get()
+    active = registry_dir / "rag_active.json"
+    with caplog.at_level(logging.WARNING, logger="recall_gui.core.registry.registry_keeper"):
+        for _ in range(2):
+            active.write_text('["python-', encoding="utf-8")
+            assert [db.name for db in keeper.get().active] == ["python-docs"]
+            assert keeper.kept_since is not None
+            active.write_text('["python-docs"]', encoding="utf-8")
+            assert [db.name for db in keeper.get().active] == ["python-docs"]
+            assert keeper.kept_since is None
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
