@@ -4,7 +4,8 @@ and stays within the memory the user allows. Tables are embedded with the real m
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from recall_gui.core.base.types import RecallSearchInput, SearchResult
 from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.session import Session
-from recall_gui.core.session.vector_cache import CACHE_ENV, VectorCache
+from recall_gui.core.session.vector_cache import CACHE_ENV, NotCached, VectorCache
 from recall_gui.core.storage.target import TableOptions, TableTarget
 from tests.kbtools import PASSAGES, KnowledgeBase, snapshot_tree, write_lance_table
 
@@ -541,3 +542,297 @@ def test_the_scan_and_the_rank_refuse_a_metric_they_do_not_know() -> None:
 
     with pytest.raises(ValueError, match="unknown metric 'hamming'"):
         rank_of(vectors, query, "hamming", 0, measure=any_distance)
+
+
+# --- the vector cache's own bookkeeping (vectors made with NumPy: nothing here ranks a query) -----------
+
+
+def numbered_table(db_dir: Path, rows: int, dim: int, seed: int = 0) -> Any:
+    """A table of ``rows`` random ``dim``-wide vectors (ids "0", "1", ...), and the vectors."""
+    vectors = np.random.default_rng(seed).standard_normal((rows, dim)).astype(np.float32)
+    write_lance_table(db_dir, "t", [str(i) for i in range(rows)], ["text"] * rows, vectors)
+    return vectors
+
+
+def open_table(session: Session, db_dir: Path, version: int | None = None) -> Any:
+    async def opening() -> Any:
+        return await session.tables.open(TableTarget(str(db_dir), "t", version=version))
+
+    return opening()
+
+
+def test_rows_added_after_the_count_are_read_with_the_others(session: Session, tmp_path: Path) -> None:
+    """Another program adds rows between the table's count and the read of its vectors: the matrix grows
+    to hold them (the next version's read would find them anyway)."""
+    import lancedb
+    import pyarrow as pa
+
+    first = numbered_table(tmp_path / "grow", 20, 8)
+    added = np.full((30, 8), 2.0, np.float32)
+
+    async def count_add_read() -> Any:
+        opened = await open_table(session, tmp_path / "grow")
+        assert await opened.count_rows() == 20
+        lancedb.connect(str(tmp_path / "grow")).open_table("t").add(
+            pa.table(
+                {
+                    "id": [f"new{i}" for i in range(30)],
+                    "content": ["added"] * 30,
+                    "vector": pa.FixedSizeListArray.from_arrays(pa.array(added.ravel()), 8),
+                }
+            )
+        )
+        return await session.vectors.get(opened, wait=True)
+
+    cached = asyncio.run(count_add_read())
+    assert not isinstance(cached, NotCached)
+    assert np.array_equal(cached.vectors.matrix, np.vstack([first, added]))
+    assert len(np.unique(cached.vectors.row_ids)) == 50
+
+
+@pytest.mark.parametrize("value_type", ["float64", "float16"])
+def test_vectors_stored_as_other_than_float32_are_left_to_lancedb(
+    session: Session, tmp_path: Path, value_type: str
+) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    kind = pa.float64() if value_type == "float64" else pa.float16()
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "content": ["x", "y"],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(np.ones(16), kind), 8),
+        }
+    )
+    lancedb.connect(str(tmp_path / "wide")).create_table("t", table)
+
+    async def get() -> Any:
+        return await session.vectors.get(await open_table(session, tmp_path / "wide"), wait=True)
+
+    name = "double" if value_type == "float64" else "halffloat"
+    assert asyncio.run(get()) == NotCached(
+        f"vectors stored as fixed_size_list<item: {name}>[8] are searched by LanceDB's flat scan "
+        "(the exact path reads float32)"
+    )
+    assert session.vectors.used_bytes == 0
+
+
+def test_a_vector_with_a_missing_component_is_left_to_lancedb(session: Session, tmp_path: Path) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    components = pa.array([1.0] * 7 + [None] + [1.0] * 8, pa.float32())
+    table = pa.table(
+        {"id": ["a", "b"], "content": ["x", "y"], "vector": pa.FixedSizeListArray.from_arrays(components, 8)}
+    )
+    lancedb.connect(str(tmp_path / "holes")).create_table("t", table)
+
+    async def get() -> Any:
+        return await session.vectors.get(await open_table(session, tmp_path / "holes"), wait=True)
+
+    assert asyncio.run(get()) == NotCached(
+        "comparing all rows in memory is not possible: some vectors have missing components"
+    )
+
+
+def test_a_batch_without_the_vector_column_voids_the_read() -> None:
+    """LanceDB refuses a read of a column the table no longer has before any batch comes; the builder
+    still refuses a batch without it rather than fail on a missing column."""
+    import pyarrow as pa
+
+    from recall_gui.core.session.vector_cache import _MatrixBuilder, _TableChanged
+
+    builder = _MatrixBuilder(1, 8, "vector", payload_limit=0)
+    with pytest.raises(_TableChanged, match=r'^its column "vector" vanished while it was read$'):
+        builder.add(pa.record_batch({"id": ["a"], "_rowid": pa.array([0], pa.uint64())}))
+
+
+def test_a_table_removed_after_it_was_opened_reports_lancedbs_error(session: Session, tmp_path: Path) -> None:
+    import shutil
+
+    from recall_gui.core.base.errors import StorageError
+
+    numbered_table(tmp_path / "gone", 4, 8)
+
+    async def open_remove_read() -> Any:
+        opened = await open_table(session, tmp_path / "gone")
+        opened.row_counts.clear()  # not counted yet: the read counts the rows first
+        shutil.rmtree(tmp_path / "gone" / "t.lance")
+        return await session.vectors.get(opened, wait=True)
+
+    with pytest.raises(StorageError, match=r'^reading table "t" failed: .*Not found'):
+        asyncio.run(open_remove_read())
+    assert session.vectors.used_bytes == 0
+
+
+def test_without_the_machines_memory_size_the_bound_is_2048_mb(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from recall_gui.core.session.vector_cache import cache_limit, default_limit_mb
+
+    def no_sysconf(name: str) -> int:  # Windows has no sysconf: what a test here can make of that
+        raise ValueError(f"unrecognized configuration name {name!r}")
+
+    monkeypatch.setattr(os, "sysconf", no_sysconf)
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    assert default_limit_mb() == 2048
+    assert cache_limit() == 2048 * 1024 * 1024
+
+
+def test_vectors_too_wide_for_int8_codes_are_scanned_as_float32_with_a_note(
+    session: Session, tmp_path: Path
+) -> None:
+    dim = 254**2 + 1
+    vectors = numbered_table(tmp_path / "widest", 2, dim)
+
+    async def get() -> Any:
+        return await session.vectors.get(await open_table(session, tmp_path / "widest"), wait=True)
+
+    cached = asyncio.run(get())
+    assert not isinstance(cached, NotCached)
+    assert cached.note == (
+        f"{dim}-dimensional vectors are too wide for the int8 codes' bound, so exact search scans the "
+        "float32 vectors"
+    )
+    assert cached.vectors.codes is None and np.array_equal(cached.vectors.matrix, vectors)
+
+
+@pytest.fixture
+def gate() -> Iterator[tuple[Any, threading.Event]]:
+    """A compute thread kept busy until the test sets the event: a read waits at its first copy."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    release = threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(release.wait, 30)
+        yield pool, release
+        release.set()
+
+
+def test_forgetting_a_version_stops_its_read_in_the_background(
+    session: Session,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gate: tuple[Any, threading.Event],
+) -> None:
+    from recall_gui.core.session import vector_cache
+
+    monkeypatch.setattr(vector_cache, "WAIT_FOR_READ_BYTES", 0)  # every read goes on in the background
+    vectors = numbered_table(tmp_path / "pinned", 20, 8)
+    pool, release = gate
+    cache = VectorCache(pool)
+
+    async def search_forget_search() -> tuple[Any, int, int, Any]:
+        opened = await open_table(session, tmp_path / "pinned", version=1)
+        first = await cache.get(opened)
+        reserved = cache.used_bytes
+        cache.forget_version(str(tmp_path / "pinned"), "t", 1)
+        forgotten = cache.used_bytes
+        release.set()
+        return first, reserved, forgotten, await cache.get(opened, wait=True)
+
+    first, reserved, forgotten, again = asyncio.run(search_forget_search())
+    assert isinstance(first, NotCached) and "being read into memory" in first.reason
+    assert (reserved, forgotten) == (20 * (8 * 4 + 16), 0)
+    assert not isinstance(again, NotCached) and np.array_equal(again.vectors.matrix, vectors)
+
+
+def test_forgetting_a_version_stops_its_read_while_it_counts_the_rows(
+    session: Session, tmp_path: Path
+) -> None:
+    """The search that began the read was given up, and the version is then forgotten while LanceDB
+    still counts the rows: the count is abandoned, and a later search reads the version afresh."""
+    numbered_table(tmp_path / "pinned", 5, 8)
+    cache = session.vectors
+    abandoned: list[bool] = []
+
+    async def give_up_then_forget() -> Any:
+        opened = await open_table(session, tmp_path / "pinned", version=1)
+        opened.row_counts.clear()
+        real, counting, answer = opened.native, asyncio.Event(), asyncio.Event()
+
+        class SlowCount:  # a count that has not answered yet (a slow store): held here until then
+            def __getattr__(self, name: str) -> Any:
+                return getattr(real, name)
+
+            async def count_rows(self, where: str | None = None) -> int:
+                counting.set()
+                try:
+                    await answer.wait()
+                except asyncio.CancelledError:
+                    abandoned.append(True)
+                    raise
+                return int(await real.count_rows(where))
+
+        opened.native = SlowCount()
+        search = asyncio.create_task(cache.get(opened))
+        await counting.wait()
+        search.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await search
+        cache.forget_version(str(tmp_path / "pinned"), "t", 1)
+        for _ in range(100):  # the cancel reaches the count within a few turns of the loop
+            if abandoned:
+                break
+            await asyncio.sleep(0)
+        answer.set()
+        return await cache.get(opened, wait=True)
+
+    again = asyncio.run(give_up_then_forget())
+    assert abandoned == [True]
+    assert not isinstance(again, NotCached) and len(again.vectors.row_ids) == 5
+
+
+def test_a_version_forgotten_before_its_read_began_is_read_afresh_later(
+    session: Session, tmp_path: Path
+) -> None:
+    numbered_table(tmp_path / "pinned", 5, 8)
+    cache = session.vectors
+
+    async def give_up_at_once() -> Any:
+        opened = await open_table(session, tmp_path / "pinned", version=1)
+        search = asyncio.create_task(cache.get(opened))
+        await asyncio.sleep(0)  # the search has begun the read; the read itself has not run yet
+        search.cancel()
+        cache.forget_version(str(tmp_path / "pinned"), "t", 1)
+        with pytest.raises(asyncio.CancelledError):
+            await search
+        assert cache.used_bytes == 0 and cache.cached_versions() == {}
+        return await cache.get(opened, wait=True)
+
+    again = asyncio.run(give_up_at_once())
+    assert not isinstance(again, NotCached) and len(again.vectors.row_ids) == 5
+
+
+def test_two_tables_read_side_by_side_stay_within_the_bound_together(
+    session: Session,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gate: tuple[Any, threading.Event],
+) -> None:
+    """Each fits alone (0.6 MB) but not both (1.2 MB, the bound is 1 MB): both searches get their rows
+    in memory, and once both reads are done only the table read last stays."""
+    monkeypatch.setenv(CACHE_ENV, "1")
+    for name in ("one", "two"):
+        numbered_table(tmp_path / name, 400, 384)
+    pool, release = gate
+    cache = VectorCache(pool)
+    need = 400 * (384 * 4 + 16)
+
+    async def both_at_once() -> tuple[list[Any], int]:
+        opened = [await open_table(session, tmp_path / name) for name in ("one", "two")]
+        reads = [asyncio.create_task(cache.get(table, wait=True)) for table in opened]
+        for _ in range(3000):  # until both reads hold their room (each waits for the compute thread)
+            if cache.used_bytes == 2 * need:
+                break
+            await asyncio.sleep(0.01)
+        reserved = cache.used_bytes
+        release.set()
+        return list(await asyncio.gather(*reads)), reserved
+
+    results, reserved = asyncio.run(both_at_once())
+    assert reserved == 2 * need
+    assert [isinstance(result, NotCached) for result in results] == [False, False]
+    assert len(cache.cached_versions()) == 1
+    assert cache.used_bytes <= 1024 * 1024
