@@ -287,3 +287,65 @@ def test_wide_vectors_whose_integer_products_exceed_float32_are_still_bounded(
     for query in (matrix[3], rng.standard_normal(1_500).astype(np.float32)):
         expected = float64_top_k(matrix, query, metric, 12)
         assert set(expected) <= set(candidates(codes, query, 12, metric).tolist())
+
+
+# --- edges of the scan ---------------------------------------------------------------------------------
+
+
+def test_an_empty_matrix_or_k_of_zero_has_no_candidates(tmp_path: Path) -> None:
+    empty = Int8Codes.build(np.empty((0, 8), np.float32), tmp_path)
+    query = np.ones(8, np.float32)
+    assert candidates(empty, query, 3, "l2").tolist() == []
+    rows = Int8Codes.build(np.eye(8, dtype=np.float32), tmp_path)
+    assert candidates(rows, query, 0, "l2").tolist() == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_query_too_long_for_the_bound_makes_every_row_allowed_a_candidate(tmp_path: Path) -> None:
+    """Its rounding slack would overflow float32: no row can be left out, but for a row of zeros with
+    cosine (no distance) and rows a filter drops."""
+    matrix = np.vstack([np.eye(4, dtype=np.float32), np.zeros((1, 4), np.float32)])
+    codes = Int8Codes.build(matrix, tmp_path)
+    huge = np.full(4, 1e38, np.float32)
+    assert candidates(codes, huge, 1, "l2").tolist() == [0, 1, 2, 3, 4]
+    assert candidates(codes, huge, 1, "cosine").tolist() == [0, 1, 2, 3]
+    allowed = np.array([True, False, True, False, True])
+    assert candidates(codes, huge, 1, "dot", allowed).tolist() == [0, 2, 4]
+
+
+def test_a_metric_the_bound_does_not_know_is_refused(tmp_path: Path) -> None:
+    codes = Int8Codes.build(np.eye(3, dtype=np.float32), tmp_path)
+    with pytest.raises(ValueError, match="unknown metric 'hamming'"):
+        candidates(codes, np.ones(3, np.float32), 1, "hamming")
+
+
+def test_chunks_scanned_on_the_sessions_threads_or_after_they_stopped_keep_the_top_k(tmp_path: Path) -> None:
+    """Two chunks of the scan go to the session's threads; once the session has stopped them (it is
+    closing), the scan runs on the calling thread instead."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(4)
+    matrix = rng.standard_normal((70_000, 8)).astype(np.float32)
+    query = matrix[69_999] + np.float32(0.01) * rng.standard_normal(8).astype(np.float32)
+    workers = ThreadPoolExecutor(2)
+    codes = Int8Codes.build(matrix, tmp_path, workers)
+    for metric in METRICS:
+        expected = set(float64_top_k(matrix, query, metric, 10))
+        assert expected <= set(candidates(codes, query, 10, metric).tolist())
+        workers.shutdown()
+        assert expected <= set(candidates(codes, query, 10, metric).tolist())
+
+
+def test_a_float32_copy_that_cannot_be_mapped_leaves_no_file_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import mmap
+
+    def no_address_space(*args: Any, **kwargs: Any) -> Any:  # an exhausted address space cannot be made
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", no_address_space)
+    with pytest.raises(OSError, match="Cannot allocate memory"):
+        Int8Codes.build(np.eye(4, dtype=np.float32), tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,12 @@ from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.exact import nearest_rows, nearest_rows_many
 from recall_gui.core.session.exact_rank import rank_of
-from recall_gui.core.session.lance_arithmetic import VERDICTS_FILE, LanceArithmetic, machine_key
+from recall_gui.core.session.lance_arithmetic import (
+    VERDICTS_FILE,
+    LanceArithmetic,
+    lancedb_distances,
+    machine_key,
+)
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.target import TableOptions
 from recall_gui.mcp.server import call_recall_search
@@ -248,3 +254,51 @@ def test_reach_on_such_a_processor_ranks_in_lancedbs_order(tie_table: Any) -> No
             assert ranking.results[number].tolist() == expected[:10]
             owner = (5, 17)[number]
             assert ranking.own_rank[number] == (expected.index(owner) + 1 if owner in expected else 0)
+
+
+def test_lancedb_measures_no_rows_as_no_distances() -> None:
+    measured = lancedb_distances(np.empty((0, 8), np.float32), np.ones(8, np.float32), "l2")
+    assert measured.shape == (0,) and measured.dtype == np.float32
+
+
+def test_a_self_test_that_fails_leaves_the_distances_to_lancedb_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(rows: Any, query: Any, metric: str) -> Any:
+        raise ValueError("this emulation cannot run here")
+
+    arithmetic = LanceArithmetic(tmp_path / "cache", emulation=broken)
+    with caplog.at_level(logging.WARNING, logger="recall_gui.core.session.lance_arithmetic"):
+        assert arithmetic.wait(60) is False
+    assert arithmetic.measure() is lancedb_distances
+    assert [r.getMessage() for r in caplog.records] == [
+        "LanceDB's arithmetic could not be checked: this emulation cannot run here"
+    ]
+
+
+def test_the_machine_key_without_cpuinfo_or_a_package_version_still_names_the_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import platform
+    from importlib import metadata
+
+    from recall_gui.core.session import lance_arithmetic
+
+    here = machine_key()
+    real_version = metadata.version
+
+    def no_cpuinfo(*args: Any, **kwargs: Any) -> Any:  # not Linux: no /proc/cpuinfo to read
+        raise FileNotFoundError(2, "No such file or directory", "/proc/cpuinfo")
+
+    def no_pylance(package: str) -> str:  # a bundle that ships lance without its metadata
+        if package == "pylance":
+            raise metadata.PackageNotFoundError(package)
+        return real_version(package)
+
+    monkeypatch.setattr(lance_arithmetic, "open", no_cpuinfo, raising=False)
+    monkeypatch.setattr(metadata, "version", no_pylance)
+    elsewhere = machine_key()
+    assert elsewhere.startswith(f"{platform.system()} {platform.machine()} ")
+    assert elsewhere.endswith(f" lancedb {real_version('lancedb')} pylance ?")
+    assert here.endswith(f" lancedb {real_version('lancedb')} pylance {real_version('pylance')}")
+    assert elsewhere.split()[2] != here.split()[2]  # the processor's features are not in it
