@@ -738,6 +738,35 @@ def test_forgetting_a_version_stops_its_read_in_the_background(
     assert not isinstance(again, NotCached) and np.array_equal(again.vectors.matrix, vectors)
 
 
+def test_forgetting_one_version_keeps_the_others(session: Session, tmp_path: Path) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    numbered_table(tmp_path / "versions", 5, 8)
+    lancedb.connect(str(tmp_path / "versions")).open_table("t").add(
+        pa.table(
+            {
+                "id": ["new"],
+                "content": ["added"],
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(np.ones(8, np.float32)), 8),
+            }
+        )
+    )
+    cache = session.vectors
+    uri = str(tmp_path / "versions")
+
+    async def keep_both() -> None:
+        for version in (1, 2):
+            cached = await cache.get(await open_table(session, tmp_path / "versions", version), wait=True)
+            assert not isinstance(cached, NotCached)
+
+    asyncio.run(keep_both())
+    assert cache.cached_versions() == {(uri, "t", "vector", 1): 1, (uri, "t", "vector", 2): 2}
+    cache.forget_version(uri, "t", 1)
+    assert cache.cached_versions() == {(uri, "t", "vector", 2): 2}
+    assert [len(table.vectors.row_ids) for table in cache.cached_tables().values()] == [6]
+
+
 def test_forgetting_a_version_stops_its_read_while_it_counts_the_rows(
     session: Session, tmp_path: Path
 ) -> None:
