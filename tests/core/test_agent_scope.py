@@ -248,6 +248,18 @@ def test_a_view_searched_with_another_limit_says_the_agents(kb: KnowledgeBase) -
     assert differences(view, agent_scope_of(view, registry, 10)) == ()
 
 
+def test_rows_chosen_on_the_map_narrow_browsing_and_the_agent_still_searches_every_row(
+    kb: KnowledgeBase,
+) -> None:
+    registry = load_registry(kb.registry_dir)
+    entry = registry.get(kb.name)
+    assert entry is not None
+    view = ViewScope(entry, selection="chosen on the map")
+    agent = agent_scope_of(view, registry)
+    assert same_search(view, agent)  # a selection is not a search of its own
+    assert differences(view, agent) == ("the agent searches every row, not only the rows chosen on the map",)
+
+
 @pytest.mark.process
 def test_rank_answers_for_the_agent_and_puts_the_view_of_where_and_version_beside_it(
     history_kb: KnowledgeBase, embedder: Any

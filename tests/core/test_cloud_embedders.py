@@ -11,14 +11,17 @@ import re
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
+import lancedb
 import pytest
 
 from recall_gui.core.base.errors import DimensionMismatchError, ProviderError
 from recall_gui.core.search.harness import Harness, SearchReport
+from recall_gui.core.search.nearest import INLINE_RANK_BYTES, prepare
 from tests.core.test_cli import cli
-from tests.kbtools import KnowledgeBase, write_registry
+from tests.kbtools import KnowledgeBase, perturbed_target, write_registry
 from tests.providers import FAULTS, SECRET_KEY, FakeProvider
 
 #: Models whose width cosh knows (ollama all-minilm: 384) and ones it does not (the table decides).
@@ -74,6 +77,46 @@ def test_a_cloud_database_is_searched_through_the_provider_api(
     )
     sent = {k.lower(): v for k, v in request.headers.items()}
     assert (sent.get("x-goog-api-key") or sent["authorization"].removeprefix("Bearer ")) == SECRET_KEY
+
+
+@pytest.mark.slow  # 11,000 rows of 384 floats written, read into memory and ranked: ~3 s
+def test_a_cloud_query_over_vectors_too_big_to_rank_inline_is_ranked_as_lancedbs_flat_search(
+    tmp_path: Path,
+    passage_vectors: Any,
+    embedder: Any,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The provider's answer comes on the event loop, so it is awaited there before the ranking thread."""
+    rows = 11_000
+    assert rows * 384 * 4 > INLINE_RANK_BYTES  # ranked on the compute thread, not inline
+    target = perturbed_target(tmp_path, passage_vectors, rows=rows)
+    for key, value in fake_provider.environment("openai").items():
+        monkeypatch.setenv(key, value)
+    entry = {
+        "name": "many",
+        "uri": target.uri,
+        "description": "notes",
+        "embedder": {"Cloud": {"provider": "openai", "model": MODELS["openai"]}},
+        "created_at": 1,
+    }
+    registry = write_registry(tmp_path / "registry", [entry])
+    query = "What is the capital of France?"
+
+    async def go() -> SearchReport:
+        harness = Harness(registry)
+        try:
+            assert await prepare(harness.session, target) is None  # its vectors are in memory
+            return await harness.run({"db_name": "many", "query": query, "limit": 5})
+        finally:
+            await harness.aclose()
+
+    report = asyncio.run(go())
+    assert report.result.method == "exact"
+    table = lancedb.connect(target.uri).open_table("many")
+    oracle = table.search(embedder.embed_sync(query)).distance_type("l2").bypass_vector_index().limit(5)
+    assert [hit.id for hit in report.result.hits] == [row["id"] for row in oracle.to_list()]
+    assert len(fake_provider.requests) == 1
 
 
 @pytest.mark.parametrize("case", [(p, f) for p in sorted(MODELS) for f in FAULTS], ids="-".join)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,19 @@ def test_registry_changes_are_picked_up_without_a_restart(tmp_path: Path, kb: Kn
     assert [db.name for db in harness.registry.active] == [kb.name]
     write_registry(kb.registry_dir, [cosh_entry(kb.name, kb.db_dir), cosh_entry("second", kb.db_dir)])
     assert [db.name for db in harness.registry.active] == [kb.name, "second"]
+
+
+def test_reload_reads_the_registry_files_even_when_nothing_shows_they_changed(kb: KnowledgeBase) -> None:
+    harness = Harness(kb.registry_dir)
+    assert [db.name for db in harness.registry.active] == ["notes"]
+    stamps = {path: path.stat() for path in kb.registry_dir.iterdir()}
+    # Rewritten in place with a name of the same length, and the times put back: same size, inode and time.
+    write_registry(kb.registry_dir, [cosh_entry("nodes", kb.db_dir)])
+    for path, before in stamps.items():
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert [db.name for db in harness.registry.active] == ["notes"]
+    assert [db.name for db in harness.reload().active] == ["nodes"]
+    assert [db.name for db in harness.registry.active] == ["nodes"]
 
 
 def test_a_harness_given_a_registry_snapshot_never_reads_the_files(kb: KnowledgeBase) -> None:

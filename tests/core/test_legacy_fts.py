@@ -4,6 +4,7 @@ and the agent's vector search is untouched. Nothing is deleted or rebuilt."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +14,9 @@ import lancedb
 import pytest
 from lancedb.index import FTS
 
+from recall_gui.core.base.errors import InvalidInputError
+from recall_gui.core.search.harness import Harness
+from recall_gui.core.search.word_search import text_search
 from tests.core.test_cli import cli
 from tests.kbtools import KnowledgeBase, snapshot_tree
 
@@ -100,3 +104,31 @@ def test_full_text_search_says_why_and_the_agents_vector_search_is_lancedbs(
     oracle = table.search(embedder.embed_sync(query)).distance_type("l2").limit(3).to_list()
     assert [hit["id"] for hit in json.loads(done.stdout)["results"]] == [row["id"] for row in oracle]
     assert legacy.is_dir()
+
+
+def test_the_windows_full_text_search_refuses_a_legacy_index_saying_which_folder_to_delete(
+    kb: KnowledgeBase, legacy: Path
+) -> None:
+    """The window's search (in this process) gives the same refusal as `search --fts`, for both methods."""
+    before = snapshot_tree(kb.db_dir)
+
+    async def refusal(method: Any) -> InvalidInputError:
+        harness = Harness(kb.registry_dir)
+        try:
+            with pytest.raises(InvalidInputError) as caught:
+                await text_search(harness, harness.resolve_active(kb.name), "password", 3, method)
+            return caught.value
+        finally:
+            await harness.aclose()
+
+    for method in ("fts", "hybrid"):
+        refused = asyncio.run(refusal(method))
+        assert str(refused) == (
+            f'"{kb.name}" cannot be searched by its words: its full-text index is a legacy (Tantivy) one, '
+            "which LanceDB 0.40 cannot search"
+        )
+        assert refused.hint == (
+            f'Delete {legacy}, then build one in LanceDB, e.g. table.create_index("content", config=FTS()); '
+            "recall-gui never writes to a knowledge base."
+        )
+    assert snapshot_tree(kb.db_dir) == before

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from recall_gui.core.base.errors import ColumnError, ConnectError, DimensionMismatchError
+from recall_gui.core.base.errors import ColumnError, ConnectError, DimensionMismatchError, InvalidInputError
 from recall_gui.core.base.types import RecallSearchInput
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.target import TableOptions, TableTarget
@@ -62,6 +62,15 @@ def test_dimension_mismatch_names_both_dimensions(kb: KnowledgeBase) -> None:
     with pytest.raises(DimensionMismatchError) as caught:
         search(bad)
     assert str(caught.value) == "vector dimension mismatch: input has 768, but table schema has 384"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_query_vector_with_nan_or_infinity_is_refused(kb: KnowledgeBase, embedder: Any, bad: float) -> None:
+    vector = [float(value) for value in embedder.embed_sync("coffee")]
+    vector[7] = bad
+    with pytest.raises(InvalidInputError) as caught:
+        search(RecallSearchInput(str(kb.db_dir), kb.name, 384, "coffee", vector, 5))
+    assert str(caught.value) == "the query vector contains NaN or infinite values"
 
 
 def test_missing_database_folder_is_reported_and_not_created(tmp_path: Path) -> None:

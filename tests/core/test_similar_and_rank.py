@@ -5,7 +5,9 @@ full ranking, inside or outside the limit."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +17,12 @@ import pytest
 from recall_gui.core.base.errors import InvalidInputError
 from recall_gui.core.search.agent_scope import ViewScope
 from recall_gui.core.search.harness import Harness
-from recall_gui.core.search.similar import find_entry, more_like
+from recall_gui.core.search.similar import find_entry, more_like, similar_json
 from recall_gui.core.search.visibility import would_agent_see
 from recall_gui.core.session.exact import VectorMatrix
 from recall_gui.core.session.exact_rank import rank_of
 from recall_gui.core.session.session import Session
+from recall_gui.core.storage.target import TableTarget
 from tests.core.test_cli import cli
 from tests.core.test_lance_order import lance_search
 from tests.kbtools import (
@@ -221,3 +224,104 @@ def test_through_an_index_the_rank_is_the_exact_one_and_says_so(
     assert not seen.in_results
     assert seen.rank == 41
     assert seen.note is not None and "approximate" in seen.note
+
+
+def test_a_table_without_an_id_column_names_its_entries_by_row_id(tmp_path: Path, session: Session) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    vectors = np.eye(3, 4, dtype=np.float32)
+    lancedb.connect(str(tmp_path / "db")).create_table(
+        "plain",
+        pa.table(
+            {
+                "content": ["zero", "one", "two"],
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 4),
+            }
+        ),
+    )
+    target = TableTarget(str(tmp_path / "db"), "plain")
+    found = asyncio.run(find_entry(session, target, "1"))
+    assert (found.hit.content, found.sharing_id, found.label) == ("one", 1, found.hit.id)
+    for name in ("one", "7"):  # not a row id; no such row
+        with pytest.raises(InvalidInputError) as caught:
+            asyncio.run(find_entry(session, target, name))
+        assert str(caught.value) == f'no entry with the id "{name}" in "plain"'
+
+
+def test_a_shared_ids_entry_is_named_by_the_start_of_its_contents_sha256(
+    cosh_kb: KnowledgeBase, session: Session
+) -> None:
+    shas = [hashlib.sha256(text.encode("utf-8")).hexdigest() for text in cosh_kb.contents]
+    found = asyncio.run(find_entry(session, cosh_kb.target, f"content·{shas[3][:8]}"))
+    assert (found.hit.content, found.sharing_id, found.sha_prefix) == (
+        cosh_kb.contents[3],
+        len(shas),
+        shas[3][:8],
+    )
+    assert found.label == f"content·{shas[3][:8]}"
+    unused = next(digit for digit in "0123456789abcdef" if not any(sha.startswith(digit) for sha in shas))
+    with pytest.raises(InvalidInputError) as none:
+        asyncio.run(find_entry(session, cosh_kb.target, f"content·{unused}"))
+    assert str(none.value) == f'no entry "content" whose content\'s sha256 starts with {unused} in "docs"'
+    shared = Counter(sha[0] for sha in shas).most_common(1)[0]
+    assert shared[1] > 1  # 16 contents, 16 hex digits: some first digit repeats
+    with pytest.raises(InvalidInputError) as many:
+        asyncio.run(find_entry(session, cosh_kb.target, f"content·{shared[0]}"))
+    assert str(many.value) == (
+        f'{shared[1]} entries "content" have contents whose sha256 starts with {shared[0]}'
+    )
+    first = next(sha for sha in shas if sha.startswith(shared[0]))
+    assert (many.value.hint or "").startswith(f"Give more of its hex digits, e.g. content·{first[:12]}")
+
+
+def test_an_entry_without_a_stored_vector_cannot_be_searched_with(tmp_path: Path, session: Session) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    folder = tmp_path / "db"
+    vectors = pa.FixedSizeListArray.from_arrays(
+        pa.array([1.0, 0.0, 0.0, 0.0], pa.float32()), 2, mask=pa.array([False, True])
+    )
+    table = pa.table({"id": ["kept", "lost"], "content": ["a", "b"], "vector": vectors})
+    lancedb.connect(str(folder)).create_table("notes", table, on_bad_vectors="null")
+    registry = write_registry(tmp_path / "registry", [cosh_entry("notes", folder)])
+
+    async def go() -> None:
+        harness = Harness(registry, session=session)
+        found = await find_entry(session, TableTarget(str(folder), "notes"), "lost")
+        assert found.hit.vector is None
+        await more_like(harness, harness.resolve_active("notes"), found.hit, 2)
+
+    with pytest.raises(InvalidInputError) as caught:
+        asyncio.run(go())
+    assert str(caught.value) == 'the entry "lost" has no stored vector to search with'
+    assert caught.value.hint == "Its vector is missing (null) in the table."
+
+
+def test_similar_json_names_results_by_content_only_where_their_id_is_shared(
+    cosh_kb: KnowledgeBase, copies_kb: KnowledgeBase, session: Session
+) -> None:
+    async def like(kb: KnowledgeBase, name: str) -> tuple[Any, Any]:
+        harness = Harness(kb.registry_dir, session=session)
+        entry = harness.resolve_active(kb.name)
+        found = await find_entry(session, kb.target, name)
+        report = await more_like(harness, entry, found.hit, 2, found.label)
+        return report, await session.tables.id_repeats(entry.target)
+
+    report, repeats = asyncio.run(like(copies_kb, "coffee"))
+    data = json.loads(similar_json(report))  # no repeats given: every result by its id
+    assert data["query"] == "more like coffee"
+    assert [set(result) for result in data["results"]] == [{"id", "content", "distance"}] * 2
+    assert "ids_repeat" not in data
+    shared = json.loads(similar_json(report, repeats))  # "berlin" repeats, but is not among the results
+    assert [result["id"] for result in shared["results"]] == [result["id"] for result in data["results"]]
+    assert shared["ids_repeat"]["shared_ids"] == {"berlin": 2}
+
+    sha = hashlib.sha256(cosh_kb.contents[0].encode("utf-8")).hexdigest()
+    report, repeats = asyncio.run(like(cosh_kb, f"content·{sha[:8]}"))
+    data = json.loads(similar_json(report, repeats))
+    assert data["query"] == f"more like content·{sha[:8]}"
+    first = data["results"][0]
+    assert first == {"id": "content", "content_sha256": sha, "content": cosh_kb.contents[0], "distance": 0.0}
+    assert data["ids_repeat"]["shared_ids"] == {"content": len(cosh_kb.contents)}

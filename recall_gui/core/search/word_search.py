@@ -75,7 +75,7 @@ async def text_search(
 
         # The query vector exactly as the agent's search makes it (same model, same width checks).
         vector_report = await harness.search_database(entry, query, limit, where=where)
-        if vector_report.vector is None:
+        if vector_report.vector is None:  # pragma: no cover - a search always reports its vector
             raise InvalidInputError(f'"{entry.name}" gave no query vector to fuse with')
         model = vector_report.model
         search = (
