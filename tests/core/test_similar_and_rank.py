@@ -325,3 +325,78 @@ def test_similar_json_names_results_by_content_only_where_their_id_is_shared(
     first = data["results"][0]
     assert first == {"id": "content", "content_sha256": sha, "content": cosh_kb.contents[0], "distance": 0.0}
     assert data["ids_repeat"]["shared_ids"] == {"content": len(cosh_kb.contents)}
+
+
+def rank_of_entry(
+    kb: KnowledgeBase, session: Session, query: str, limit: int, row_id: int, entry_id: str
+) -> Any:
+    from recall_gui.core.search.visibility import rank_in
+
+    async def go() -> Any:
+        harness = Harness(kb.registry_dir, session=session)
+        return await rank_in(
+            harness, harness.resolve_active(kb.name), query, limit, row_id, entry_id=entry_id
+        )
+
+    return asyncio.run(go())
+
+
+def test_without_vectors_in_memory_a_rank_is_known_only_inside_the_results(
+    copies_kb: KnowledgeBase, session: Session, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECALL_GUI_EXACT_CACHE_MB", "0")  # the user turned comparing in memory off
+    kb = copies_kb
+    query = "coffee"
+    order = lance_order(kb.db_dir, kb.name, np.asarray(embedder.embed_sync(query), np.float32), "l2")
+    first, eighth = order[0], order[7]  # row ids = positions here
+    inside = rank_of_entry(kb, session, query, 3, first, kb.ids[first])
+    assert (inside.rank, inside.result_rank, inside.in_results, inside.note) == (1, 1, True, None)
+    outside = rank_of_entry(kb, session, query, 3, eighth, kb.ids[eighth])
+    assert (outside.rank, outside.distance, outside.in_results) == (None, None, False)
+    assert outside.note == (
+        "its rank among all rows needs the vectors in memory: comparing all rows in memory is off "
+        "(RECALL_GUI_EXACT_CACHE_MB=0)"
+    )
+    assert outside.margin is None and outside.places_behind is None
+
+
+def test_a_row_the_table_no_longer_has_is_refused(copies_kb: KnowledgeBase, session: Session) -> None:
+    with pytest.raises(InvalidInputError, match='the entry "gone" is no longer in the table'):
+        rank_of_entry(copies_kb, session, "coffee", 3, 10_000, "gone")
+
+
+def test_ranked_on_a_thread_a_large_table_gets_the_same_rank(
+    copies_kb: KnowledgeBase, session: Session, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall_gui.core.search import visibility
+
+    # Above this size the ranking runs on the compute thread; a table that large takes a minute to build.
+    monkeypatch.setattr(visibility, "INLINE_RANK_BYTES", 0)
+    query = "the moon and the sea"
+    order = lance_order(
+        copies_kb.db_dir, copies_kb.name, np.asarray(embedder.embed_sync(query), np.float32), "l2"
+    )
+    place = rank_of_entry(copies_kb, session, query, 3, order[5], copies_kb.ids[order[5]])
+    assert (place.rank, place.in_results, place.places_behind) == (6, False, 3)
+
+
+def test_under_cosine_a_zero_vector_has_no_place(
+    tmp_path: Path, session: Session, passage_vectors: Any
+) -> None:
+    """LanceDB's cosine distance to it is not a number (the oracle); the answer says why it has no rank,
+    and with fewer rows than the limit there is no cut to miss."""
+    import lancedb
+
+    ids = [*PASSAGES, "zero"]
+    vectors = np.vstack([passage_vectors, np.zeros(384)]).astype(np.float32)
+    write_lance_table(tmp_path / "db", "notes", ids, [*PASSAGES.values(), "z"], vectors)
+    entry = cosh_entry("notes", tmp_path / "db") | {"metric": "cosine"}
+    registry = write_registry(tmp_path / "registry", [entry])
+    kb = KnowledgeBase("notes", tmp_path / "db", registry, tuple(ids), (), vectors)
+    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
+    found = table.search(passage_vectors[0]).distance_type("cosine").limit(100).to_arrow()
+    distances = dict(zip(found.column("id").to_pylist(), found.column("_distance").to_pylist(), strict=True))
+    assert not np.isfinite(distances.get("zero", np.nan))
+    zero = rank_of_entry(kb, session, "coffee", 20, ids.index("zero"), "zero")
+    assert (zero.rank, zero.cutoff, zero.margin) == (None, None, None)
+    assert zero.note == "it has no place in this search: its vector has zero length (no cosine distance)"

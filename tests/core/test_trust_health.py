@@ -232,3 +232,67 @@ def test_list_labels_a_columns_problem_as_such(kb: KnowledgeBase, capsys: Any) -
     assert cli_main(["list", "--registry", str(kb.registry_dir)]) == 1
     out = capsys.readouterr().out
     assert "FAILED columns" in out and "storage" not in out
+
+
+def test_a_table_whose_history_vanished_while_open_is_a_storage_problem(kb: KnowledgeBase) -> None:
+    """The window keeps the table open; another program then removes its versions folder."""
+    import shutil
+
+    entry = load_registry(kb.registry_dir).get(kb.name)
+    assert entry is not None
+
+    async def check() -> DatabaseHealth:
+        async with Session() as session:
+            await session.tables.open(entry.target)
+            shutil.rmtree(kb.db_dir / f"{kb.name}.lance" / "_versions")
+            return await check_health(session, entry)
+
+    health = asyncio.run(check())
+    assert [problem.kind for problem in health.problems] == ["storage"]
+    assert health.problems[0].message.startswith(f'reading table "{kb.name}" failed: ')
+    assert health.info is None and not health.searchable
+    assert health.status("table") == "unknown"
+
+
+def test_a_model_of_another_width_is_a_dimension_mismatch(kb: KnowledgeBase) -> None:
+    write_lance_table(kb.db_dir, "narrow", kb.ids, kb.contents, np.asarray(kb.vectors)[:, :8])
+    write_registry(kb.registry_dir, [view_entry(kb, "narrow") | {"table": "narrow"}])
+    health = healths(kb.registry_dir)["narrow"]
+    assert [(problem.kind, problem.message) for problem in health.problems] == [
+        ("dimension", "dimension mismatch: All-MiniLM-L6-v2 (384d) gives 384, the table holds 8")
+    ]
+    assert health.status("dimension") == "failed" and health.status("search") == "ok"
+
+
+def test_an_opened_folder_whose_width_no_model_gives_says_so(kb: KnowledgeBase) -> None:
+    from recall_gui.core.tables.folders import open_table
+
+    write_lance_table(kb.db_dir, "narrow", kb.ids, kb.contents, np.asarray(kb.vectors)[:, :8])
+
+    async def check() -> DatabaseHealth:
+        async with Session() as session:
+            opened = await open_table(session, str(kb.db_dir), table="narrow")
+            return await check_health(session, opened.entry)
+
+    health = asyncio.run(check())
+    assert [problem.kind for problem in health.problems] == ["model"]
+    assert (
+        health.problems[0].message
+        == "no model to search with: no local model of 8 dimensions is available here"
+    )
+
+
+def test_an_unexpected_error_of_the_search_check_is_reported_as_a_bug(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall_gui.core.search import health as health_module
+
+    async def broken(*_args: Any) -> None:
+        raise KeyError("vector")  # a bug of the app's: no table can make one, so it is simulated
+
+    monkeypatch.setattr(health_module, "check_searchable", broken)
+    health = healths(kb.registry_dir)[kb.name]
+    assert [(problem.kind, problem.message) for problem in health.problems] == [
+        ("search", "cannot be searched: a search fails with KeyError: 'vector'")
+    ]
+    assert health.problems[0].hint == "This is a bug in recall-gui; please report it with the table's schema."
