@@ -121,9 +121,7 @@ async def rows_by_id(
     rows = await read_query(taking, what)
     # take_row_ids answers in row-id order, not in the order asked: put the rows back in that order.
     position = {row_id: i for i, row_id in enumerate(rows.column("_rowid").to_pylist())}
-    # Runs (tests/core/test_exact_search.py::test_hits_that_vanished_after_ranking_are_not_returned), but
-    # coverage's tracer loses a coroutine's own lines once LanceDB's record-batch stream was awaited in it.
-    if any(row_id not in position for row_id in wanted):  # pragma: no cover - unseen by the tracer (above)
+    if any(row_id not in position for row_id in wanted):
         return None
     return rows.take([position[row_id] for row_id in wanted])
 

@@ -74,7 +74,11 @@ async def bounded(
     not answer")."""
     limit_s = operation_timeout() if limit_s is None else limit_s
     try:
-        async with asyncio.timeout(limit_s):  # no extra task, unlike wait_for: cheaper on every search
+        async with asyncio.timeout(limit_s):
+            if inspect.iscoroutine(operation):
+                # In a task of its own: Python 3.11 loses the trace of every coroutine an exception is
+                # thrown through (cpython#106749), so coverage would miss the callers' lines after it.
+                return await asyncio.ensure_future(operation)
             return await operation
     except TimeoutError:
         raise _timed_out(what, limit_s, timeout_hint) from None
@@ -124,10 +128,15 @@ async def read_query(query: Any, what: str) -> pa.Table:
     limit_s = operation_timeout()
     try:
         stream = await execute(max_batch_length=None, timeout=dt.timedelta(seconds=limit_s))
-        batches = [batch async for batch in stream]
+        batches = await asyncio.ensure_future(_all_batches(stream))
     except (OSError, RuntimeError, ValueError) as error:
         raise _failed(what, error, limit_s) from error
     return pa.Table.from_batches(batches, schema=stream.schema)
+
+
+async def _all_batches(stream: Any) -> list[pa.RecordBatch]:
+    # Run as a task of its own: the stream ends by throwing StopAsyncIteration (see bounded).
+    return [batch async for batch in stream]
 
 
 def slow_hint(uri: str) -> str | None:
