@@ -94,8 +94,8 @@ class ReferenceMiniLM:
         return x
 
     def embed(self, texts: list[str], batch_size: int = 32) -> Matrix:
-        """Unit vectors of ``texts`` (batched by length; padding is masked out, so batching changes
-        nothing but rounding)."""
+        """Unit vectors of ``texts`` (batched by length, at most ``batch_size`` and fewer as texts grow;
+        padding is masked out, so batching changes nothing but rounding)."""
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1):  # many BLAS threads on a busy machine are far slower than one
@@ -105,8 +105,7 @@ class ReferenceMiniLM:
         encoded = [self.tokenizer.encode(text) for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
         out = np.empty((len(texts), 384), np.float32)
-        for start in range(0, len(order), batch_size):
-            chosen = order[start : start + batch_size]
+        for chosen in _batches([len(encoded[i].ids) for i in order], order, batch_size):
             length = max(len(encoded[i].ids) for i in chosen)
             ids = np.zeros((len(chosen), length), np.int64)
             mask = np.zeros((len(chosen), length), np.int64)
@@ -117,3 +116,25 @@ class ReferenceMiniLM:
             pooled = (hidden * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
             out[chosen] = (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
         return out
+
+
+#: Attention scores a batch may hold (texts x tokens x tokens, per head): one text of 512 tokens. Arrays
+#: larger than the cache made a batch of eight such texts twice as slow per text as one at a time.
+SCORES_PER_BATCH = MAX_TOKENS * MAX_TOKENS
+
+
+def _batches(lengths: list[int], order: list[int], batch_size: int) -> list[list[int]]:
+    """``order`` (sorted by ``lengths``, ascending) cut into batches of at most ``batch_size`` texts whose
+    scores fit :data:`SCORES_PER_BATCH` (a text longer than that alone)."""
+    batches: list[list[int]] = []
+    for index, length in zip(order, lengths, strict=True):
+        last = batches[-1] if batches else None
+        if (
+            last is not None
+            and len(last) < batch_size
+            and (len(last) + 1) * length * length <= SCORES_PER_BATCH
+        ):
+            last.append(index)
+        else:
+            batches.append([index])
+    return batches

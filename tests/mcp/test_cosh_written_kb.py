@@ -112,17 +112,15 @@ def cosh_kb(tmp_path_factory: pytest.TempPathFactory) -> CoshKnowledgeBase:
     assert len(documents) == DOCUMENTS and len(passages) == LONG_QUERIES
     assert sum(count(text[:6_000]) > 512 for text in documents) > DOCUMENTS // 2  # most are read in part
     reference = ReferenceMiniLM()  # cut at 512 tokens, as fastembed-rs cuts them
-    # Eight texts of 512 tokens at a time: NumPy holds each batch's attention scores whole (32 took 1.3 GB).
-    batch = 8
     root = tmp_path_factory.mktemp("cosh-kb")
     ids = ["content"] * len(documents)
-    write_lance_table(root / "lancedb", "manual", ids, documents, reference.embed(documents, batch))
+    write_lance_table(root / "lancedb", "manual", ids, documents, reference.embed(documents))
     registry_dir = write_registry(root / "registry", [cosh_entry("manual", root / "lancedb")])
     table = lancedb.connect(str(root / "lancedb")).open_table("manual")
     queries = [*ALL_QUESTIONS, *passages]
     expected = {
         query: tuple(row["content"] for row in table.search(vector).limit(LIMIT).to_list())
-        for query, vector in zip(queries, reference.embed(queries, batch), strict=True)
+        for query, vector in zip(queries, reference.embed(queries), strict=True)
     }
     return CoshKnowledgeBase(root, registry_dir, tuple(ALL_QUESTIONS), tuple(passages), expected)
 
