@@ -200,8 +200,7 @@ class LanceArithmetic:
         except Exception as error:  # e.g. LanceDB cannot search in memory here: trust LanceDB's distances
             logger.warning("LanceDB's arithmetic could not be checked: %s", error)
             holds = False
-        if not self._verdict.done():  # pragma: no branch - only this sets it; no one cancels it any more
-            self._verdict.set_result(holds)
+        self._verdict.set_result(holds)  # set here alone, once: start() runs one check
 
     def _find(self) -> bool:
         remembered = self._remembered()
