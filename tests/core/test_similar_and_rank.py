@@ -97,6 +97,44 @@ def test_an_id_shared_by_rows_finds_the_first_and_says_how_many(
         asyncio.run(find_entry(session, copies_kb.target, "it's"))  # a quote is a literal, not SQL
 
 
+@pytest.mark.parametrize(
+    ("name", "deleted", "message"),
+    [
+        ("coffee", "coffee", 'no entry with the id "coffee" in "notes"'),
+        (
+            "berlin·" + hashlib.sha256(PASSAGES["berlin"].encode("utf-8")).hexdigest()[:8],
+            "berlin",
+            'the entry "berlin·{digits}" is no longer in "notes"',
+        ),
+    ],
+)
+def test_an_entry_deleted_between_finding_and_reading_it_is_refused(
+    copies_kb: KnowledgeBase,
+    session: Session,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    deleted: str,
+    message: str,
+) -> None:
+    """Another program deletes the row after its id (or its content's sha256) named it and before the row
+    is read in full: the user is told it is not there, not given a stale row."""
+    import lancedb
+
+    from recall_gui.core.search import similar
+
+    read_row = similar.fetch_row
+
+    async def delete_then_read(*args: Any, **kwargs: Any) -> Any:
+        table = lancedb.connect(str(copies_kb.db_dir)).open_table(copies_kb.name)
+        table.delete(f"id = '{deleted}'")
+        return await read_row(*args, **kwargs)
+
+    monkeypatch.setattr(similar, "fetch_row", delete_then_read)
+    with pytest.raises(InvalidInputError) as caught:
+        asyncio.run(find_entry(session, copies_kb.target, name))
+    assert str(caught.value) == message.format(digits=name.rpartition("·")[2])
+
+
 @pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
 def test_every_rows_rank_is_its_place_in_the_exact_order(
     copies_kb: KnowledgeBase, embedder: Any, metric: str
