@@ -433,6 +433,36 @@ def test_hits_that_vanished_after_ranking_are_not_returned(
     assert "paris" not in [hit.id for hit in after.hits]
 
 
+def test_a_search_whose_hits_vanish_after_ranking_is_answered_by_lancedbs_flat_scan(
+    session: Session, kb: KnowledgeBase, embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program deletes the nearest row between the ranking in memory and the reading of the
+    hits: the search answers with LanceDB's flat scan of the table as it now is, and says why."""
+    import lancedb
+
+    from recall_gui.core.search import nearest
+    from recall_gui.core.session import vector_cache
+
+    monkeypatch.setattr(vector_cache, "PAYLOAD_SHARE", 0.0)  # the hits are read from the table
+    read_hits = nearest._exact_hits
+
+    async def delete_then_read(*args: Any, **kwargs: Any) -> Any:
+        lancedb.connect(str(kb.db_dir)).open_table(kb.name).delete("id = 'paris'")
+        return await read_hits(*args, **kwargs)
+
+    monkeypatch.setattr(nearest, "_exact_hits", delete_then_read)
+    vector = embedder.embed_sync("capital of France")
+    result = run_search(session, kb.db_dir, kb.name, vector, 3, "l2")
+    assert (result.method, result.note) == (
+        "flat",
+        "the table changed during the search, so LanceDB's flat scan answered it",
+    )
+    ids, distances = lancedb_flat(kb.db_dir, kb.name, vector, 3, "l2")
+    assert "paris" not in ids
+    assert [hit.id for hit in result.hits] == ids
+    assert [hit.distance for hit in result.hits] == distances
+
+
 @pytest.mark.parametrize(
     ("index_type", "metric"), [("IvfHnswSq", "cosine"), ("IvfPq", "l2"), ("IvfHnswPq", "l2")]
 )

@@ -97,6 +97,44 @@ def test_an_id_shared_by_rows_finds_the_first_and_says_how_many(
         asyncio.run(find_entry(session, copies_kb.target, "it's"))  # a quote is a literal, not SQL
 
 
+@pytest.mark.parametrize(
+    ("name", "deleted", "message"),
+    [
+        ("coffee", "coffee", 'no entry with the id "coffee" in "notes"'),
+        (
+            "berlin·" + hashlib.sha256(PASSAGES["berlin"].encode("utf-8")).hexdigest()[:8],
+            "berlin",
+            'the entry "berlin·{digits}" is no longer in "notes"',
+        ),
+    ],
+)
+def test_an_entry_deleted_between_finding_and_reading_it_is_refused(
+    copies_kb: KnowledgeBase,
+    session: Session,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    deleted: str,
+    message: str,
+) -> None:
+    """Another program deletes the row after its id (or its content's sha256) named it and before the row
+    is read in full: the user is told it is not there, not given a stale row."""
+    import lancedb
+
+    from recall_gui.core.search import similar
+
+    read_row = similar.fetch_row
+
+    async def delete_then_read(*args: Any, **kwargs: Any) -> Any:
+        table = lancedb.connect(str(copies_kb.db_dir)).open_table(copies_kb.name)
+        table.delete(f"id = '{deleted}'")
+        return await read_row(*args, **kwargs)
+
+    monkeypatch.setattr(similar, "fetch_row", delete_then_read)
+    with pytest.raises(InvalidInputError) as caught:
+        asyncio.run(find_entry(session, copies_kb.target, name))
+    assert str(caught.value) == message.format(digits=name.rpartition("·")[2])
+
+
 @pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
 def test_every_rows_rank_is_its_place_in_the_exact_order(
     copies_kb: KnowledgeBase, embedder: Any, metric: str
@@ -400,3 +438,29 @@ def test_under_cosine_a_zero_vector_has_no_place(
     zero = rank_of_entry(kb, session, "coffee", 20, ids.index("zero"), "zero")
     assert (zero.rank, zero.cutoff, zero.margin) == (None, None, None)
     assert zero.note == "it has no place in this search: its vector has zero length (no cosine distance)"
+
+
+def test_under_cosine_a_vector_too_short_for_float32_has_no_place(
+    tmp_path: Path, session: Session, passage_vectors: Any
+) -> None:
+    """A row of float32's smallest positive value is not zero, but every product with it rounds to 0:
+    LanceDB's cosine distance to it is 0/0, and its flat search leaves the row out (the oracle)."""
+    import lancedb
+
+    ids = [*PASSAGES, "faint"]
+    smallest = np.nextafter(np.float32(0), np.float32(1))
+    vectors = np.vstack([passage_vectors, np.full(384, smallest)]).astype(np.float32)
+    write_lance_table(tmp_path / "db", "notes", ids, [*PASSAGES.values(), "f"], vectors)
+    entry = cosh_entry("notes", tmp_path / "db") | {"metric": "cosine"}
+    registry = write_registry(tmp_path / "registry", [entry])
+    kb = KnowledgeBase("notes", tmp_path / "db", registry, tuple(ids), (), vectors)
+    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
+    found = table.search(passage_vectors[0]).distance_type("cosine").limit(100).to_arrow()
+    assert found.num_rows == len(PASSAGES) and "faint" not in found.column("id").to_pylist()
+    faint = rank_of_entry(kb, session, "coffee", 20, ids.index("faint"), "faint")
+    assert (faint.rank, faint.distance, faint.in_results) == (None, None, False)
+    assert faint.rows == found.num_rows  # the rows LanceDB ranks
+    assert faint.note == (
+        "it has no place in this search: its vector is too short or too long for float32, "
+        "and LanceDB's distance to it is undefined"
+    )

@@ -285,7 +285,7 @@ async def would_agent_see(
             )
         else:
             agent_row = found.hit.row_id
-            if agent_row is None:
+            if agent_row is None:  # pragma: no cover - fetch_row reads each row with its row id
                 missing = f"the agent's table gives the entry {entry_id!r} no row id to rank it by"
     agent = None
     if agent_row is not None:
