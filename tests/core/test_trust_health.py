@@ -73,6 +73,7 @@ def search_fails(registry_dir: Path, name: str) -> str | None:
     return asyncio.run(go())
 
 
+@pytest.mark.slow  # every kind of broken table, each searched and scanned: over 2 s on 2 cores
 def test_health_is_ok_exactly_when_a_search_works(kb: KnowledgeBase) -> None:
     write_odd_tables(kb)
     entries = [view_entry(kb, name) | extra for name, extra in CASES.items()]
