@@ -418,24 +418,32 @@ def test_ranked_on_a_thread_a_large_table_gets_the_same_rank(
     assert (place.rank, place.in_results, place.places_behind) == (6, False, 3)
 
 
+def cosine_kb_with(
+    tmp_path: Path, passage_vectors: Any, entry_id: str, vector: Any
+) -> tuple[KnowledgeBase, Any]:
+    """:data:`PASSAGES` and one more row ``entry_id`` of ``vector``, searched by cosine; and LanceDB's cosine
+    flat search of the first passage's vector over it (the oracle)."""
+    import lancedb
+
+    ids = [*PASSAGES, entry_id]
+    vectors = np.vstack([passage_vectors, vector[None, :]]).astype(np.float32)
+    write_lance_table(tmp_path / "db", "notes", ids, [*PASSAGES.values(), entry_id[0]], vectors)
+    entry = cosh_entry("notes", tmp_path / "db") | {"metric": "cosine"}
+    registry = write_registry(tmp_path / "registry", [entry])
+    kb = KnowledgeBase("notes", tmp_path / "db", registry, tuple(ids), (), vectors)
+    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
+    return kb, table.search(passage_vectors[0]).distance_type("cosine").limit(100).to_arrow()
+
+
 def test_under_cosine_a_zero_vector_has_no_place(
     tmp_path: Path, session: Session, passage_vectors: Any
 ) -> None:
     """LanceDB's cosine distance to it is not a number (the oracle); the answer says why it has no rank,
     and with fewer rows than the limit there is no cut to miss."""
-    import lancedb
-
-    ids = [*PASSAGES, "zero"]
-    vectors = np.vstack([passage_vectors, np.zeros(384)]).astype(np.float32)
-    write_lance_table(tmp_path / "db", "notes", ids, [*PASSAGES.values(), "z"], vectors)
-    entry = cosh_entry("notes", tmp_path / "db") | {"metric": "cosine"}
-    registry = write_registry(tmp_path / "registry", [entry])
-    kb = KnowledgeBase("notes", tmp_path / "db", registry, tuple(ids), (), vectors)
-    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
-    found = table.search(passage_vectors[0]).distance_type("cosine").limit(100).to_arrow()
+    kb, found = cosine_kb_with(tmp_path, passage_vectors, "zero", np.zeros(384, np.float32))
     distances = dict(zip(found.column("id").to_pylist(), found.column("_distance").to_pylist(), strict=True))
     assert not np.isfinite(distances.get("zero", np.nan))
-    zero = rank_of_entry(kb, session, "coffee", 20, ids.index("zero"), "zero")
+    zero = rank_of_entry(kb, session, "coffee", 20, kb.ids.index("zero"), "zero")
     assert (zero.rank, zero.cutoff, zero.margin) == (None, None, None)
     assert zero.note == "it has no place in this search: its vector has zero length (no cosine distance)"
 
@@ -445,19 +453,10 @@ def test_under_cosine_a_vector_too_short_for_float32_has_no_place(
 ) -> None:
     """A row of float32's smallest positive value is not zero, but every product with it rounds to 0:
     LanceDB's cosine distance to it is 0/0, and its flat search leaves the row out (the oracle)."""
-    import lancedb
-
-    ids = [*PASSAGES, "faint"]
     smallest = np.nextafter(np.float32(0), np.float32(1))
-    vectors = np.vstack([passage_vectors, np.full(384, smallest)]).astype(np.float32)
-    write_lance_table(tmp_path / "db", "notes", ids, [*PASSAGES.values(), "f"], vectors)
-    entry = cosh_entry("notes", tmp_path / "db") | {"metric": "cosine"}
-    registry = write_registry(tmp_path / "registry", [entry])
-    kb = KnowledgeBase("notes", tmp_path / "db", registry, tuple(ids), (), vectors)
-    table = lancedb.connect(str(tmp_path / "db")).open_table("notes")
-    found = table.search(passage_vectors[0]).distance_type("cosine").limit(100).to_arrow()
+    kb, found = cosine_kb_with(tmp_path, passage_vectors, "faint", np.full(384, smallest, np.float32))
     assert found.num_rows == len(PASSAGES) and "faint" not in found.column("id").to_pylist()
-    faint = rank_of_entry(kb, session, "coffee", 20, ids.index("faint"), "faint")
+    faint = rank_of_entry(kb, session, "coffee", 20, kb.ids.index("faint"), "faint")
     assert (faint.rank, faint.distance, faint.in_results) == (None, None, False)
     assert faint.rows == found.num_rows  # the rows LanceDB ranks
     assert faint.note == (
