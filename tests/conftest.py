@@ -7,7 +7,6 @@ Nothing here fakes an embedding: knowledge bases are embedded with all-MiniLM-L6
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -17,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from recall_gui.core.base.heap import release_free_memory
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
-from tests.owners import Made, collector_sees_only_new
+from tests.owners import AfterModules, Made, collector_sees_only_new
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -44,20 +42,16 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 
 _MADE = Made()
+_AFTER_MODULES = AfterModules()
 _FAILED = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-    """After a module's last test and its fixtures, a full collection. The check after each test
-    collects only what that test made (tests/owners.py): what a module's fixtures leave in reference
-    cycles, or a test in cycles with older objects, is freed here, not frozen by the next test's check.
-    Then the C heap's free pages go back to the system: glibc kept 250-350 MB of them after a module of
-    model or table tests, in each worker."""
+    """After a module's last test and its fixtures, the process's housekeeping (tests/owners.py)."""
     result = yield
     if nextitem is None or nextitem.path != item.path:
-        gc.collect()
-        release_free_memory()
+        _AFTER_MODULES.after_module()
     return result
 
 

@@ -1,11 +1,14 @@
 """tests/owners.py: the check after each test names an owner the test kept alive, and finds one freed,
-whether the collector had to look at what the test made or also at what was alive before it."""
+whether the collector had to look at what the test made or also at what was alive before it; after a
+module, a full collection runs once the process has grown enough."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
-from tests.owners import Made, collector_sees_only_new
+from tests.owners import AfterModules, Made, collector_sees_only_new
 
 
 class Owner:
@@ -50,3 +53,37 @@ def test_an_owner_in_a_cycle_with_an_object_older_than_the_test_is_freed_and_not
         older.append(owner)
         del owner, older  # the cycle runs through a frozen object: only a full pass frees it
         assert made.outliving(since) == []
+
+
+class Growing:
+    """A process's resident memory as the housekeeping reads it, set by the test."""
+
+    def __init__(self, mb: int) -> None:
+        self.mb = mb
+
+    def __call__(self) -> int:
+        return self.mb
+
+
+def cycle() -> weakref.ref[Owner]:
+    owner = Owner()
+    owner.other = owner
+    return weakref.ref(owner)
+
+
+def test_after_a_module_a_full_collection_runs_only_once_the_process_has_grown_enough() -> None:
+    resident = Growing(1000)
+    housekeeping = AfterModules(growth_mb=100, resident=resident)
+    gc.disable()  # no collection but the housekeeping's
+    try:
+        housekeeping.after_module()  # the first: the baseline
+        assert housekeeping.full_collections == 1
+        garbage = cycle()
+        resident.mb = 1100
+        housekeeping.after_module()
+        assert (housekeeping.full_collections, garbage() is not None) == (1, True)
+        resident.mb = 1101
+        housekeeping.after_module()
+        assert (housekeeping.full_collections, garbage()) == (2, None)
+    finally:
+        gc.enable()
