@@ -14,7 +14,7 @@ from typing import Any
 from tests.kbtools import PASSAGES
 
 
-def _vectors(matrix: Any) -> Any:
+def vector_column(matrix: Any) -> Any:
     import numpy as np
     import pyarrow as pa
 
@@ -40,7 +40,7 @@ def write_lancedb_registry_table(
     import lancedb
     import pyarrow as pa
 
-    data = pa.table({"text": pa.array(list(PASSAGES.values()), pa.utf8()), "vector": _vectors(vectors)})
+    data = pa.table({"text": pa.array(list(PASSAGES.values()), pa.utf8()), "vector": vector_column(vectors)})
     data = data.replace_schema_metadata(registry_metadata(function, model))
     lancedb.connect(str(db_dir)).create_table(table, data)
 
@@ -58,7 +58,7 @@ def write_langchain_table(db_dir: Path, table: str, vectors: Any) -> None:
         {
             "id": pa.array(ids, pa.utf8()),
             "text": pa.array([PASSAGES[key] for key in keys], pa.utf8()),
-            "vector": _vectors(vectors),
+            "vector": vector_column(vectors),
             "metadata": pa.array(metadata),
         }
     )
@@ -77,7 +77,7 @@ def write_wide_table(db_dir: Path, table: str, width: int, texts: Sequence[str])
         {
             "id": pa.array([f"w{i}" for i in range(len(texts))], pa.utf8()),
             "content": pa.array(list(texts), pa.utf8()),
-            "vector": _vectors(matrix),
+            "vector": vector_column(matrix),
         }
     )
     lancedb.connect(str(db_dir)).create_table(table, data)

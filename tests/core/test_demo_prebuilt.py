@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from recall_gui.core.base.errors import DemoDataError
@@ -18,6 +17,7 @@ from recall_gui.core.base.paths import app_registry_dir
 from recall_gui.core.demo import (
     DEMO_NAME,
     PREBUILT_META_KEY,
+    PrebuiltDemo,
     demo_passages,
     install_demo,
     prebuilt_demo_path,
@@ -57,8 +57,7 @@ def test_the_prebuilt_vectors_are_exactly_what_the_exact_model_makes_of_its_pass
     prebuilt = read_prebuilt_demo()
     built = lancedb.connect(str(demo_build.db_dir)).open_table(DEMO_NAME).to_arrow()
     if built.column("content").to_pylist() == prebuilt.texts():
-        flat = built.column("vector").combine_chunks().flatten().to_numpy()
-        fresh = np.asarray(flat, dtype=np.float32).reshape(built.num_rows, -1)
+        fresh = PrebuiltDemo(built, prebuilt.about).vectors()  # the same schema, read the same way
     else:
         fresh = reembed_prebuilt(prebuilt, load_local_model("AllMiniLML6V2"))
     stored = prebuilt.vectors()

@@ -22,6 +22,7 @@ from recall_gui.core.search.health_scan import HealthReport, health_report
 from recall_gui.core.session.session import Session
 from tests.core.test_health_command import WIDTH, independent_scan, rows
 from tests.core.test_legacy_fts import write_legacy_fts_index
+from tests.foldertools import vector_column
 
 MINILM = EmbedderSpec("local", "AllMiniLML6V2")
 
@@ -40,11 +41,6 @@ def report_of(
     return asyncio.run(health_report(session, entry, on_progress if progress is not None else None))
 
 
-def vectors_of(matrix: Any) -> pa.FixedSizeListArray:
-    matrix = np.asarray(matrix, np.float32)
-    return pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1])
-
-
 def test_a_table_of_several_pages_is_scanned_whole_and_copies_are_found_across_pages(
     tmp_path: Path, session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -60,7 +56,7 @@ def test_a_table_of_several_pages_is_scanned_whole_and_copies_are_found_across_p
     matrix = np.random.default_rng(6).normal(size=(count, WIDTH)).astype(np.float32)
     matrix[9] = 0
     matrix[5] = 1e-30  # its squared length underflows float32
-    data = data.set_column(1, "content", pa.array(contents)).set_column(2, "vector", vectors_of(matrix))
+    data = data.set_column(1, "content", pa.array(contents)).set_column(2, "vector", vector_column(matrix))
     table = lancedb.connect(str(tmp_path / "db")).create_table("kb", data)
     progress: list[tuple[int, int]] = []
 
@@ -118,7 +114,7 @@ def test_rows_of_a_table_without_ids_are_named_by_their_numbers(tmp_path: Path, 
     matrix = np.random.default_rng(3).normal(size=(5, WIDTH)).astype(np.float32)
     matrix[2] = 0
     contents = ["the same text", " ", "a", "the same text", "b"]
-    data = pa.table({"content": contents, "vector": vectors_of(matrix)})
+    data = pa.table({"content": contents, "vector": vector_column(matrix)})
     lancedb.connect(str(tmp_path / "db")).create_table("kb", data)
     report = report_of(session, entry_of(tmp_path / "db"))
     assert (report.zero_norm, report.empty, report.duplicate_groups) == (["2"], ["1"], [["0", "3"]])
@@ -128,7 +124,7 @@ def test_rows_sharing_an_id_are_named_by_their_content(tmp_path: Path, session: 
     """cosh gives every row the id "content": the lists name each row by its content's sha256."""
     texts = ["first document", "second document", "first document", "   "]
     matrix = np.random.default_rng(4).normal(size=(4, WIDTH)).astype(np.float32)
-    data = pa.table({"id": ["content"] * 4, "content": texts, "vector": vectors_of(matrix)})
+    data = pa.table({"id": ["content"] * 4, "content": texts, "vector": vector_column(matrix)})
     lancedb.connect(str(tmp_path / "db")).create_table("kb", data)
     report = report_of(session, entry_of(tmp_path / "db"))
 
