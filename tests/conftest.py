@@ -18,6 +18,7 @@ import pytest
 
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
 from tests.owners import AfterModules, Made, collector_sees_only_new
+from tests.run_ray import RunRay
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -43,13 +44,17 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 _MADE = Made()
 _AFTER_MODULES = AfterModules()
+_RUN_RAY = RunRay()
 _FAILED = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-    """After a module's last test and its fixtures, the process's housekeeping (tests/owners.py)."""
+    """After the last test that uses the run's Ray, Ray stops; after a module's last test and its fixtures,
+    the process's housekeeping (tests/owners.py)."""
     result = yield
+    if _RUN_RAY.running and (nextitem is None or not _uses_ray(nextitem)):
+        _RUN_RAY.stop()
     if nextitem is None or nextitem.path != item.path:
         _AFTER_MODULES.after_module()
     return result
@@ -325,29 +330,19 @@ def kb_100k(demo_build: DemoBuild, tmp_path_factory: pytest.TempPathFactory) -> 
 DEEP_CACHE = "cache-" + "d" * 60
 
 
-@pytest.fixture(scope="session")
-def ray_address(shared_model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A local Ray of 2 cores for the whole run (started once: it takes seconds), and its address. It is
-    started with a cache folder too deep for Ray's socket paths, as a user's may be."""
+@pytest.fixture
+def ray_address(shared_model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The address of the run's local Ray of 2 cores (tests/run_ray.py: started once for the tests that
+    use it, which run one after another; it takes seconds). It is started with a cache folder too deep for
+    Ray's socket paths, as a user's may be."""
     import importlib.util
 
     if importlib.util.find_spec("ray") is None or importlib.util.find_spec("lance_ray") is None:
         pytest.skip("the scale extra (Ray, lance-ray) is not installed")
-    from contextlib import ExitStack
-
-    from recall_gui.core.ray.cluster import ray_cluster
-
     # Not imported before this: Ray reads its settings (a token of this run) when first imported.
-
-    with ExitStack() as stack:
-        os.environ["RECALL_GUI_CACHE_DIR"] = str(tmp_path_factory.mktemp(DEEP_CACHE))
-        try:
-            stack.enter_context(ray_cluster(cpus=2))
-        finally:
-            os.environ["RECALL_GUI_CACHE_DIR"] = str(shared_model_cache)
-        import ray
-
-        yield str(ray.get_runtime_context().gcs_address)
+    deep_cache = tmp_path_factory.getbasetemp() / DEEP_CACHE
+    deep_cache.mkdir(exist_ok=True)
+    return _RUN_RAY.address(deep_cache, shared_model_cache)
 
 
 @pytest.fixture
@@ -381,6 +376,11 @@ NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
 #: Tests that share what is costly to build, each group run on one worker (``--dist loadgroup``): the demo
 #: is built, and the run's Ray started, once a run rather than once a worker (and one Ray at a time).
 SHARED_BUILDS = {"demo": frozenset({"demo_build", "kb_100k"}), "ray": frozenset({"ray_address"})}
+
+
+def _uses_ray(item: pytest.Item) -> bool:
+    """Whether the test is one of the Ray group's (the run's Ray, or a Ray of its own)."""
+    return "ray_address" in getattr(item, "fixturenames", ()) or item.get_closest_marker("ray") is not None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's, which files each test of a group under its group

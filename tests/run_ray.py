@@ -1,0 +1,47 @@
+"""The run's local Ray: started by the first test that needs it and stopped after the last test of the
+group that needs it (tests/conftest.py runs that group on one worker, one test after another), so its
+processes (about 1.5 GB) are not kept for the rest of the run. A later test that needs Ray starts it again.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+from pathlib import Path
+
+
+class RunRay:
+    """A local Ray of 2 cores while the tests that use it run, and its address."""
+
+    def __init__(self) -> None:
+        self._stack: ExitStack | None = None
+        self._address: str | None = None
+        self.starts = 0
+
+    @property
+    def running(self) -> bool:
+        return self._stack is not None
+
+    def address(self, ray_cache: Path, model_cache: Path) -> str:
+        """The running Ray's address, starting it first if it is not running: with ``ray_cache`` as the
+        app's cache folder while it starts (then ``model_cache`` again)."""
+        if self._address is None:
+            from recall_gui.core.ray.cluster import ray_cluster
+
+            stack = ExitStack()
+            os.environ["RECALL_GUI_CACHE_DIR"] = str(ray_cache)
+            try:
+                stack.enter_context(ray_cluster(cpus=2))
+            finally:
+                os.environ["RECALL_GUI_CACHE_DIR"] = str(model_cache)
+            import ray
+
+            self._stack, self._address = stack, str(ray.get_runtime_context().gcs_address)
+            self.starts += 1
+        return self._address
+
+    def stop(self) -> None:
+        """Stop the Ray this started (nothing when it is not running)."""
+        stack, self._stack, self._address = self._stack, None, None
+        if stack is not None:
+            stack.close()
