@@ -90,7 +90,8 @@ def test_a_load_that_imports_nothing_freezes_nothing_and_a_cycle_alive_during_it
     frozen_before = gc.get_freeze_count()
     with collection_paused():
         kept = _long_lived_objects()  # a model's or a registry's objects
-    assert gc.get_freeze_count() == frozen_before
+    # Not equal: another thread may free frozen objects meanwhile. A freeze would add all of ``kept``.
+    assert gc.get_freeze_count() <= frozen_before
     del table, kept
     gc.collect()
     assert gone() is None
