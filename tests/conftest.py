@@ -448,6 +448,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _RUN_RAY.stop()  # a run stopped early (-x, Ctrl+C) may end within the Ray tests
     if _unlisted_skips:
         print(f"\n{len(_unlisted_skips)} skip(s) not on {_ALLOWED_SKIPS.name} ({STRICT_SKIPS_ENV}=1):")
         for line in _unlisted_skips:

@@ -16,7 +16,6 @@ class RunRay:
     def __init__(self) -> None:
         self._stack: ExitStack | None = None
         self._address: str | None = None
-        self.starts = 0
 
     @property
     def running(self) -> bool:
@@ -37,7 +36,6 @@ class RunRay:
             import ray
 
             self._stack, self._address = stack, str(ray.get_runtime_context().gcs_address)
-            self.starts += 1
         return self._address
 
     def stop(self) -> None:
