@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import psutil
 
@@ -36,15 +34,6 @@ class Peaks:
         ]
 
 
-def proportional_size(pid: int) -> int:
-    """A process's PSS in bytes (0 once it is gone or where the system does not say)."""
-    try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text(encoding="ascii")
-    except OSError:
-        return 0
-    return next((int(line.split()[1]) * 1024 for line in rollup.splitlines() if line.startswith("Pss:")), 0)
-
-
 def available() -> int:
     return int(psutil.virtual_memory().available)
 
@@ -58,25 +47,31 @@ def sample(root: psutil.Process, peaks: Peaks, available_at_start: int) -> None:
         return
     for process in processes:
         try:
-            resident += process.memory_info().rss
+            memory = process.memory_full_info()
         except psutil.Error:
             continue
-        proportional += proportional_size(process.pid)
+        resident += memory.rss
+        proportional += getattr(memory, "pss", 0)  # only Linux reports it
     peaks.resident = max(peaks.resident, resident)
     peaks.proportional = max(peaks.proportional, proportional)
     peaks.available_fall = max(peaks.available_fall, available_at_start - available())
 
 
-def measure(command: list[str], interval_s: float = INTERVAL_S) -> tuple[int, Peaks]:
-    """Run ``command`` to its end; its exit status and the peaks of its tree."""
-    peaks = Peaks()
+def measure(
+    command: list[str], interval_s: float = INTERVAL_S, peaks: Peaks | None = None
+) -> tuple[int, Peaks]:
+    """Run ``command`` to its end; its exit status and the peaks of its tree (raised in ``peaks`` as they
+    are seen, when given)."""
+    peaks = peaks if peaks is not None else Peaks()
     at_start = available()
     started = subprocess.Popen(command)
     root = psutil.Process(started.pid)
-    while started.poll() is None:
+    while True:
         sample(root, peaks, at_start)
-        time.sleep(interval_s)
-    return started.returncode, peaks
+        try:
+            return started.wait(timeout=interval_s), peaks
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def main(argv: list[str]) -> int:
