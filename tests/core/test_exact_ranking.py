@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows
-from tests.core.test_lance_order import lance_search, write_table
+from recall_gui.core.session.lance_distance import Measure
+from tests.core.test_lance_order import lance_measure, lance_search, write_table  # noqa: F401 (lance_measure: a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,10 @@ def hard_table(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, Any,
 @pytest.mark.parametrize("kernel", ["matmul", "einsum"])
 @pytest.mark.parametrize("metric", ["l2", "cosine", "dot"])
 def test_nearest_rows_equal_lancedbs_flat_search(
-    hard_table: tuple[Any, Any, Any, Path], kernel: str, metric: str
+    hard_table: tuple[Any, Any, Any, Path],
+    kernel: str,
+    metric: str,
+    lance_measure: Measure,  # noqa: F811
 ) -> None:
     matrix, row_ids, center, db_dir = hard_table
     vectors = dataclasses.replace(VectorMatrix.build(matrix, row_ids), kernel=kernel)
@@ -48,7 +52,7 @@ def test_nearest_rows_equal_lancedbs_flat_search(
     for query in queries:
         expected, expected_distances = lance_search(db_dir, "hard", query, metric, len(matrix))
         for k in (1, 7, 150, len(matrix)):
-            positions, distances = nearest_rows(vectors, query, metric, k)
+            positions, distances = nearest_rows(vectors, query, metric, k, measure=lance_measure)
             assert row_ids[positions].tolist() == expected[:k]
             assert distances.tobytes() == expected_distances[:k].astype(np.float32).tobytes()
 

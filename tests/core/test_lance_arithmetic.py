@@ -23,6 +23,7 @@ import pytest
 from recall_gui.core.base.types import RecallSearchInput
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
+from recall_gui.core.session import lance_distance
 from recall_gui.core.session.exact import nearest_rows, nearest_rows_many
 from recall_gui.core.session.exact_rank import rank_of
 from recall_gui.core.session.lance_arithmetic import (
@@ -31,12 +32,14 @@ from recall_gui.core.session.lance_arithmetic import (
     lancedb_distances,
     machine_key,
 )
+from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.target import TableOptions
 from recall_gui.mcp.server import call_recall_search
-from tests.core.test_lance_order import (  # tie_kb: a fixture
+from tests.core.test_lance_order import (  # lance_measure, tie_kb: fixtures
     METRICS,
     in_memory,
+    lance_measure,  # noqa: F401
     lance_search,
     near_ties,
     tie_kb,  # noqa: F401
@@ -172,21 +175,23 @@ def test_the_mcp_server_and_a_rank_on_such_a_processor_give_lancedbs_order(
 
 def test_the_verdict_here_is_remembered_per_machine_and_checked_again_where_it_cannot_be(
     tmp_path: Path,
+    lance_measure: Measure,  # noqa: F811
 ) -> None:
+    holds = lance_measure is lance_distance.distances  # LanceDB's own search on other tables says
     folder = tmp_path / "cache"
     first = LanceArithmetic(folder)
     assert first.measure() is not first.emulation  # LanceDB measures while the verdict is not known
-    assert first.wait(60) is True  # tests/core/test_lance_order.py: the emulation holds on this machine
-    assert first.measure() is first.emulation
-    assert json.loads((folder / VERDICTS_FILE).read_text(encoding="utf-8")) == {machine_key(): True}
+    assert first.wait(60) is holds
+    assert first.measure() is (first.emulation if holds else lancedb_distances)
+    assert json.loads((folder / VERDICTS_FILE).read_text(encoding="utf-8")) == {machine_key(): holds}
     again = LanceArithmetic(folder)
-    assert again.wait(60) is True and not again.tested  # read, not tested again
+    assert again.wait(60) is holds and not again.tested  # read, not tested again
 
     unwritable = tmp_path / "a file"
     unwritable.write_text("not a folder", encoding="utf-8")
     for _ in range(2):
         blocked = LanceArithmetic(unwritable / "cache")
-        assert blocked.wait(60) is True and blocked.tested  # each time tested anew, and searches go on
+        assert blocked.wait(60) is holds and blocked.tested  # each time tested anew, and searches go on
     assert unwritable.read_text(encoding="utf-8") == "not a folder"
 
 

@@ -27,7 +27,8 @@ from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows, nearest_rows_many
 from recall_gui.core.session.exact_rank import rank_of
-from recall_gui.core.session.lance_distance import distances
+from recall_gui.core.session.lance_arithmetic import lancedb_distances
+from recall_gui.core.session.lance_distance import Measure, distances
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV
 from recall_gui.core.storage.target import TableOptions
@@ -72,6 +73,37 @@ def lance_search(
     return found.column("_rowid").to_pylist(), found.column("_distance").to_numpy()
 
 
+def emulation_matches_lancedb(db_dir: Path) -> bool:
+    """Whether :func:`distances` gives LanceDB's flat-search distances bit for bit on this processor, over
+    random tables written to ``db_dir`` (an oracle apart from the app's own self-test: other tables, on
+    disk, searched through LanceDB's search)."""
+    rng = np.random.default_rng(7)
+    for dim in (8, 9, 24, 100, 384):
+        matrix = rng.standard_normal((64, dim)).astype(np.float32)
+        write_table(db_dir, f"random{dim}", matrix)
+        query = rng.standard_normal(dim)
+        for metric in METRICS:
+            row_ids, expected = lance_search(db_dir, f"random{dim}", query, metric, len(matrix))
+            if distances(matrix[row_ids], query, metric).tobytes() != expected.astype(np.float32).tobytes():
+                return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def lance_measure(tmp_path_factory: pytest.TempPathFactory) -> Measure:
+    """How the app measures exact search's candidates on this processor
+    (``core/session/lance_arithmetic.py``): the NumPy emulation where LanceDB sums as it repeats (x86-64
+    processors it was measured on), LanceDB itself elsewhere (on an AMD EPYC with AVX2, LanceDB's cosine
+    sums in another order). Either way the answers must be LanceDB's."""
+    holds = emulation_matches_lancedb(tmp_path_factory.mktemp("lance_here"))
+    return distances if holds else lancedb_distances
+
+
+def skip_unless_emulated(lance_measure: Measure) -> None:
+    if lance_measure is not distances:
+        pytest.skip("LanceDB sums in another order on this processor, and the app measures with LanceDB here")
+
+
 def in_memory(matrix: np.ndarray[Any, Any], rng: np.random.Generator) -> VectorMatrix:
     """The table's vectors as the cache holds them (row id = row position), rows in a shuffled order: the
     order of equal distances must come from the row ids, not from the positions."""
@@ -79,13 +111,17 @@ def in_memory(matrix: np.ndarray[Any, Any], rng: np.random.Generator) -> VectorM
     return VectorMatrix.build(matrix[shuffle], shuffle.astype(np.uint64))
 
 
-def ranked_row_ids(vectors: VectorMatrix, query: Any, metric: str, k: int) -> tuple[list[int], Any]:
-    positions, found = nearest_rows(vectors, query, metric, k)
+def ranked_row_ids(
+    vectors: VectorMatrix, query: Any, metric: str, k: int, measure: Measure
+) -> tuple[list[int], Any]:
+    positions, found = nearest_rows(vectors, query, metric, k, measure=measure)
     return [int(row_id) for row_id in vectors.row_ids[positions]], found
 
 
 @pytest.mark.parametrize("dim", [8, 13, 384])
-def test_nearest_rows_and_ranks_are_lancedbs_order_and_distances(tmp_path: Path, dim: int) -> None:
+def test_nearest_rows_and_ranks_are_lancedbs_order_and_distances(
+    tmp_path: Path, dim: int, lance_measure: Measure
+) -> None:
     rng = np.random.default_rng(dim)
     bases = rng.standard_normal((4, dim)).astype(np.float32)
     matrix = near_ties(bases, rng)
@@ -95,27 +131,30 @@ def test_nearest_rows_and_ranks_are_lancedbs_order_and_distances(tmp_path: Path,
     queries = [bases[0], bases[1] + np.float32(1e-3) * rng.standard_normal(dim), rng.standard_normal(dim)]
     for metric in METRICS:
         # Golden checks rank many queries in one pass: each answer is LanceDB's too.
-        together = nearest_rows_many(vectors, np.stack(queries), metric, [everything] * len(queries))
+        together = nearest_rows_many(
+            vectors, np.stack(queries), metric, [everything] * len(queries), measure=lance_measure
+        )
         for query, (positions, _) in zip(queries, together, strict=True):
             expected, _ = lance_search(tmp_path, "ties", query, metric, everything)
             assert vectors.row_ids[positions].tolist() == expected
         for query in queries:
             expected, lance_distances = lance_search(tmp_path, "ties", query, metric, everything)
             for k in (1, 5, 12, everything):
-                got, found = ranked_row_ids(vectors, query, metric, k)
+                got, found = ranked_row_ids(vectors, query, metric, k, lance_measure)
                 assert got == expected[:k], (metric, k)
                 assert found.tobytes() == lance_distances[:k].astype(np.float32).tobytes()
             # Every row's rank is its place in LanceDB's order; rows LanceDB leaves out have none.
             position_of = {int(row_id): i for i, row_id in enumerate(vectors.row_ids)}
             for place, row_id in enumerate(expected, start=1):
-                ranked = rank_of(vectors, query, metric, position_of[row_id])
+                ranked = rank_of(vectors, query, metric, position_of[row_id], measure=lance_measure)
                 assert ranked == (place, float(lance_distances[place - 1])), (metric, place)
             for row_id in set(range(everything)) - set(expected):
-                assert rank_of(vectors, query, metric, position_of[row_id]) is None
+                assert rank_of(vectors, query, metric, position_of[row_id], measure=lance_measure) is None
 
 
 @pytest.mark.parametrize("dim", [3, 8, 13, 16, 17, 24, 31, 33, 100, 384])
-def test_distances_are_lancedbs_bit_for_bit(tmp_path: Path, dim: int) -> None:
+def test_distances_are_lancedbs_bit_for_bit(tmp_path: Path, dim: int, lance_measure: Measure) -> None:
+    skip_unless_emulated(lance_measure)
     rng = np.random.default_rng(100 + dim)
     matrix = near_ties(rng.standard_normal((2, dim)) * rng.uniform(0.1, 10), rng, nudged=3)
     matrix = np.vstack([matrix, rng.standard_normal((20, dim)).astype(np.float32)])
@@ -140,7 +179,7 @@ def test_distances_are_lancedbs_bit_for_bit(tmp_path: Path, dim: int) -> None:
     ],
 )
 def test_queries_whose_distances_degenerate_are_ordered_as_lancedb_orders_them(
-    tmp_path: Path, scale: float, metric: str
+    tmp_path: Path, scale: float, metric: str, lance_measure: Measure
 ) -> None:
     """LanceDB's float32 arithmetic turns distances into infinities or one shared value: all tie, and the
     row ids order them."""
@@ -151,10 +190,10 @@ def test_queries_whose_distances_degenerate_are_ordered_as_lancedb_orders_them(
     query = (rng.standard_normal(24) * scale).astype(np.float32)
     expected, lance_distances = lance_search(tmp_path, "ties", query, metric, len(matrix))
     for k in (1, 5, len(matrix)):
-        assert ranked_row_ids(vectors, query, metric, k)[0] == expected[:k]
+        assert ranked_row_ids(vectors, query, metric, k, lance_measure)[0] == expected[:k]
     position_of = {int(row_id): i for i, row_id in enumerate(vectors.row_ids)}
     for place, row_id in enumerate(expected, start=1):
-        ranked = rank_of(vectors, query, metric, position_of[row_id])
+        ranked = rank_of(vectors, query, metric, position_of[row_id], measure=lance_measure)
         assert ranked == (place, float(lance_distances[place - 1]))
 
 
@@ -169,6 +208,7 @@ def test_queries_whose_distances_degenerate_are_ordered_as_lancedb_orders_them(
 )
 def test_random_near_tie_sets_come_out_in_lancedbs_order(
     tmp_path_factory: pytest.TempPathFactory,
+    lance_measure: Measure,
     seed: int,
     dim: int,
     metric: str,
@@ -184,7 +224,7 @@ def test_random_near_tie_sets_come_out_in_lancedbs_order(
     write_table(db_dir, "ties", matrix)
     query = (center + rng.standard_normal(dim) * rng.choice([0.0, 1e-4, 1.0])) * scale
     expected, _ = lance_search(db_dir, "ties", query, metric, k)
-    assert ranked_row_ids(in_memory(matrix, rng), query, metric, k)[0] == expected
+    assert ranked_row_ids(in_memory(matrix, rng), query, metric, k, lance_measure)[0] == expected
 
 
 # --- the front ends, on a table of the real model's vectors ---------------------------------------

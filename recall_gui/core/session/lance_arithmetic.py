@@ -1,8 +1,8 @@
 """Whether LanceDB, on this processor, computes distances exactly as :mod:`lance_distance` repeats them.
 
 :mod:`recall_gui.core.session.lance_distance` repeats LanceDB's float32 summation order as measured on
-x86-64 with AVX2 and FMA. Another processor (AVX-512, ARM) or another build of LanceDB may sum in another
-order, and then rows closer than float32 resolution could come out in another order than LanceDB's. So
+Intel Xeon processors. Another processor (an AMD EPYC with AVX2 sums cosines otherwise; ARM) or another
+build of LanceDB may sum in another order, and then rows closer than float32 resolution could come out in another order than LanceDB's. So
 the emulation is checked where the app runs: a near-tie self-test compares it, bit for bit, with LanceDB's
 own flat search over small tables held in memory (``memory://``: nothing is written anywhere), for every
 metric and for widths that take each of its code paths. The verdict is remembered in the app's cache

@@ -1,12 +1,13 @@
 """LanceDB's flat-search distances, bit for bit, computed in NumPy float32.
 
-LanceDB (lancedb 0.40, lance-linalg 13, on x86-64 with AVX2 and FMA, no AVX-512) computes every
+LanceDB (lancedb 0.40, lance-linalg 13, on the Intel Xeon processors it was measured on) computes every
 distance in float32 with its own summation order; rows whose distances differ below float32 resolution
 are ordered by that arithmetic, not by the exact values. These functions repeat it step by step, so
 that exact search in memory orders near-ties exactly as LanceDB does. Each step was measured against
-LanceDB itself (tests/core/test_lance_order.py). On CPUs with AVX-512, on ARM, or with another build of
-LanceDB, it may sum in another order: :mod:`recall_gui.core.session.lance_arithmetic` checks where the app
-runs whether these functions hold, and where they do not, LanceDB measures the candidates itself:
+LanceDB itself (tests/core/test_lance_order.py). Other processors may sum in another order (on an AMD
+EPYC with AVX2, LanceDB's cosine does; so may ARM, or another build of LanceDB):
+:mod:`recall_gui.core.session.lance_arithmetic` checks where the app runs whether these functions hold, and
+where they do not, LanceDB measures the candidates itself:
 
 - the query is cast to float32;
 - ``l2`` and ``dot`` (the sum of ``(x - q)^2`` or of ``x q``): up to 16 dimensions, chunks of 8 are
