@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from recall_gui.core.base.errors import DemoDataError
@@ -48,10 +49,12 @@ def test_the_prebuilt_demo_carries_its_own_passages_and_says_what_made_it() -> N
 def test_the_prebuilt_vectors_are_exactly_what_the_exact_model_makes_of_its_passages(
     demo_build: DemoBuild,
 ) -> None:
-    """Bitwise: the model gives identical vectors across thread counts here, batched as the demo is
-    (docs/PERFORMANCE_LOG.md#demo-prebuilt). The run's demo, built from source, embedded this Python's
-    help topics that one way: where they are the prebuilt copy's passages, its vectors are the fresh ones;
-    elsewhere the prebuilt passages are embedded again here."""
+    """Bitwise on a processor that runs the model as the one the copy was made on (an Intel Xeon): the
+    model gives identical vectors across thread counts there, batched as the demo is
+    (docs/PERFORMANCE_LOG.md#demo-prebuilt). onnxruntime's kernels for other processors round otherwise:
+    on an AMD EPYC (AVX2) nine values in ten differ, by at most 1.03e-7. The run's demo, built from
+    source, embedded this Python's help topics that one way: where they are the prebuilt copy's passages,
+    its vectors are the fresh ones; elsewhere the prebuilt passages are embedded again here."""
     import lancedb
 
     prebuilt = read_prebuilt_demo()
@@ -62,7 +65,9 @@ def test_the_prebuilt_vectors_are_exactly_what_the_exact_model_makes_of_its_pass
         fresh = reembed_prebuilt(prebuilt, load_local_model("AllMiniLML6V2"))
     stored = prebuilt.vectors()
     assert stored.shape == fresh.shape == (prebuilt.table.num_rows, 384)
-    assert (stored == fresh).all()
+    assert np.abs(stored - fresh).max() <= 2e-7
+    if (stored[0] == fresh[0]).all():  # a processor that rounds as the maker's did: every vector bitwise
+        assert (stored == fresh).all()
 
 
 def test_a_damaged_prebuilt_file_is_refused_with_what_to_do(tmp_path: Path) -> None:
