@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,28 +61,45 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     return result
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if os.environ.get(MEMORY_LOG_ENV):
+        item.stash[_RESIDENT_BEFORE] = _resident_and_peak_mb(reset_peak=True)[0]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     if report.when == "call" and report.failed:
         item.stash[_FAILED] = True  # its traceback holds what the test held: not a leak to report
     if report.when == "teardown" and os.environ.get(MEMORY_LOG_ENV):
-        _log_memory(Path(os.environ[MEMORY_LOG_ENV]), item.nodeid)
+        _log_memory(Path(os.environ[MEMORY_LOG_ENV]), item)
     return report
 
 
-#: A file each test's process appends its resident and peak memory to after the test (for finding the
-#: test that raises a worker's peak: docs/TESTING.md).
+#: A file each test's process appends its memory to after the test (for finding the tests that raise a
+#: run's peak: docs/TESTING.md).
 MEMORY_LOG_ENV = "RECALL_GUI_TEST_MEMORY_LOG"
+_RESIDENT_BEFORE = pytest.StashKey[int]()
 
 
-def _log_memory(log: Path, nodeid: str) -> None:
+def _resident_and_peak_mb(reset_peak: bool = False) -> tuple[int, int]:
+    """The process's resident size and its peak since the last reset, in MB (Linux)."""
+    if reset_peak:
+        with contextlib.suppress(OSError):
+            Path("/proc/self/clear_refs").write_text("5")  # 5: reset the peak resident size
     fields = dict(
         line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line
     )
     rss, peak = (int(fields[key].split()[0]) // 1024 for key in ("VmRSS", "VmHWM"))
+    return rss, peak
+
+
+def _log_memory(log: Path, item: pytest.Item) -> None:
+    """The worker, its resident size when the test began and after it, the peak in between, the time."""
+    rss, peak = _resident_and_peak_mb()
+    before = item.stash.get(_RESIDENT_BEFORE, rss)
     with log.open("a", encoding="utf-8") as out:
-        out.write(f"{os.getpid()}\t{rss}\t{peak}\t{nodeid}\n")
+        out.write(f"{os.getpid()}\t{before}\t{rss}\t{peak}\t{time.time():.1f}\t{item.nodeid}\n")
 
 
 def _drop_logged_tracebacks(item: pytest.Item) -> None:
