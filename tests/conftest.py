@@ -183,10 +183,16 @@ def session() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def embedder() -> Any:
     """cosh's default model as the app serves it on a fresh install (float32, from its published
-    weights), loaded once per run: knowledge bases are embedded as cosh builds them."""
+    weights), loaded once per run: knowledge bases are embedded as cosh builds them.
+
+    Its one onnxruntime session (~200 MB) embeds the tests' passages too: the app loads a second one for
+    bulk work (tests/core/test_pipelined_search.py), which each worker would hold for the whole run."""
+    from recall_gui.core.embedders.local import LocalEmbedder
     from recall_gui.core.embedders.pool import load_local_model
 
-    return load_local_model("AllMiniLML6V2")
+    served = load_local_model("AllMiniLML6V2")
+    assert served.dim is not None
+    return LocalEmbedder(served._model, served.model_info, served.dim)
 
 
 @pytest.fixture(scope="session")

@@ -106,9 +106,11 @@ def test_a_vector_of_the_wrong_width_is_refused_naming_the_model(
     assert caught.value.hint and "all-MiniLM-L6-v2" in caught.value.hint
 
 
-def test_queries_run_on_one_thread_and_bulk_embedding_on_a_session_of_its_own(embedder: Any) -> None:
+def test_queries_run_on_one_thread_and_bulk_embedding_on_a_session_of_its_own() -> None:
     from recall_gui.core.embedders.local import QUERY_THREADS
+    from recall_gui.core.embedders.pool import load_local_model
 
+    embedder = load_local_model("AllMiniLML6V2")  # as the app serves it (the run's shares one session)
     query = query_session(embedder)
     assert query.get_session_options().intra_op_num_threads == QUERY_THREADS == 1
     texts = ["Paris is the capital of France.", "Berlin is the capital of Germany."]
