@@ -2,13 +2,14 @@
 
 :mod:`recall_gui.core.session.lance_distance` repeats LanceDB's float32 summation order as measured on
 Intel Xeon processors. Another processor (an AMD EPYC with AVX2 sums cosines otherwise; ARM) or another
-build of LanceDB may sum in another order, and then rows closer than float32 resolution could come out in another order than LanceDB's. So
-the emulation is checked where the app runs: a near-tie self-test compares it, bit for bit, with LanceDB's
-own flat search over small tables held in memory (``memory://``: nothing is written anywhere), for every
-metric and for widths that take each of its code paths. The verdict is remembered in the app's cache
-folder per machine, processor and LanceDB version; when that folder cannot be written, the test simply
-runs again in the next process. It runs on a thread of its own, started once a session's first exact
-search has answered, so that it never slows that answer down (it keeps LanceDB busy for a while).
+build of LanceDB may sum in another order, and then rows closer than float32 resolution could come out in
+another order than LanceDB's. So the emulation is checked where the app runs: a near-tie self-test
+compares it, bit for bit, with LanceDB's own flat search over small tables held in memory (``memory://``:
+nothing is written anywhere), for every metric and for widths that take each of its code paths. The
+verdict is remembered in the app's cache folder per machine, processor and LanceDB version; when that
+folder cannot be written, the test simply runs again in the next process. It runs on a thread of its own,
+started once a session's first exact search has answered, so that it never slows that answer down (it
+keeps LanceDB busy for a while).
 
 Until the verdict is known, and wherever the emulation does not hold, the distances of the few candidate
 rows exact search ranks come from LanceDB itself (:func:`lancedb_distances`: a flat search over those
