@@ -111,8 +111,8 @@ def test_a_batch_pads_to_its_longest_text_as_fastembeds_does(
 ) -> None:
     direct, fastembed = models
     # One text past the model's limit among short ones: every row is padded to its 512 tokens. (Each row
-    # of such a batch costs onnxruntime ~100 MB of attention scores, kept in its arena: a few rows.)
-    texts = [AWKWARD_TEXTS[kind] for kind in ("empty", "one word", "long", "emoji", "cjk")]
+    # of such a batch costs onnxruntime ~100 MB of attention scores, kept in its arena: three rows.)
+    texts = [AWKWARD_TEXTS[kind] for kind in ("empty", "long", "emoji")]
     batch = np.vstack(list(direct._model.embed(texts)))
     theirs = np.vstack(list(fastembed._model.embed(texts, batch_size=len(texts))))
     assert same_bits(batch, theirs)
