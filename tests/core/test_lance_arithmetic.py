@@ -173,6 +173,15 @@ def test_the_mcp_server_and_a_rank_on_such_a_processor_give_lancedbs_order(
         assert (rank.rank, rank.distance) == (18, float(distances[17]))
 
 
+def test_an_emulation_that_gives_lancedbs_distances_passes_and_only_the_apps_own_is_remembered(
+    tmp_path: Path,
+) -> None:
+    """On any processor (the shipped emulation holds on some only): LanceDB's own distances pass."""
+    arithmetic = LanceArithmetic(tmp_path / "cache", emulation=lancedb_distances)
+    assert arithmetic.wait(60) is True and arithmetic.tested
+    assert not (tmp_path / "cache" / VERDICTS_FILE).exists()
+
+
 def test_the_verdict_here_is_remembered_per_machine_and_checked_again_where_it_cannot_be(
     tmp_path: Path,
     lance_measure: Measure,  # noqa: F811

@@ -33,6 +33,7 @@ from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV
 from recall_gui.core.storage.target import TableOptions
 from recall_gui.mcp.server import call_recall_search
+from tests import processor
 from tests.core.test_cli import cli
 from tests.kbtools import cosh_entry, write_lance_table, write_registry
 
@@ -92,11 +93,19 @@ def emulation_matches_lancedb(db_dir: Path) -> bool:
 @pytest.fixture(scope="session")
 def lance_measure(tmp_path_factory: pytest.TempPathFactory) -> Measure:
     """How the app measures exact search's candidates on this processor
-    (``core/session/lance_arithmetic.py``): the NumPy emulation where LanceDB sums as it repeats (x86-64
-    processors it was measured on), LanceDB itself elsewhere (on an AMD EPYC with AVX2, LanceDB's cosine
-    sums in another order). Either way the answers must be LanceDB's."""
+    (``core/session/lance_arithmetic.py``): the NumPy emulation where LanceDB sums as it repeats, LanceDB
+    itself elsewhere. Either way the answers must be LanceDB's. On an Intel processor the emulation must
+    hold (:func:`test_the_emulation_holds_on_the_processors_it_was_measured_on`)."""
     holds = emulation_matches_lancedb(tmp_path_factory.mktemp("lance_here"))
     return distances if holds else lancedb_distances
+
+
+def test_the_emulation_holds_on_the_processors_it_was_measured_on(lance_measure: Measure) -> None:
+    """Elsewhere the app measures with LanceDB and the emulation's own tests are skipped: on the processors
+    it repeats, a change that breaks it must fail, not skip."""
+    if not processor.intel():
+        pytest.skip(f"the emulation was measured on Intel processors; this one is {processor.vendor()!r}")
+    assert lance_measure is distances
 
 
 def skip_unless_emulated(lance_measure: Measure) -> None:
