@@ -84,7 +84,7 @@ _RESIDENT_BEFORE = pytest.StashKey[int]()
 
 def _resident_and_peak_mb(reset_peak: bool = False) -> tuple[int, int]:
     """The process's resident size and its peak since the last reset, in MB (Linux)."""
-    if reset_peak:
+    if reset_peak:  # where it cannot be reset, the logged peak is the process's own so far
         with contextlib.suppress(OSError):
             Path("/proc/self/clear_refs").write_text("5")  # 5: reset the peak resident size
     fields = dict(
@@ -185,8 +185,9 @@ def embedder() -> Any:
     """cosh's default model as the app serves it on a fresh install (float32, from its published
     weights), loaded once per run: knowledge bases are embedded as cosh builds them.
 
-    Its one onnxruntime session (~200 MB) embeds the tests' passages too: the app loads a second one for
-    bulk work (tests/core/test_pipelined_search.py), which each worker would hold for the whole run."""
+    Only its query session is kept (~200 MB), and it embeds the tests' passages too (the same vectors:
+    tests/core/test_pipelined_search.py); the app's second session, for bulk work, would be held by each
+    worker for the whole run."""
     from recall_gui.core.embedders.local import LocalEmbedder
     from recall_gui.core.embedders.pool import load_local_model
 

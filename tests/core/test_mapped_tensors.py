@@ -23,6 +23,7 @@ def test_the_published_weights_map_to_the_tensors_safetensors_reads() -> None:
     mapped = map_tensors(path, WEIGHTS_SIZE)
     assert sorted(mapped.tensors) == sorted(expected)
     mapped.release_pages()  # read again from the file
+    assert not any(tensor.flags.owndata for tensor in mapped.tensors.values())  # views, nothing copied
     for name, tensor in expected.items():
         assert mapped.tensors[name].dtype == tensor.dtype
         assert np.array_equal(mapped.tensors[name], tensor), name
@@ -35,9 +36,15 @@ def safetensors_bytes(header: dict[str, object], data: bytes) -> bytes:
 
 def test_a_tensor_off_a_four_byte_boundary_is_read_whole(tmp_path: Path) -> None:
     path = tmp_path / "model.safetensors"
-    header = {"x": {"dtype": "F32", "shape": [2], "data_offsets": [1, 9]}, "__metadata__": {"format": "np"}}
+    for pad in range(4):  # a header of the length that puts the tensor's first byte off a 4-byte boundary
+        tensor = {"dtype": "F32", "shape": [2], "data_offsets": [1, 9]}
+        header = {"x": tensor, "__metadata__": {"p": "x" * pad}}
+        if (8 + len(json.dumps(header)) + 1) % 4:
+            break
     path.write_bytes(safetensors_bytes(header, b"\0" + struct.pack("<2f", 1.5, -2.25)))
-    assert map_tensors(path, 1000).tensors["x"].tolist() == [1.5, -2.25]
+    tensor = map_tensors(path, 1000).tensors["x"]
+    assert tensor.tolist() == [1.5, -2.25]
+    assert tensor.flags.owndata  # copied out of the mapping
 
 
 @pytest.mark.parametrize(
@@ -57,9 +64,10 @@ def test_a_tensor_off_a_four_byte_boundary_is_read_whole(tmp_path: Path) -> None
             "x's byte range does not hold its shape [4]",
         ),
         (struct.pack("<Q", 2) + b"{]", "Expecting property name"),
+        (struct.pack("<Q", 2) + b"[]", "its header is not a JSON object"),
         (b"", "empty file"),
     ],
-    ids=["no header", "bfloat16", "too short for its shape", "past the end", "not JSON", "empty"],
+    ids=["no header", "bfloat16", "too short for its shape", "past the end", "not JSON", "a list", "empty"],
 )
 def test_a_file_that_is_not_safetensors_numpy_reads_is_refused_naming_it(
     tmp_path: Path, content: bytes, why: str
@@ -78,3 +86,30 @@ def test_a_file_over_the_cap_or_not_a_regular_file_is_refused_unread(tmp_path: P
         map_tensors(large, 1000)
     with pytest.raises(OSError, match="folder"):
         map_tensors(tmp_path, 1000)
+
+
+def resident_kb_of(path: Path) -> int:
+    """How much of the file at ``path`` this process's mappings hold in memory (Linux's smaps), in kB."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if fields and "-" in fields[0] and not fields[0].endswith(":"):
+            inside = line.endswith(str(path))
+        elif inside and fields[0] == "Rss:":
+            total += int(fields[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads Linux's /proc/self/smaps")
+def test_the_float32_model_holds_none_of_its_file_once_made_not_even_after_embedding() -> None:
+    """onnxruntime keeps the weights in a form of its own: the mapping's pages, given back once the
+    session is made, are never read again (so a file changed afterwards cannot change the vectors)."""
+    from recall_gui.core.embedders.published_weights import load_weights_model
+
+    path = package_weights()
+    assert path is not None
+    model = load_weights_model(path, threads=1)
+    texts = ["capital of France", "word " * 600, "🚀 ش emoji", ""]
+    vectors = [next(iter(model.embed([text]))) for text in texts] + list(model.embed(texts))
+    assert len(vectors) == 8
+    assert resident_kb_of(path) == 0

@@ -1,8 +1,8 @@
 """A safetensors file's tensors as NumPy views of a read-only mapping of the file: nothing copied.
 
 onnxruntime takes the float32 model's weights by name and keeps them in a form of its own, so the
-mapping's pages are read while the session is made and not after; :meth:`MappedTensors.release_pages`
-then gives them back to the file (should anything look again, they are read from it). Read into copies,
+mapping's pages are read while the session is made and not after (tests/core/test_mapped_tensors.py);
+:meth:`MappedTensors.release_pages` then gives them back to the file. Read into copies,
 as the safetensors library reads them, they stayed in memory beside onnxruntime's for as long as the
 model was loaded (~87 MB for all-MiniLM-L6-v2).
 
@@ -27,7 +27,7 @@ import numpy.typing as npt
 from recall_gui.core.base.regular_files import open_regular
 
 _HEADER_LENGTH = struct.Struct("<Q")
-#: The safetensors dtypes NumPy holds as they are stored (not bfloat16, nor the float8 kinds).
+#: The safetensors dtypes read here (those of model weights NumPy holds as stored: not bfloat16).
 _DTYPES = {
     name: np.dtype(code)
     for name, code in {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}.items()
@@ -56,7 +56,7 @@ def map_tensors(path: Path, cap: int) -> MappedTensors:
         with open_regular(path, cap=cap) as handle:
             mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)  # ValueError: an empty file
         return MappedTensors(mapping, _tensors(mapping))
-    except (ValueError, KeyError, TypeError, struct.error) as error:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, struct.error) as error:
         if mapping is not None:
             with contextlib.suppress(BufferError):  # views made before the fault still point into it
                 mapping.close()
@@ -68,7 +68,9 @@ def _tensors(mapping: mmap.mmap) -> dict[str, npt.NDArray[Any]]:
     data_start = _HEADER_LENGTH.size + length
     if data_start > len(mapping):
         raise ValueError("its header runs past the end of the file")
-    header: dict[str, Any] = json.loads(mapping[_HEADER_LENGTH.size : data_start])
+    header = json.loads(mapping[_HEADER_LENGTH.size : data_start])
+    if not isinstance(header, dict):
+        raise ValueError("its header is not a JSON object")
     tensors: dict[str, npt.NDArray[Any]] = {}
     for name, about in header.items():
         if name == "__metadata__":

