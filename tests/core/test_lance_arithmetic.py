@@ -23,7 +23,6 @@ import pytest
 from recall_gui.core.base.types import RecallSearchInput
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import search_hits
-from recall_gui.core.session import lance_distance
 from recall_gui.core.session.exact import nearest_rows, nearest_rows_many
 from recall_gui.core.session.exact_rank import rank_of
 from recall_gui.core.session.lance_arithmetic import (
@@ -32,7 +31,7 @@ from recall_gui.core.session.lance_arithmetic import (
     lancedb_distances,
     machine_key,
 )
-from recall_gui.core.session.lance_distance import Measure
+from recall_gui.core.session.lance_distance import EMULATIONS, Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.target import TableOptions
 from recall_gui.mcp.server import call_recall_search
@@ -65,6 +64,10 @@ def summed_backwards(rows: npt.NDArray[Any], query: npt.NDArray[Any], metric: st
         return np.float32(1) - (backwards(x * q) / np.sqrt(qq)) / np.sqrt(backwards(x * x))
 
 
+#: The app's emulations replaced by one that sums otherwise than LanceDB anywhere.
+BACKWARDS: dict[str, Measure] = {"backwards": summed_backwards}
+
+
 @pytest.fixture(scope="module")
 def tie_table(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, npt.NDArray[np.float32], list[Any]]:
     root = tmp_path_factory.mktemp("arithmetic")
@@ -87,7 +90,7 @@ def test_the_simulated_processor_orders_near_ties_otherwise(tie_table: Any) -> N
             positions, _ = nearest_rows(vectors, query, metric, 40, measure=summed_backwards)
             differs.append(vectors.row_ids[positions].tolist() != expected)
     assert any(differs)
-    assert LanceArithmetic(db_dir.parent / "cache", emulation=summed_backwards).wait(60) is False
+    assert LanceArithmetic(db_dir.parent / "cache", emulations=BACKWARDS).wait(60) is False
 
 
 def test_on_a_processor_that_sums_otherwise_every_exact_path_gives_lancedbs_order(
@@ -96,7 +99,7 @@ def test_on_a_processor_that_sums_otherwise_every_exact_path_gives_lancedbs_orde
     db_dir, matrix, queries = tie_table
     rng = np.random.default_rng(1)
     vectors = in_memory(matrix, rng)
-    arithmetic = LanceArithmetic(tmp_path / "cache", emulation=summed_backwards)
+    arithmetic = LanceArithmetic(tmp_path / "cache", emulations=BACKWARDS)
     assert arithmetic.wait(60) is False
     measure = arithmetic.measure()
     position_of = {int(row_id): i for i, row_id in enumerate(vectors.row_ids)}
@@ -120,7 +123,7 @@ def test_a_session_on_such_a_processor_searches_in_lancedbs_order(tie_table: Any
     async def search_all() -> list[tuple[str, Any, Any]]:
         found = []
         async with Session(int8_codes=int8_codes) as session:
-            session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulation=summed_backwards)
+            session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulations=BACKWARDS)
             for metric in METRICS:
                 for query in queries:
                     request = RecallSearchInput(str(db_dir), "ties", 384, "q", query, 30)
@@ -149,7 +152,7 @@ def test_the_mcp_server_and_a_rank_on_such_a_processor_give_lancedbs_order(
         from recall_gui.core.search import ViewScope, would_agent_see
 
         harness = Harness(registry)
-        harness.session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulation=summed_backwards)
+        harness.session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulations=BACKWARDS)
         answers: dict[str, Any] = {}
         try:
             for metric in METRICS:
@@ -173,12 +176,14 @@ def test_the_mcp_server_and_a_rank_on_such_a_processor_give_lancedbs_order(
         assert (rank.rank, rank.distance) == (18, float(distances[17]))
 
 
-def test_an_emulation_that_gives_lancedbs_distances_passes_and_only_the_apps_own_is_remembered(
+def test_the_first_emulation_that_gives_lancedbs_distances_is_chosen_and_only_the_apps_own_are_remembered(
     tmp_path: Path,
 ) -> None:
-    """On any processor (the shipped emulation holds on some only): LanceDB's own distances pass."""
-    arithmetic = LanceArithmetic(tmp_path / "cache", emulation=lancedb_distances)
+    """On any processor (the shipped emulations hold on some only): of one that sums otherwise and
+    LanceDB's own distances, the second is chosen."""
+    arithmetic = LanceArithmetic(tmp_path / "cache", emulations={**BACKWARDS, "lancedb": lancedb_distances})
     assert arithmetic.wait(60) is True and arithmetic.tested
+    assert arithmetic.measure() is lancedb_distances
     assert not (tmp_path / "cache" / VERDICTS_FILE).exists()
 
 
@@ -186,15 +191,19 @@ def test_the_verdict_here_is_remembered_per_machine_and_checked_again_where_it_c
     tmp_path: Path,
     lance_measure: Measure,  # noqa: F811
 ) -> None:
-    holds = lance_measure is lance_distance.distances  # LanceDB's own search on other tables says
+    # LanceDB's own search on other tables says which emulation holds here, if any.
+    holding = [name for name, emulation in EMULATIONS.items() if emulation is lance_measure]
+    holds = bool(holding)
     folder = tmp_path / "cache"
     first = LanceArithmetic(folder)
-    assert first.measure() is not first.emulation  # LanceDB measures while the verdict is not known
-    assert first.wait(60) is holds
-    assert first.measure() is (first.emulation if holds else lancedb_distances)
-    assert json.loads((folder / VERDICTS_FILE).read_text(encoding="utf-8")) == {machine_key(): holds}
+    assert first.measure() is lancedb_distances  # LanceDB measures while the verdict is not known
+    assert first.wait(60) is holds and first.verdict is holds
+    assert first.measure() is lance_measure
+    remembered = json.loads((folder / VERDICTS_FILE).read_text(encoding="utf-8"))
+    assert remembered == {machine_key(): holding[0] if holds else "none"}
     again = LanceArithmetic(folder)
     assert again.wait(60) is holds and not again.tested  # read, not tested again
+    assert again.measure() is lance_measure
 
     unwritable = tmp_path / "a file"
     unwritable.write_text("not a folder", encoding="utf-8")
@@ -222,7 +231,7 @@ def test_a_table_made_ready_and_searched_while_the_self_test_runs_waits_for_none
 
     async def search_while_testing() -> list[Any]:
         async with Session() as session:
-            session.arithmetic = LanceArithmetic(db_dir.parent / "held", emulation=held_emulation)
+            session.arithmetic = LanceArithmetic(db_dir.parent / "held", emulations={"held": held_emulation})
             options = TableOptions(metric="cosine")
             assert await prepare(session, TableTarget(str(db_dir), "ties", options)) is None
             found = []
@@ -254,7 +263,7 @@ def test_reach_on_such_a_processor_ranks_in_lancedbs_order(tie_table: Any) -> No
 
     async def ranked(metric: str) -> Any:
         async with Session() as session:
-            session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulation=summed_backwards)
+            session.arithmetic = LanceArithmetic(db_dir.parent / "none", emulations=BACKWARDS)
             options = TableOptions(metric=metric)
             opened = await session.tables.open(TableTarget(str(db_dir), "ties", options))
             owners = np.array([5, 17], dtype=np.uint64)
@@ -281,7 +290,7 @@ def test_a_self_test_that_fails_leaves_the_distances_to_lancedb_and_says_why(
     def broken(rows: Any, query: Any, metric: str) -> Any:
         raise ValueError("this emulation cannot run here")
 
-    arithmetic = LanceArithmetic(tmp_path / "cache", emulation=broken)
+    arithmetic = LanceArithmetic(tmp_path / "cache", emulations={"broken": broken})
     with caplog.at_level(logging.WARNING, logger="recall_gui.core.session.lance_arithmetic"):
         assert arithmetic.wait(60) is False
     assert arithmetic.measure() is lancedb_distances
@@ -316,3 +325,27 @@ def test_the_machine_key_without_cpuinfo_or_a_package_version_still_names_the_ma
     assert elsewhere.endswith(f" lancedb {real_version('lancedb')} pylance ?")
     assert here.endswith(f" lancedb {real_version('lancedb')} pylance {real_version('pylance')}")
     assert elsewhere.split()[2] != here.split()[2]  # the processor's features are not in it
+
+
+@pytest.mark.parametrize("written", [True, "an emulation this version does not have"])
+def test_a_remembered_verdict_of_another_kind_is_tested_again(
+    tmp_path: Path,
+    written: Any,
+    lance_measure: Measure,  # noqa: F811
+) -> None:
+    """An earlier version remembered ``true`` for its one emulation: which one it meant is not known."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / VERDICTS_FILE).write_text(json.dumps({machine_key(): written}), encoding="utf-8")
+    arithmetic = LanceArithmetic(folder)
+    arithmetic.wait(60)
+    assert arithmetic.tested and arithmetic.measure() is lance_measure
+
+
+def test_a_remembered_none_leaves_the_distances_to_lancedb_without_testing(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / VERDICTS_FILE).write_text(json.dumps({machine_key(): "none"}), encoding="utf-8")
+    arithmetic = LanceArithmetic(folder)
+    assert arithmetic.wait(60) is False and not arithmetic.tested
+    assert arithmetic.measure() is lancedb_distances

@@ -28,7 +28,7 @@ from recall_gui.core.search.nearest import search_hits
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows, nearest_rows_many
 from recall_gui.core.session.exact_rank import rank_of
 from recall_gui.core.session.lance_arithmetic import lancedb_distances
-from recall_gui.core.session.lance_distance import Measure, distances
+from recall_gui.core.session.lance_distance import EMULATIONS, Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.session.vector_cache import CACHE_ENV
 from recall_gui.core.storage.target import TableOptions
@@ -74,42 +74,47 @@ def lance_search(
     return found.column("_rowid").to_pylist(), found.column("_distance").to_numpy()
 
 
-def emulation_matches_lancedb(db_dir: Path) -> bool:
-    """Whether :func:`distances` gives LanceDB's flat-search distances bit for bit on this processor, over
-    random tables written to ``db_dir`` (an oracle apart from the app's own self-test: other tables, on
-    disk, searched through LanceDB's search)."""
+def emulation_matching_lancedb(db_dir: Path) -> Measure | None:
+    """The first of the app's emulations that gives LanceDB's flat-search distances bit for bit on this
+    processor, over random tables written to ``db_dir`` (an oracle apart from the app's own self-test:
+    other tables, on disk, searched through LanceDB's search), or ``None``."""
     rng = np.random.default_rng(7)
-    for dim in (8, 9, 24, 100, 384):
+    holding = list(EMULATIONS.values())
+    for dim in (8, 9, 16, 24, 29, 100, 384):
         matrix = rng.standard_normal((64, dim)).astype(np.float32)
         write_table(db_dir, f"random{dim}", matrix)
         query = rng.standard_normal(dim)
         for metric in METRICS:
             row_ids, expected = lance_search(db_dir, f"random{dim}", query, metric, len(matrix))
-            if distances(matrix[row_ids], query, metric).tobytes() != expected.astype(np.float32).tobytes():
-                return False
-    return True
+            wanted = expected.astype(np.float32).tobytes()
+            holding = [
+                measure for measure in holding if measure(matrix[row_ids], query, metric).tobytes() == wanted
+            ]
+    return holding[0] if holding else None
 
 
 @pytest.fixture(scope="session")
 def lance_measure(tmp_path_factory: pytest.TempPathFactory) -> Measure:
     """How the app measures exact search's candidates on this processor
-    (``core/session/lance_arithmetic.py``): the NumPy emulation where LanceDB sums as it repeats, LanceDB
-    itself elsewhere. Either way the answers must be LanceDB's. On an Intel processor the emulation must
-    hold (:func:`test_the_emulation_holds_on_the_processors_it_was_measured_on`)."""
-    holds = emulation_matches_lancedb(tmp_path_factory.mktemp("lance_here"))
-    return distances if holds else lancedb_distances
+    (``core/session/lance_arithmetic.py``): the NumPy emulation of the kernels LanceDB runs here, LanceDB
+    itself where none holds. Either way the answers must be LanceDB's. Where LanceDB runs the kernels the
+    emulations repeat, the right one must hold
+    (:func:`test_the_emulation_of_the_kernels_lancedb_runs_here_holds`)."""
+    return emulation_matching_lancedb(tmp_path_factory.mktemp("lance_here")) or lancedb_distances
 
 
-def test_the_emulation_holds_on_the_processors_it_was_measured_on(lance_measure: Measure) -> None:
-    """Elsewhere the app measures with LanceDB and the emulation's own tests are skipped: on the processors
-    it repeats, a change that breaks it must fail, not skip."""
-    if not processor.intel():
-        pytest.skip(f"the emulation was measured on Intel processors; this one is {processor.vendor()!r}")
-    assert lance_measure is distances
+def test_the_emulation_of_the_kernels_lancedb_runs_here_holds(lance_measure: Measure) -> None:
+    """Elsewhere (ARM) the app measures with LanceDB and the emulation's own tests are skipped: on the
+    processors they repeat, a change that breaks one must fail, not skip. Which kernels LanceDB runs is
+    told by the processor's features (AVX-512, or AVX2 with FMA)."""
+    kernels = processor.lancedb_kernels()
+    if kernels is None:
+        pytest.skip(f"LanceDB's kernels for this processor were not measured ({processor.vendor()!r})")
+    assert lance_measure is EMULATIONS[kernels]
 
 
 def skip_unless_emulated(lance_measure: Measure) -> None:
-    if lance_measure is not distances:
+    if lance_measure is lancedb_distances:
         pytest.skip("LanceDB sums in another order on this processor, and the app measures with LanceDB here")
 
 
@@ -161,8 +166,10 @@ def test_nearest_rows_and_ranks_are_lancedbs_order_and_distances(
                 assert rank_of(vectors, query, metric, position_of[row_id], measure=lance_measure) is None
 
 
-@pytest.mark.parametrize("dim", [3, 8, 13, 16, 17, 24, 31, 33, 100, 384])
+@pytest.mark.parametrize("dim", [3, 8, 13, 16, 17, 24, 29, 31, 33, 40, 100, 384])
 def test_distances_are_lancedbs_bit_for_bit(tmp_path: Path, dim: int, lance_measure: Measure) -> None:
+    """The emulation that holds here, at widths that take each of its paths (8 and 16 lanes, AVX2's chunk
+    of 8 after the 16s, leftovers)."""
     skip_unless_emulated(lance_measure)
     rng = np.random.default_rng(100 + dim)
     matrix = near_ties(rng.standard_normal((2, dim)) * rng.uniform(0.1, 10), rng, nudged=3)
@@ -171,9 +178,11 @@ def test_distances_are_lancedbs_bit_for_bit(tmp_path: Path, dim: int, lance_meas
     query = rng.standard_normal(dim)  # float64: LanceDB casts it to float32, and so must we
     for metric in METRICS:
         row_ids, expected = lance_search(tmp_path, "ties", query, metric, len(matrix))
-        assert distances(matrix[row_ids], query, metric).tobytes() == expected.astype(np.float32).tobytes()
+        assert (
+            lance_measure(matrix[row_ids], query, metric).tobytes() == expected.astype(np.float32).tobytes()
+        )
         left_out = sorted(set(range(len(matrix))) - set(row_ids))
-        assert np.isnan(distances(matrix[left_out], query, metric)).all()
+        assert np.isnan(lance_measure(matrix[left_out], query, metric)).all()
 
 
 @pytest.mark.parametrize(

@@ -1,17 +1,17 @@
-"""Whether LanceDB, on this processor, computes distances exactly as :mod:`lance_distance` repeats them.
+"""Which of :mod:`lance_distance`'s emulations, if any, computes distances exactly as LanceDB does here.
 
-:mod:`recall_gui.core.session.lance_distance` repeats LanceDB's float32 summation order as measured on
-Intel Xeon processors. Another processor (an AMD EPYC with AVX2 sums cosines otherwise; ARM) or another
+:mod:`recall_gui.core.session.lance_distance` repeats LanceDB's float32 summation order in the kernels it
+runs on two kinds of processor (with AVX-512, and with AVX2 alone). Another processor (ARM) or another
 build of LanceDB may sum in another order, and then rows closer than float32 resolution could come out in
-another order than LanceDB's. So the emulation is checked where the app runs: a near-tie self-test
-compares it, bit for bit, with LanceDB's own flat search over small tables held in memory (``memory://``:
-nothing is written anywhere), for every metric and for widths that take each of its code paths. The
-verdict is remembered in the app's cache folder per machine, processor and LanceDB version; when that
-folder cannot be written, the test simply runs again in the next process. It runs on a thread of its own,
-started once a session's first exact search has answered, so that it never slows that answer down (it
-keeps LanceDB busy for a while).
+another order than LanceDB's. So the emulations are checked where the app runs: a near-tie self-test
+compares them, bit for bit, with LanceDB's own flat search over small tables held in memory
+(``memory://``: nothing is written anywhere), for every metric and for widths that take each of their
+code paths. The verdict (the emulation that holds, or none) is remembered in the app's cache folder per
+machine, processor and LanceDB version; when that folder cannot be written, the test simply runs again in
+the next process. It runs on a thread of its own, started once a session's first exact search has
+answered, so that it never slows that answer down (it keeps LanceDB busy for a while).
 
-Until the verdict is known, and wherever the emulation does not hold, the distances of the few candidate
+Until the verdict is known, and wherever no emulation holds, the distances of the few candidate
 rows exact search ranks come from LanceDB itself (:func:`lancedb_distances`: a flat search over those
 rows alone), which orders them as LanceDB does on any processor. The candidates' bounds hold for any
 summation order (:func:`recall_gui.core.session.exact.rounding_slack`).
@@ -26,7 +26,7 @@ import logging
 import platform
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from importlib import metadata
 from pathlib import Path
@@ -38,14 +38,16 @@ import numpy.typing as npt
 from recall_gui.core.base.atomic import write_text_atomic
 from recall_gui.core.base.regular_files import read_regular
 from recall_gui.core.base.thread_priority import lower_this_thread
-from recall_gui.core.session import lance_distance
-from recall_gui.core.session.lance_distance import Measure
+from recall_gui.core.session.lance_distance import EMULATIONS, Measure
 
-#: Widths that take each path of the emulation: 8-lane and 16-lane sums, with and without leftovers.
-CHECKED_WIDTHS = (3, 8, 13, 16, 17, 33, 384, 1000)
+#: Widths that take each path of the emulations: 8-lane and 16-lane sums, with and without leftovers,
+#: and AVX2's chunk of 8 after the 16s, with and without leftovers after it.
+CHECKED_WIDTHS = (3, 8, 13, 16, 17, 29, 33, 384, 1000)
 METRICS = ("l2", "cosine", "dot")
-#: The file of verdicts in the cache folder (one per machine, processor and LanceDB version).
+#: The file of verdicts in the cache folder (one per machine, processor and LanceDB version): the name of
+#: the emulation that holds, or :data:`NONE_HOLDS`.
 VERDICTS_FILE = "lance-arithmetic.json"
+NONE_HOLDS = "none"
 #: The most of the verdicts file read: a verdict is a line, one per machine and version.
 VERDICTS_MAX_BYTES = 1 << 20
 #: How much lower than the app's other threads the self-test runs (nice values).
@@ -114,9 +116,11 @@ def near_ties(width: int, rng: np.random.Generator) -> npt.NDArray[np.float32]:
     return np.vstack([base, nudged, base[:2], scaled, faint, spread])
 
 
-def emulation_holds(emulation: Measure = lance_distance.distances, seed: int = 35) -> bool:
-    """Whether ``emulation`` gives LanceDB's distances bit for bit on the near-tie tables."""
+def holding_emulation(emulations: Mapping[str, Measure] = EMULATIONS, seed: int = 35) -> str | None:
+    """The first of ``emulations`` (by name) that gives LanceDB's distances bit for bit on the near-tie
+    tables, or ``None``."""
     rng = np.random.default_rng(seed)
+    holding = list(emulations)
     for width in CHECKED_WIDTHS:
         rows = near_ties(width, rng)
         queries = (rows[0] + np.float32(1e-4) * rng.standard_normal(width), rng.standard_normal(width))
@@ -124,11 +128,15 @@ def emulation_holds(emulation: Measure = lance_distance.distances, seed: int = 3
             for query in (np.asarray(q, np.float32) for q in queries):
                 for metric in METRICS:
                     expected = lancedb_measured(query, metric)
-                    got = emulation(rows, query, metric)
-                    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
-                    if not same.all():
-                        return False
-    return True
+                    measured = {name: emulations[name](rows, query, metric) for name in holding}
+                    holding = [name for name, got in measured.items() if _same(got, expected)]
+                    if not holding:
+                        return None
+    return holding[0]
+
+
+def _same(got: npt.NDArray[np.float32], expected: npt.NDArray[np.float32]) -> bool:
+    return bool(((got == expected) | (np.isnan(got) & np.isnan(expected))).all())
 
 
 def machine_key() -> str:
@@ -156,21 +164,22 @@ class LanceArithmetic:
     """The session's knowledge of LanceDB's arithmetic here: the verdict of the self-test (remembered in
     ``folder``), and the distances exact search ranks candidates by (:meth:`measure`)."""
 
-    def __init__(self, folder: Path, *, emulation: Measure = lance_distance.distances) -> None:
+    def __init__(self, folder: Path, *, emulations: Mapping[str, Measure] = EMULATIONS) -> None:
         self.folder = folder
-        self.emulation = emulation
+        self.emulations = emulations
         self._lock = threading.Lock()
-        self._verdict: Future[bool] | None = None
+        #: The name of the emulation that holds (``None``: none does).
+        self._verdict: Future[str | None] | None = None
         #: Whether this object ran the self-test (rather than reading a remembered verdict).
         self.tested = False
 
     @property
     def verdict(self) -> bool | None:
-        """Whether the emulation holds here; ``None`` while it is not known yet."""
+        """Whether an emulation holds here; ``None`` while it is not known yet."""
         verdict = self._verdict
         if verdict is None or not verdict.done():
             return None
-        return verdict.result()
+        return verdict.result() is not None
 
     def start(self) -> None:
         """Know the verdict: read it from the cache folder, or run the self-test, on a thread of its own
@@ -183,49 +192,53 @@ class LanceArithmetic:
         threading.Thread(target=self._check, name="recall-lance-arithmetic", daemon=False).start()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """The verdict, waiting for the self-test if it runs (started if need be)."""
+        """Whether an emulation holds, waiting for the self-test if it runs (started if need be)."""
         self.start()
         assert self._verdict is not None
-        return self._verdict.result(timeout)
+        return self._verdict.result(timeout) is not None
 
     def measure(self) -> Measure:
-        """How exact search measures its candidates: the emulation where it holds, LanceDB itself
-        where it does not or while that is not known yet."""
-        return self.emulation if self.verdict else lancedb_distances
+        """How exact search measures its candidates: the emulation that holds, LanceDB itself where none
+        does or while that is not known yet."""
+        verdict = self._verdict
+        name = verdict.result() if verdict is not None and verdict.done() else None
+        return self.emulations[name] if name is not None else lancedb_distances
 
     def _check(self) -> None:
         assert self._verdict is not None
         lower_this_thread(SELF_TEST_NICE_INCREMENT)  # the first searches, measured by LanceDB, go first
         try:
-            holds = self._find()
+            holding = self._find()
         except Exception as error:  # e.g. LanceDB cannot search in memory here: trust LanceDB's distances
             logger.warning("LanceDB's arithmetic could not be checked: %s", error)
-            holds = False
-        self._verdict.set_result(holds)  # set here alone, once: start() runs one check
+            holding = None
+        self._verdict.set_result(holding)  # set here alone, once: start() runs one check
 
-    def _find(self) -> bool:
+    def _find(self) -> str | None:
         remembered = self._remembered()
         if remembered is not None:
-            return remembered
+            return None if remembered == NONE_HOLDS else remembered
         self.tested = True
-        holds = emulation_holds(self.emulation)
-        if not holds:
+        holding = holding_emulation(self.emulations)
+        if holding is None:
             logger.info("LanceDB sums distances in another order here: candidates are measured by LanceDB")
-        self._remember(holds)
-        return holds
+        self._remember(holding or NONE_HOLDS)
+        return holding
 
-    def _remembered(self) -> bool | None:
-        if self.emulation is not lance_distance.distances:
-            return None  # only the verdict of this very emulation is remembered
+    def _remembered(self) -> str | None:
+        """The remembered verdict: an emulation's name or :data:`NONE_HOLDS` (anything else, such as an
+        earlier version's ``true`` or ``false``, is tested again)."""
+        if self.emulations is not EMULATIONS:
+            return None  # only the verdict of the app's own emulations is remembered
         try:
             data = json.loads(read_regular(self.folder / VERDICTS_FILE, VERDICTS_MAX_BYTES))
         except (OSError, ValueError):
             return None
         found = data.get(machine_key()) if isinstance(data, dict) else None
-        return found if isinstance(found, bool) else None
+        return found if found == NONE_HOLDS or found in EMULATIONS else None
 
-    def _remember(self, holds: bool) -> None:
-        if self.emulation is not lance_distance.distances:
+    def _remember(self, verdict: str) -> None:
+        if self.emulations is not EMULATIONS:
             return
         path = self.folder / VERDICTS_FILE
         try:
@@ -233,7 +246,7 @@ class LanceArithmetic:
         except (OSError, ValueError):
             data = {}
         data = data if isinstance(data, dict) else {}
-        data[machine_key()] = holds
+        data[machine_key()] = verdict
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             write_text_atomic(path, json.dumps(data, indent=1) + "\n")

@@ -1,13 +1,12 @@
 """LanceDB's flat-search distances, bit for bit, computed in NumPy float32.
 
-LanceDB (lancedb 0.40, lance-linalg 13, on the Intel Xeon processors it was measured on) computes every
-distance in float32 with its own summation order; rows whose distances differ below float32 resolution
-are ordered by that arithmetic, not by the exact values. These functions repeat it step by step, so
-that exact search in memory orders near-ties exactly as LanceDB does. Each step was measured against
-LanceDB itself (tests/core/test_lance_order.py). Other processors may sum in another order (on an AMD
-EPYC with AVX2, LanceDB's cosine does; so may ARM, or another build of LanceDB):
-:mod:`recall_gui.core.session.lance_arithmetic` checks where the app runs whether these functions hold, and
-where they do not, LanceDB measures the candidates itself:
+LanceDB (lancedb 0.40) computes every distance in float32 with its own summation order, in kernels it
+chooses by the processor's instructions; rows whose distances differ below float32 resolution are ordered
+by that arithmetic, not by the exact values. These functions repeat it step by step, so that exact search
+in memory orders near-ties exactly as LanceDB does. Each step was measured against LanceDB itself
+(tests/core/test_lance_order.py) on two kinds of processor, which differ in cosine alone
+(:data:`EMULATIONS`); :mod:`recall_gui.core.session.lance_arithmetic` checks where the app runs which one
+holds, and where none does (ARM, or another build of LanceDB), LanceDB measures the candidates itself:
 
 - the query is cast to float32;
 - ``l2`` and ``dot`` (the sum of ``(x - q)^2`` or of ``x q``): up to 16 dimensions, chunks of 8 are
@@ -15,11 +14,12 @@ where they do not, LanceDB measures the candidates itself:
   sum of the leftover terms (in order) is added; above 16 dimensions each term is rounded, accumulated in
   16 lanes chunk by chunk, the leftover terms summed in order, then the 16 lanes added to it in order;
 - ``dot`` distance: ``1 - x.q``;
-- ``cosine``: ``x.q``, ``x.x`` and ``q.q`` accumulated in 16 lanes with fused multiply-adds, the lanes
-  summed as a tree (:func:`_tree16`), then each leftover product added in order (for ``q.q``, the
-  leftover products' own sum); the distance is ``1 - (x.q / |q|) / |x|``. At 8 dimensions ``x.q`` and
-  ``x.x`` are 8-lane trees of the products instead. A zero row (or query) has no cosine distance: NaN,
-  and LanceDB leaves such rows out.
+- ``cosine`` with AVX-512 (measured on Intel Xeon processors): ``x.q``, ``x.x`` and ``q.q`` accumulated
+  in 16 lanes with fused multiply-adds, the lanes summed as a tree (:func:`_tree16`), then each leftover
+  product added in order (for ``q.q``, the leftover products' own sum); the distance is
+  ``1 - (x.q / |q|) / |x|``. At 8 dimensions ``x.q`` and ``x.x`` are 8-lane trees of the products
+  instead. A zero row (or query) has no cosine distance: NaN, and LanceDB leaves such rows out;
+- ``cosine`` with AVX2 and no AVX-512 (measured on an AMD EPYC): :func:`_cosine_avx2`.
 """
 
 from __future__ import annotations
@@ -36,10 +36,22 @@ Vectors = npt.NDArray[np.float32]
 Measure = Callable[[npt.NDArray[Any], npt.NDArray[Any], str], Vectors]
 
 _F32 = np.float32
+#: A kernel's cosine distance of each row to the query.
+Cosine = Callable[[Vectors, Vectors], Vectors]
 
 
 def distances(rows: npt.NDArray[Any], query: npt.NDArray[Any], metric: str) -> Vectors:
-    """LanceDB's float32 distance of each row of ``rows`` to ``query`` (NaN where it has none)."""
+    """LanceDB's float32 distance of each row of ``rows`` to ``query`` (NaN where it has none), as its
+    kernels for processors with AVX-512 compute it."""
+    return _distances(rows, query, metric, _cosine)
+
+
+def distances_avx2(rows: npt.NDArray[Any], query: npt.NDArray[Any], metric: str) -> Vectors:
+    """As :func:`distances`, as LanceDB's kernels for processors with AVX2 and no AVX-512 compute it."""
+    return _distances(rows, query, metric, _cosine_avx2)
+
+
+def _distances(rows: npt.NDArray[Any], query: npt.NDArray[Any], metric: str, cosine: Cosine) -> Vectors:
     x = np.ascontiguousarray(rows, dtype=_F32)
     if x.ndim != 2:
         raise ValueError("rows must be a matrix")
@@ -51,7 +63,7 @@ def distances(rows: npt.NDArray[Any], query: npt.NDArray[Any], metric: str) -> V
         if metric == "dot":
             return _F32(1) - _kernel_sum(x, np.broadcast_to(q, x.shape))
         if metric == "cosine":
-            return _cosine(x, q)
+            return cosine(x, q)
     raise ValueError(f"unknown metric {metric!r}")
 
 
@@ -87,6 +99,42 @@ def _cosine(x: Vectors, q: Vectors) -> Vectors:
         xy, yy = sums[:rows], sums[rows:-1]
     result: Vectors = _F32(1) - (xy / np.sqrt(q_square)) / np.sqrt(yy)
     return result
+
+
+def _cosine_avx2(x: Vectors, q: Vectors) -> Vectors:
+    """Cosine as LanceDB computes it with AVX2: ``|q|`` from 8 fused-multiply-add lanes (a tree) plus the
+    leftover squares in order; for each row, ``x.q`` and ``x.x`` from 16 such lanes (a tree), plus one
+    chunk of 8 products (a tree of them), plus the leftover terms summed in order; ``x.x``'s leftover sum
+    goes through a square root and back. At 8 and 16 dimensions, the products' tree alone."""
+    dim = x.shape[1]
+    eighths = dim // 8 * 8
+    q_square = _tree8(_fma_lanes(q[None, :eighths], q[None, :eighths], 8))[0] if eighths else _F32(0)
+    if dim > eighths:
+        q_square = q_square + _in_order(q[None, eighths:] * q[None, eighths:])[0]
+    q_norm = np.sqrt(q_square)
+    if dim in (8, 16):
+        tree = _tree8 if dim == 8 else _tree16
+        result: Vectors = _F32(1) - tree(x * q) / q_norm / np.sqrt(tree(x * x))
+        return result
+    xy = _sixteens_and_eight(x, np.broadcast_to(q, x.shape))
+    xx = _sixteens_and_eight(x, x)
+    if dim > eighths:
+        xy = xy + _in_order(x[:, eighths:] * q[eighths:])
+        leftover = np.sqrt(_in_order(x[:, eighths:] * x[:, eighths:]))
+        xx = xx + leftover * leftover
+    result = _F32(1) - xy / q_norm / np.sqrt(xx)
+    return result
+
+
+def _sixteens_and_eight(a: Vectors, b: npt.NDArray[np.float32]) -> Vectors:
+    """The AVX2 cosine's vector part: 16 fused-multiply-add lanes over the chunks of 16 (a tree), plus a
+    tree of the next 8 products when there are 8 more."""
+    rows, dim = a.shape
+    sixteens, eighths = dim // 16 * 16, dim // 8 * 8
+    total = _tree16(_fma_lanes(a[:, :sixteens], b[:, :sixteens], 16)) if sixteens else np.zeros(rows, _F32)
+    if eighths > sixteens:
+        total = total + _tree8(a[:, sixteens:eighths] * b[:, sixteens:eighths])
+    return total
 
 
 def _in_order(terms: Vectors) -> Vectors:
@@ -166,3 +214,7 @@ def _fma(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32], c: Vectors) -> 
         total[inexact] = np.nextafter(total[inexact], np.copysign(np.inf, error[inexact]))
     rounded: Vectors = total.astype(_F32)
     return rounded
+
+
+#: The emulations, by the kernels LanceDB runs (which one holds here: :mod:`lance_arithmetic`).
+EMULATIONS: dict[str, Measure] = {"avx512": distances, "avx2": distances_avx2}
