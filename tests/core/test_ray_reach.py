@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from recall_gui.core.base.errors import RecallError
@@ -61,6 +62,48 @@ def test_ray_reach_is_the_local_report(
     assert without_times(on_ray) == without_times(local)
     assert local.metric == metric and len(local.unreachable) >= 5
     assert snapshot_tree(planted.db_dir) == before
+
+
+@pytest.mark.ray
+def test_ray_measures_near_ties_as_the_drivers_verdict_says_as_the_local_engine_does(
+    ray_address: str, tmp_path: Path
+) -> None:
+    """Near-ties come out in the order of the measure the driver's self-test chose, on Ray as locally:
+    here a verdict that a summation LanceDB does not use holds, so that both leave LanceDB's order."""
+    from recall_gui.core.reach.reach_search import rank_queries
+    from recall_gui.core.session.lance_arithmetic import LanceArithmetic
+    from recall_gui.core.session.lance_distance import Measure
+    from recall_gui.core.session.session import Session
+    from recall_gui.core.storage.target import TableOptions, TableTarget
+    from tests.core.test_lance_arithmetic import summed_backwards
+    from tests.core.test_lance_order import METRICS, lance_search, near_ties, write_table
+
+    class BackwardsHolds(LanceArithmetic):
+        def measure(self) -> Measure:
+            return summed_backwards
+
+    rng = np.random.default_rng(16)
+    bases = rng.standard_normal((3, 384)).astype(np.float32)
+    write_table(tmp_path / "db", "ties", near_ties(bases, rng, nudged=12))
+    queries = np.stack([bases[0], bases[1] + np.float32(1e-3) * rng.standard_normal(384).astype(np.float32)])
+
+    async def ranked(metric: str) -> tuple[Any, Any]:
+        async with Session() as session:
+            session.arithmetic = BackwardsHolds(tmp_path / "cache")
+            options = TableOptions(metric=metric)
+            opened = await session.tables.open(TableTarget(str(tmp_path / "db"), "ties", options))
+            asked = {"limit": 10, "depth": 30, "options": options}
+            local = await rank_queries(session, opened, queries, None, **asked)
+            return local, await rank_queries_on_ray(session, opened, queries, None, **asked)
+
+    left_lancedbs_order = []
+    for metric in METRICS:
+        local, on_ray = asyncio.run(ranked(metric))
+        assert [rows.tolist() for rows in on_ray.results] == [rows.tolist() for rows in local.results], metric
+        for number, query in enumerate(queries):
+            expected, _ = lance_search(tmp_path / "db", "ties", query, metric, 10)
+            left_lancedbs_order.append(local.results[number].tolist() != expected)
+    assert any(left_lancedbs_order)  # the premise: the measure given decides the order
 
 
 @pytest.mark.process

@@ -38,6 +38,7 @@ from recall_gui.core.registry.registry_types import DatabaseEntry
 from recall_gui.core.search.harness import Harness
 from recall_gui.core.search.nearest import index_for
 from recall_gui.core.session.exact import VectorMatrix, nearest_rows_many
+from recall_gui.core.session.lance_distance import Measure
 from recall_gui.core.session.session import Session
 from recall_gui.core.storage.open_table import metric_for
 from recall_gui.core.storage.target import TableTarget
@@ -79,6 +80,8 @@ async def rank_queries_on_ray(
             hint="Use --engine local for a table with a vector index.",
         )
     cancel = threading.Event()
+    # The driver's verdict on LanceDB's arithmetic, asked per job as the local engine asks it.
+    measure = session.arithmetic.measure()
     ranked_on_ray = functools.partial(
         _ranked_on_ray,
         uri=lance_uri(TableTarget(opened.uri, opened.name)),
@@ -88,6 +91,7 @@ async def rank_queries_on_ray(
         queries=np.ascontiguousarray(queries, dtype=np.float32),
         metric=metric,
         depth=max(depth, limit),
+        measure=measure,
         cancel=cancel,
     )
     if on_progress is not None:
@@ -100,6 +104,7 @@ async def rank_queries_on_ray(
         cancel.set()
         job.add_done_callback(lambda done: done.cancelled() or done.exception())
         raise
+    session.arithmetic.start()  # once a job has answered, as the local engine starts it
     if on_progress is not None:
         on_progress(len(queries), len(queries))
     return Ranking([rows[:limit] for rows in deep], places(deep, owners), metric, "exact")
@@ -124,6 +129,7 @@ def _ranked_on_ray(
     queries: npt.NDArray[np.float32],
     metric: str,
     depth: int,
+    measure: Measure,
     cancel: threading.Event,
 ) -> list[RowIds]:
     """The Ray job (blocking): each block's first ``depth`` rows per query, merged."""
@@ -132,7 +138,7 @@ def _ranked_on_ray(
     try:
         table = read_vectors(uri, storage_options, version, vector)
         ranking = functools.partial(
-            _block_best, vector=vector, queries=ray.put(queries), metric=metric, depth=depth
+            _block_best, vector=vector, queries=ray.put(queries), metric=metric, depth=depth, measure=measure
         )
         found = table.map_batches(ranking, batch_format="pyarrow", batch_size=BLOCK_ROWS)
         best: _Best | None = None
@@ -148,8 +154,11 @@ def _ranked_on_ray(
     return _lists(best, len(queries))
 
 
-def _block_best(batch: pa.Table, *, vector: str, queries: Any, metric: str, depth: int) -> pa.Table:
-    """One block's rows ranked for every query (the local exact code): its first ``depth`` per query."""
+def _block_best(
+    batch: pa.Table, *, vector: str, queries: Any, metric: str, depth: int, measure: Measure
+) -> pa.Table:
+    """One block's rows ranked for every query (the local exact code, its candidates measured by
+    ``measure``): its first ``depth`` per query."""
     import pyarrow as pa
     import ray
 
@@ -158,7 +167,7 @@ def _block_best(batch: pa.Table, *, vector: str, queries: Any, metric: str, dept
     kept = usable | zero  # rows of zero length stay: the exact ranking leaves them out of a cosine search
     row_ids = batch.column("_rowid").to_numpy().astype(np.uint64)
     held = VectorMatrix.build(np.ascontiguousarray(matrix[kept]), row_ids[kept])
-    answers = nearest_rows_many(held, asked, metric, [depth] * len(asked))
+    answers = nearest_rows_many(held, asked, metric, [depth] * len(asked), measure=measure)
     numbers = np.concatenate(
         [np.full(len(p), n, np.int32) for n, (p, _d) in enumerate(answers)] or [np.empty(0, np.int32)]
     )
