@@ -20,6 +20,7 @@ import pytest
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
 from tests.owners import AfterModules, Made, collector_sees_only_new
 from tests.run_ray import RunRay
+from tests.s3server import RunMoto
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -46,6 +47,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 _MADE = Made()
 _AFTER_MODULES = AfterModules()
 _RUN_RAY = RunRay()
+_RUN_MOTO = RunMoto()
+#: The test modules that use the moto server (filled at collection).
+_MOTO_MODULES: set[Path] = set()
 _FAILED = pytest.StashKey[bool]()
 
 
@@ -56,6 +60,8 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     result = yield
     if _RUN_RAY.running and (nextitem is None or not _uses_ray(nextitem)):
         _RUN_RAY.stop()
+    if _RUN_MOTO.running and (nextitem is None or nextitem.path not in _MOTO_MODULES):
+        _RUN_MOTO.stop()
     if nextitem is None or nextitem.path != item.path:
         _AFTER_MODULES.after_module()
     return result
@@ -249,16 +255,13 @@ def fake_provider(embedder: Any) -> Iterator[Any]:
     server.close()
 
 
-@pytest.fixture(scope="session")
-def moto_server() -> Iterator[Any]:
-    """One moto S3 server on 127.0.0.1 for the run (skipped when moto[server] is not installed)."""
+@pytest.fixture
+def moto_server() -> Any:
+    """The worker's moto S3 server on 127.0.0.1, shared by the tests of the modules that use it in turn
+    (``_RUN_MOTO``; skipped when moto[server] is not installed)."""
     pytest.importorskip("moto.server", reason="moto[server] is in the test extra")
     pytest.importorskip("boto3", reason="boto3 is in the test extra")
-    from tests.s3server import MotoServer
-
-    server = MotoServer()
-    yield server
-    server.close()
+    return _RUN_MOTO.server()
 
 
 @pytest.fixture
@@ -401,6 +404,16 @@ NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
 #: Tests that share what is costly to build, each group run on one worker (``--dist loadgroup``): the demo
 #: is built, and the run's Ray started, once a run rather than once a worker (and one Ray at a time).
 SHARED_BUILDS = {"demo": frozenset({"demo_build", "kb_100k"}), "ray": frozenset({"ray_address"})}
+#: Modules whose tests start the whole app in a process of its own (a window and its MCP server, 0.3-0.6 GB):
+#: a group of their own, so that two never run at once beside the two workers (the run's memory peak).
+ONE_WINDOW_AT_A_TIME = frozenset(
+    {
+        "tests/packaging/test_wheel.py",
+        "tests/qt/test_smoke.py",
+        "tests/qt/test_trust_read_only.py",
+        "tests/qt/test_trust_shortcuts.py",
+    }
+)
 
 
 def _uses_ray(item: pytest.Item) -> bool:
@@ -413,12 +426,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         ray = item.get_closest_marker("ray") is not None
+        if "moto_server" in fixtures:
+            _MOTO_MODULES.add(item.path)
         if PROCESS_FIXTURES.intersection(fixtures) or ray:
             item.add_marker(pytest.mark.process)
         for group, needs in SHARED_BUILDS.items():
             if needs.intersection(fixtures) or (group == "ray" and ray):
                 item.add_marker(pytest.mark.xdist_group(group))
                 break
+        else:
+            if item.path.relative_to(config.rootpath).as_posix() in ONE_WINDOW_AT_A_TIME:
+                item.add_marker(pytest.mark.xdist_group("windows"))
 
 
 @pytest.fixture(autouse=True)
@@ -474,6 +492,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _RUN_RAY.stop()  # a run stopped early (-x, Ctrl+C) may end within the Ray tests
+    _RUN_MOTO.stop()
     if _unlisted_skips:
         print(f"\n{len(_unlisted_skips)} skip(s) not on {_ALLOWED_SKIPS.name} ({STRICT_SKIPS_ENV}=1):")
         for line in _unlisted_skips:

@@ -88,6 +88,31 @@ class MotoServer:
             self._process.wait()
 
 
+class RunMoto:
+    """A worker's moto server while the tests that use it run: started by the first of them and stopped
+    after the last test of a module that uses it when the next module does not (kept to the end of the
+    run, each worker's held ~60 MB through the tests of windows that followed)."""
+
+    def __init__(self) -> None:
+        self._server: MotoServer | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def server(self) -> MotoServer:
+        """The running server, started first if it is not running."""
+        if self._server is None:
+            self._server = MotoServer()
+        return self._server
+
+    def stop(self) -> None:
+        """Stop the server this started (nothing when it is not running)."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+
+
 class StoppableProxy:
     """A TCP relay from a fixed 127.0.0.1 port to ``target_port`` that can go down and come back."""
 

@@ -44,3 +44,10 @@ def test_a_groups_tests_in_two_files_run_on_one_worker(tmp_path: Path) -> None:
     }
     assert len(re.findall(r"PASSED \S+::test_grouped", done.stdout)) == 8, done.stdout
     assert len(workers) == 1, done.stdout
+
+
+def test_the_modules_run_one_window_at_a_time_are_there() -> None:
+    from tests.conftest import ONE_WINDOW_AT_A_TIME
+
+    root = Path(__file__).resolve().parents[2]
+    assert all((root / module).is_file() for module in ONE_WINDOW_AT_A_TIME), ONE_WINDOW_AT_A_TIME
