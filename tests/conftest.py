@@ -421,6 +421,11 @@ def _uses_ray(item: pytest.Item) -> bool:
     return "ray_address" in getattr(item, "fixturenames", ()) or item.get_closest_marker("ray") is not None
 
 
+def _in_module(item: pytest.Item, root: Path, modules: frozenset[str]) -> bool:
+    """Whether the test is in one of ``modules`` (paths from the repository's root)."""
+    return item.path.is_relative_to(root) and item.path.relative_to(root).as_posix() in modules
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's, which files each test of a group under its group
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
@@ -435,7 +440,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.xdist_group(group))
                 break
         else:
-            if item.path.relative_to(config.rootpath).as_posix() in ONE_WINDOW_AT_A_TIME:
+            if _in_module(item, config.rootpath, ONE_WINDOW_AT_A_TIME):
                 item.add_marker(pytest.mark.xdist_group("windows"))
 
 
