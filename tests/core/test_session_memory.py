@@ -1,6 +1,6 @@
 """What a loaded model keeps in memory after embedding: onnxruntime's memory arena would keep what the
-largest batch took for as long as the session lives (a window or a server, for hours); the app's sessions
-have none, so the process gives it back."""
+largest batch took for as long as the session lives (a window or a server, for hours); the app's runs of
+more than a long query's tokens shrink it, so the process gives that memory back."""
 
 from __future__ import annotations
 
