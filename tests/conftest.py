@@ -55,8 +55,9 @@ _FAILED = pytest.StashKey[bool]()
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-    """After the last test that uses the run's Ray, Ray stops; after a module's last test and its fixtures,
-    the process's housekeeping (tests/owners.py)."""
+    """After the last test that uses the run's Ray, Ray stops, and the worker's moto server after the last
+    module that uses it; after a module's last test and its fixtures, the process's housekeeping
+    (tests/owners.py)."""
     result = yield
     if _RUN_RAY.running and (nextitem is None or not _uses_ray(nextitem)):
         _RUN_RAY.stop()

@@ -90,8 +90,8 @@ class MotoServer:
 
 class RunMoto:
     """A worker's moto server while the tests that use it run: started by the first of them and stopped
-    after the last test of a module that uses it when the next module does not (kept to the end of the
-    run, each worker's held ~60 MB through the tests of windows that followed)."""
+    after the last test of a module that uses it when the next module does not. (Kept to the end of the
+    run before, each worker's held ~60 MB through the window tests that followed.)"""
 
     def __init__(self) -> None:
         self._server: MotoServer | None = None
