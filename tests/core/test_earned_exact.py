@@ -116,6 +116,7 @@ def counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[An
     return calls
 
 
+@pytest.mark.slow
 def test_a_verdict_is_kept_so_neither_a_probe_nor_a_failed_load_is_paid_twice(
     in_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

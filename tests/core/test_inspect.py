@@ -298,6 +298,7 @@ def test_the_pca_map_is_the_vectors_two_leading_components(history: History) -> 
     assert placed == pytest.approx(tuple(table_map.positions[points[0]]), abs=1e-4)
 
 
+@pytest.mark.slow
 def test_the_t_sne_map_is_the_same_for_a_seed_and_kept_per_version(perturbed: Any, tmp_path: Path) -> None:
     from recall_gui.core.base.paths import app_cache_dir
     from recall_gui.core.inspect.table_map import build_map

@@ -470,6 +470,7 @@ def check_registry_dir(directory: Path) -> None:
     load_registry(directory)  # and whatever was saved reads back
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(dbs=dbs_documents, active=active_documents)
 def test_any_json_in_the_registry_files_is_handled(tmp_path: Path, dbs: Any, active: Any) -> None:

@@ -130,6 +130,7 @@ def test_a_broken_text_fails_as_in_json_loads_or_decodes_alike(
     assert outcome(broken, piecewise_bytes=0) == standard(broken)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(text=json_texts())
 def test_the_dbs_elements_are_given_as_written_in_the_text(text: str) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from PySide6.QtGui import QGuiApplication, QTextCursor
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton
 
@@ -35,6 +36,13 @@ def search(window: Any, loop: asyncio.AbstractEventLoop, query: str, limit: int)
     knowledge.query_bar.query_edit.setText(query)
     knowledge.query_bar.limit_spin.setValue(limit)
     run(loop, knowledge.searching.search(knowledge.read_inputs()))
+
+
+@pytest.fixture(scope="module")
+def manuals(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> KnowledgeBase:
+    """Whole documents as cosh writes them, three of them longer than the model reads (built once: the
+    window only reads them)."""
+    return whole_documents(tmp_path_factory.mktemp("manuals"), embedder)
 
 
 def shown_rows(window: Any) -> list[tuple[str, str]]:
@@ -102,10 +110,9 @@ def open_manual(window: Any, loop: asyncio.AbstractEventLoop) -> QPlainTextEdit:
 
 
 def test_the_entry_view_marks_where_the_model_stopped_reading(
-    tmp_path: Path, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+    manuals: KnowledgeBase, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
-    kb = whole_documents(tmp_path, embedder)
-    window = open_window(kb.registry_dir)
+    window = open_window(manuals.registry_dir)
     view = open_manual(window, loop)
     lines = view.toPlainText().split("\n")
     marker = next(n for n, line in enumerate(lines) if MARKER_TEXT in line)
@@ -138,10 +145,9 @@ def test_the_entry_view_marks_where_the_model_stopped_reading(
 
 
 def test_the_query_box_says_where_a_long_query_was_cut(
-    tmp_path: Path, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+    manuals: KnowledgeBase, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
-    kb = whole_documents(tmp_path, embedder)
-    window = open_window(kb.registry_dir)
+    window = open_window(manuals.registry_dir)
     note = window.knowledge.query_bar.findChild(QLabel, "queryReadNote")
     search(window, loop, "list directory contents", 3)
     assert not note.isVisible()
@@ -175,15 +181,14 @@ def test_exports_carry_each_rows_content_sha256_where_ids_repeat(
 
 
 def test_the_health_page_says_what_the_model_reads_of_the_table(
-    tmp_path: Path, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
+    manuals: KnowledgeBase, embedder: Any, open_window: WindowFactory, loop: asyncio.AbstractEventLoop
 ) -> None:
     from PySide6.QtWidgets import QTreeWidget
 
     from tests.qt.conftest import waiting_for
     from tests.qt.test_health_page import tree_texts
 
-    kb = whole_documents(tmp_path, embedder)
-    window = open_window(kb.registry_dir)
+    window = open_window(manuals.registry_dir)
     page = window.health
     window.pages.setCurrentWidget(page)
     with waiting_for(loop, page.reportFinished):
@@ -196,6 +201,6 @@ def test_the_health_page_says_what_the_model_reads_of_the_table(
         f"AllMiniLML6V2 reads the first {limit:,} tokens of each entry: 3 of 9 rows are longer"
     )
     assert sections["Ids that repeat"][0].startswith(
-        f"Ids repeat in this table: all {len(kb.ids)} rows share"
+        f"Ids repeat in this table: all {len(manuals.ids)} rows share"
     )
     assert "need a look" in page.note.message

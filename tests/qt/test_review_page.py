@@ -125,6 +125,7 @@ def shown_sha(page: ReviewPage) -> str:
     return sha(page.entry_view.content.toPlainText())
 
 
+@pytest.mark.slow
 def test_a_new_user_reviews_from_the_keyboard_closes_and_goes_on_where_they_stopped(
     reviewed_window: Any, loop: asyncio.AbstractEventLoop, tmp_path: Path, data_dir: Path
 ) -> None:
