@@ -73,9 +73,11 @@ unit test-fast test-core: export PYTHONDONTWRITEBYTECODE :=
 
 # The inner loop: every test that starts no process (no command run as a user runs it, no server, no Ray,
 # no demo build, no model download) and is not marked slow, in a few minutes. A test that starts a process
-# unmarked fails here.
+# unmarked fails here. Three workers on two cores: these tests wait on the window's signals and the app's
+# threads a good part of their time, which a third worker fills (docs/TESTING.md).
+FAST_WORKERS ?= 3
 test-fast: $(TEST_STAMP)
-	RECALL_GUI_NO_PROCESSES=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(PYTEST_WORKERS) \
+	RECALL_GUI_NO_PROCESSES=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -n $(FAST_WORKERS) \
 		-m "not process and not slow" -q
 
 # The core without Qt: tests/core in a venv of its own where PySide6, qasync and pyqtgraph are not
