@@ -6,22 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import psutil
-
 from recall_gui.core.base.heap import release_free_memory
+from tests.owners import resident_mb
 
 #: Eight texts cut at 512 tokens: without the shrink, onnxruntime's arena kept ~0.2 GB of the batch here.
 LONG_TEXTS = [" ".join(f"word{word} text{number}" for word in range(300)) for number in range(8)]
 
 
-def resident_mb() -> int:
+def trimmed_resident_mb() -> int:
     release_free_memory()  # the C heap's free pages go back, as the app does after big jobs
-    return int(psutil.Process().memory_info().rss >> 20)
+    return resident_mb()
 
 
 def test_a_batch_of_long_texts_leaves_no_memory_with_the_model(embedder: Any) -> None:
     embedder.embed_many(LONG_TEXTS[:1])  # the session's first run allocates once for good
-    before = resident_mb()
+    before = trimmed_resident_mb()
     vectors = embedder.embed_many(LONG_TEXTS)
     assert len(vectors) == len(LONG_TEXTS)
-    assert resident_mb() - before < 100, before
+    assert trimmed_resident_mb() - before < 100, before
