@@ -405,11 +405,17 @@ NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
 #: Tests that share what is costly to build, each group run on one worker (``--dist loadgroup``): the demo
 #: is built, and the run's Ray started, once a run rather than once a worker (and one Ray at a time).
 SHARED_BUILDS = {"demo": frozenset({"demo_build", "kb_100k"}), "ray": frozenset({"ray_address"})}
-#: Modules whose tests start the whole app in a process of its own (a window and its MCP server, 0.3-0.6 GB):
-#: a group of their own, so that two never run at once beside the two workers (the run's memory peak).
-ONE_WINDOW_AT_A_TIME = frozenset(
+#: Modules whose tests keep the whole app running in a process of its own beside their worker (a window, or
+#: the MCP server as an agent starts it: 0.25-0.6 GB each): every module of ``APP_PROCESS_FOLDER`` and these.
+#: They form one group, so that two such processes never run at once beside the two workers (the run's
+#: memory peak).
+APP_PROCESS_FOLDER = "tests/mcp/"
+APP_PROCESS_MODULES = frozenset(
     {
+        "tests/core/test_exact_model.py",
+        "tests/core/test_stand_in_said.py",
         "tests/packaging/test_wheel.py",
+        "tests/qt/test_agent_view.py",
         "tests/qt/test_smoke.py",
         "tests/qt/test_trust_read_only.py",
         "tests/qt/test_trust_shortcuts.py",
@@ -422,9 +428,12 @@ def _uses_ray(item: pytest.Item) -> bool:
     return "ray_address" in getattr(item, "fixturenames", ()) or item.get_closest_marker("ray") is not None
 
 
-def _in_module(item: pytest.Item, root: Path, modules: frozenset[str]) -> bool:
-    """Whether the test is in one of ``modules`` (paths from the repository's root)."""
-    return item.path.is_relative_to(root) and item.path.relative_to(root).as_posix() in modules
+def _keeps_the_app_running(item: pytest.Item, root: Path) -> bool:
+    """Whether the test is in one of the modules that keep the app running beside their worker."""
+    if not item.path.is_relative_to(root):
+        return False
+    module = item.path.relative_to(root).as_posix()
+    return module in APP_PROCESS_MODULES or module.startswith(APP_PROCESS_FOLDER)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's, which files each test of a group under its group
@@ -441,8 +450,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.xdist_group(group))
                 break
         else:
-            if _in_module(item, config.rootpath, ONE_WINDOW_AT_A_TIME):
-                item.add_marker(pytest.mark.xdist_group("windows"))
+            if _keeps_the_app_running(item, config.rootpath):
+                item.add_marker(pytest.mark.xdist_group("app-processes"))
 
 
 @pytest.fixture(autouse=True)

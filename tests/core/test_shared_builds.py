@@ -46,8 +46,18 @@ def test_a_groups_tests_in_two_files_run_on_one_worker(tmp_path: Path) -> None:
     assert len(workers) == 1, done.stdout
 
 
-def test_the_modules_run_one_window_at_a_time_are_there() -> None:
-    from tests.conftest import ONE_WINDOW_AT_A_TIME
+def test_every_module_that_keeps_the_app_running_is_in_its_group() -> None:
+    """The listed modules are there, and every module that keeps an MCP server up the way an agent starts
+    it (tests/mcp/live.py's ``live_session``) is among the group's."""
+    from tests.conftest import APP_PROCESS_FOLDER, APP_PROCESS_MODULES
 
     root = Path(__file__).resolve().parents[2]
-    assert all((root / module).is_file() for module in ONE_WINDOW_AT_A_TIME), ONE_WINDOW_AT_A_TIME
+    assert all((root / module).is_file() for module in APP_PROCESS_MODULES), APP_PROCESS_MODULES
+    servers = {
+        path.relative_to(root).as_posix()
+        for path in (root / "tests").rglob("test_*.py")
+        if path != Path(__file__).resolve() and "live_session(" in path.read_text(encoding="utf-8")
+    }
+    assert len(servers) > 5, servers
+    outside = {module for module in servers if not module.startswith(APP_PROCESS_FOLDER)}
+    assert outside <= APP_PROCESS_MODULES, outside - APP_PROCESS_MODULES
