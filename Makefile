@@ -56,8 +56,8 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/python -m mypy
 
-# Two workers (pytest-xdist; the tests that share the demo's build or the run's Ray each on one worker:
-# tests/conftest.py's SHARED_BUILDS); branch coverage of every module, reported, and the modules of
+# Two workers (pytest-xdist; the tests that keep something big beside the workers all on one worker:
+# tests/conftest.py's ONE_WORKER group); branch coverage of every module, reported, and the modules of
 # tests/full_coverage.txt held at 100% (tests/check_coverage.py).
 PYTEST_WORKERS ?= 2
 unit: $(TEST_STAMP)

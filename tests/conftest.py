@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.kbtools import PASSAGES, KnowledgeBase, cosh_entry, write_lance_table, write_registry
-from tests.owners import AfterModules, Made, collector_sees_only_new
+from tests.owners import Housekeeping, Made, collector_sees_only_new
 from tests.run_ray import RunRay
 from tests.s3server import RunMoto
 
@@ -45,7 +45,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 
 _MADE = Made()
-_AFTER_MODULES = AfterModules()
+_HOUSEKEEPING = Housekeeping()
 _RUN_RAY = RunRay()
 _RUN_MOTO = RunMoto()
 #: The test modules that use the moto server (filled at collection).
@@ -56,15 +56,17 @@ _FAILED = pytest.StashKey[bool]()
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     """After the last test that uses the run's Ray, Ray stops, and the worker's moto server after the last
-    module that uses it; after a module's last test and its fixtures, the process's housekeeping
-    (tests/owners.py)."""
+    module that uses it; after each test, and after a module's last test and its fixtures, the process's
+    housekeeping (tests/owners.py)."""
     result = yield
     if _RUN_RAY.running and (nextitem is None or not _uses_ray(nextitem)):
         _RUN_RAY.stop()
     if _RUN_MOTO.running and (nextitem is None or nextitem.path not in _MOTO_MODULES):
         _RUN_MOTO.stop()
     if nextitem is None or nextitem.path != item.path:
-        _AFTER_MODULES.after_module()
+        _HOUSEKEEPING.after_module()
+    else:
+        _HOUSEKEEPING.after_test()
     return result
 
 
@@ -402,13 +404,15 @@ PROCESS_FIXTURES = frozenset({"demo_build", "kb_100k", "moto_server", "s3", "ray
 NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
 
 
-#: Tests that share what is costly to build, each group run on one worker (``--dist loadgroup``): the demo
-#: is built, and the run's Ray started, once a run rather than once a worker (and one Ray at a time).
-SHARED_BUILDS = {"demo": frozenset({"demo_build", "kb_100k"}), "ray": frozenset({"ray_address"})}
-#: Modules whose tests keep the whole app running in a process of its own beside their worker (a window, or
-#: the MCP server as an agent starts it: 0.25-0.6 GB each): every module of ``APP_PROCESS_FOLDER`` and these.
-#: They form one group, so that two such processes never run at once beside the two workers (the run's
-#: memory peak).
+#: The tests that keep something big beside the workers run on one worker, one after another (``--dist
+#: loadgroup``, the group ``ONE_WORKER``), so that no two of them meet beside the two workers (the run's
+#: memory peak): those that use a fixture of ``ONE_WORKER_FIXTURES`` (the demo's build and the 100k-row
+#: table, then built once a run rather than once a worker; the run's Ray, about 1.5 GB of processes while a
+#: job runs) or a Ray of their own, and those that keep the whole app running in a process of its own (a
+#: window, or the MCP server as an agent starts it: 0.25-0.6 GB each): every module of
+#: ``APP_PROCESS_FOLDER``, and ``APP_PROCESS_MODULES``.
+ONE_WORKER = "one-worker"
+ONE_WORKER_FIXTURES = frozenset({"demo_build", "kb_100k", "ray_address"})
 APP_PROCESS_FOLDER = "tests/mcp/"
 APP_PROCESS_MODULES = frozenset(
     {
@@ -445,13 +449,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             _MOTO_MODULES.add(item.path)
         if PROCESS_FIXTURES.intersection(fixtures) or ray:
             item.add_marker(pytest.mark.process)
-        for group, needs in SHARED_BUILDS.items():
-            if needs.intersection(fixtures) or (group == "ray" and ray):
-                item.add_marker(pytest.mark.xdist_group(group))
-                break
-        else:
-            if _keeps_the_app_running(item, config.rootpath):
-                item.add_marker(pytest.mark.xdist_group("app-processes"))
+        if ONE_WORKER_FIXTURES.intersection(fixtures) or ray or _keeps_the_app_running(item, config.rootpath):
+            item.add_marker(pytest.mark.xdist_group(ONE_WORKER))
 
 
 @pytest.fixture(autouse=True)

@@ -107,27 +107,44 @@ def resident_mb() -> int:
     return int(psutil.Process().memory_info().rss >> 20)
 
 
-class AfterModules:
-    """Housekeeping after each test module: the C heap's free pages go back to the system (glibc kept
-    250-350 MB of them after a module of model or table tests), and once the process has grown by
-    ``growth_mb`` since the last full collection, another one frees what a module's fixtures left in
+class Housekeeping:
+    """Housekeeping after each test and each test module.
+
+    After a test that left the process ``trim_mb`` larger than the last trim did, the C heap's free pages
+    go back to the system (glibc kept 100-230 MB after a test's long batches until its module ended), and
+    after every module too (250-350 MB after a module of model or table tests). Once the process has grown
+    by ``growth_mb`` since the last full collection, a module's end also frees what its fixtures left in
     reference cycles (the check after each test collects only what that test made). A full pass over a
     run's heap takes 0.3-0.5 s: after every module, it was a fifth of `make test-fast`."""
 
-    def __init__(self, growth_mb: int = 100, resident: Callable[[], int] = resident_mb) -> None:
-        self.growth_mb = growth_mb
+    def __init__(
+        self,
+        growth_mb: int = 100,
+        trim_mb: int = 50,
+        resident: Callable[[], int] = resident_mb,
+        release: Callable[[], None] = release_free_memory,
+    ) -> None:
+        self.growth_mb, self.trim_mb = growth_mb, trim_mb
         self.full_collections = 0
-        self._resident = resident
+        self._resident, self._release = resident, release
         self._after_last_full: int | None = None
+        self._after_last_trim: int | None = None
+
+    def after_test(self) -> None:
+        if self._after_last_trim is None or self._resident() > self._after_last_trim + self.trim_mb:
+            self._trim()
 
     def after_module(self) -> None:
-        release_free_memory()
-        now = self._resident()
+        now = self._trim()
         if self._after_last_full is None or now > self._after_last_full + self.growth_mb:
             gc.collect()
             self.full_collections += 1
-            release_free_memory()
-            self._after_last_full = self._resident()
+            self._after_last_full = self._trim()
+
+    def _trim(self) -> int:
+        self._release()
+        self._after_last_trim = self._resident()
+        return self._after_last_trim
 
 
 def _alive(refs: list[weakref.ref[Any]]) -> list[Any]:

@@ -8,7 +8,7 @@ import gc
 import weakref
 from typing import Any
 
-from tests.owners import AfterModules, Made, collector_sees_only_new
+from tests.owners import Housekeeping, Made, collector_sees_only_new
 
 
 class Owner:
@@ -73,7 +73,7 @@ def cycle() -> weakref.ref[Owner]:
 
 def test_after_a_module_a_full_collection_runs_only_once_the_process_has_grown_enough() -> None:
     resident = Growing(1000)
-    housekeeping = AfterModules(growth_mb=100, resident=resident)
+    housekeeping = Housekeeping(growth_mb=100, resident=resident)
     gc.disable()  # no collection but the housekeeping's
     try:
         housekeeping.after_module()  # the first: the baseline
@@ -87,3 +87,17 @@ def test_after_a_module_a_full_collection_runs_only_once_the_process_has_grown_e
         assert (housekeeping.full_collections, garbage()) == (2, None)
     finally:
         gc.enable()
+
+
+def test_after_a_test_the_heap_is_trimmed_only_once_the_process_has_grown_by_the_bound() -> None:
+    resident, trims = Growing(1000), []
+    housekeeping = Housekeeping(trim_mb=50, resident=resident, release=lambda: trims.append(resident.mb))
+    housekeeping.after_test()  # the first: the baseline
+    resident.mb = 1050
+    housekeeping.after_test()
+    resident.mb = 1051
+    housekeeping.after_test()
+    resident.mb = 1080  # below the last trim's 1051 + 50
+    housekeeping.after_test()
+    housekeeping.after_module()  # a module's end always trims (the first: again after its full collection)
+    assert trims == [1000, 1051, 1080, 1080]
