@@ -404,13 +404,14 @@ PROCESS_FIXTURES = frozenset({"demo_build", "kb_100k", "moto_server", "s3", "ray
 NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
 
 
-#: The tests that keep something big beside the workers run on one worker, one after another (``--dist
-#: loadgroup``, the group ``ONE_WORKER``), so that no two of them meet beside the two workers (the run's
-#: memory peak): those that use a fixture of ``ONE_WORKER_FIXTURES`` (the demo's build and the 100k-row
-#: table, then built once a run rather than once a worker; the run's Ray, about 1.5 GB of processes while a
-#: job runs) or a Ray of their own, and those that keep the whole app running in a process of its own (a
-#: window, or the MCP server as an agent starts it: 0.25-0.6 GB each): every module of
-#: ``APP_PROCESS_FOLDER``, and ``APP_PROCESS_MODULES``.
+#: The tests that hold much memory run on one worker, one after another (``--dist loadgroup``, the group
+#: ``ONE_WORKER``), so that no two of them meet (the run's memory peak): those that use a fixture of
+#: ``ONE_WORKER_FIXTURES`` (the demo's build and the 100k-row table, then built once a run rather than once
+#: a worker; the run's Ray, about 1.5 GB of processes while a job runs) or a Ray of their own; those that
+#: keep the whole app running in a process of its own (a window, or the MCP server as an agent starts it:
+#: 0.25-0.6 GB each): every module of ``APP_PROCESS_FOLDER`` and ``APP_PROCESS_MODULES``; and the modules
+#: with a test whose own peak is 450 MB or more above its start (``HEAVY_MODULES``, found with
+#: docs/TESTING.md's memory log).
 ONE_WORKER = "one-worker"
 ONE_WORKER_FIXTURES = frozenset({"demo_build", "kb_100k", "ray_address"})
 APP_PROCESS_FOLDER = "tests/mcp/"
@@ -425,6 +426,17 @@ APP_PROCESS_MODULES = frozenset(
         "tests/qt/test_trust_shortcuts.py",
     }
 )
+HEAVY_MODULES = frozenset(
+    {
+        "tests/core/test_browse.py",
+        "tests/core/test_direct_embedding.py",
+        "tests/core/test_map_layout.py",
+        "tests/core/test_models_command.py",
+        "tests/core/test_ray_engine.py",
+        "tests/core/test_trust_health.py",
+        "tests/qt/test_trust_concurrency.py",
+    }
+)
 
 
 def _uses_ray(item: pytest.Item) -> bool:
@@ -432,12 +444,15 @@ def _uses_ray(item: pytest.Item) -> bool:
     return "ray_address" in getattr(item, "fixturenames", ()) or item.get_closest_marker("ray") is not None
 
 
-def _keeps_the_app_running(item: pytest.Item, root: Path) -> bool:
-    """Whether the test is in one of the modules that keep the app running beside their worker."""
+def _runs_on_one_worker(item: pytest.Item, root: Path) -> bool:
+    """Whether the test holds much memory (``ONE_WORKER``)."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if ONE_WORKER_FIXTURES.intersection(fixtures) or item.get_closest_marker("ray") is not None:
+        return True
     if not item.path.is_relative_to(root):
         return False
     module = item.path.relative_to(root).as_posix()
-    return module in APP_PROCESS_MODULES or module.startswith(APP_PROCESS_FOLDER)
+    return module in APP_PROCESS_MODULES | HEAVY_MODULES or module.startswith(APP_PROCESS_FOLDER)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's, which files each test of a group under its group
@@ -449,7 +464,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             _MOTO_MODULES.add(item.path)
         if PROCESS_FIXTURES.intersection(fixtures) or ray:
             item.add_marker(pytest.mark.process)
-        if ONE_WORKER_FIXTURES.intersection(fixtures) or ray or _keeps_the_app_running(item, config.rootpath):
+        if _runs_on_one_worker(item, config.rootpath):
             item.add_marker(pytest.mark.xdist_group(ONE_WORKER))
 
 

@@ -107,15 +107,16 @@ def test_text_beyond_512_tokens_is_cut_at_512_as_cosh_cuts_it(
 
 @pytest.mark.slow
 def test_a_batch_pads_to_its_longest_text_as_fastembeds_does() -> None:
-    # One text past the model's limit among short ones: every row is padded to its 512 tokens. Models of
-    # its own: each row of such a batch costs onnxruntime ~100 MB of attention scores, kept in its arena
-    # for the session's life (three rows), which would be the module's other tests' memory too.
-    direct, fastembed = load_offline_model(), load_offline_fastembed()
+    # One text past the model's limit among short ones: every row is padded to its 512 tokens. Each row of
+    # such a batch costs onnxruntime ~100 MB of attention scores, kept in its arena for the session's life:
+    # each side gets a model of its own, let go before the other's is loaded.
     texts = [AWKWARD_TEXTS[kind] for kind in ("empty", "long", "emoji")]
-    batch = np.vstack(list(direct._model.embed(texts)))
-    theirs = np.vstack(list(fastembed._model.embed(texts, batch_size=len(texts))))
+    direct = load_offline_model()._model
+    batch = np.vstack(list(direct.embed(texts)))
+    assert list(direct.embed([])) == []
+    del direct
+    theirs = np.vstack(list(load_offline_fastembed()._model.embed(texts, batch_size=len(texts))))
     assert same_bits(batch, theirs)
-    assert list(direct._model.embed([])) == []
 
 
 def test_text_the_tokenizer_refuses_fails_as_it_does_with_fastembed(
