@@ -305,3 +305,34 @@ def test_a_ray_address_with_the_local_engine_is_refused(kb: KnowledgeBase) -> No
     )
     assert done.returncode != 0
     assert "--ray-address is for --engine ray" in done.stderr
+
+
+def test_quieting_ray_leaves_every_handler_but_rays_own_as_it_was(caplog: pytest.LogCaptureFixture) -> None:
+    """pytest puts its capture handlers on the loggers that do not propagate, as Ray's do. Quieting Ray
+    Data's terminal lines when Ray starts quiets Ray's own handler only: it once set pytest's above
+    CRITICAL too, and no later test of that worker captured a log record."""
+    import io
+    import logging
+
+    import ray.data  # noqa: F401 (Ray Data's loggers and their handlers)
+
+    from recall_gui.core.ray.cluster import _quiet
+
+    logger = logging.getLogger("ray.data")
+    mine = logging.StreamHandler(io.StringIO())
+    logger.addHandler(mine)
+    rays = [handler for handler in logger.handlers if type(handler).__name__ == "PlainRayHandler"]
+    levels = {name: logging.getLogger(name).level for name in ("ray", "ray.data")}
+    before = {handler: handler.level for handler in rays}
+    try:
+        _quiet(verbose=False)
+        assert rays and all(handler.level == logging.CRITICAL + 1 for handler in rays)
+        assert (mine.level, caplog.handler.level) == (logging.NOTSET, logging.NOTSET)
+        logging.getLogger("recall_gui.tests").warning("still heard")
+        assert "still heard" in caplog.text
+    finally:
+        logger.removeHandler(mine)
+        for handler, level in before.items():
+            handler.setLevel(level)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)

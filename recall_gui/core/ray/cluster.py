@@ -372,6 +372,17 @@ def _restore(saved: dict[str, str | None]) -> None:
             os.environ[name] = value
 
 
+def _rays_own_terminal_handler(handler: logging.Handler) -> bool:
+    """Whether ``handler`` is Ray's own terminal output: not its log file, nor a handler someone else put
+    on its logger (pytest puts its capture handlers on loggers that do not propagate, as Ray's)."""
+    ray_class = type(handler).__module__.partition(".")[0] == "ray"
+    return (
+        ray_class
+        and isinstance(handler, logging.StreamHandler)
+        and not isinstance(handler, logging.FileHandler)
+    )
+
+
 def _quiet(verbose: bool) -> None:
     """Ray Data reports each step's progress on the terminal: the jobs report their own. A task's error
     comes back as it was raised (not wrapped in Ray's advice on retries), for the job to say it in its
@@ -383,7 +394,7 @@ def _quiet(verbose: bool) -> None:
     context.enable_progress_bars = False
     context.raise_original_map_exception = True
     for handler in logging.getLogger("ray.data").handlers:
-        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+        if _rays_own_terminal_handler(handler):
             handler.setLevel(logging.INFO if verbose else logging.CRITICAL + 1)
     if verbose:
         return
