@@ -11,7 +11,8 @@ from pathlib import Path
 
 
 class RunRay:
-    """A local Ray of 2 cores while the tests that use it run, and its address."""
+    """A local Ray of one core while the tests that use it run, and its address: its worker processes are
+    half those of two cores (0.2-0.4 GB each), and the run's other pytest worker has the other core."""
 
     def __init__(self) -> None:
         self._stack: ExitStack | None = None
@@ -30,7 +31,7 @@ class RunRay:
             stack = ExitStack()
             os.environ["RECALL_GUI_CACHE_DIR"] = str(ray_cache)
             try:
-                stack.enter_context(ray_cluster(cpus=2))
+                stack.enter_context(ray_cluster(cpus=1))
             finally:
                 os.environ["RECALL_GUI_CACHE_DIR"] = str(model_cache)
             import ray
