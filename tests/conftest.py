@@ -363,7 +363,7 @@ DEEP_CACHE = "cache-" + "d" * 60
 
 @pytest.fixture
 def ray_address(shared_model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The address of the run's local Ray of 2 cores (tests/run_ray.py: started once for the tests that
+    """The address of the run's local Ray of one core (tests/run_ray.py: started once for the tests that
     use it, which run one after another; it takes seconds). It is started with a cache folder too deep for
     Ray's socket paths, as a user's may be."""
     import importlib.util
@@ -407,7 +407,7 @@ NO_PROCESSES_ENV = "RECALL_GUI_NO_PROCESSES"
 #: The tests that hold much memory run on one worker, one after another (``--dist loadgroup``, the group
 #: ``ONE_WORKER``), so that no two of them meet (the run's memory peak): those that use a fixture of
 #: ``ONE_WORKER_FIXTURES`` (the demo's build and the 100k-row table, then built once a run rather than once
-#: a worker; the run's Ray, about 1.5 GB of processes while a job runs) or a Ray of their own; those that
+#: a worker; the run's Ray, 0.5-0.9 GB of processes while a job runs) or a Ray of their own; those that
 #: keep the whole app running in a process of its own (a window, or the MCP server as an agent starts it:
 #: 0.25-0.6 GB each): every module of ``APP_PROCESS_FOLDER`` and ``APP_PROCESS_MODULES``; and the modules
 #: with a test whose own peak is 450 MB or more above its start (``HEAVY_MODULES``, found with

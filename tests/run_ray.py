@@ -1,6 +1,6 @@
-"""The run's local Ray: started by the first test that needs it and stopped after the last test of the
-group that needs it (tests/conftest.py runs that group on one worker, one test after another), so its
-processes (about 1.5 GB) are not kept for the rest of the run. A later test that needs Ray starts it again.
+"""The run's local Ray: started by the first test that needs it and stopped after the last of a row of such
+tests (tests/conftest.py runs them on one worker, one test after another), so its processes (0.5-0.9 GB
+while a job runs) are not kept for the rest of the run. A later test that needs Ray starts it again.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Ray engine (``--engine ray``): near-duplicate groups and golden-check outcomes equal the local
 engine's, the partition plan loses no pair, nothing is written, and without the ``scale`` extra the command
-says what to install. One local Ray of 2 cores serves every test here (``-m ray`` runs just these)."""
+says what to install. The run's local Ray of one core serves every test here (``-m ray`` runs just these)."""
 
 from __future__ import annotations
 
