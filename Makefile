@@ -56,7 +56,7 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/python -m mypy
 
-# Two workers (pytest-xdist; the tests that keep something big beside the workers all on one worker:
+# Two workers (pytest-xdist; the tests that hold much memory one after another on one worker:
 # tests/conftest.py's ONE_WORKER group); branch coverage of every module, reported, and the modules of
 # tests/full_coverage.txt held at 100% (tests/check_coverage.py).
 PYTEST_WORKERS ?= 2

@@ -1,7 +1,7 @@
-"""The tests that keep something big beside the workers run on one worker (``--dist loadgroup``,
-tests/conftest.py's ONE_WORKER group): with the pytest and pytest-xdist installed, a group's tests in two
-files land on the same worker, so the demo is built once a run, and the modules that keep the app running
-beside their worker are all in the group."""
+"""The tests that hold much memory run on one worker (``--dist loadgroup``, tests/conftest.py's ONE_WORKER
+group): with the pytest and pytest-xdist installed, a group's tests in two files land on the same worker,
+so the demo is built once a run, and the modules that keep the app running beside their worker are all in
+the group."""
 
 from __future__ import annotations
 
